@@ -1,0 +1,5 @@
+"""Allow ``python -m rokuprof``."""
+
+from rokuprof.cli import main
+
+main()

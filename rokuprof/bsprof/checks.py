@@ -1,0 +1,77 @@
+"""Rules shared by the reference parser and the fast decoder, so both judge a stream alike."""
+
+from __future__ import annotations
+
+from rokuprof.bsprof.errors import BadMagic, LimitExceeded
+from rokuprof.bsprof.model import MAGIC, MODULE, PATH, STRING, SUPPORTED_MAJOR, Header, Limits
+
+
+def magic_error(data: bytes) -> BadMagic | None:
+    """A :class:`BadMagic` if ``data`` (possibly shorter than the magic) cannot start a stream."""
+    for i in range(min(len(data), len(MAGIC))):
+        if data[i] != MAGIC[i]:
+            return BadMagic(
+                i, f"not a .bsprof stream: byte {i} is 0x{data[i]:02x}, expected 0x{MAGIC[i]:02x}"
+            )
+    return None
+
+
+def header_size_error(header_size: int, limits: Limits) -> LimitExceeded | None:
+    if header_size > limits.max_header_size:
+        return LimitExceeded(0, "header size", header_size, limits.max_header_size)
+    return None
+
+
+def header_from_fields(c) -> Header:
+    """Build a :class:`Header` from parsed grammar fields."""
+    return Header(
+        major=c.major,
+        minor=c.minor,
+        patch=c.patch,
+        header_size=c.header_size,
+        requested_sample_ratio=c.requested_sample_ratio,
+        actual_sample_ratio=c.actual_sample_ratio,
+        line_data=bool(c.line_data),
+        memory_ops=bool(c.memory_ops),
+        start_ms=c.start_ms,
+        target_name=c.target_name,
+        supplemental=c.supplemental,
+        target_version=c.target_version,
+        vendor=c.vendor,
+        model=c.model,
+        firmware=c.firmware,
+    )
+
+
+def version_warning(header: Header) -> str | None:
+    if header.major != SUPPORTED_MAJOR:
+        return (
+            f"format version {header.version}: written for major version {SUPPORTED_MAJOR}; "
+            "reading it anyway"
+        )
+    return None
+
+
+class DefinitionLimits:
+    """Counts string, module and path definitions and enforces :class:`Limits` on them."""
+
+    __slots__ = ("_maxima", "counts", "max_id")
+
+    def __init__(self, limits: Limits) -> None:
+        self.max_id = limits.max_id
+        self.counts = {STRING: 0, MODULE: 0, PATH: 0}
+        self._maxima = {
+            STRING: ("strings", limits.max_strings),
+            MODULE: ("modules", limits.max_modules),
+            PATH: ("paths", limits.max_paths),
+        }
+
+    def check(self, kind: int, ident: int, offset: int) -> None:
+        """Account one definition; raise :class:`LimitExceeded` when it is one too many."""
+        name, maximum = self._maxima[kind]
+        if ident > self.max_id:
+            raise LimitExceeded(offset, f"{name[:-1]} ID", ident, self.max_id)
+        count = self.counts[kind] + 1
+        if count > maximum:
+            raise LimitExceeded(offset, f"number of {name}", count, maximum)
+        self.counts[kind] = count

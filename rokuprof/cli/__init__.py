@@ -1,0 +1,13 @@
+"""Command-line interface: each command lives in its own module and only parses options."""
+
+from __future__ import annotations
+
+from rokuprof.cli import inspect_cmd  # noqa: F401  (registers its command)
+from rokuprof.cli.app import app
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,66 @@
+"""Per-function view of the call-path tables: self and total time, calls."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from rokuprof.profile.tables import CALLS, CPU, WALL, PathNode, ProfileTables
+
+FunctionKey = tuple[str, str, str]  # (module name, function, file)
+
+
+@dataclass(slots=True)
+class FunctionStats:
+    module: str
+    function: str
+    file: str
+    self_cpu: int = 0
+    self_wall: int = 0
+    total_cpu: int = 0
+    total_wall: int = 0
+    calls: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def function_key(tables: ProfileTables, node: PathNode) -> FunctionKey:
+    return (
+        tables.module_name(node.module),
+        tables.string(node.function_id),
+        tables.string(node.file_id),
+    )
+
+
+def aggregate_functions(tables: ProfileTables) -> list[FunctionStats]:
+    """Aggregate per (module, function, file), sorted by self wall time, descending.
+
+    Self counts the call paths whose leaf is the function; total counts every call path that has
+    it anywhere on its stack, once per path even when it recurses; calls are the call counts of
+    the paths whose leaf it is.
+    """
+    result: dict[FunctionKey, FunctionStats] = {}
+
+    def get(key: FunctionKey) -> FunctionStats:
+        stats = result.get(key)
+        if stats is None:
+            stats = result[key] = FunctionStats(*key)
+        return stats
+
+    for pid, c in tables.counters.items():
+        if not (c[CPU] or c[WALL] or c[CALLS]):
+            continue
+        stack = tables.stack(pid)
+        if not stack:
+            continue
+        leaf = get(function_key(tables, stack[0]))
+        leaf.self_cpu += c[CPU]
+        leaf.self_wall += c[WALL]
+        leaf.calls += c[CALLS]
+        for key in {function_key(tables, node) for node in stack}:
+            stats = get(key)
+            stats.total_cpu += c[CPU]
+            stats.total_wall += c[WALL]
+    return sorted(
+        result.values(), key=lambda f: (-f.self_wall, -f.total_wall, f.module, f.function, f.file)
+    )
