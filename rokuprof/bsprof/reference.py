@@ -22,7 +22,7 @@ from rokuprof.bsprof.grammar import (
     HeaderPrefix,
     entry_from_container,
 )
-from rokuprof.bsprof.model import PATH, STRING, Entry, Footer, Header, Limits
+from rokuprof.bsprof.model import PATH, Entry, Footer, Header, Limits
 
 
 class Truncated(Exception):
