@@ -248,6 +248,15 @@ TICK = 0.01  # seconds of app time per scheduling step
 HEAP_BASE = 0x1000_0000
 
 
+def _weighted(choices: list[tuple[str, float]], pick: float) -> str:
+    """The choice that ``pick`` (in ``[0, total weight)``) falls on."""
+    for name, weight in choices:
+        if pick < weight:
+            return name
+        pick -= weight
+    return choices[-1][0]
+
+
 @dataclass(frozen=True)
 class AppConfig:
     """What the synthetic app looks like and how much it records."""
@@ -409,12 +418,8 @@ class SyntheticApp:
             pick = rng.random() * total
             if depth >= MAX_DEPTH or not callees or pick < fn.stay:
                 break
-            pick -= fn.stay
-            for name, w in callees:
-                if pick < w:
-                    break
-                pick -= w
-            caller, caller_line, fn = pid, line_offset or 1, FUNCTIONS[name]
+            caller, caller_line = pid, line_offset or 1
+            fn = FUNCTIONS[_weighted(callees, pick - fn.stay)]
             depth += 1
         if record:
             jitter = rng.uniform(0.8, 1.2)
@@ -441,10 +446,9 @@ class SyntheticApp:
             addr = self._alloc_address(size)
             if record:
                 self._out.append((MEMORY, pid, ALLOC, line_offset, addr, size))
-            if fn.reallocs:
-                if len(self._buffers) < 64:
-                    self._buffers[pid] = (addr, size)
-                    continue
+            if fn.reallocs and len(self._buffers) < 64:
+                self._buffers[pid] = (addr, size)
+                continue
             if fn.leaks:
                 continue
             due = self.clock + rng.uniform(*fn.lifetime)
