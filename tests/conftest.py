@@ -1,0 +1,23 @@
+"""Shared test configuration: hypothesis profiles.
+
+``ci`` (the default) keeps the whole suite fast; ``HYPOTHESIS_PROFILE=thorough`` runs many more
+examples per property for a longer hunt.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=40,
+    deadline=None,  # a shared 2-core machine: timing is not what these tests check
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
