@@ -102,7 +102,8 @@ class Decoder:
 
     @property
     def offset(self) -> int:
-        """Bytes decoded so far (everything before the partial entry being waited on)."""
+        """Bytes decoded so far (everything before the partial entry being waited on, or before
+        the unreadable entry after an error; trailing bytes after the footer count)."""
         return self._base
 
     @property
@@ -136,6 +137,7 @@ class Decoder:
             return []
         if self.state == DONE:
             self._trailing += len(data)
+            self._base += len(data)
             return []
         buf = self._buf + bytes(data) if self._buf else bytes(data)
         out: list[Entry] = []
@@ -150,11 +152,8 @@ class Decoder:
         if self.state == DONE:
             self._trailing += len(buf) - pos
             pos = len(buf)
-        if self.state == FAILED:
-            self._buf = b""
-        else:
-            self._buf = buf[pos:]
-            self._base += pos
+        self._buf = b"" if self.state == FAILED else buf[pos:]
+        self._base += pos  # after an error, pos is where the unreadable part starts
         return out
 
     def close(self) -> None:
