@@ -143,7 +143,7 @@ def _check_contract(data: bytes) -> Decoder:
     if decoder.error is not None:
         assert isinstance(decoder.error, DOCUMENTED)
         assert 0 <= decoder.error.offset <= len(data)
-        assert decoder.offset == decoder.error.offset
+        assert decoder.offset == (decoder.error.offset if decoder.header is not None else 0)
         assert decoder.status == "corrupt"
         assert decoder.error.message
     return decoder
