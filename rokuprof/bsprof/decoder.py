@@ -234,9 +234,15 @@ class Decoder:
                 while pos < n:
                     start = pos
                     tag = buf[pos]
-                    pos += 1
-                    if tag >= 0x80:
-                        tag, pos = _varint(buf, pos - 1, 10)
+                    if tag < 0x80:
+                        pos += 1
+                    else:
+                        b = buf[pos + 1]
+                        if b < 0x80:
+                            tag = (tag & 0x7F) | (b << 7)
+                            pos += 2
+                        else:
+                            tag, pos = _varint(buf, pos, 10)
                     kind = tag & 7
                     if kind == 3:  # memory operation
                         op = (tag >> 3) & 3

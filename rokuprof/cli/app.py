@@ -16,3 +16,20 @@ app = typer.Typer(
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad usage or an unreadable file (typer's own usage errors use 2 as well)
 EXIT_INCOMPLETE = 3  # the data was incomplete or corrupt; what could be read was used
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from rokuprof import __version__
+
+        typer.echo(f"rokuprof {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_show_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """Capture Roku BrightScript profiler data (.bsprof) and turn it into profiles."""

@@ -1,0 +1,132 @@
+"""Decode throughput: the construct reference parser vs the hand-tuned decoder (+ tables).
+
+    python benchmarks/decode.py                 # build (once, cached) a >= 20 MB stream and measure
+    python benchmarks/decode.py --file X.bsprof # measure on your own file
+
+The stream comes from the simulator's synthetic app with line data and memory operations. It is
+fed in 64 KiB pieces, as a network read would deliver it. Every figure is measured in the same run,
+so the ratios hold on whatever machine runs this. The construct reference is slow (about 0.3 MB/s),
+so by default it is timed on the first ``--reference-mb`` megabytes only (its rate does not
+depend on the length); ``--reference-mb 0`` times it on the whole stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from pathlib import Path
+
+from rokuprof.bsprof import reference
+from rokuprof.bsprof.decoder import Decoder
+from rokuprof.bsprof.encoder import encode_entries
+from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
+from rokuprof.bsprof.model import Footer
+from rokuprof.profile.reader import ProfileReader
+from rokuprof.simulator.app import AppConfig, SyntheticApp
+
+CACHE = Path(__file__).resolve().parent / ".cache"
+PIECE = 64 * 1024
+START_MS = 1_795_273_445_000
+
+
+def synthetic_stream(min_bytes: int, seed: int) -> bytes:
+    """A complete stream of at least ``min_bytes`` from a busy synthetic app."""
+    app = SyntheticApp(AppConfig(seed=seed, rate=8.0, line_data=True, memory_ops=True))
+    header = app.header(START_MS)
+    parts = [build_header(header, pad_to=96)]
+    size = len(parts[0])
+    seconds = 0.0
+    while size < min_bytes:
+        body = encode_entries(app.advance(1.0), header.line_data)
+        parts.append(body)
+        size += len(body)
+        seconds += 1.0
+    parts += [encode_entries(app.finish(), True), END_MARKER]
+    parts.append(build_footer(Footer(START_MS + int(seconds * 1000))))
+    return b"".join(parts)
+
+
+def load(args: argparse.Namespace) -> tuple[bytes, str]:
+    if args.file:
+        return args.file.read_bytes(), str(args.file)
+    CACHE.mkdir(exist_ok=True)
+    path = CACHE / f"synthetic-{args.mb}mb-seed{args.seed}.bsprof"
+    if not path.exists():
+        print(f"building {args.mb} MB synthetic stream (cached in {path}) ...", flush=True)
+        path.write_bytes(synthetic_stream(args.mb * 1_000_000, args.seed))
+    return path.read_bytes(), str(path)
+
+
+def timed(fn, repeat: int) -> float:
+    """Best of ``repeat`` wall times (the least disturbed run)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--file", type=Path, help="measure this .bsprof instead")
+    parser.add_argument("--mb", type=int, default=20, help="size of the synthetic stream (MB)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best kept)")
+    parser.add_argument("--reference-mb", type=float, default=4.0)
+    args = parser.parse_args()
+
+    data, source = load(args)
+    pieces = [data[i : i + PIECE] for i in range(0, len(data), PIECE)]
+    check = ProfileReader.from_bytes(data)
+    entries = check.entry_count
+    print(f"stream: {source}")
+    print(
+        f"        {len(data) / 1e6:.1f} MB, {entries:,} entries, status {check.status}, "
+        f"sha256 {hashlib.sha256(data).hexdigest()[:16]}"
+    )
+    if not check.complete:
+        print(f"        warning: {check.problem()}", file=sys.stderr)
+
+    def decoder_only() -> None:
+        d = Decoder()
+        for p in pieces:
+            d.feed(p)
+
+    def decoder_tables() -> None:
+        r = ProfileReader()
+        for p in pieces:
+            r.feed(p)
+
+    ref_bytes = len(data) if args.reference_mb <= 0 else int(args.reference_mb * 1_000_000)
+    ref_data = data[:ref_bytes]
+    ref_entries = len(reference.parse(ref_data).entries)
+
+    rows = []
+    t = timed(lambda: reference.parse(ref_data), 1)
+    rows.append(("construct reference parser", len(ref_data), ref_entries, t))
+    t = timed(decoder_only, args.repeat)
+    rows.append(("decoder", len(data), entries, t))
+    t = timed(decoder_tables, args.repeat)
+    rows.append(("decoder + tables", len(data), entries, t))
+
+    base = rows[0][1] / rows[0][3]
+    print()
+    print(f"{'':28} {'MB':>7} {'seconds':>8} {'MB/s':>7} {'entries/s':>11} {'vs reference':>13}")
+    for name, nbytes, n, seconds in rows:
+        rate = nbytes / seconds
+        print(
+            f"{name:28} {nbytes / 1e6:7.1f} {seconds:8.2f} {rate / 1e6:7.2f} "
+            f"{n / seconds:11,.0f} {rate / base:12.1f}x"
+        )
+    target = 5.0
+    achieved = rows[2][1] / rows[2][3] / 1e6
+    verdict = "meets" if achieved >= target else "MISSES"
+    print(f"\ndecoder + tables {verdict} the {target:.0f} MB/s target ({achieved:.2f} MB/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Terminal renderings of core results (rich); no logic beyond presentation."""

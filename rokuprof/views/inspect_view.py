@@ -1,0 +1,132 @@
+"""Render the ``inspect`` report for a terminal."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from rokuprof.views.format import count, seconds, size, timestamp_ms
+
+WALL_SECONDS = 1e-6  # the wall-time unit assumed for display (the format does not say)
+
+
+def _header_lines(report: dict) -> Text:
+    h = report["header"]
+    text = Text()
+    if h is None:
+        text.append("No header could be read.\n", style="bold red")
+        return text
+    text.append(f"{h['target_name']} {h['target_version']}", style="bold")
+    text.append(f"  on {h['vendor']} {h['model']}, firmware {h['firmware']}\n")
+    if h["supplemental"]:
+        text.append(f"{h['supplemental']}\n", style="dim")
+    flags = [name for name in ("line_data", "memory_ops") if h[name]]
+    text.append(
+        f"format {h['major']}.{h['minor']}.{h['patch']}, header {h['header_size']} bytes, "
+        f"sample ratio {h['requested_sample_ratio']:g} requested / "
+        f"{h['actual_sample_ratio']:g} actual, flags: {', '.join(flags) or 'none'}\n"
+    )
+    start = h["start_ms"]
+    footer = report["footer"]
+    text.append(f"start {timestamp_ms(start)}")
+    if footer:
+        end = footer["end_ms"]
+        text.append(f", end {timestamp_ms(end)}, duration {seconds((end - start) / 1000)}")
+    else:
+        text.append(", end unknown (no footer)")
+    text.append("\n")
+    return text
+
+
+def _status(report: dict) -> Text:
+    if report["complete"]:
+        return Text(f"complete: {count(report['bytes'])} bytes", style="green")
+    return Text(report["problem"] or report["status"], style="bold red")
+
+
+def _totals(report: dict) -> Table:
+    t = report["totals"]
+    table = Table.grid(padding=(0, 2))
+    table.add_row("entries", count(t["entries"]), "strings", count(t["strings"]))
+    table.add_row("modules", count(t["modules"]), "call paths", count(t["paths"]))
+    table.add_row(
+        "CPU (operations)",
+        count(t["cpu"]),
+        "wall (self, all threads)",
+        seconds(t["wall"] * WALL_SECONDS),
+    )
+    table.add_row("calls", count(t["calls"]), "", "")
+    return table
+
+
+def _functions(report: dict) -> Table:
+    total_wall = report["totals"]["wall"] or 1
+    table = Table(title="Top functions by self wall time", title_justify="left")
+    for name, justify in (
+        ("function", "left"),
+        ("module", "left"),
+        ("self wall", "right"),
+        ("self %", "right"),
+        ("total wall", "right"),
+        ("self CPU", "right"),
+        ("calls", "right"),
+        ("file", "left"),
+    ):
+        table.add_column(name, justify=justify, overflow="fold")
+    for f in report["functions"]:
+        table.add_row(
+            f["function"],
+            f["module"],
+            seconds(f["self_wall"] * WALL_SECONDS),
+            f"{100 * f['self_wall'] / total_wall:.1f}",
+            seconds(f["total_wall"] * WALL_SECONDS),
+            count(f["self_cpu"]),
+            count(f["calls"]),
+            f["file"],
+        )
+    return table
+
+
+def _memory(report: dict) -> Group | Text:
+    t = report["totals"]
+    if not (t["alloc_count"] or t["free_count"] or t["free_realloc_count"]):
+        header = report["header"]
+        recorded = header and header["memory_ops"]
+        return Text("Memory: no operations" + ("" if recorded else " (not recorded)"))
+    lines = Text()
+    lines.append("Memory: ", style="bold")
+    lines.append(
+        f"{count(t['alloc_count'])} allocations ({size(t['alloc_bytes'])}), "
+        f"{count(t['free_count'])} frees, {count(t['free_realloc_count'])} realloc frees "
+        f"({size(t['freed_bytes'])} freed), {count(t['unknown_frees'])} frees of unknown "
+        f"addresses; live at the end: {size(t['live_bytes'])} in {count(t['live_count'])} "
+        "allocations\n"
+    )
+    table = Table(title="Top leak sites (allocations still live)", title_justify="left")
+    for name, justify in (
+        ("live", "right"),
+        ("count", "right"),
+        ("module", "left"),
+        ("call path (leaf first)", "left"),
+    ):
+        table.add_column(name, justify=justify, overflow="fold")
+    for site in report["leak_sites"]:
+        table.add_row(
+            size(site["bytes"]),
+            count(site["count"]),
+            site["module"] or "?",
+            " ← ".join(site["stack"]),
+        )
+    return Group(lines, table)
+
+
+def render_inspect(report: dict, console: Console) -> None:
+    console.print(_header_lines(report), end="")
+    console.print(_status(report))
+    for warning in report["warnings"]:
+        console.print(Text(f"warning: {warning}", style="yellow"))
+    console.print(_totals(report))
+    if report["functions"]:
+        console.print(_functions(report))
+    console.print(_memory(report))
