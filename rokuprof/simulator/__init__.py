@@ -1,0 +1,30 @@
+"""A fake Roku for tests, benchmarks and the demo, faithful to docs/simulator.md.
+
+Public API::
+
+    from rokuprof.simulator import SimulatedDevice, DeviceConfig, Fault
+
+    cfg = DeviceConfig(host="127.0.0.1", ssdp_port=0, ecp_port=0, profiler_port=0,
+                       console_port=0, serial="YN00AA000001", name="Sim Roku 1",
+                       run_seconds=3.0, runs=1, seed=1, speed=10.0)
+    async with SimulatedDevice(cfg) as dev:   # SSDP, ECP, console; launches if auto_launch
+        dev.ssdp_port, dev.ecp_port, dev.profiler_port, dev.console_port   # bound ports
+        await dev.wait_listening(timeout)     # a launched app waits for its profiler client
+        await dev.launch()                    # like POST /launch/dev (no-op while one runs)
+        await dev.home()                      # like POST /keypress/Home: the app exits
+        await dev.cut(reset=True)             # drop the current stream now (RST or FIN)
+        dev.add_fault(Fault("stall", after_bytes=500, run=0))
+        dev.set_limited(True)                 # ECP limited mode (403 for keypresses)
+        dev.runs                              # list of RunRecord (times, bytes, status, ...)
+        dev.sent_bytes(0)                     # exact stream bytes of run 0
+        await dev.wait_run_end(0, timeout)
+        await dev.wait_idle(timeout)          # no app runs and none will be auto-launched
+
+The profiler port stays the same across runs and refuses connections between runs.
+"""
+
+from rokuprof.simulator.config import DeviceConfig, Fault
+from rokuprof.simulator.device import PROFILER_PATH, SimulatedDevice
+from rokuprof.simulator.runs import RunRecord
+
+__all__ = ["PROFILER_PATH", "DeviceConfig", "Fault", "RunRecord", "SimulatedDevice"]

@@ -1,0 +1,132 @@
+"""Configuration of a simulated device: identity, addresses, runs, app content and faults."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rokuprof.simulator.app import AppConfig
+
+FaultKind = Literal["reset", "close", "stall", "garbage"]
+
+#: Default bytes of a ``garbage`` fault: eleven 0xFF bytes make a varint longer than any
+#: tag may be, so a decoder fails right there, then a few more arbitrary bytes.
+GARBAGE = b"\xff" * 11 + b"\x07garbage\x00"
+
+ECP_MODES = ("enabled", "permissive", "limited", "disabled")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Something to do to a profiler stream once ``after_bytes`` bytes of it were sent.
+
+    ``after_bytes`` counts the ``.bsprof`` body (from the magic on), not the HTTP head.
+
+    * ``reset``: drop the connection with a TCP RST (after the peer has every byte sent).
+    * ``close``: close the connection normally (FIN), without end marker or footer.
+    * ``stall``: stop sending but keep the connection open; after ``stall_seconds`` (real
+      time) send everything held back and go on; ``None`` = until the app exits, then the
+      connection is closed without the held data.
+    * ``garbage``: send ``data`` (counted as stream bytes) and then carry on normally.
+
+    ``run`` is the run index the fault applies to; ``None`` means every run.
+    """
+
+    kind: FaultKind
+    after_bytes: int
+    run: int | None = None
+    stall_seconds: float | None = None
+    data: bytes = GARBAGE
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("reset", "close", "stall", "garbage"):
+            raise ValueError(f"unknown fault kind {self.kind!r}")
+        if self.after_bytes < 0:
+            raise ValueError("after_bytes must be >= 0")
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    """Everything about one simulated Roku. Port 0 = let the OS choose (see the bound ports
+    on :class:`~rokuprof.simulator.device.SimulatedDevice`)."""
+
+    # -- addresses
+    host: str = "127.0.0.1"
+    ssdp_port: int = 0
+    ecp_port: int = 0
+    profiler_port: int = 0
+    console_port: int = 0
+    advertise_host: str | None = None  # host named in SSDP Location and console lines
+    ssdp_multicast: bool = False  # join 239.255.255.250 (only for real LAN use, never in tests)
+
+    # -- identity (ECP device-info, SSDP, the stream header)
+    serial: str = "YN00AA000001"
+    name: str = "Sim Roku"
+    vendor: str = "Roku"
+    model_number: str = "4800X"
+    model_name: str = "Roku Ultra"
+    software_version: str = "14.1.4"
+    software_build: str = "4123"
+    developer_enabled: bool = True
+    network_type: str = "ethernet"
+    ecp_mode: str = "enabled"  # enabled | permissive | limited | disabled
+
+    # -- runs
+    auto_launch: bool = True  # launch by itself at start and again after each run
+    runs: int | None = 1  # how many runs auto launch makes in all (None = forever)
+    run_seconds: float = 10.0  # app time of one run
+    run_gap: float = 1.0  # real seconds on the home screen between automatic runs
+    speed: float = 1.0  # app seconds per real second
+    burst_ticks: tuple[int, int] = (2, 30)  # app ticks (10 ms) between bursts, inclusive range
+    max_pieces: int = 4  # a burst is written in 1..max_pieces writes split at random places
+
+    # -- the app and its profiler settings (pass-through to AppConfig)
+    seed: int = 1
+    rate: float = 1.0
+    line_data: bool = True
+    memory_ops: bool = True
+    app_name: str = "Café TV"
+    app_version: str = "2.4.1"
+    cpu_flush_seconds: float = 1.0
+    pause_on_start: bool = False  # bsprof_pause_on_start=1
+
+    # -- behaviour
+    faults: tuple[Fault, ...] = ()
+    console_banner: bool = True
+    request_timeout: float = 10.0  # seconds to wait for a request head
+    keep_bytes: bool = True  # keep every run's stream bytes for sent_bytes()
+    clock: Callable[[], float] = field(default=time.time, repr=False)  # wall clock, seconds
+
+    def __post_init__(self) -> None:
+        if self.ecp_mode not in ECP_MODES:
+            raise ValueError(f"ecp_mode must be one of {ECP_MODES}")
+        if self.speed <= 0:
+            raise ValueError("speed must be > 0")
+        if self.run_seconds <= 0:
+            raise ValueError("run_seconds must be > 0")
+        low, high = self.burst_ticks
+        if not 1 <= low <= high:
+            raise ValueError("burst_ticks must be (low, high) with 1 <= low <= high")
+        if self.max_pieces < 1:
+            raise ValueError("max_pieces must be >= 1")
+
+    @property
+    def firmware(self) -> str:
+        return f"{self.software_version} build {self.software_build}"
+
+    def app_config(self, run_index: int) -> AppConfig:
+        """The synthetic app of run ``run_index``: seed ``seed + run_index``."""
+        return AppConfig(
+            seed=self.seed + run_index,
+            name=self.app_name,
+            version=self.app_version,
+            line_data=self.line_data,
+            memory_ops=self.memory_ops,
+            rate=self.rate,
+            cpu_flush_seconds=self.cpu_flush_seconds,
+            vendor=self.vendor,
+            model=self.model_number,
+            firmware=self.firmware,
+        )

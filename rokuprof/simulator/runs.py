@@ -1,0 +1,51 @@
+"""What the device remembers about each app run (for tests and the ``simulate`` command)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Run states. A run is active while "waiting" or "streaming"; the others are final.
+WAITING = "waiting"  # launched, the app waits for its profiler client
+STREAMING = "streaming"  # a client is connected and the app runs
+COMPLETE = "complete"  # the whole stream (end marker, footer) was sent and the connection closed
+EXITED = "exited"  # the app exited before any client connected: nothing was streamed
+CUT = "cut"  # a fault (or SimulatedDevice.cut) dropped the connection during the run
+STALLED = "stalled"  # the stream stalled and never resumed before the app exited
+CLIENT_GONE = "client-gone"  # the client went away during the run
+ABORTED = "aborted"  # the device was stopped during the run
+
+ACTIVE = (WAITING, STREAMING)
+
+
+@dataclass
+class RunRecord:
+    """One app run. Times are ``time.monotonic()`` seconds; ``*_wall`` are wall-clock seconds."""
+
+    index: int
+    launched_at: float
+    launched_wall: float
+    status: str = WAITING
+    connected_at: float | None = None
+    connected_wall: float | None = None
+    ended_at: float | None = None
+    exit_reason: str | None = None  # run-length | home | stop
+    client: tuple[str, int] | None = None  # address of the client that got the stream
+    start_ms: int | None = None  # header start timestamp
+    end_ms: int | None = None  # footer end timestamp (when a footer was written)
+    bytes_sent: int = 0  # stream bytes written to the connection (HTTP head not counted)
+    entries: int = 0  # entries the app recorded (sent or not)
+    app_seconds: float = 0.0  # app time the run lasted
+    refused: int = 0  # extra clients refused during the run
+    faults_fired: list[str] = field(default_factory=list)
+    data: bytearray = field(default_factory=bytearray, repr=False)
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def connect_delay(self) -> float | None:
+        """Seconds the app waited for its profiler client (None if none connected)."""
+        if self.connected_at is None:
+            return None
+        return self.connected_at - self.launched_at
