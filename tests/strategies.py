@@ -286,7 +286,7 @@ class StreamSpec:
 
     @property
     def entry_starts(self) -> tuple[int, ...]:
-        return (self.header_end, *self.entry_ends[:-1])
+        return (self.header_end, *self.entry_ends)[: len(self.entry_ends)]
 
     @property
     def boundaries(self) -> tuple[int, ...]:
@@ -485,8 +485,9 @@ def any_streams(**stream_args) -> st.SearchStrategy[bytes]:
 # --- splitting --------------------------------------------------------------------------------
 
 
-def chunk(data: bytes, cuts: Iterable[int]) -> list[bytes]:
-    """Split ``data`` at the given offsets (duplicates give empty chunks)."""
+def chunk(data: Sequence, cuts: Iterable[int]) -> list:
+    """Split ``data`` (bytes, or a list of entries) at the given offsets (duplicates give empty
+    chunks; offsets outside ``data`` are clamped)."""
     points = [0, *sorted(min(max(c, 0), len(data)) for c in cuts), len(data)]
     return [data[a:b] for a, b in pairwise(points)]
 
