@@ -1,0 +1,185 @@
+"""``rokuprof inspect`` end to end: report figures worked out by hand, exit statuses, views."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rokuprof.bsprof.grammar import build_stream
+from rokuprof.bsprof.model import (
+    ALLOC,
+    CALLS,
+    CPU,
+    FREE,
+    FREE_REALLOC,
+    MEMORY,
+    MODULE,
+    PATH,
+    STRING,
+    Footer,
+    Header,
+)
+from rokuprof.cli import app
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+HEADER = Header(
+    major=1, minor=2, patch=3, header_size=0, requested_sample_ratio=0.5,
+    actual_sample_ratio=1.0, line_data=True, memory_ops=True, start_ms=1_700_000_000_000,
+    target_name="Fib Ünïcode", supplemental="", target_version="1.0.0", vendor="Roku",
+    model="3930X", firmware="12.0.0",
+)  # fmt: skip
+# Main -> fib -> fib (recursion) and Main -> draw.
+ENTRIES = [
+    (STRING, 1, "main"),
+    (STRING, 2, "pkg:/source/main.brs"),
+    (STRING, 3, "Main"),
+    (STRING, 4, "fib"),
+    (STRING, 5, "draw"),
+    (MODULE, 1, 1),
+    (PATH, 1, 0, 1, 0, 2, 1, 3),
+    (PATH, 2, 1, 0, 4, 2, 20, 4),
+    (PATH, 3, 2, 0, 2, 2, 20, 4),
+    (PATH, 4, 1, 0, 6, 2, 40, 5),
+    (CPU, 1, 1, 10, 100),
+    (CPU, 2, 3, 20, 200),
+    (CPU, 3, 3, 30, 300),
+    (CPU, 4, 1, 5, 50),
+    (CPU, 4, 2, 5, 50),
+    (CALLS, 1, 1),
+    (CALLS, 2, 3),
+    (CALLS, 3, 5),
+    (CALLS, 4, 2),
+    (MEMORY, 4, ALLOC, 1, 0x1000, 64),
+    (MEMORY, 4, ALLOC, 1, 0x2000, 32),
+    (MEMORY, 1, FREE, 1, 0x1000, 0),
+    (MEMORY, 1, FREE, 1, 0x9999, 0),  # never allocated: counted, not an error
+    (MEMORY, 2, FREE_REALLOC, 2, 0x2000, 0),
+    (MEMORY, 2, ALLOC, 2, 0x3000, 128),
+]
+FOOTER = Footer(1_700_000_012_500)
+runner = CliRunner()
+
+
+@pytest.fixture
+def complete_file(tmp_path):
+    path = tmp_path / "fib.bsprof"
+    path.write_bytes(build_stream(HEADER, ENTRIES, FOOTER, pad_to=80))
+    return path
+
+
+def inspect_json(path, *args):
+    result = runner.invoke(app, ["inspect", str(path), "--json", *args])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_json_report_of_a_complete_file(complete_file):
+    code, report = inspect_json(complete_file)
+    assert code == 0
+    assert report["complete"] is True and report["error"] is None
+    assert report["header"] == {
+        "major": 1, "minor": 2, "patch": 3, "header_size": 80, "requested_sample_ratio": 0.5,
+        "actual_sample_ratio": 1.0, "line_data": True, "memory_ops": True,
+        "start_ms": 1_700_000_000_000, "target_name": "Fib Ünïcode", "supplemental": "",
+        "target_version": "1.0.0", "vendor": "Roku", "model": "3930X", "firmware": "12.0.0",
+    }  # fmt: skip
+    assert report["footer"]["end_ms"] == 1_700_000_012_500
+    totals = report["totals"]
+    assert totals | {} == totals  # a dict
+    expected = {
+        "entries": len(ENTRIES), "strings": 5, "modules": 1, "paths": 4,
+        "cpu": 70, "wall": 700, "calls": 11, "alloc_count": 3, "alloc_bytes": 224,
+        "free_count": 2, "free_realloc_count": 1, "live_bytes": 128, "live_count": 1,
+    }  # fmt: skip
+    assert {k: totals[k] for k in expected} == expected
+    assert report["functions"] == [
+        # fib: self from paths 2 and 3; total counts path 3 once although fib recurses there.
+        {"module": "main", "function": "fib", "file": "pkg:/source/main.brs",
+         "self_cpu": 50, "self_wall": 500, "total_cpu": 50, "total_wall": 500, "calls": 8},
+        # Main and draw tie on self wall; Main (more total) comes first.
+        {"module": "main", "function": "Main", "file": "pkg:/source/main.brs",
+         "self_cpu": 10, "self_wall": 100, "total_cpu": 70, "total_wall": 700, "calls": 1},
+        {"module": "main", "function": "draw", "file": "pkg:/source/main.brs",
+         "self_cpu": 10, "self_wall": 100, "total_cpu": 10, "total_wall": 100, "calls": 2},
+    ]  # fmt: skip
+    [leak] = report["leak_sites"]
+    assert (leak["count"], leak["bytes"], leak["stack"]) == (1, 128, ["fib", "Main"])
+
+
+def test_top_limits_functions(complete_file):
+    code, report = inspect_json(complete_file, "--top", "1")
+    assert code == 0 and [f["function"] for f in report["functions"]] == ["fib"]
+
+
+def test_human_view(complete_file):
+    result = runner.invoke(app, ["inspect", str(complete_file)], env={"COLUMNS": "160"})
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "Fib Ünïcode 1.0.0" in out and "format 1.2.3" in out
+    assert "duration 12.50 s" in out and "complete" in out
+    assert "fib ← Main" in out  # the leak site's call path
+    assert out.index("fib") < out.index("draw")
+
+
+@pytest.mark.parametrize("cut", [5, 60, 81, 150, -3, -1])
+def test_cut_file_reports_partial_results_with_exit_3(tmp_path, cut):
+    data = build_stream(HEADER, ENTRIES, FOOTER, pad_to=80)
+    path = tmp_path / "cut.bsprof"
+    path.write_bytes(data[:cut])
+    code, report = inspect_json(path)
+    assert code == 3
+    assert report["complete"] is False and report["error"] is None
+    assert report["problem"].startswith("incomplete")
+    if cut > 80:  # past the header: it is reported, with every whole entry before the cut
+        assert report["header"]["target_name"] == "Fib Ünïcode"
+        whole = [
+            e
+            for e in range(len(ENTRIES) + 1)
+            if len(build_stream(HEADER, ENTRIES[:e], end=False, pad_to=80)) <= len(data[:cut])
+        ]
+        assert report["totals"]["entries"] == max(whole)
+
+
+def test_corrupt_file_names_offset_and_keeps_what_came_before(tmp_path):
+    good = build_stream(HEADER, ENTRIES[:12], end=False, pad_to=80)
+    path = tmp_path / "bad.bsprof"
+    path.write_bytes(good + b"\x07" + build_stream(HEADER, ENTRIES[12:], FOOTER)[80:])
+    code, report = inspect_json(path)
+    assert code == 3
+    assert report["error"]["offset"] == len(good)
+    assert "unknown entry type 7" in report["error"]["message"]
+    assert report["totals"]["entries"] == 12
+    human = runner.invoke(app, ["inspect", str(path)]).stdout
+    assert f"corrupt at byte {len(good)}: unknown entry type 7" in human
+
+
+def test_not_a_bsprof_file(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello")
+    code, report = inspect_json(path)
+    assert code == 3 and report["error"]["offset"] == 0 and report["header"] is None
+
+
+@pytest.mark.parametrize("make", [lambda p: p / "missing.bsprof", lambda p: p])
+def test_unreadable_file_exits_2(tmp_path, make):
+    result = runner.invoke(app, ["inspect", str(make(tmp_path))])
+    assert result.exit_code == 2
+    assert "cannot read" in result.stderr
+
+
+def test_bad_usage_exits_2():
+    assert runner.invoke(app, ["inspect", "x", "--top", "0"]).exit_code == 2
+
+
+def test_module_entry_point_and_sample_outputs_are_current():
+    """``python -m rokuprof`` works, and a committed sample's JSON matches a fresh run."""
+    sample = SAMPLES / "cafe-tv-cut-short.bsprof"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "inspect", str(sample), "--json"],
+        capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 3
+    committed = (SAMPLES / "cafe-tv-cut-short.inspect.json").read_text()
+    assert json.loads(proc.stdout) == json.loads(committed)
