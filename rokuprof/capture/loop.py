@@ -1,0 +1,313 @@
+"""The per-device capture loop: wait for an app run, capture it, wait for the next one.
+
+One :class:`DeviceCapture` per device; it keeps no global state and never blocks the event loop,
+so a daemon can run many side by side. It stops when its stop trigger is set (an
+:class:`asyncio.Event` it is given, or :meth:`DeviceCapture.request_stop`), after ``runs`` runs,
+or after ``duration`` seconds; a run in progress is then finished as ``interrupted``.
+
+While waiting it tries to connect to the profiler port every ``poll_interval`` seconds: a
+profiled app does not start until a client connects, so this bounds the delay the capture adds
+to an app's start. The device is identified by ECP ``device-info`` (its serial number names the
+device directory; without ECP the host does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rokuprof.capture.chunks import ChunkSinkFactory
+from rokuprof.capture.run import NoData, RunCapture, RunSettings
+from rokuprof.capture.session import SessionRecord, safe_name
+from rokuprof.capture.status import (
+    FINISHED,
+    STOPPED,
+    STREAMING,
+    WAITING,
+    CaptureObserver,
+    CaptureStatus,
+    NullObserver,
+)
+from rokuprof.device.ecp import DEFAULT_ECP_PORT, ActiveApp, DeviceInfo, EcpClient
+from rokuprof.device.errors import DeviceError, LimitedModeError
+from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
+from rokuprof.store.files import sweep_tmp
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CaptureConfig:
+    """Everything one device's capture loop needs."""
+
+    host: str
+    out: Path = Path("rokuprof-data")
+    profiler_port: int = DEFAULT_PROFILER_PORT
+    ecp_port: int = DEFAULT_ECP_PORT
+    chunk_seconds: float = 60.0
+    delta_seconds: float = 1.0
+    poll_interval: float = 0.25  # between connect attempts while no app runs
+    max_backoff: float = 2.0  # after answers that are not a profile
+    connect_timeout: float = 2.0
+    idle_timeout: float = 120.0  # a run ends as truncated after this long without a byte
+    ecp_timeout: float = 3.0
+    use_ecp: bool = True
+    runs: int | None = None  # stop after this many runs
+    duration: float | None = None  # stop after this many seconds
+    environment: str | None = None
+    release: str | None = None
+    device_dir: str | None = None  # overrides the serial number / host as directory name
+
+    def run_settings(self) -> RunSettings:
+        return RunSettings(
+            out=Path(self.out),
+            chunk_seconds=self.chunk_seconds,
+            delta_seconds=self.delta_seconds,
+            idle_timeout=self.idle_timeout,
+            environment=self.environment,
+            release=self.release,
+        )
+
+
+@dataclass
+class CapturedSession:
+    record: SessionRecord
+    path: Path
+
+
+@dataclass
+class CaptureSummary:
+    """What a capture loop did, for the command's final report."""
+
+    host: str
+    device: str
+    sessions: list[CapturedSession] = field(default_factory=list)
+    stop_reason: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+class DeviceCapture:
+    """The capture loop of one device (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: CaptureConfig,
+        *,
+        observer: CaptureObserver | None = None,
+        sink_factory: ChunkSinkFactory | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> None:
+        self.config = config
+        self.observer = observer or NullObserver()
+        self.sink_factory = sink_factory
+        self.external_stop = stop
+        self.status = CaptureStatus(host=config.host)
+        self.summary = CaptureSummary(config.host, "")
+        self.device_info: DeviceInfo | None = None
+        self._stop = asyncio.Event()
+        self._identify_task: asyncio.Task | None = None
+        self._ecp_problem = ""
+        self._ecp_limited = False
+        self._swept: set[str] = set()
+
+    def request_stop(self, reason: str = "stopped") -> None:
+        """Ask the loop to stop (a run in progress is finished as ``interrupted``)."""
+        if not self._stop.is_set():
+            self.summary.stop_reason = self.summary.stop_reason or reason
+            self._stop.set()
+
+    # -- device identity ---------------------------------------------------------------------
+
+    async def _query_device_info(self) -> DeviceInfo | None:
+        cfg = self.config
+        if not cfg.use_ecp:
+            return None
+        try:
+            async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
+                info = await ecp.device_info()
+        except LimitedModeError as error:
+            self._ecp_limited = True
+            self._problem(str(error))
+            return None
+        except DeviceError as error:
+            self._problem(f"no device info from ECP ({error}); the device directory is the host")
+            return None
+        self.device_info = info
+        self._set_device()
+        self.observer.on_state(self.status)
+        return info
+
+    def _problem(self, text: str) -> None:
+        if text != self._ecp_problem:
+            self._ecp_problem = text
+            self.summary.problems.append(text)
+            self.status.message = text
+            self.observer.on_message(self.status, "warning", text)
+
+    def _start_identify(self) -> None:
+        if self.device_info is None and (self._identify_task is None or self._identify_task.done()):
+            self._identify_task = asyncio.ensure_future(self._query_device_info())
+
+    def _device_dir(self) -> str:
+        if self.config.device_dir:
+            return safe_name(self.config.device_dir)
+        if self.device_info is not None and self.device_info.serial:
+            return safe_name(self.device_info.serial)
+        return safe_name(self.config.host)
+
+    def _set_device(self) -> None:
+        self.status.device = self.summary.device = self._device_dir()
+        if self.device_info is not None:
+            self.status.device_name = self.device_info.name
+
+    async def _identify(self) -> tuple[str, dict[str, object]]:
+        """Wait (bounded) for the identity query; return the device dir and its description."""
+        task = self._identify_task
+        if task is not None and not task.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), self.config.ecp_timeout + 1)
+        self._set_device()
+        if self.status.device not in self._swept:  # leftovers of a crash in this device's dir
+            self._swept.add(self.status.device)
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(sweep_tmp, Path(self.config.out) / self.status.device)
+        device: dict[str, object] = {"dir": self.status.device, "host": self.config.host}
+        info = self.device_info
+        if info is not None:
+            device.update(
+                serial=info.serial,
+                name=info.name,
+                model=" ".join(p for p in (info.model_name, info.model_number) if p),
+                software=info.software,
+                developer_enabled=info.developer_enabled,
+                ecp_mode=info.ecp_mode,
+            )
+        return self.status.device, device
+
+    async def _query_active_app(self) -> ActiveApp | None:
+        cfg = self.config
+        if not cfg.use_ecp or self._ecp_limited:
+            return None
+        with contextlib.suppress(DeviceError):
+            async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
+                return await ecp.active_app()
+        return None
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def _set_state(self, state: str) -> None:
+        self.status.state = state
+        self.observer.on_state(self.status)
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep, waking early on stop."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), seconds)
+
+    async def _watch_triggers(self) -> None:
+        waits = []
+        if self.external_stop is not None:
+            waits.append(asyncio.ensure_future(self.external_stop.wait()))
+        if self.config.duration is not None:
+            waits.append(asyncio.ensure_future(asyncio.sleep(self.config.duration)))
+        if not waits:
+            return
+        try:
+            done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            ext = waits[0] if self.external_stop is not None else None
+            self.request_stop("stopped" if ext in done else "duration reached")
+        finally:
+            for w in waits:
+                w.cancel()
+
+    async def run(self) -> CaptureSummary:
+        """Run until stopped; return what was captured."""
+        triggers = asyncio.ensure_future(self._watch_triggers())
+        self._set_device()
+        self._start_identify()
+        try:
+            await self._loop()
+        finally:
+            triggers.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await triggers
+            if self._identify_task is not None:
+                self._identify_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._identify_task
+            self._set_state(STOPPED)
+        return self.summary
+
+    async def _loop(self) -> None:
+        cfg = self.config
+        backoff = cfg.poll_interval
+        self._set_state(WAITING)
+        while not self._stop.is_set():
+            try:
+                stream = await ProfilerStream.open(
+                    cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
+                )
+            except DeviceError:
+                await self._sleep(cfg.poll_interval)
+                continue
+            outcome = await self._capture_run(stream)
+            if outcome is None:  # not a run: back off a little, up to max_backoff
+                backoff = min(cfg.max_backoff, backoff * 2)
+                await self._sleep(random.uniform(cfg.poll_interval, backoff))
+                self._set_state(WAITING)
+                continue
+            backoff = cfg.poll_interval
+            if cfg.runs is not None and len(self.summary.sessions) >= cfg.runs:
+                self.request_stop(f"{cfg.runs} run(s) captured")
+                break
+            if not self._stop.is_set():
+                self._set_state(WAITING)
+
+    async def _capture_run(self, stream: ProfilerStream) -> CapturedSession | None:
+        """Capture one connected stream; ``None`` if it turned out not to be a run."""
+        self.status.run_started = time.monotonic()
+        self._start_identify()
+        app_task = asyncio.ensure_future(self._query_active_app())
+
+        def app_info() -> dict[str, object]:
+            if app_task.done() and not app_task.cancelled() and app_task.result() is not None:
+                app = app_task.result()
+                return {"ecp": app.to_json()}
+            return {}
+
+        capture = RunCapture(
+            stream,
+            self.config.run_settings(),
+            self.status,
+            self.observer,
+            self._stop,
+            identify=self._identify,
+            sink_factory=self.sink_factory,
+            extra_app_info=app_info,
+        )
+        self._set_state(STREAMING)
+        try:
+            record, path = await capture.run()
+        except DeviceError as error:
+            if not isinstance(error, NoData) or not self._stop.is_set():
+                self.status.message = str(error)
+                self.observer.on_message(self.status, "warning", str(error))
+            return None
+        finally:
+            await stream.aclose()
+            app_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await app_task
+            self.status.run_started = None if capture.record is None else self.status.run_started
+        session = CapturedSession(record, path)
+        self.summary.sessions.append(session)
+        self.status.runs_done = len(self.summary.sessions)
+        self.status.last_status = record.status
+        self.status.state = FINISHED
+        self.observer.on_session_end(self.status, record, path)
+        return session

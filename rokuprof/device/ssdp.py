@@ -1,0 +1,205 @@
+"""SSDP discovery of Roku devices (``ST: roku:ecp``) over UDP, with asyncio-dgram.
+
+The M-SEARCH goes out from an *unconnected* socket (devices answer by unicast from their own
+address, which a socket connected to the multicast group would drop). Replies are parsed with
+:func:`parse_reply` (pure); a reply's ``Location`` is only followed when its host is the address
+the reply came from, so a third party on the LAN cannot redirect a capture elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from urllib.parse import urlsplit
+
+import asyncio_dgram
+
+from rokuprof.device.errors import DeviceError
+
+SSDP_GROUP = "239.255.255.250"
+SSDP_PORT = 1900
+ROKU_ST = "roku:ecp"
+DEFAULT_ECP_PORT = 8060
+MAX_DATAGRAM = 8192
+
+
+def build_msearch(
+    st: str = ROKU_ST, host: str = SSDP_GROUP, port: int = SSDP_PORT, mx: int = 1
+) -> bytes:
+    """The M-SEARCH request asking devices of type ``st`` to answer."""
+    lines = [
+        "M-SEARCH * HTTP/1.1",
+        f"Host: {host}:{port}",
+        'Man: "ssdp:discover"',
+        f"ST: {st}",
+        f"MX: {mx}",
+        "",
+        "",
+    ]
+    return "\r\n".join(lines).encode("ascii")
+
+
+@dataclass(frozen=True, slots=True)
+class SsdpReply:
+    """One parsed SSDP message: a search response or a NOTIFY announcement."""
+
+    kind: str  # "response" or "notify"
+    headers: dict[str, str]  # lower-cased names
+
+    @property
+    def st(self) -> str:
+        return self.headers.get("st") or self.headers.get("nt") or ""
+
+    @property
+    def usn(self) -> str:
+        return self.headers.get("usn", "")
+
+    @property
+    def location(self) -> str:
+        return self.headers.get("location", "")
+
+
+def parse_reply(data: bytes) -> SsdpReply | None:
+    """Parse a datagram; ``None`` unless it is a 200 search response or a NOTIFY."""
+    try:
+        text = data.decode("utf-8", "replace")
+    except Exception:  # pragma: no cover - decode with "replace" does not raise
+        return None
+    lines = text.replace("\r\n", "\n").split("\n")
+    start = lines[0].strip().split()
+    if len(start) >= 2 and start[0].upper().startswith("HTTP/"):
+        if start[1] != "200":
+            return None
+        kind = "response"
+    elif start and start[0].upper() == "NOTIFY":
+        kind = "notify"
+    else:
+        return None
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        name, sep, value = line.partition(":")
+        if sep and name.strip():
+            headers.setdefault(name.strip().lower(), value.strip())
+    if kind == "notify" and headers.get("nts", "").lower() == "ssdp:byebye":
+        return None
+    return SsdpReply(kind, headers)
+
+
+def serial_from_usn(usn: str) -> str:
+    """``uuid:roku:ecp:YN00AA000001`` -> ``YN00AA000001`` (empty if not a Roku USN)."""
+    prefix = "uuid:roku:ecp:"
+    return usn[len(prefix) :] if usn.lower().startswith(prefix) else ""
+
+
+def _same_host(a: str, b: str) -> bool:
+    try:
+        return ipaddress.ip_address(a) == ipaddress.ip_address(b)
+    except ValueError:
+        return a.lower() == b.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class SsdpDevice:
+    """A device that answered: where its ECP server is, as far as we trust the reply."""
+
+    usn: str
+    serial: str
+    address: str  # the address the reply came from
+    ecp_port: int
+    location: str  # as sent by the device
+    location_trusted: bool  # False: Location named another host and was ignored
+    server: str
+
+    @property
+    def ecp_url(self) -> str:
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"http://{host}:{self.ecp_port}/"
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def device_from_reply(reply: SsdpReply, address: str, st: str = ROKU_ST) -> SsdpDevice | None:
+    """The device behind a reply from ``address``; ``None`` if the reply is for another ST."""
+    if reply.st.lower() != st.lower():
+        return None
+    port = DEFAULT_ECP_PORT
+    trusted = False
+    try:
+        url = urlsplit(reply.location)
+        if url.hostname and _same_host(url.hostname, address):
+            port = url.port or 80
+            trusted = True
+    except ValueError:
+        pass
+    usn = reply.usn or f"address:{address}"
+    return SsdpDevice(
+        usn=usn,
+        serial=serial_from_usn(usn),
+        address=address,
+        ecp_port=port,
+        location=reply.location,
+        location_trusted=trusted,
+        server=reply.headers.get("server", ""),
+    )
+
+
+async def discover(
+    timeout: float = 3.0,
+    *,
+    targets: Iterable[tuple[str, int]] = ((SSDP_GROUP, SSDP_PORT),),
+    bind: tuple[str, int] = ("0.0.0.0", 0),
+    st: str = ROKU_ST,
+    repeats: int = 2,
+) -> list[SsdpDevice]:
+    """Send M-SEARCH to each target and collect the devices that answer within ``timeout``.
+
+    Devices are deduplicated by USN (first answer wins) and returned in the order they answered.
+    ``targets`` and ``bind`` exist so tests can use loopback unicast.
+    """
+    targets = list(targets)
+    try:
+        stream = await asyncio_dgram.bind(bind)
+    except OSError as error:
+        raise DeviceError(f"cannot open a UDP socket on {bind[0]}:{bind[1]}: {error}") from error
+    with contextlib.suppress(OSError):
+        stream.socket.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 2)
+    found: dict[str, SsdpDevice] = {}
+    deadline = time.monotonic() + timeout
+
+    async def send_all() -> None:
+        for i in range(max(1, repeats)):
+            for host, port in targets:
+                message = build_msearch(st, host, port, mx=max(1, min(5, int(timeout))))
+                # No route to one target must not stop the others.
+                with contextlib.suppress(OSError, asyncio_dgram.TransportClosed):
+                    await stream.send(message, (host, port))
+            if i + 1 < repeats:
+                await asyncio.sleep(min(0.5, timeout / (repeats + 1)))
+
+    sender = asyncio.create_task(send_all())
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                data, addr = await asyncio.wait_for(stream.recv(), left)
+            except TimeoutError:
+                break
+            except (OSError, asyncio_dgram.TransportClosed):
+                continue
+            reply = parse_reply(data[:MAX_DATAGRAM])
+            device = device_from_reply(reply, addr[0], st) if reply else None
+            if device is not None and device.usn not in found:
+                found[device.usn] = device
+    finally:
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sender
+        stream.close()
+    return list(found.values())
