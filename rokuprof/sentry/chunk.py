@@ -1,0 +1,539 @@
+"""Sentry V2 profile chunks from profile-table deltas: the chunk builder (pure, no I/O).
+
+One :class:`ChunkBuilder` per app run (it draws one ``profiler_id``). Give it the run's
+:class:`~rokuprof.profile.tables.ProfileTables` and the time the run started; then hand it each
+delta with the time its data arrived, collect the chunks that are ready, and flush at the end.
+Times are Unix epoch seconds (``time.time()``). Nothing here reads a clock, a file or a socket::
+
+    reader = ProfileReader()
+    builder = ChunkBuilder(reader.tables, start=time.time(),
+                           settings=ChunkSettings(environment="production"))
+    ...
+    reader.feed(data)                                   # bytes as they come from the device
+    if reader.header and builder.header is None:
+        builder.set_header(reader.header)               # gives the release name
+    # every second or so:
+    builder.add(reader.tables.take_delta(), arrival=time.time())   # or builder.update(time.time())
+    # every chunk interval (60 s by default) - or as often as you like, the result is the same:
+    for chunk in builder.ready(now=time.time()):
+        spool(chunk.data)           # the chunk's JSON bytes (chunk.payload is the dict)
+    # end of the run, whether complete, truncated or interrupted:
+    builder.update(time.time())                         # the last delta
+    flush = builder.finish(end=time.time())
+    for chunk in flush.chunks:
+        spool(chunk.data)
+    print(flush.report.describe())                      # leftovers, carries, remainders
+
+How samples are made (see ``design.md``, "From aggregated deltas to Sentry samples"):
+
+* Each call path's wall-self delta becomes whole samples at 101 Hz; remainders carry forward
+  (:class:`~rokuprof.sentry.sampling.Sampler`), and at :meth:`ChunkBuilder.finish` a remainder of
+  at least half a period becomes one last sample, so ``samples x T`` per call path equals its
+  wall-self total within half a period.
+* Each executable module is a thread (``thread_id`` = module ID). A delta's samples are laid back
+  to back, one period apart, ending at the slot their data arrived in; a busy run always ends with
+  an idle sample, since Sentry gives each sample the time until the next one on its thread.
+* Chunks sit on a fixed grid of ``chunk_seconds`` (60 s) windows from ``start``: a chunk never
+  spans more than that. Busy time that does not fit before its window ends (more busy time than
+  wall time) is carried into the next window. A chunk is cut as soon as time is known to have
+  passed its window (an arrival or ``ready(now)`` after it), so *when* you call :meth:`ready`
+  does not change the chunks.
+* A thread with a single busy sample in a window would be dropped by Sentry (it keeps threads with
+  two or more); that sample is carried into the next window instead. A window with nothing valid
+  is not emitted; its data moves on. What still cannot form a valid chunk when the run ends is
+  listed in :attr:`BuildReport.leftovers`, never dropped silently.
+* Every chunk passes :func:`~rokuprof.sentry.validate.validate_chunk` before it is handed out; a
+  chunk that does not (a bug, or a payload over 50 MiB) is listed in
+  :attr:`BuildReport.rejected` instead.
+
+An offline file is converted with the same builder (:mod:`rokuprof.sentry.convert`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from rokuprof import __version__
+from rokuprof.bsprof.model import Header
+from rokuprof.profile.tables import Delta, ProfileTables
+from rokuprof.sentry.frames import FrameTable, release_name
+from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, SAMPLE_RATE_HZ, Sampler, units_per_second
+from rokuprof.sentry.timeline import IDLE, Lane
+from rokuprof.sentry.validate import Problem, validate_chunk
+
+PLATFORM = "brightscript"
+CLIENT_SDK = {"name": "rokuprof", "version": __version__}
+MAX_CHUNK_SECONDS = 60.0
+#: Measurement carrying the live heap (bytes) over time; Sentry's UI charts this name.
+HEAP_MEASUREMENT = "memory_footprint"
+
+
+def new_uuid() -> str:
+    """A random UUID as 32 lowercase hex digits (Sentry's id format)."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    """How chunks are made.
+
+    ``wall_unit``: unit of the ``.bsprof`` wall-time field (``ns``, ``us``, ``ms`` or ``s``);
+    Roku does not publish it, microseconds is the working assumption. ``chunk_seconds``: window
+    of one chunk (at most 60). ``release``: overrides ``<target name>@<target version>`` from
+    the header. ``environment``: Sentry environment (``None`` leaves it out).
+    """
+
+    wall_unit: str = DEFAULT_WALL_UNIT
+    chunk_seconds: float = MAX_CHUNK_SECONDS
+    release: str | None = None
+    environment: str | None = "production"
+    hz: int = SAMPLE_RATE_HZ
+
+    def __post_init__(self) -> None:
+        units_per_second(self.wall_unit)
+        if not (math.isfinite(self.chunk_seconds) and 0 < self.chunk_seconds <= MAX_CHUNK_SECONDS):
+            raise ValueError(f"chunk_seconds must be in (0, {MAX_CHUNK_SECONDS:g}]")
+        if int(self.chunk_seconds * self.hz) < 2:
+            raise ValueError("chunk_seconds is too short to hold two samples")
+        if self.release is not None and not self.release.strip():
+            raise ValueError("release must not be empty")
+        if self.environment is not None and (
+            not self.environment or any(c in self.environment for c in "/\n\r\t")
+        ):
+            raise ValueError("environment must be non-empty, without slashes or newlines")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One V2 profile chunk, ready to spool or send."""
+
+    payload: dict
+    data: bytes  # the payload as compact UTF-8 JSON
+    index: int  # 1, 2, ... in the order the run produced them
+    chunk_id: str
+    start: float  # first sample timestamp
+    end: float  # last sample timestamp
+    samples: int
+    threads: tuple[str, ...]  # thread ids
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """Samples of one thread that could not form a valid chunk when the run ended."""
+
+    thread_id: str
+    thread_name: str
+    samples: int
+    seconds: float
+    functions: tuple[str, ...]
+
+    def describe(self) -> str:
+        return (
+            f"thread {self.thread_name} ({self.thread_id}): {self.samples} sample(s), "
+            f"{self.seconds * 1000:.1f} ms in {', '.join(self.functions)}"
+        )
+
+
+@dataclass
+class BuildReport:
+    """What a run produced, and everything that did not make it into a chunk."""
+
+    chunks: int = 0
+    samples: int = 0  # all samples in emitted chunks, idle ones included
+    busy_samples: int = 0
+    threads: dict[str, str] = field(default_factory=dict)  # thread id -> name, as emitted
+    first: float | None = None  # first sample timestamp
+    last: float | None = None  # last sample timestamp
+    covered_seconds: float = 0.0  # sum of chunk durations
+    carried_windows: int = 0  # windows whose data was too small and moved to a later chunk
+    carried_single_samples: int = 0  # single busy samples carried to the next window
+    excess_windows: int = 0  # windows that ended with busy time still waiting (busy > wall)
+    leftovers: list[Leftover] = field(default_factory=list)
+    remainder_seconds: float = 0.0  # sub-period rounding left unsampled (|each path| < T/2)
+    unattributed_seconds: float = 0.0  # wall time on paths the stream never defined
+    overrun_seconds: float = 0.0  # how far samples run past the end of the run
+    rejected: list[tuple[int, list[Problem]]] = field(default_factory=list)  # (samples, why)
+    heap_values_dropped: int = 0
+
+    @property
+    def leftover_samples(self) -> int:
+        return sum(x.samples for x in self.leftovers)
+
+    def describe(self) -> list[str]:
+        """Human-readable lines about carries, leftovers and anything lost."""
+        lines = []
+        if self.carried_windows or self.carried_single_samples:
+            lines.append(
+                f"carried: {self.carried_single_samples} single sample(s) moved to a later "
+                f"chunk; {self.carried_windows} window(s) too small for a chunk of their own"
+            )
+        if self.excess_windows:
+            lines.append(
+                f"carried: busy time exceeded wall time in {self.excess_windows} window(s) "
+                "and moved into the next"
+            )
+        for leftover in self.leftovers:
+            lines.append("left over (no valid chunk possible): " + leftover.describe())
+        if self.overrun_seconds > 1.0:
+            lines.append(
+                f"warning: samples run {self.overrun_seconds:.1f} s past the end of the run "
+                "(more busy time than wall time: is the wall-time unit right?)"
+            )
+        if self.unattributed_seconds:
+            lines.append(
+                f"not sampled: {self.unattributed_seconds:.3f} s of wall time on undefined "
+                "call paths"
+            )
+        for samples, problems in self.rejected:
+            lines.append(
+                f"rejected by validation ({samples} samples lost): " + "; ".join(map(str, problems))
+            )
+        if self.heap_values_dropped:
+            lines.append(f"heap measurements not sent: {self.heap_values_dropped} value(s)")
+        return lines
+
+
+@dataclass(frozen=True)
+class Flush:
+    """The end of a run: the last chunks, and the report."""
+
+    chunks: list[Chunk]
+    report: BuildReport
+
+
+class ChunkBuilder:
+    """Deltas in, validated V2 chunks out; see the module docstring for the life cycle."""
+
+    def __init__(
+        self,
+        tables: ProfileTables,
+        start: float,
+        *,
+        header: Header | None = None,
+        settings: ChunkSettings | None = None,
+        profiler_id: str | None = None,
+        new_id: Callable[[], str] = new_uuid,
+    ) -> None:
+        if not math.isfinite(start):
+            raise ValueError("start must be a finite epoch time in seconds")
+        self.tables = tables
+        self.settings = settings or ChunkSettings()
+        self.origin = float(start)
+        self.header: Header | None = None
+        self._new_id = new_id
+        self.profiler_id = profiler_id or new_id()
+        self.sampler = Sampler(self.settings.wall_unit, self.settings.hz)
+        self.hz = self.settings.hz
+        self.report = BuildReport()
+        #: samples of each call path in emitted chunks
+        self.path_samples: dict[int, int] = {}
+        self._span = int(self.settings.chunk_seconds * self.hz)  # last slot - first slot
+        self._window = 0  # grid index of the window being filled
+        self._lanes: dict[int, Lane] = {}  # module ID -> lane
+        self._threads: dict[int, int | None] = {}  # path -> module ID (None: no stack)
+        self._last_slot = 0
+        self._ready: list[Chunk] = []
+        self._heap: list[tuple[int, int]] = []  # (slot, live bytes) not yet in a chunk
+        self._memory = False
+        self._finished = False
+        if header is not None:
+            self.set_header(header)
+
+    # -- the live API -------------------------------------------------------------------------
+
+    def set_header(self, header: Header) -> None:
+        """The stream's header (known once decoded): release name and memory flag."""
+        self.header = header
+        self._memory = self._memory or header.memory_ops
+
+    @property
+    def release(self) -> str | None:
+        return self.settings.release or release_name(self.header)
+
+    def add(self, delta: Delta, arrival: float) -> None:
+        """One delta of the profile tables (:meth:`ProfileTables.take_delta`) and the time its
+        data arrived."""
+        walls = {}
+        memory = False
+        for path, stats in delta.paths.items():
+            if stats.wall:
+                walls[path] = stats.wall
+            if stats.alloc_count or stats.free_count or stats.free_realloc_count:
+                memory = True
+        self.add_wall(walls, arrival, live_bytes=delta.live_bytes, memory=memory)
+
+    def update(self, arrival: float) -> None:
+        """Take the tables' delta now and :meth:`add` it."""
+        self.add(self.tables.take_delta(), arrival)
+
+    def add_wall(
+        self,
+        walls: Mapping[int, int],
+        arrival: float,
+        *,
+        live_bytes: int | None = None,
+        memory: bool = False,
+    ) -> None:
+        """Lower-level :meth:`add`: wall-self differences per call path, in stream order."""
+        self._check_open()
+        slot = max(self._last_slot, self._slot(arrival))
+        self._advance(slot)
+        self._last_slot = slot
+        sampler = self.sampler
+        for path, wall in walls.items():
+            module = self._thread_of(path)
+            if module is None:
+                self.report.unattributed_seconds += sampler.seconds(wall)
+                continue
+            n = sampler.take(path, wall)
+            if n:
+                self._lane(module).push(path, n)
+        for lane in self._lanes.values():
+            if lane.queued:
+                lane.place(slot)
+        self._memory = self._memory or memory
+        if self._memory and live_bytes is not None:
+            self._heap.append((slot, live_bytes))
+
+    def ready(self, now: float | None = None) -> list[Chunk]:
+        """The chunks finished so far (each handed out once). With ``now``, windows that ended
+        before ``now`` are finished first; ``now`` must not be earlier than arrivals still to
+        come."""
+        if now is not None and not self._finished:
+            self._advance(self._slot(now))
+        out, self._ready = self._ready, []
+        return out
+
+    def finish(self, end: float | None = None) -> Flush:
+        """End of the run: place everything still waiting, cut the last chunks and report what
+        could not form a valid chunk. ``end`` is when the run ended (default: the last
+        arrival)."""
+        self._check_open()
+        end_slot = self._last_slot if end is None else max(self._last_slot, self._slot(end))
+        self._advance(end_slot)
+        for path, n in self.sampler.round_off():
+            module = self._thread_of(path)
+            if module is not None:
+                self._lane(module).push(path, n)
+        for lane in self._lanes.values():
+            if lane.queued:
+                lane.place(end_slot)
+        waiting = self._waiting()
+        while self._pending():
+            self._cut(end_slot)
+            now_waiting = self._waiting()
+            if now_waiting and now_waiting >= waiting and not self._placed():
+                break  # only single samples are left: nothing more can become valid
+            waiting = now_waiting
+        self._finished = True
+        self._report_leftovers(end_slot)
+        return Flush(self.ready(), self.report)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._finished:
+            raise RuntimeError("the chunk builder was already finished")
+
+    def _slot(self, t: float) -> int:
+        if not math.isfinite(t):
+            raise ValueError(f"not a finite time: {t!r}")
+        return max(0, math.floor((t - self.origin) * self.hz + 1e-6))
+
+    def _time(self, slot: int) -> float:
+        return self.origin + slot / self.hz
+
+    def _first_slot(self, window: int) -> int:
+        return window * (self._span + 1)
+
+    def _last_slot_of(self, window: int) -> int:
+        return self._first_slot(window) + self._span
+
+    def _thread_of(self, path: int) -> int | None:
+        try:
+            return self._threads[path]
+        except KeyError:
+            stack = self.tables.stack(path) if path else ()
+            module = stack[-1].module if stack else None
+            self._threads[path] = module
+            return module
+
+    def _lane(self, module: int) -> Lane:
+        lane = self._lanes.get(module)
+        if lane is None:
+            lane = self._lanes[module] = Lane(self._first_slot(self._window))
+        return lane
+
+    def _waiting(self) -> int:
+        return sum(lane.queued for lane in self._lanes.values())
+
+    def _placed(self) -> bool:
+        return any(lane.runs for lane in self._lanes.values())
+
+    def _pending(self) -> bool:
+        return self._placed() or self._waiting() > 0
+
+    def _advance(self, slot: int) -> None:
+        """Finish every window that ends before ``slot``."""
+        while slot > self._last_slot_of(self._window):
+            if not self._pending():  # nothing to carry: jump straight to the window of slot
+                self._window = slot // (self._span + 1)
+                first = self._first_slot(self._window)
+                for lane in self._lanes.values():
+                    lane.start_chunk(first)
+                return
+            self._cut(None)
+
+    def _cut(self, end_slot: int | None) -> None:
+        """Finish the current window. ``end_slot`` (at the end of the run) places what waits
+        as soon as it fits rather than ending at the window's last slot."""
+        last = self._last_slot_of(self._window)
+        for lane in self._lanes.values():
+            if lane.queued:
+                if end_slot is None:
+                    limit = last
+                else:
+                    limit = min(last, max(end_slot, lane.next_slot + lane.queued))
+                lane.place(limit)
+            lane.close()
+        if self._waiting():
+            self.report.excess_windows += 1
+        emit: list[tuple[int, Lane]] = []
+        carried = False
+        for module, lane in sorted(self._lanes.items()):
+            busy = lane.busy_samples()
+            if busy >= 2:
+                emit.append((module, lane))
+            elif busy == 1:
+                lane.unplace()
+                self.report.carried_single_samples += 1
+                carried = True
+        if emit:
+            self._emit(emit)
+        elif carried:
+            self.report.carried_windows += 1
+        self._window += 1
+        first = self._first_slot(self._window)
+        for lane in self._lanes.values():
+            lane.start_chunk(first)
+
+    def _emit(self, lanes: Iterable[tuple[int, Lane]]) -> None:
+        tables = self.tables
+        rows: list[tuple[int, str, int]] = []
+        names: dict[str, str] = {}
+        path_samples: dict[int, int] = {}
+        for module, lane in lanes:
+            tid = str(module)
+            names[tid] = tables.module_name(module)
+            for slot, path, n in lane.runs:
+                rows.extend((slot + i, tid, path) for i in range(n))
+                if path != IDLE:
+                    path_samples[path] = path_samples.get(path, 0) + n
+        rows.sort()
+        frames = FrameTable(tables)
+        origin, hz = self.origin, self.hz
+        samples = [
+            {"timestamp": origin + slot / hz, "thread_id": tid, "stack_id": frames.stack_id(path)}
+            for slot, tid, path in rows
+        ]
+        chunk_id = self._new_id()
+        payload: dict = {
+            "version": "2",
+            "platform": PLATFORM,
+            "profiler_id": self.profiler_id,
+            "chunk_id": chunk_id,
+            "client_sdk": dict(CLIENT_SDK),
+        }
+        if self.release:
+            payload["release"] = self.release
+        if self.settings.environment:
+            payload["environment"] = self.settings.environment
+        payload["profile"] = {
+            "frames": frames.frames,
+            "stacks": frames.stacks,
+            "samples": samples,
+            "thread_metadata": {tid: {"name": name} for tid, name in sorted(names.items())},
+        }
+        if self._heap:
+            payload["measurements"] = {
+                HEAP_MEASUREMENT: {
+                    "unit": "byte",
+                    "values": [
+                        {"timestamp": self._time(slot), "value": value}
+                        for slot, value in self._heap
+                    ],
+                }
+            }
+        data = json.dumps(
+            payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        ).encode("utf-8")
+        problems = validate_chunk(payload, size=len(data))
+        if problems:
+            self.report.rejected.append((len(samples), problems))
+            return
+        self._heap = []
+        report = self.report
+        report.chunks += 1
+        report.samples += len(samples)
+        busy = sum(path_samples.values())
+        report.busy_samples += busy
+        report.threads.update(names)
+        start, end = samples[0]["timestamp"], samples[-1]["timestamp"]
+        report.first = start if report.first is None else report.first
+        report.last = end
+        report.covered_seconds += end - start
+        for path, n in path_samples.items():
+            self.path_samples[path] = self.path_samples.get(path, 0) + n
+        self._ready.append(
+            Chunk(
+                payload=payload,
+                data=data,
+                index=report.chunks,
+                chunk_id=chunk_id,
+                start=start,
+                end=end,
+                samples=len(samples),
+                threads=tuple(sorted(names)),
+            )
+        )
+
+    def _report_leftovers(self, end_slot: int) -> None:
+        report = self.report
+        period = 1.0 / self.hz
+        for module, lane in sorted(self._lanes.items()):
+            if not lane.queued:
+                continue
+            functions = []
+            for path, _ in lane.queue:
+                stack = self.tables.stack(path)
+                if stack:
+                    functions.append(self.tables.string(stack[0].function_id))
+            report.leftovers.append(
+                Leftover(
+                    thread_id=str(module),
+                    thread_name=self.tables.module_name(module),
+                    samples=lane.queued,
+                    seconds=lane.queued * period,
+                    functions=tuple(dict.fromkeys(functions)),
+                )
+            )
+        report.remainder_seconds = self.sampler.pending_seconds()
+        report.heap_values_dropped = len(self._heap)
+        if report.last is not None:
+            report.overrun_seconds = max(0.0, report.last - self._time(end_slot))
+
+    def leftover_paths(self) -> dict[int, int]:
+        """Samples per call path still waiting (after :meth:`finish`: the leftovers)."""
+        out: dict[int, int] = {}
+        for lane in self._lanes.values():
+            for path, n in lane.queue:
+                out[path] = out.get(path, 0) + n
+        return out

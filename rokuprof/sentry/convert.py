@@ -1,0 +1,239 @@
+"""Offline conversion of a ``.bsprof`` file into Sentry chunks, with the live chunk builder.
+
+A file has no arrival times, so the converter makes them up: it decodes the file in slices cut at
+fixed byte offsets (every ``slice_bytes`` from the start of the file, so the result does not
+depend on how the bytes are fed in), takes the tables' delta after each slice, and hands the
+deltas to the same :class:`~rokuprof.sentry.chunk.ChunkBuilder` a live capture uses, with arrival
+times spread over the run by byte position:
+
+* **footer present**: between the run's start (header) and end (footer) timestamps;
+* **footer missing** (a run cut short, or a footer with an end not after the start): from the
+  start over as long as the run's busiest thread was busy, since the run lasted at least that
+  long and a thread is never busy for longer than the run.
+
+Decoding happens once (:meth:`OfflineConverter.feed`); the samples are laid out when
+:meth:`OfflineConverter.chunks` runs, once the end of the run is known. Pure: bytes in, chunks out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from rokuprof.bsprof.model import Limits
+from rokuprof.profile.reader import ProfileReader
+from rokuprof.sentry.chunk import BuildReport, Chunk, ChunkBuilder, ChunkSettings, new_uuid
+
+MIN_SLICE_BYTES = 4096
+TARGET_SLICES = 1000
+
+TIMING_FOOTER = "footer"
+TIMING_BUSIEST = "busiest thread"
+
+
+def default_slice_bytes(total_bytes: int | None) -> int:
+    """About :data:`TARGET_SLICES` slices per file, none smaller than 4 KiB."""
+    if not total_bytes:
+        return 16 * 1024
+    return max(MIN_SLICE_BYTES, -(-total_bytes // TARGET_SLICES))
+
+
+@dataclass(frozen=True, slots=True)
+class _Slice:
+    offset: int  # bytes of the file read when the slice ended
+    walls: dict[int, int]
+    live_bytes: int
+    memory: bool
+
+
+def _iso(t: float) -> str:
+    try:
+        return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return f"{t:.3f}"
+
+
+@dataclass
+class ConversionSummary:
+    """What a conversion read and produced."""
+
+    status: str  # complete | incomplete | corrupt
+    problem: str | None  # why it is not complete
+    warnings: list[str]
+    bytes_read: int
+    entries: int
+    timing: str | None  # TIMING_FOOTER or TIMING_BUSIEST (None: no header)
+    run_start: float | None
+    run_end: float | None
+    wall_unit: str
+    report: BuildReport = field(default_factory=BuildReport)
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete"
+
+    def lines(self) -> list[str]:
+        """The summary as short lines of text."""
+        r = self.report
+        out = [f"read {self.bytes_read:,} bytes, {self.entries:,} entries: {self.status}"]
+        if self.problem:
+            out.append(f"  {self.problem} (converted what was decoded)")
+        out.extend(f"  warning: {w}" for w in self.warnings)
+        if self.run_start is not None and self.run_end is not None:
+            how = (
+                "start and end from header and footer"
+                if self.timing == TIMING_FOOTER
+                else "no usable footer: end = start + busiest thread's busy time"
+            )
+            out.append(
+                f"run {_iso(self.run_start)} to {_iso(self.run_end)} "
+                f"({self.run_end - self.run_start:.1f} s; {how}); wall unit {self.wall_unit}"
+            )
+        threads = ", ".join(f"{name} ({tid})" for tid, name in sorted(r.threads.items()))
+        out.append(
+            f"chunks: {r.chunks}, samples: {r.samples:,} ({r.busy_samples:,} busy), "
+            f"threads: {len(r.threads)}" + (f" [{threads}]" if threads else "")
+        )
+        if r.first is not None and r.last is not None:
+            out.append(
+                f"time covered: {_iso(r.first)} to {_iso(r.last)} "
+                f"({r.last - r.first:.1f} s, {r.covered_seconds:.1f} s inside chunks)"
+            )
+        out.extend(r.describe())
+        if not (r.leftovers or r.rejected):
+            out.append("left over: nothing (every sample is in a chunk)")
+        return out
+
+
+class OfflineConverter:
+    """A whole ``.bsprof`` file, fed in pieces (split anywhere), converted into chunks."""
+
+    def __init__(
+        self,
+        settings: ChunkSettings | None = None,
+        *,
+        total_bytes: int | None = None,
+        slice_bytes: int | None = None,
+        profiler_id: str | None = None,
+        new_id: Callable[[], str] = new_uuid,
+        limits: Limits | None = None,
+    ) -> None:
+        self.settings = settings or ChunkSettings()
+        self.reader = ProfileReader(limits)
+        self.slice_bytes = slice_bytes or default_slice_bytes(total_bytes)
+        if self.slice_bytes < 1:
+            raise ValueError("slice_bytes must be positive")
+        self.profiler_id = profiler_id
+        self.new_id = new_id
+        self.received = 0
+        self._next_cut = self.slice_bytes
+        self._slices: list[_Slice] = []
+        self._closed = False
+        self.summary: ConversionSummary | None = None
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """The next bytes of the file."""
+        if self._closed:
+            raise RuntimeError("feed() after close()")
+        view = memoryview(data)
+        while view:
+            room = self._next_cut - self.received
+            part = view[:room]
+            self.reader.feed(part)
+            self.received += len(part)
+            view = view[room:]
+            if self.received == self._next_cut:
+                self._record()
+                self._next_cut += self.slice_bytes
+
+    def close(self) -> None:
+        """The end of the file."""
+        if not self._closed:
+            self._closed = True
+            self.reader.close()
+            self._record()
+
+    @property
+    def slices(self) -> int:
+        return len(self._slices)
+
+    def _record(self) -> None:
+        delta = self.reader.tables.take_delta()
+        walls = {p: s.wall for p, s in delta.paths.items() if s.wall}
+        memory = any(
+            s.alloc_count or s.free_count or s.free_realloc_count for s in delta.paths.values()
+        )
+        self._slices.append(_Slice(self.received, walls, delta.live_bytes, memory))
+
+    def _busiest_thread_seconds(self, units: int) -> float:
+        tables = self.reader.tables
+        per_thread: dict[int, int] = {}
+        for s in self._slices:
+            for path, wall in s.walls.items():
+                stack = tables.stack(path)
+                if stack:
+                    module = stack[-1].module
+                    per_thread[module] = per_thread.get(module, 0) + wall
+        return max(per_thread.values(), default=0) / units
+
+    def chunks(self, progress: Callable[[int, int], None] | None = None) -> Iterator[Chunk]:
+        """Lay out the samples and yield the chunks, in order; :attr:`summary` is complete once
+        the iterator is exhausted. ``progress(done, total)`` is called per slice."""
+        self.close()
+        reader = self.reader
+        header = reader.header
+        summary = self.summary = ConversionSummary(
+            status=reader.status,
+            problem=reader.problem(),
+            warnings=list(reader.warnings),
+            bytes_read=self.received,
+            entries=reader.entry_count,
+            timing=None,
+            run_start=None,
+            run_end=None,
+            wall_unit=self.settings.wall_unit,
+        )
+        if header is None:
+            return
+        builder = ChunkBuilder(
+            reader.tables,
+            header.start_ms / 1000,
+            header=header,
+            settings=self.settings,
+            profiler_id=self.profiler_id,
+            new_id=self.new_id,
+        )
+        summary.report = builder.report
+        start = header.start_ms / 1000
+        footer = reader.footer
+        if footer is not None and footer.end_ms > header.start_ms:
+            end = footer.end_ms / 1000
+            summary.timing = TIMING_FOOTER
+        else:
+            end = start + self._busiest_thread_seconds(builder.sampler.units)
+            summary.timing = TIMING_BUSIEST
+        summary.run_start, summary.run_end = start, end
+        body_start = header.header_size
+        body_end = max(self._slices[-1].offset, body_start + 1)
+        total = len(self._slices)
+        for i, s in enumerate(self._slices, 1):
+            fraction = min(1.0, max(0.0, (s.offset - body_start) / (body_end - body_start)))
+            builder.add_wall(
+                s.walls, start + (end - start) * fraction, live_bytes=s.live_bytes, memory=s.memory
+            )
+            yield from builder.ready()
+            if progress is not None:
+                progress(i, total)
+        yield from builder.finish(end).chunks
+
+
+def convert_bytes(
+    data: bytes, settings: ChunkSettings | None = None, **options
+) -> tuple[list[Chunk], ConversionSummary]:
+    """Convert a whole file held in memory: ``(chunks, summary)``."""
+    converter = OfflineConverter(settings, total_bytes=len(data), **options)
+    converter.feed(data)
+    chunks = list(converter.chunks())
+    assert converter.summary is not None
+    return chunks, converter.summary

@@ -1,0 +1,112 @@
+"""Sentry frames and stacks from ``.bsprof`` call paths, and the release name.
+
+A call path (a node of the call tree) becomes a stack of frames, leaf first. A frame is one
+function: ``function``, ``abs_path`` (the file as the device names it, e.g.
+``pkg:/source/main.brs``), ``filename`` (the same without the ``pkg:/`` style prefix),
+``lineno`` (where the function is defined), ``module`` (the file as a dotted name, so that Sentry
+groups functions of the same name in different files apart) and ``in_app``.
+
+``in_app`` is true for the app's own code: files under ``pkg:/`` and, because a component library
+is the app's own code downloaded at run time, ``libpkg:/``. Everything else (``common:/``,
+firmware libraries) is system code. Sentry counts frames of a platform it does not know as system
+code unless ``in_app`` is set, and only in-app frames feed its function metrics.
+"""
+
+from __future__ import annotations
+
+from rokuprof.bsprof.model import Header
+from rokuprof.profile.tables import PathNode, ProfileTables
+
+IN_APP_SCHEMES = ("pkg", "libpkg")
+
+_RELEASE_FORBIDDEN = str.maketrans({"/": "-", "\\": "-", "\n": " ", "\r": " ", "\t": " "})
+MAX_RELEASE_LENGTH = 200
+
+
+def split_scheme(path: str) -> tuple[str, str]:
+    """``"pkg:/source/main.brs"`` -> ``("pkg", "source/main.brs")``; no scheme -> ``("", path)``."""
+    scheme, sep, rest = path.partition(":/")
+    if sep and scheme and "/" not in scheme:
+        return scheme.lower(), rest.lstrip("/")
+    return "", path
+
+
+def is_in_app(path: str) -> bool:
+    return split_scheme(path)[0] in IN_APP_SCHEMES
+
+
+def module_name(path: str) -> str:
+    """The file as a dotted module name: ``pkg:/source/utils/json.brs`` -> ``source.utils.json``;
+    other schemes keep their name in front (``common:/lib/x.brs`` -> ``common.lib.x``)."""
+    scheme, rest = split_scheme(path)
+    stem = rest.rsplit(".", 1)[0] if "." in rest.rsplit("/", 1)[-1] else rest
+    parts = [p for p in stem.split("/") if p]
+    if scheme and scheme != "pkg":
+        parts.insert(0, scheme)
+    return ".".join(parts) or path
+
+
+def release_name(header: Header | None) -> str | None:
+    """``<target name>@<target version>``, made acceptable to Sentry (no slashes, tabs or
+    newlines, at most 200 characters); ``None`` without a header or a name."""
+    if header is None:
+        return None
+    name = header.target_name.translate(_RELEASE_FORBIDDEN).strip()
+    version = header.target_version.translate(_RELEASE_FORBIDDEN).strip()
+    if not name:
+        return None
+    release = f"{name}@{version}" if version else name
+    if release in (".", ".."):
+        return None
+    return release[:MAX_RELEASE_LENGTH]
+
+
+def frame_for(tables: ProfileTables, node: PathNode) -> dict[str, object]:
+    """The Sentry frame of one path element."""
+    path = tables.string(node.file_id)
+    frame: dict[str, object] = {
+        "function": tables.string(node.function_id),
+        "filename": split_scheme(path)[1] or path,
+        "abs_path": path,
+        "module": module_name(path),
+        "in_app": is_in_app(path),
+    }
+    if node.line:
+        frame["lineno"] = node.line
+    return frame
+
+
+class FrameTable:
+    """Frames and stacks of one chunk, deduplicated, indexed in order of first use."""
+
+    def __init__(self, tables: ProfileTables) -> None:
+        self.tables = tables
+        self.frames: list[dict[str, object]] = []
+        self.stacks: list[list[int]] = []
+        self._frame_ids: dict[tuple, int] = {}
+        self._stack_ids: dict[tuple[int, ...], int] = {}
+        self._path_stacks: dict[int, int] = {}
+
+    def frame_id(self, node: PathNode) -> int:
+        frame = frame_for(self.tables, node)
+        key = tuple(frame.items())
+        fid = self._frame_ids.get(key)
+        if fid is None:
+            fid = self._frame_ids[key] = len(self.frames)
+            self.frames.append(frame)
+        return fid
+
+    def stack_id(self, path: int) -> int:
+        """Stack index of a call path (``0`` = :data:`~rokuprof.sentry.timeline.IDLE` gives the
+        idle stack ``[]``)."""
+        sid = self._path_stacks.get(path)
+        if sid is not None:
+            return sid
+        nodes = self.tables.stack(path) if path else ()
+        key = tuple(self.frame_id(node) for node in nodes)  # leaf first, root last
+        sid = self._stack_ids.get(key)
+        if sid is None:
+            sid = self._stack_ids[key] = len(self.stacks)
+            self.stacks.append(list(key))
+        self._path_stacks[path] = sid
+        return sid

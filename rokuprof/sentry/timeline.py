@@ -1,0 +1,108 @@
+"""Laying synthetic samples out on a thread's timeline.
+
+Time is a grid of slots ``1/hz`` seconds apart from the run's origin; every sample sits on a slot,
+so samples laid back to back are exactly one period apart. Each thread has a :class:`Lane`: a
+queue of samples waiting to be placed (``(path, count)`` runs, in arrival order) and the samples
+placed in the chunk being built.
+
+Sentry gives a sample the time until the next sample on its thread, and the last sample of a
+thread nothing. So a busy run is always followed by a sample one slot later: either the next busy
+sample (the run continues) or an idle sample (stack ``[]``). A run is never left open at the end
+of a chunk.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+#: Placed-run marker for an idle sample (empty stack).
+IDLE = 0
+
+
+class Lane:
+    """One thread: queued samples, and the runs placed in the current chunk."""
+
+    __slots__ = ("next_slot", "open", "queue", "queued", "runs")
+
+    def __init__(self, first_slot: int = 0) -> None:
+        self.queue: deque[list[int]] = deque()  # [path, count], oldest first
+        self.queued = 0
+        self.next_slot = first_slot  # no sample may be placed before this slot
+        self.open = False  # the last placed sample is busy: a run is in progress
+        self.runs: list[tuple[int, int, int]] = []  # (first slot, path or IDLE, count)
+
+    def push(self, path: int, count: int) -> None:
+        """Queue ``count`` samples of ``path`` behind what is already waiting."""
+        if self.queue and self.queue[-1][0] == path:
+            self.queue[-1][1] += count
+        else:
+            self.queue.append([path, count])
+        self.queued += count
+
+    def push_front(self, path: int, count: int) -> None:
+        """Put samples back at the head of the queue (they were placed but must be carried)."""
+        if self.queue and self.queue[0][0] == path:
+            self.queue[0][1] += count
+        else:
+            self.queue.appendleft([path, count])
+        self.queued += count
+
+    def place(self, limit: int) -> int:
+        """Place queued samples in slots before ``limit``, as late as they fit (ending at
+        ``limit``), never before :attr:`next_slot`; what does not fit stays queued. Returns the
+        number of busy samples placed."""
+        q = self.queued
+        if not q:
+            return 0
+        start = max(self.next_slot, limit - q)
+        if self.open and start > self.next_slot:
+            # A gap before the new run: close the previous run with an idle sample.
+            self.runs.append((self.next_slot, IDLE, 1))
+            self.open = False
+        k = min(q, limit - start)
+        if k <= 0:
+            return 0
+        slot = start
+        left = k
+        queue = self.queue
+        runs = self.runs
+        while left:
+            head = queue[0]
+            n = head[1] if head[1] <= left else left
+            runs.append((slot, head[0], n))
+            slot += n
+            left -= n
+            if n == head[1]:
+                queue.popleft()
+            else:
+                head[1] -= n
+        self.queued -= k
+        self.next_slot = slot
+        self.open = True
+        return k
+
+    def close(self) -> None:
+        """End the current run, if any, with an idle sample."""
+        if self.open:
+            self.runs.append((self.next_slot, IDLE, 1))
+            self.next_slot += 1
+            self.open = False
+
+    def busy_samples(self) -> int:
+        """Busy samples placed in the current chunk."""
+        return sum(n for _, path, n in self.runs if path != IDLE)
+
+    def unplace(self) -> None:
+        """Take every placed busy sample back into the head of the queue (in order) and drop
+        the placed idle samples. Only valid right after :meth:`close`."""
+        for _, path, n in reversed(self.runs):
+            if path != IDLE:
+                self.push_front(path, n)
+        self.runs = []
+
+    def start_chunk(self, first_slot: int) -> None:
+        """Forget the placed runs (they went into a chunk); the next chunk starts at
+        ``first_slot``."""
+        self.runs = []
+        if self.next_slot < first_slot:
+            self.next_slot = first_slot
