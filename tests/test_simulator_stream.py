@@ -117,9 +117,7 @@ async def test_second_client_refused_with_503():
         reader, writer, status = await open_stream(HOST, dev.profiler_port)
         try:
             assert status == 200
-            status2, _, _ = await http(
-                HOST, dev.profiler_port, "GET", "/bsprof/channel.bsprof"
-            )
+            status2, _, _ = await http(HOST, dev.profiler_port, "GET", "/bsprof/channel.bsprof")
             assert status2 == 503
             assert dev.runs[0].refused == 1
             async with asyncio.timeout(5):

@@ -337,6 +337,11 @@ class SimulatedDevice:
             if run.output is not None:
                 await run.output.abort()
             raise
+        except Exception:
+            log.exception("%s: run %d failed", self.config.serial, record.index)
+            record.status = ABORTED
+            if run.output is not None:
+                await run.output.abort()
         finally:
             record.exit_reason = record.exit_reason or run.exit_reason
             record.ended_at = time.monotonic()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Run states. A run is active while "waiting" or "streaming"; the others are final.
+# Run states: what happened to the run's stream. A run is active until ``ended_at`` is set
+# (a cut or client-gone stream does not end the run: the app runs on without its client).
 WAITING = "waiting"  # launched, the app waits for its profiler client
 STREAMING = "streaming"  # a client is connected and the app runs
 COMPLETE = "complete"  # the whole stream (end marker, footer) was sent and the connection closed
@@ -12,9 +13,7 @@ EXITED = "exited"  # the app exited before any client connected: nothing was str
 CUT = "cut"  # a fault (or SimulatedDevice.cut) dropped the connection during the run
 STALLED = "stalled"  # the stream stalled and never resumed before the app exited
 CLIENT_GONE = "client-gone"  # the client went away during the run
-ABORTED = "aborted"  # the device was stopped during the run
-
-ACTIVE = (WAITING, STREAMING)
+ABORTED = "aborted"  # the device was stopped during the run, or the run failed
 
 
 @dataclass
@@ -41,7 +40,7 @@ class RunRecord:
 
     @property
     def active(self) -> bool:
-        return self.status in ACTIVE
+        return self.ended_at is None
 
     @property
     def connect_delay(self) -> float | None:
