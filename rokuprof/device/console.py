@@ -142,11 +142,13 @@ class ConsoleClient:
         *,
         timeout: float = 5.0,
         quiet: float = 0.5,
+        settle: float = 0.1,
     ) -> None:
         self.host = host
         self.port = port
         self.timeout = timeout  # for the connect and the first byte of a reply
         self.quiet = quiet  # a reply without a prompt ends after this long without bytes
+        self.settle = settle  # after a prompt-looking line, wait this long for more output
         self.banner = ""
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -167,7 +169,7 @@ class ConsoleClient:
                 f"{error.strerror or error}"
             ) from error
         # A banner (serial, model) and a first prompt may come; do not wait long for them.
-        self.banner = await self._read_reply(None, first_wait=min(self.timeout, 1.0))
+        self.banner = await self._read_reply(None, first_wait=min(self.timeout, self.quiet))
 
     async def command(self, command: str) -> str:
         """Send one command line; return its reply (prompt and echo removed)."""
@@ -194,7 +196,7 @@ class ConsoleClient:
         got_any = False
         while True:
             if scanner.at_prompt:
-                wait = min(0.05, self.quiet)  # a prompt-looking line may be mid-output
+                wait = self.settle  # a prompt-looking line may be mid-output
             elif got_any:
                 wait = self.quiet
             else:

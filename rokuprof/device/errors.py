@@ -39,11 +39,16 @@ class LimitedModeError(HttpStatusError):
     """ECP answered 403: the device's ECP is in limited mode (or disabled)."""
 
     def __init__(self, host: str, detail: str = "") -> None:
-        said = f" (it said: {detail.strip()!r})" if detail.strip() else ""
+        said = f" - it said {detail.strip()!r}" if detail.strip() else ""
+        mode = (
+            "is in limited mode"
+            if "limited" in detail.lower()
+            else "limits or disables external control (limited mode or disabled)"
+        )
         super().__init__(
-            f"The Roku at {host} refused the ECP request with 403 Forbidden{said}: its external "
-            f"control is in limited mode. On the device, set {ECP_SETTING_PATH} to 'Permissive' "
-            "(or 'Default'), then try again.",
+            f"The Roku at {host} refused the ECP request (403 Forbidden{said}): its "
+            f"'Control by mobile apps' setting {mode}. On the device, set {ECP_SETTING_PATH} "
+            "to 'Permissive' (or 'Default'), then try again.",
             403,
         )
         self.host = host
