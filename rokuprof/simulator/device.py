@@ -250,7 +250,7 @@ class SimulatedDevice:
         """Exactly the stream bytes sent on run ``run_index``'s connection (no HTTP head)."""
         return bytes(self.runs[run_index].data)
 
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float) -> None:
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float | None) -> None:
         """Wait (at most ``timeout`` seconds) until ``predicate()`` holds; re-checked on every
         state change of the device."""
         async with asyncio.timeout(timeout):

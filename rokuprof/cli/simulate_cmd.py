@@ -1,0 +1,134 @@
+"""``rokuprof simulate``: run simulated Roku devices on this machine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
+from rokuprof.simulator import DeviceConfig, SimulatedDevice
+from rokuprof.simulator.fleet import fleet_configs, run_fleet
+from rokuprof.simulator.runs import RunRecord
+
+
+def _print_table(devices: list[SimulatedDevice], as_json: bool) -> None:
+    if as_json:
+        for d in devices:
+            row = {
+                "serial": d.config.serial,
+                "name": d.config.name,
+                "host": d.advertise_host,
+                "ecp": d.ecp_port,
+                "profiler": d.profiler_port,
+                "console": d.console_port,
+                "ssdp": d.ssdp_port,
+            }
+            print(json.dumps(row), flush=True)
+        return
+    print(f"{'serial':14}{'ecp':>7}{'profiler':>10}{'console':>9}{'ssdp':>7}  name", flush=True)
+    for d in devices:
+        print(
+            f"{d.config.serial:14}{d.ecp_port:>7}{d.profiler_port:>10}{d.console_port:>9}"
+            f"{d.ssdp_port:>7}  {d.config.name}",
+            flush=True,
+        )
+    host = devices[0].advertise_host if devices else "-"
+    print(f"host {host}; Ctrl-C to stop", flush=True)
+
+
+def _print_run(device: SimulatedDevice, run: RunRecord, as_json: bool) -> None:
+    delay = run.connect_delay
+    if as_json:
+        row = {
+            "serial": device.config.serial,
+            "run": run.index,
+            "status": run.status,
+            "exit": run.exit_reason,
+            "bytes": run.bytes_sent,
+            "entries": run.entries,
+            "connect_delay": delay,
+        }
+        print(json.dumps(row), flush=True)
+        return
+    waited = f", app waited {delay:.2f} s for its client" if delay is not None else ""
+    print(
+        f"{device.config.serial} run {run.index}: {run.status} ({run.exit_reason}), "
+        f"{run.bytes_sent} bytes, {run.entries} entries{waited}",
+        flush=True,
+    )
+
+
+@app.command()
+def simulate(
+    devices: Annotated[int, typer.Option(min=1, help="How many devices.")] = 1,
+    host: Annotated[str, typer.Option(help="Address every service binds to.")] = "127.0.0.1",
+    base_port: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=65535,
+            help="Device i uses P+10i (ECP), +1 (profiler), +2 (console), +3 (SSDP). "
+            "Default: ports chosen by the OS.",
+        ),
+    ] = None,
+    run_seconds: Annotated[float, typer.Option(min=0.01, help="App time of one run.")] = 30.0,
+    runs: Annotated[
+        int | None, typer.Option(min=0, help="Runs per device (default: forever).")
+    ] = None,
+    run_gap: Annotated[float, typer.Option(min=0, help="Seconds between runs.")] = 2.0,
+    speed: Annotated[float, typer.Option(min=0.01, help="App seconds per real second.")] = 1.0,
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic app content.")] = 1,
+    rate: Annotated[float, typer.Option(min=0.01, help="App activity (data rate) factor.")] = 1.0,
+    lines: Annotated[bool, typer.Option("--lines/--no-lines", help="Per-line data.")] = True,
+    memory: Annotated[bool, typer.Option("--memory/--no-memory", help="Memory operations.")] = True,
+    pause_on_start: Annotated[
+        bool, typer.Option(help="Start each run paused (bsprof_pause_on_start=1).")
+    ] = False,
+    limited: Annotated[bool, typer.Option(help="Put ECP in limited mode.")] = False,
+    auto_launch: Annotated[
+        bool,
+        typer.Option(help="Launch the app by itself (else: POST /launch/dev to launch)."),
+    ] = True,
+    duration: Annotated[
+        float | None, typer.Option(min=0, help="Stop after this many seconds.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per line instead of tables.")
+    ] = False,
+) -> None:
+    """Run simulated Roku devices (SSDP, ECP, debug console, profiler stream) until Ctrl-C or
+    until every device has finished its runs. Each run waits for a profiler client."""
+    base = DeviceConfig(
+        host=host,
+        run_seconds=run_seconds,
+        runs=runs,
+        run_gap=run_gap,
+        speed=speed,
+        seed=seed,
+        rate=rate,
+        line_data=lines,
+        memory_ops=memory,
+        pause_on_start=pause_on_start,
+        ecp_mode="limited" if limited else "enabled",
+        auto_launch=auto_launch,
+    )
+    configs = fleet_configs(devices, base, base_port)
+    try:
+        asyncio.run(
+            run_fleet(
+                configs,
+                on_started=lambda ds: _print_table(ds, as_json),
+                on_run_end=lambda d, r: _print_run(d, r, as_json),
+                duration=duration,
+            )
+        )
+    except KeyboardInterrupt:
+        pass  # Ctrl-C: the devices were stopped on the way out
+    except OSError as exc:  # a port in use, an address not on this machine
+        print(f"error: cannot start the simulated devices: {exc}", file=sys.stderr)
+        raise typer.Exit(EXIT_USAGE) from None
+    raise typer.Exit(EXIT_OK)
