@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rokuprof.cli import inspect_cmd, simulate_cmd  # noqa: F401  (register their commands)
+from rokuprof.cli import convert_cmd, inspect_cmd, simulate_cmd  # noqa: F401  (register their commands)
 from rokuprof.cli.app import app
 
 

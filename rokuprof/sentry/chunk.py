@@ -284,7 +284,8 @@ class ChunkBuilder:
     ) -> None:
         """Lower-level :meth:`add`: wall-self differences per call path, in stream order."""
         self._check_open()
-        slot = max(self._last_slot, self._slot(arrival))
+        previous = self._last_slot
+        slot = max(previous, self._slot(arrival))
         self._advance(slot)
         self._last_slot = slot
         sampler = self.sampler
@@ -297,8 +298,8 @@ class ChunkBuilder:
             if n:
                 self._lane(module).push(path, n)
         for lane in self._lanes.values():
-            if lane.queued:
-                lane.place(slot)
+            if lane.queued:  # this window's data, after what earlier windows left waiting
+                lane.place(slot, previous)
         self._memory = self._memory or memory
         if self._memory and live_bytes is not None:
             self._heap.append((slot, live_bytes))
@@ -325,7 +326,7 @@ class ChunkBuilder:
                 self._lane(module).push(path, n)
         for lane in self._lanes.values():
             if lane.queued:
-                lane.place(end_slot)
+                lane.place(end_slot, self._last_slot)
         waiting = self._waiting()
         while self._pending():
             self._cut(end_slot)
@@ -396,13 +397,14 @@ class ChunkBuilder:
         """Finish the current window. ``end_slot`` (at the end of the run) places what waits
         as soon as it fits rather than ending at the window's last slot."""
         last = self._last_slot_of(self._window)
+        floor = self._last_slot  # the latest data arrived there: nothing waiting goes earlier
         for lane in self._lanes.values():
             if lane.queued:
                 if end_slot is None:
                     limit = last
                 else:
-                    limit = min(last, max(end_slot, lane.next_slot + lane.queued))
-                lane.place(limit)
+                    limit = min(last, max(end_slot, max(lane.next_slot, floor) + lane.queued))
+                lane.place(limit, floor)
             lane.close()
         if self._waiting():
             self.report.excess_windows += 1

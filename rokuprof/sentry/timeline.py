@@ -47,14 +47,15 @@ class Lane:
             self.queue.appendleft([path, count])
         self.queued += count
 
-    def place(self, limit: int) -> int:
+    def place(self, limit: int, floor: int = 0) -> int:
         """Place queued samples in slots before ``limit``, as late as they fit (ending at
-        ``limit``), never before :attr:`next_slot`; what does not fit stays queued. Returns the
+        ``limit``), never before ``floor`` (where the window of their data began) nor before
+        :attr:`next_slot`; what does not fit stays queued, to be placed later. Returns the
         number of busy samples placed."""
         q = self.queued
         if not q:
             return 0
-        start = max(self.next_slot, limit - q)
+        start = max(self.next_slot, floor, limit - q)
         if self.open and start > self.next_slot:
             # A gap before the new run: close the previous run with an idle sample.
             self.runs.append((self.next_slot, IDLE, 1))
