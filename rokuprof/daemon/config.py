@@ -1,0 +1,395 @@
+"""The daemon's TOML config file: typed sections with defaults and errors that name the key.
+
+::
+
+    [capture]   out = "/var/lib/rokuprof", chunk_seconds = 60
+    [[devices]] host = "192.168.1.20", name = "living-room",
+                profiler_port = 8090, ecp_port = 8060, console_port = 8080
+    [discovery] enabled = false, interval_seconds = 60
+    [sentry]    dsn = "https://KEY@o1.ingest.sentry.io/2", environment = "production"
+    [retention] max_age_days = 30, max_bytes = "20GiB"
+    [metrics]   listen = "127.0.0.1:9464"   ("" turns the endpoint off)
+
+``ROKUPROF_SENTRY_DSN`` in the environment overrides ``sentry.dsn``. Every problem is collected
+and reported at once (:class:`ConfigError`); unknown keys are errors, with a suggestion.
+Error messages never quote a DSN (it holds the project key).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rokuprof.sentry.dsn import Dsn, DsnError
+
+DSN_ENV = "ROKUPROF_SENTRY_DSN"
+DEFAULT_OUT = Path("rokuprof-data")
+MAX_CHUNK_SECONDS = 60.0
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; ``errors`` lists every problem (one line each)."""
+
+    def __init__(self, errors: list[str], source: str = "config") -> None:
+        self.errors = list(errors)
+        self.source = source
+        super().__init__(f"{source}: " + "; ".join(self.errors))
+
+
+@dataclass(frozen=True)
+class CaptureSection:
+    out: Path = DEFAULT_OUT
+    chunk_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class DeviceEntry:
+    host: str
+    name: str = ""
+    profiler_port: int = 8090
+    ecp_port: int = 8060
+    console_port: int = 8080
+
+    @property
+    def label(self) -> str:
+        """How logs and metrics name the device."""
+        return self.name or self.host
+
+
+@dataclass(frozen=True)
+class DiscoverySection:
+    enabled: bool = False
+    interval_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class SentrySection:
+    dsn: Dsn | None = None
+    environment: str = "production"
+    dsn_from_env: bool = False
+
+    def describe(self) -> str:
+        """Where chunks go, without the key."""
+        if self.dsn is None:
+            return "no DSN: chunks stay on disk"
+        where = " (from $" + DSN_ENV + ")" if self.dsn_from_env else ""
+        return f"{self.dsn.envelope_url}{where}, environment {self.environment!r}"
+
+
+@dataclass(frozen=True)
+class RetentionSection:
+    max_age_days: float | None = None
+    max_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class MetricsSection:
+    listen: tuple[str, int] | None = ("127.0.0.1", 9464)
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    capture: CaptureSection = field(default_factory=CaptureSection)
+    devices: tuple[DeviceEntry, ...] = ()
+    discovery: DiscoverySection = field(default_factory=DiscoverySection)
+    sentry: SentrySection = field(default_factory=SentrySection)
+    retention: RetentionSection = field(default_factory=RetentionSection)
+    metrics: MetricsSection = field(default_factory=MetricsSection)
+    source: str = "defaults"
+
+    def summary(self) -> list[str]:
+        """Human-readable lines describing the config (no secrets)."""
+        lines = [f"output: {self.capture.out} (chunks of {self.capture.chunk_seconds:g} s)"]
+        lines.append(f"devices: {len(self.devices)}")
+        for d in self.devices:
+            name = f" ({d.name})" if d.name else ""
+            lines.append(
+                f"  {d.host}{name}: profiler {d.profiler_port}, ecp {d.ecp_port}, "
+                f"console {d.console_port}"
+            )
+        disc = self.discovery
+        lines.append(
+            f"discovery: every {disc.interval_seconds:g} s" if disc.enabled else "discovery: off"
+        )
+        lines.append(f"sentry: {self.sentry.describe()}")
+        ret = self.retention
+        parts = []
+        if ret.max_age_days is not None:
+            parts.append(f"older than {ret.max_age_days:g} days")
+        if ret.max_bytes is not None:
+            parts.append(f"beyond {format_size(ret.max_bytes)}")
+        lines.append(
+            "retention: delete sessions " + " or ".join(parts)
+            if parts
+            else "retention: keep everything"
+        )
+        m = self.metrics.listen
+        lines.append(f"metrics: http://{format_host(m[0])}:{m[1]}/metrics" if m else "metrics: off")
+        return lines
+
+
+# -- sizes and addresses ---------------------------------------------------------------------
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "t": 1000**4,
+    "tb": 1000**4,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+    "tib": 1024**4,
+}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+
+
+def parse_size(text: str | int) -> int:
+    """``"20GiB"`` -> bytes (``KB``/``MB``/``GB`` are powers of 1000, ``KiB``... of 1024)."""
+    if isinstance(text, bool):
+        raise ValueError("expected a size such as '20GiB'")
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueError("a size cannot be negative")
+        return text
+    m = _SIZE.match(text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise ValueError(f"expected a size such as '500MB' or '20GiB', got {text!r}")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def format_size(n: int) -> str:
+    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.4g} {unit}"
+    return f"{n} B"
+
+
+def format_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def parse_listen(text: str) -> tuple[str, int] | None:
+    """``"127.0.0.1:9464"`` / ``"[::1]:9464"`` -> (host, port); ``""`` -> None (off)."""
+    text = text.strip()
+    if not text:
+        return None
+    if text.startswith("["):
+        host, sep, port = text[1:].partition("]:")
+    else:
+        host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"expected HOST:PORT such as '127.0.0.1:9464', got {text!r}")
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"port must be a number 0-65535, got {port!r}")
+    return host, int(port)
+
+
+# -- the checker -----------------------------------------------------------------------------
+
+
+class _Checker:
+    """Reads typed values from TOML tables, collecting errors instead of stopping at the first."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    def error(self, key: str, message: str) -> None:
+        self.errors.append(f"{key}: {message}")
+
+    def table(self, data: Mapping, key: str, allowed: tuple[str, ...], where: str) -> Mapping:
+        value = data.get(key, {})
+        if not isinstance(value, Mapping):
+            self.error(where, f"must be a table ([{key}]), got {_show(value)}")
+            return {}
+        self.unknown(value, allowed, where)
+        return value
+
+    def unknown(self, data: Mapping, allowed: tuple[str, ...], where: str) -> None:
+        for key in data:
+            if key in allowed:
+                continue
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(allowed)})"
+            self.error(f"{where}.{key}" if where else key, "unknown key" + hint)
+
+    def string(self, data: Mapping, key: str, where: str, default: str, *, empty=True) -> str:
+        value = data.get(key, default)
+        if not isinstance(value, str) or (not empty and not value.strip()):
+            self.error(f"{where}.{key}", f"must be a non-empty string, got {_show(value)}")
+            return default
+        return value
+
+    def number(
+        self, data: Mapping, key: str, where: str, default, *, low=0.0, high=math.inf
+    ) -> float | None:
+        value = data.get(key, default)
+        if value is None:
+            return None
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or not low < value <= high:
+            bound = f"<= {high:g}" if math.isfinite(high) else ""
+            self.error(
+                f"{where}.{key}",
+                f"must be a number > {low:g}{' and ' + bound if bound else ''}, got {_show(value)}",
+            )
+            return default
+        return float(value)
+
+    def boolean(self, data: Mapping, key: str, where: str, default: bool) -> bool:
+        value = data.get(key, default)
+        if not isinstance(value, bool):
+            self.error(f"{where}.{key}", f"must be true or false, got {_show(value)}")
+            return default
+        return value
+
+    def port(self, data: Mapping, key: str, where: str, default: int) -> int:
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+            self.error(f"{where}.{key}", f"must be a port number 1-65535, got {_show(value)}")
+            return default
+        return value
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_TOP = ("capture", "devices", "discovery", "sentry", "retention", "metrics")
+_DEVICE_KEYS = ("host", "name", "profiler_port", "ecp_port", "console_port")
+
+
+def build_config(
+    data: Mapping, *, env: Mapping[str, str] | None = None, source: str = "config"
+) -> DaemonConfig:
+    """A :class:`DaemonConfig` from parsed TOML; raises :class:`ConfigError` listing every
+    problem."""
+    env = os.environ if env is None else env
+    c = _Checker()
+    c.unknown(data, _TOP, "")
+
+    cap = c.table(data, "capture", ("out", "chunk_seconds"), "capture")
+    out = c.string(cap, "out", "capture", str(DEFAULT_OUT), empty=False)
+    capture = CaptureSection(
+        out=Path(out).expanduser(),
+        chunk_seconds=c.number(cap, "chunk_seconds", "capture", 60.0, high=MAX_CHUNK_SECONDS),
+    )
+
+    devices: list[DeviceEntry] = []
+    raw_devices = data.get("devices", [])
+    if not isinstance(raw_devices, list):
+        c.error("devices", "must be an array of tables ([[devices]])")
+        raw_devices = []
+    seen: dict[tuple[str, int], int] = {}
+    for i, raw in enumerate(raw_devices):
+        where = f"devices[{i}]"
+        if not isinstance(raw, Mapping):
+            c.error(where, "must be a table with at least 'host'")
+            continue
+        c.unknown(raw, _DEVICE_KEYS, where)
+        host = ""
+        if "host" not in raw:
+            c.error(f"{where}.host", "missing (the device's IP address or host name)")
+        else:
+            host = c.string(raw, "host", where, "", empty=False).strip()
+        entry = DeviceEntry(
+            host=host,
+            name=c.string(raw, "name", where, "").strip(),
+            profiler_port=c.port(raw, "profiler_port", where, 8090),
+            ecp_port=c.port(raw, "ecp_port", where, 8060),
+            console_port=c.port(raw, "console_port", where, 8080),
+        )
+        key = (entry.host, entry.profiler_port)
+        if host and key in seen:
+            c.error(where, f"same host and profiler_port as devices[{seen[key]}] ({host})")
+        seen.setdefault(key, i)
+        devices.append(entry)
+    names = [d.name for d in devices if d.name]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        c.error("devices", f"the name {name!r} is used more than once")
+
+    disc = c.table(data, "discovery", ("enabled", "interval_seconds"), "discovery")
+    discovery = DiscoverySection(
+        enabled=c.boolean(disc, "enabled", "discovery", False),
+        interval_seconds=c.number(disc, "interval_seconds", "discovery", 60.0, low=0.0),
+    )
+
+    sen = c.table(data, "sentry", ("dsn", "environment"), "sentry")
+    dsn_text = env.get(DSN_ENV) or None
+    from_env = dsn_text is not None
+    if dsn_text is None:
+        raw_dsn = sen.get("dsn", "")
+        if not isinstance(raw_dsn, str):
+            c.error("sentry.dsn", "must be a string")
+        elif raw_dsn.strip():
+            dsn_text = raw_dsn
+    dsn = None
+    if dsn_text is not None:
+        try:
+            dsn = Dsn.parse(dsn_text)
+        except DsnError as exc:
+            c.error(f"${DSN_ENV}" if from_env else "sentry.dsn", str(exc))
+    environment = c.string(sen, "environment", "sentry", "production", empty=False)
+    if any(ch in environment for ch in "/\n\r\t"):
+        c.error("sentry.environment", "must not contain slashes or newlines")
+    sentry = SentrySection(dsn=dsn, environment=environment, dsn_from_env=from_env)
+
+    ret = c.table(data, "retention", ("max_age_days", "max_bytes"), "retention")
+    max_bytes = None
+    if "max_bytes" in ret:
+        try:
+            max_bytes = parse_size(ret["max_bytes"])
+        except (ValueError, TypeError) as exc:
+            c.error("retention.max_bytes", str(exc))
+    retention = RetentionSection(
+        max_age_days=c.number(ret, "max_age_days", "retention", None), max_bytes=max_bytes
+    )
+
+    met = c.table(data, "metrics", ("listen",), "metrics")
+    listen: tuple[str, int] | None = MetricsSection().listen
+    if "listen" in met:
+        if not isinstance(met["listen"], str):
+            c.error("metrics.listen", f"must be a string HOST:PORT, got {_show(met['listen'])}")
+        else:
+            try:
+                listen = parse_listen(met["listen"])
+            except ValueError as exc:
+                c.error("metrics.listen", str(exc))
+
+    if c.errors:
+        raise ConfigError(c.errors, source)
+    return DaemonConfig(
+        capture=capture,
+        devices=tuple(devices),
+        discovery=discovery,
+        sentry=sentry,
+        retention=retention,
+        metrics=MetricsSection(listen),
+        source=source,
+    )
+
+
+def load_config(path: Path | str, *, env: Mapping[str, str] | None = None) -> DaemonConfig:
+    """Read and check a TOML config file; :class:`ConfigError` on any problem."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise ConfigError([f"cannot read the file: {exc.strerror or exc}"], str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError(["the file is not UTF-8 text"], str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
+    return build_config(data, env=env, source=str(path))

@@ -1,0 +1,171 @@
+"""The daemon config file: defaults, typed values, errors naming the key, `config check`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rokuprof.cli import app
+from rokuprof.daemon.config import (
+    DSN_ENV,
+    ConfigError,
+    build_config,
+    load_config,
+    parse_listen,
+    parse_size,
+)
+
+EXAMPLE = Path(__file__).parent.parent / "systemd" / "rokuprof.toml"
+DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.example.com/42"
+
+
+def errors_of(data: dict, env: dict | None = None) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        build_config(data, env=env or {})
+    return info.value.errors
+
+
+def test_defaults() -> None:
+    cfg = build_config({}, env={})
+    assert cfg.capture.chunk_seconds == 60.0
+    assert cfg.devices == ()
+    assert cfg.discovery.enabled is False
+    assert cfg.sentry.dsn is None
+    assert cfg.retention.max_bytes is None and cfg.retention.max_age_days is None
+    assert cfg.metrics.listen == ("127.0.0.1", 9464)
+
+
+def test_full_config_is_typed() -> None:
+    cfg = build_config(
+        {
+            "capture": {"out": "/data/roku", "chunk_seconds": 30},
+            "devices": [{"host": "10.0.0.5", "name": "tv", "profiler_port": 9000}],
+            "discovery": {"enabled": True, "interval_seconds": 15},
+            "sentry": {"dsn": DSN, "environment": "staging"},
+            "retention": {"max_age_days": 7, "max_bytes": "1.5GiB"},
+            "metrics": {"listen": "[::1]:9100"},
+        },
+        env={},
+    )
+    assert cfg.capture.out == Path("/data/roku") and cfg.capture.chunk_seconds == 30.0
+    (dev,) = cfg.devices
+    assert (dev.host, dev.name, dev.profiler_port, dev.ecp_port, dev.console_port) == (
+        "10.0.0.5",
+        "tv",
+        9000,
+        8060,
+        8080,
+    )
+    assert cfg.discovery.enabled and cfg.discovery.interval_seconds == 15.0
+    assert cfg.sentry.dsn.project_id == "42" and cfg.sentry.environment == "staging"
+    assert cfg.retention.max_bytes == int(1.5 * 1024**3) and cfg.retention.max_age_days == 7.0
+    assert cfg.metrics.listen == ("::1", 9100)
+
+
+def test_bad_port_names_the_device_and_key() -> None:
+    data = {"devices": [{"host": "a"}, {"host": "b"}, {"host": "c", "profiler_port": "abc"}]}
+    assert errors_of(data) == ["devices[2].profiler_port: must be a port number 1-65535, got 'abc'"]
+    assert errors_of({"devices": [{"host": "a", "ecp_port": 70000}]}) == [
+        "devices[0].ecp_port: must be a port number 1-65535, got 70000"
+    ]
+    assert errors_of({"devices": [{"host": "a", "console_port": True}]}) == [
+        "devices[0].console_port: must be a port number 1-65535, got True"
+    ]
+
+
+def test_unknown_keys_get_a_suggestion() -> None:
+    errs = errors_of({"captur": {}, "capture": {"chunk_secs": 5}, "devices": [{"hots": "x"}]})
+    assert "captur: unknown key (did you mean 'capture'?)" in errs
+    assert "capture.chunk_secs: unknown key (did you mean 'chunk_seconds'?)" in errs
+    assert "devices[0].hots: unknown key (did you mean 'host'?)" in errs
+    assert "devices[0].host: missing (the device's IP address or host name)" in errs
+    (far,) = errors_of({"metrics": {"zzz": 1}})
+    assert far.startswith("metrics.zzz: unknown key (known: listen)")
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    errs = errors_of(
+        {
+            "capture": {"chunk_seconds": 61},
+            "discovery": {"enabled": "yes", "interval_seconds": 0},
+            "retention": {"max_bytes": "lots", "max_age_days": -1},
+            "metrics": {"listen": "nohost"},
+            "devices": [{"host": "a", "name": "x"}, {"host": "a", "name": "x"}],
+        }
+    )
+    keys = [e.split(":")[0] for e in errs]
+    assert keys == [
+        "capture.chunk_seconds",
+        "devices[1]",
+        "devices",
+        "discovery.enabled",
+        "discovery.interval_seconds",
+        "retention.max_bytes",
+        "retention.max_age_days",
+        "metrics.listen",
+    ]
+
+
+def test_dsn_from_environment_overrides_the_file_and_errors_hide_the_key() -> None:
+    cfg = build_config({"sentry": {"dsn": ""}}, env={DSN_ENV: DSN})
+    assert cfg.sentry.dsn_from_env and cfg.sentry.dsn.public_key == DSN.split("//")[1][:32]
+    key = "0123456789abcdef0123456789abcdef"
+    assert key not in "\n".join(cfg.summary())
+    errs = errors_of({"sentry": {"dsn": f"ftp://{key}@host/1"}})
+    assert errs == ["sentry.dsn: DSN scheme must be http or https, not 'ftp'"]
+    errs = errors_of({}, env={DSN_ENV: f"https://{key}@host/"})
+    assert errs[0].startswith(f"${DSN_ENV}: DSN has no project ID") and key not in errs[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("20GiB", 20 * 1024**3), ("500MB", 500 * 10**6), ("1.5 KiB", 1536), ("123", 123), (7, 7)],
+)
+def test_sizes(text: str | int, expected: int) -> None:
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["20 GiBs", "-5", "", "GiB", True])
+def test_bad_sizes(text: object) -> None:
+    with pytest.raises(ValueError):
+        parse_size(text)
+
+
+def test_listen() -> None:
+    assert parse_listen("0.0.0.0:1") == ("0.0.0.0", 1)
+    assert parse_listen("") is None
+    for bad in ("9464", "host:port", "[::1]9464", "h:70000"):
+        with pytest.raises(ValueError):
+            parse_listen(bad)
+
+
+def test_load_config_file_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the file"):
+        load_config(tmp_path / "missing.toml", env={})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[capture\nout = 1\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad, env={})
+
+
+def test_example_config_is_accepted() -> None:
+    cfg = load_config(EXAMPLE, env={})
+    assert [d.name for d in cfg.devices] == ["living-room", "bedroom"]
+    assert cfg.capture.out == Path("/var/lib/rokuprof")
+    assert cfg.retention.max_bytes == 20 * 1024**3
+
+
+def test_config_check_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DSN_ENV, raising=False)
+    runner = CliRunner()
+    ok = runner.invoke(app, ["config", "check", str(EXAMPLE)])
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.startswith(f"OK {EXAMPLE}")
+    assert "192.168.1.20 (living-room)" in ok.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[devices]]\nhost = "a"\nprofiler_port = "abc"\n')
+    result = runner.invoke(app, ["config", "check", str(bad)])
+    assert result.exit_code == 2
+    assert "devices[0].profiler_port: must be a port number 1-65535, got 'abc'" in result.output
