@@ -55,10 +55,12 @@ def version_warning(header: Header) -> str | None:
 class DefinitionLimits:
     """Counts string, module and path definitions and enforces :class:`Limits` on them."""
 
-    __slots__ = ("_maxima", "counts", "max_id")
+    __slots__ = ("_maxima", "counts", "max_chars", "max_id", "string_chars")
 
     def __init__(self, limits: Limits) -> None:
         self.max_id = limits.max_id
+        self.max_chars = limits.max_string_table_chars
+        self.string_chars = 0
         self.counts = {STRING: 0, MODULE: 0, PATH: 0}
         self._maxima = {
             STRING: ("strings", limits.max_strings),
@@ -66,12 +68,18 @@ class DefinitionLimits:
             PATH: ("paths", limits.max_paths),
         }
 
-    def check(self, kind: int, ident: int, offset: int) -> None:
-        """Account one definition; raise :class:`LimitExceeded` when it is one too many."""
+    def check(self, kind: int, ident: int, offset: int, chars: int = 0) -> None:
+        """Account one definition (``chars``: length of a string's text); raise
+        :class:`LimitExceeded` when it is one too many."""
         name, maximum = self._maxima[kind]
         if ident > self.max_id:
             raise LimitExceeded(offset, f"{name[:-1]} ID", ident, self.max_id)
         count = self.counts[kind] + 1
         if count > maximum:
             raise LimitExceeded(offset, f"number of {name}", count, maximum)
+        if chars:
+            total = self.string_chars + chars
+            if total > self.max_chars:
+                raise LimitExceeded(offset, "string table size (characters)", total, self.max_chars)
+            self.string_chars = total
         self.counts[kind] = count

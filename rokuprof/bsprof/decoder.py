@@ -330,7 +330,7 @@ class Decoder:
                             raise IndexError
                         text = buf[pos:nul].decode("utf-8", "replace")
                         pos = nul + 1
-                        define(0, tag >> 3, self._base + start)
+                        define(0, tag >> 3, self._base + start, len(text))
                         append((0, tag >> 3, text))
                     elif kind == 1:  # executable module
                         ident = tag >> 3

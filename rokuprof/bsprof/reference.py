@@ -22,7 +22,7 @@ from rokuprof.bsprof.grammar import (
     HeaderPrefix,
     entry_from_container,
 )
-from rokuprof.bsprof.model import PATH, Entry, Footer, Header, Limits
+from rokuprof.bsprof.model import PATH, STRING, Entry, Footer, Header, Limits
 
 
 class Truncated(Exception):
@@ -67,7 +67,8 @@ def parse_entry(
         raise Truncated from None
     entry = entry_from_container(parsed)
     if entry is not None and entry[0] <= PATH:
-        definitions.check(entry[0], entry[1], where)
+        chars = len(entry[2]) if entry[0] == STRING else 0
+        definitions.check(entry[0], entry[1], where, chars)
     return entry, stream.tell()
 
 

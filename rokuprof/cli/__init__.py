@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from rokuprof.cli import convert_cmd, inspect_cmd, simulate_cmd  # noqa: F401  (register their commands)
+from rokuprof.cli import (  # noqa: F401  (importing a command module registers its command)
+    convert_cmd,
+    inspect_cmd,
+    simulate_cmd,
+)
 from rokuprof.cli.app import app
 
 

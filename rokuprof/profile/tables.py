@@ -105,6 +105,7 @@ class ProfileTables:
         self.dangling = 0  # entries naming a path that was never defined
         self.replaced_allocations = 0  # alloc at an address that was still live
         self.untracked_allocations = 0  # allocations past the live-heap limit
+        self.untracked_line_cpu = 0  # CPU entries whose line was not kept (table limit)
         self.warnings: list[str] = []
         self._baseline: dict[int, list[int]] = {}
         self._line_baseline: dict[tuple[int, int], list[int]] = {}
@@ -119,6 +120,7 @@ class ProfileTables:
         line_cpu = self.line_cpu
         live = self.live_bytes
         max_live = self.limits.max_live_allocations
+        max_line_keys = self.limits.max_line_keys
         try:
             for e in entries:
                 kind = e[0]
@@ -155,7 +157,10 @@ class ProfileTables:
                     if line_offset:
                         lc = line_cpu.get((pid, line_offset))
                         if lc is None:
-                            line_cpu[(pid, line_offset)] = [cpu, wall]
+                            if len(line_cpu) < max_line_keys:
+                                line_cpu[(pid, line_offset)] = [cpu, wall]
+                            else:
+                                self._line_table_full()
                         else:
                             lc[0] += cpu
                             lc[1] += wall
@@ -182,6 +187,14 @@ class ProfileTables:
                 "(limit); later allocations are counted but not tracked"
             )
         self.untracked_allocations += 1
+
+    def _line_table_full(self) -> None:
+        if not self.untracked_line_cpu:
+            self.warnings.append(
+                f"line-level CPU stopped at {self.limits.max_line_keys} (path, line) pairs "
+                "(limit); call-path totals are still complete"
+            )
+        self.untracked_line_cpu += 1
 
     def _define_path(self, e: Entry) -> None:
         _, pid, caller, module, line_offset, file_id, line, function_id = e
