@@ -1,0 +1,188 @@
+"""atheris harness for the ``.bsprof`` decoder (see fuzz/README.md).
+
+Each fuzz input is turned into a stream and a way to split it (:func:`split_input`). The check
+feeds the stream to the :class:`~rokuprof.bsprof.decoder.Decoder` whole and in the input-derived
+pieces, and compares both runs with each other and with the construct reference parser. Any
+exception from the decoder or any disagreement is a finding.
+
+    python fuzz/fuzz_decoder.py -max_total_time=120 fuzz/corpus    # fuzz (needs atheris)
+    python fuzz/fuzz_decoder.py crash-1234abcd                     # replay one input
+    python fuzz/fuzz_decoder.py --make-corpus fuzz/corpus          # write seed inputs
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+try:
+    import atheris
+except ImportError:  # the check still runs (tests import it) without atheris
+    atheris = None
+
+
+def _import_core():
+    from rokuprof.bsprof import errors, grammar, reference
+    from rokuprof.bsprof.decoder import Decoder
+    from rokuprof.bsprof.model import Header, Limits
+
+    return errors, grammar, reference, Decoder, Header, Limits
+
+
+if atheris is not None and __name__ == "__main__":
+    with atheris.instrument_imports(include=["rokuprof"]):
+        errors, grammar, reference, Decoder, Header, Limits = _import_core()
+else:
+    errors, grammar, reference, Decoder, Header, Limits = _import_core()
+
+DOCUMENTED = (
+    errors.BadMagic,
+    errors.BadHeader,
+    errors.CorruptVarint,
+    errors.InvalidValue,
+    errors.UnknownEntryType,
+    errors.LimitExceeded,
+)
+
+#: Limits small enough that the fuzzer can reach every one of them.
+SMALL_LIMITS = Limits(
+    max_string_bytes=40,
+    max_header_size=300,
+    max_id=5000,
+    max_strings=20,
+    max_modules=4,
+    max_paths=30,
+)
+
+
+def _header(line_data: bool) -> bytes:
+    return grammar.build_header(
+        Header(1, 0, 0, 0, 1.0, 1.0, line_data, True, 0, "fuzz", "", "1", "Roku", "X", "1")
+    )
+
+
+HEADERS = (_header(False), _header(True))
+
+
+def split_input(data: bytes) -> tuple[bytes, list[int], object]:
+    """Turn a fuzz input into ``(stream, cut offsets, limits)``.
+
+    Byte 0: bits 1..0 not 00 = prepend a valid header (bit 1 set: with the line flag on),
+    bit 2 = use :data:`SMALL_LIMITS`, bits 6..3 = number of cuts. Then one byte per cut (a
+    position scaled over the stream). The rest is the stream.
+    """
+    if not data:
+        return b"", [], None
+    control = data[0]
+    n_cuts = (control >> 3) & 0x0F
+    raw_cuts = data[1 : 1 + n_cuts]
+    stream = data[1 + n_cuts :]
+    if control & 0b11:
+        stream = HEADERS[(control >> 1) & 1] + stream
+    limits = SMALL_LIMITS if control & 0b100 else None
+    cuts = sorted(c * (len(stream) + 1) // 256 for c in raw_cuts)
+    return stream, cuts, limits
+
+
+def _run(pieces: list[bytes], limits) -> tuple:
+    decoder = Decoder(limits)
+    entries = []
+    for piece in pieces:
+        entries.extend(decoder.feed(piece))
+    decoder.close()
+    error = decoder.error
+    if error is not None:
+        assert isinstance(error, DOCUMENTED), repr(error)
+        assert error.offset >= 0 and error.message
+    assert decoder.entry_count == len(entries)
+    return (
+        entries,
+        _header_key(decoder.header),
+        decoder.footer,
+        decoder.warnings,
+        None if error is None else (type(error), error.offset, error.message),
+        decoder.status,
+        decoder.offset,
+        decoder.ended,
+    )
+
+
+def _header_key(header) -> tuple | None:
+    if header is None:
+        return None
+    fields = header.to_json()
+    for name in ("requested_sample_ratio", "actual_sample_ratio"):
+        fields[name] = struct.pack("<f", fields[name])  # NaN-safe comparison
+    return tuple(sorted(fields.items()))
+
+
+def check(data: bytes) -> None:
+    """Decode the input-derived stream whole, split, and with the reference; raise
+    ``AssertionError`` on any disagreement (and let any unexpected exception through)."""
+    stream, cuts, limits = split_input(data)
+    points = [0, *cuts, len(stream)]
+    pieces = [stream[a:b] for a, b in pairwise(points)]
+    whole = _run([stream], limits)
+    split = _run(pieces, limits)
+    assert whole == split, (whole, split)
+    ref = reference.parse(stream, limits)
+    ref_error = (
+        None if ref.error is None else (type(ref.error), ref.error.offset, ref.error.message)
+    )
+    assert whole[0] == ref.entries, "entries differ from the reference"
+    assert whole[1] == _header_key(ref.header), "header differs from the reference"
+    assert whole[2] == ref.footer, "footer differs from the reference"
+    assert whole[3] == ref.warnings, "warnings differ from the reference"
+    assert whole[4] == ref_error, (whole[4], ref_error)
+    assert whole[7] == ref.ended, "end marker seen differently"
+
+
+def seed_inputs() -> list[bytes]:
+    """A few valid and broken inputs to start the fuzzer from (and for the pytest)."""
+    body = [
+        (0, 1, "main"),
+        (0, 2, "pkg:/source/main.brs"),
+        (1, 1, 1),
+        (2, 1, 0, 1, 0, 2, 10, 1),
+        (2, 2, 1, 0, 3, 2, 20, 1),
+        (4, 2, 1, 300, 900),
+        (5, 2, 4),
+        (3, 2, 0, 2, 4096, 64),
+        (3, 2, 2, 1, 4096, 0),
+        (3, 2, 0, 1, 8192, 128),
+        (3, 2, 1, 1, 1234, 0),
+    ]
+    seeds = []
+    for line_data in (False, True):
+        header = HEADERS[line_data]
+        entries = b"".join(grammar.build_entry(e, line_data) for e in body)
+        flag = 0b10 if line_data else 0b01
+        seeds += [
+            bytes([flag | 3 << 3, 40, 128, 200]) + entries + b"\x00\x05xyz",
+            bytes([0]) + header + entries + b"\x00\x05",
+            bytes([flag | 0b100]) + entries + b"\x06",
+            bytes([flag]) + entries[:-3],
+            bytes([flag | 1 << 3, 7]) + entries + b"\x80" * 12,
+        ]
+    return seeds
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) > 2 and argv[1] == "--make-corpus":
+        corpus = Path(argv[2])
+        corpus.mkdir(parents=True, exist_ok=True)
+        for i, seed in enumerate(seed_inputs()):
+            (corpus / f"seed-{i:02d}").write_bytes(seed)
+        return
+    if atheris is None:
+        sys.exit("atheris is not installed: pip install atheris")
+    atheris.Setup(argv, check)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
