@@ -17,12 +17,14 @@ Strategies (all return ``SearchStrategy`` objects)::
                                    bad entries (unknown types 6/7, memory op 3, over-long
                                    varints, zero IDs, payloads over 32 bits)
     any_streams()                  bytes: valid, truncated or corrupt
+    stretched_streams(overflow)    (StreamSpec, bytes): body varints re-encoded non-minimally
     splits(data)                   list[bytes] joining to ``data``: whole, one byte at a time,
                                    or random cuts (empty chunks included)
 
-Helpers: :func:`varint` (encode), :func:`decode` (run a Decoder over chunks and capture an
-:class:`Outcome`), :func:`reference_outcome` (the same view of the reference parser), and
-:func:`header_key` (a NaN-safe, comparable form of a Header).
+Helpers: :func:`varint` (encode); :func:`encode_entry` (a hand encoder independent of the
+grammar, with optional non-minimal varint widths); :func:`decode` (run a Decoder over chunks
+and capture an :class:`Outcome`); :func:`reference_outcome` (the same view of the reference
+parser); :func:`header_key` (a NaN-safe, comparable form of a Header).
 """
 
 from __future__ import annotations
@@ -480,6 +482,64 @@ def any_streams(**stream_args) -> st.SearchStrategy[bytes]:
         truncated_streams(**stream_args).map(lambda c: c.data),
         corrupt_streams(**stream_args).map(lambda c: c.data),
     )
+
+
+# --- non-minimal varints ---------------------------------------------------------------------
+
+
+def stretched_varint(value: int, width: int) -> bytes:
+    """``value`` as a varint of at least ``width`` bytes (padded with continuation bytes,
+    which the format allows as long as the field's byte limit holds)."""
+    out = bytearray(varint(value))
+    while len(out) < width:
+        out[-1] |= 0x80
+        out.append(0)
+    return bytes(out)
+
+
+def encode_entry(entry: Entry, line_data: bool, widths: Sequence[int] = ()) -> bytes:
+    """Encode an entry by hand, independently of the grammar. ``widths`` gives the minimum
+    byte width of each varint field in order (tag first); missing widths mean minimal."""
+    kind = entry[0]
+    if kind == STRING:
+        fields, text = [entry[1] << 3], entry[2].encode() + b"\x00"
+    else:
+        text = b""
+        if kind == MODULE:
+            fields = [entry[1] << 3 | MODULE, entry[2]]
+        elif kind == PATH:
+            _, pid, caller, module, lo, file_id, line, function_id = entry
+            middle = [module] if caller == 0 else ([lo] if line_data else [])
+            fields = [pid << 3 | PATH, caller, *middle, file_id, line, function_id]
+        elif kind == MEMORY:
+            _, pid, op, lo, addr, size = entry
+            fields = [pid << 5 | op << 3 | MEMORY, *([lo] if line_data else []), addr]
+            fields += [size] if op == ALLOC else []
+        elif kind == CPU:
+            _, pid, lo, cpu, wall = entry
+            fields = [pid << 3 | CPU, *([lo] if line_data else []), cpu, wall]
+        else:
+            fields = [entry[1] << 3 | CALLS, entry[2]]
+    padded = [*widths, *[1] * len(fields)]
+    return b"".join(stretched_varint(v, w) for v, w in zip(fields, padded, strict=False)) + text
+
+
+@st.composite
+def stretched_streams(draw: st.DrawFn, overflow: bool = False, max_actions: int = 20):
+    """``(spec, data)``: a stream whose body varints are re-encoded with extra continuation
+    bytes. Without ``overflow`` every field stays within its limit (tags 10 bytes, other
+    fields 5), so ``data`` decodes to ``spec.entries``; with it, some fields run over."""
+    spec = draw(streams(ended=True, footer=True, max_actions=max_actions))
+    line_data = spec.header.line_data
+    body = []
+    for entry in spec.entries:
+        top = [10, 5, 5, 5, 5, 5, 5]  # the tag, then at most six uint32 fields
+        if overflow:
+            top = [t + 2 for t in top]
+        widths = [draw(st.integers(1, t)) for t in top]
+        body.append(encode_entry(entry, line_data, widths))
+    tail = spec.data[spec.body_end :]
+    return spec, spec.data[: spec.header_end] + b"".join(body) + tail
 
 
 # --- splitting --------------------------------------------------------------------------------

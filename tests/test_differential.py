@@ -14,6 +14,7 @@ from strategies import (
     reference_outcome,
     splits,
     streams,
+    stretched_streams,
     truncated_streams,
 )
 
@@ -71,4 +72,17 @@ def test_arbitrary_bytes(data):
 @given(st.data(), st.binary(max_size=200))
 def test_arbitrary_bytes_after_the_magic(data, tail):
     stream = MAGIC + tail
+    agree(stream, data.draw(splits(stream)))
+
+
+@given(st.data(), stretched_streams())
+def test_non_minimal_varints_decode_to_the_same_entries(data, stretched):
+    spec, stream = stretched
+    agree(stream, data.draw(splits(stream)))
+    assert decode([stream]).entries == spec.entries
+
+
+@given(st.data(), stretched_streams(overflow=True))
+def test_over_long_varints_anywhere_in_the_body(data, stretched):
+    _, stream = stretched
     agree(stream, data.draw(splits(stream)))

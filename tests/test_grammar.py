@@ -10,10 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import (
     build_padded_header,
+    encode_entry,
     entry_lists,
     header_key,
     headers,
     ids,
+    stretched_varint,
     u32s,
     u64s,
     varint,
@@ -267,3 +269,28 @@ def test_string_length_limit_is_inclusive():
 
 def test_invalid_utf8_is_replaced_not_refused():
     assert parse_one(b"\x08a\xffb\x00", False) == ((0, 1, "a\ufffdb"), 5)
+
+
+# --- an independent hand encoder agrees with the grammar --------------------------------------
+
+
+@pytest.mark.parametrize("line_data", [False, True])
+@given(data=st.data())
+def test_hand_encoder_matches_the_grammar(line_data, data):
+    for entry in data.draw(entry_lists(line_data, memory_ops=True, max_actions=40)):
+        assert encode_entry(entry, line_data) == build_entry(entry, line_data)
+
+
+@pytest.mark.parametrize(
+    ("width", "value"), [(5, 0), (5, UINT32_MAX), (2, 1), (4, 300), (3, 2**14)]
+)
+def test_non_minimal_field_varints_are_accepted(width, value):
+    encoded = b"\x2d" + stretched_varint(value, width)  # call count on path 5
+    assert len(encoded) == 1 + width
+    assert parse_one(encoded, False) == ((5, 5, value), len(encoded))
+
+
+def test_field_varint_of_six_bytes_is_corrupt():
+    with pytest.raises(errors.CorruptVarint) as raised:
+        parse_one(b"\x2d" + stretched_varint(1, 6), False)
+    assert raised.value.message == "count: varint longer than 5 bytes"
