@@ -1,0 +1,96 @@
+"""Sentry's rate-limit answers: ``Retry-After`` and ``X-Sentry-Rate-Limits`` (pure, no I/O).
+
+The rate-limit header may come on any response (even a 200) and applies per category. On a 429,
+``Retry-After`` also applies to every category (the chunk in hand was refused), and a 429 that
+limits no profile category and has no ``Retry-After`` blocks profile chunks for 60 s.
+
+``X-Sentry-Rate-Limits: <seconds>:<cat1;cat2>:<scope>[:<reason>], ...`` - an empty category
+list means every category. A profile chunk is blocked by ``profile_chunk``,
+``profile_duration`` or an all-categories limit. The longest limit per category wins. Times
+are on the caller's monotonic clock.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+ALL = ""  # the "every category" key
+PROFILE_CATEGORIES = ("profile_chunk", "profile_duration", ALL)
+DEFAULT_429_SECONDS = 60.0
+MAX_LIMIT_SECONDS = 24 * 3600.0  # a broken header must not park the uploader for ever
+
+
+def parse_retry_after(value: str | None, now_wall: float | None = None) -> float | None:
+    """Seconds from ``Retry-After`` (a number or an HTTP date); ``None`` if absent or bad."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        now = datetime.now(UTC).timestamp() if now_wall is None else now_wall
+        seconds = when.timestamp() - now
+    if not math.isfinite(seconds):
+        return None
+    return min(MAX_LIMIT_SECONDS, max(0.0, seconds))
+
+
+def parse_rate_limits(value: str | None) -> dict[str, float]:
+    """``X-Sentry-Rate-Limits`` -> {category: seconds} (``""`` = every category)."""
+    limits: dict[str, float] = {}
+    if not value:
+        return limits
+    for part in value.split(","):
+        fields = part.strip().split(":")
+        if len(fields) < 2:
+            continue
+        try:
+            seconds = float(fields[0])
+        except ValueError:
+            continue
+        if not math.isfinite(seconds) or seconds < 0:
+            continue
+        seconds = min(MAX_LIMIT_SECONDS, seconds)
+        categories = [c.strip() for c in fields[1].split(";") if c.strip()] or [ALL]
+        for category in categories:
+            limits[category] = max(limits.get(category, 0.0), seconds)
+    return limits
+
+
+class RateLimits:
+    """Per-category "blocked until" times, fed from every response."""
+
+    def __init__(self) -> None:
+        self.until: dict[str, float] = {}
+
+    def update(
+        self,
+        status: int,
+        headers: dict[str, str] | object,
+        now: float,
+        now_wall: float | None = None,
+    ) -> float:
+        """Take a response's limits; return how long profile chunks are now blocked."""
+        get = headers.get  # type: ignore[attr-defined]
+        limits = parse_rate_limits(get("x-sentry-rate-limits"))
+        if status == 429:  # this chunk was refused: never retry it sooner than told
+            seconds = parse_retry_after(get("retry-after"), now_wall)
+            if seconds is not None:
+                limits[ALL] = max(limits.get(ALL, 0.0), seconds)
+            elif not any(c in limits for c in PROFILE_CATEGORIES):
+                limits[ALL] = DEFAULT_429_SECONDS
+        for category, seconds in limits.items():
+            self.until[category] = max(self.until.get(category, 0.0), now + seconds)
+        return self.blocked_for(now)
+
+    def blocked_for(self, now: float, categories: tuple[str, ...] = PROFILE_CATEGORIES) -> float:
+        """Seconds until a profile chunk may be sent again (0: now)."""
+        return max([0.0] + [self.until.get(c, 0.0) - now for c in categories])

@@ -1,0 +1,167 @@
+"""The uploader against a fake Sentry on loopback: delivery, rate limits, retries, rejects."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from fake_sentry import KEY, FakeSentry, Reply, rate_limited
+from store_helpers import write_chunks
+
+from rokuprof.sentry.dsn import Dsn
+from rokuprof.store.spool import Spool
+from rokuprof.store.uploader import Uploader
+
+
+def uploader_for(root: Path, dsn: str | None, **kwargs) -> Uploader:
+    kwargs.setdefault("timeout", 2.0)
+    kwargs.setdefault("backoff_base", 0.05)
+    kwargs.setdefault("backoff_cap", 0.2)
+    return Uploader(Spool(root), Dsn.parse(dsn) if dsn else None, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def running(uploader: Uploader):
+    task = asyncio.create_task(uploader.run())
+    try:
+        yield task
+    finally:
+        uploader.stop()
+        await asyncio.wait_for(task, 5)
+
+
+async def test_delivers_every_chunk_once_and_resumes_after_restart(tmp_path: Path) -> None:
+    chunks = write_chunks(tmp_path, "dev", "s1", 3)
+    async with FakeSentry() as sentry:
+        up = uploader_for(tmp_path, sentry.dsn)
+        async with running(up):
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 3)
+            late = write_chunks(tmp_path, "dev", "s1", 1, start=4)
+            up.submit(late[0][0])
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 4)
+        assert sentry.chunk_ids() == [cid for _, cid in chunks + late]
+        request = sentry.requests[0]
+        assert request.path == "/api/42/envelope/"
+        assert request.headers["content-encoding"] == "gzip"
+        assert request.headers["content-type"] == "application/x-sentry-envelope"
+        assert f"sentry_key={KEY}" in request.headers["x-sentry-auth"]
+        envelope = request.envelope()
+        assert envelope.headers["event_id"] == chunks[0][1]
+        assert [item.type for item in envelope.items] == ["profile_chunk"]
+        assert up.stats.uploaded == 4 and up.stats.per_device["dev"].uploaded == 4
+        # a restart sends nothing again
+        up2 = uploader_for(tmp_path, sentry.dsn)
+        async with running(up2):
+            await up2.drain(1.0)
+        assert len(sentry.requests) == 4
+        assert len(list((tmp_path / "dev" / "s1" / "delivered").iterdir())) == 4
+
+
+async def test_rate_limit_with_both_headers_is_honoured(tmp_path: Path) -> None:
+    write_chunks(tmp_path, "dev", "s1", 2)
+    async with FakeSentry() as sentry:
+        sentry.script(rate_limited(0.6))
+        up = uploader_for(tmp_path, sentry.dsn)
+        async with running(up):
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 2)
+        first, second = sentry.requests[0], sentry.requests[1]
+        assert first.status == 429
+        assert second.at - first.at >= 0.55  # waited as told, no earlier retry
+        assert up.stats.rate_limited == 1
+        assert sentry.chunk_ids()[0] == first.chunk()["chunk_id"]  # the same chunk again
+
+
+async def test_rate_limit_header_on_a_200_blocks_the_next_send(tmp_path: Path) -> None:
+    write_chunks(tmp_path, "dev", "s1", 2)
+    async with FakeSentry() as sentry:
+        sentry.script(Reply(200, {"X-Sentry-Rate-Limits": "0.5:profile_chunk:key"}))
+        up = uploader_for(tmp_path, sentry.dsn)
+        async with running(up):
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 2)
+        assert sentry.requests[1].at - sentry.requests[0].at >= 0.45
+
+
+async def test_server_errors_and_hangs_are_retried_with_backoff(tmp_path: Path) -> None:
+    chunks = write_chunks(tmp_path, "dev", "s1", 2)
+    async with FakeSentry() as sentry:
+        sentry.script(Reply(500), Reply(503), Reply(hang=True))
+        up = uploader_for(tmp_path, sentry.dsn, timeout=0.3)
+        async with running(up):
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 2)
+        assert [r.status for r in sentry.requests] == [500, 503, None, 200, 200]
+        assert sentry.chunk_ids() == [cid for _, cid in chunks]
+        assert up.stats.send_errors == 3 and up.failures == 0
+        assert "timed out" in up.stats.last_error or "no answer" in up.stats.last_error
+
+
+async def test_refused_chunks_move_to_rejected_with_the_reason(tmp_path: Path) -> None:
+    chunks = write_chunks(tmp_path, "dev", "s1", 3)
+    async with FakeSentry() as sentry:
+        sentry.script(Reply(413, body=b'{"detail":"envelope exceeded size limits"}'))
+        up = uploader_for(tmp_path, sentry.dsn)
+        async with running(up):
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 2)
+        assert len(sentry.requests) == 3
+    rejected = tmp_path / "dev" / "s1" / "rejected"
+    assert (rejected / "000001.json").read_bytes() != b""
+    assert not chunks[0][0].exists()
+    reason = json.loads((rejected / "000001.reason.json").read_text())
+    assert reason["status"] == 413 and "exceeded size limits" in reason["reason"]
+    assert up.stats.rejected == 1 and up.stats.per_device["dev"].rejected == 1
+
+
+async def test_invalid_chunk_is_rejected_without_sending(tmp_path: Path) -> None:
+    write_chunks(tmp_path, "dev", "s1", 1)
+    bad = tmp_path / "dev" / "s1" / "chunks" / "000002.json"
+    bad.write_text(json.dumps({"version": "2", "platform": "brightscript"}))
+    async with FakeSentry() as sentry:
+        up = uploader_for(tmp_path, sentry.dsn)
+        async with running(up):
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 1 and up.stats.rejected == 1)
+        assert len(sentry.requests) == 1
+    reason = json.loads((tmp_path / "dev" / "s1" / "rejected" / "000002.reason.json").read_text())
+    assert reason["status"] is None and "profiling_invalid_json" in reason["reason"]
+
+
+async def test_without_a_dsn_chunks_stay_on_disk(tmp_path: Path) -> None:
+    chunks = write_chunks(tmp_path, "dev", "s1", 2)
+    up = uploader_for(tmp_path, None)
+    async with running(up):
+        await up.drain(1.0)
+    assert all(p.exists() for p, _ in chunks)
+    assert up.stats.spool.pending == 2 and up.stats.uploaded == 0
+
+
+async def test_drain_stops_at_its_deadline(tmp_path: Path) -> None:
+    write_chunks(tmp_path, "dev", "s1", 2)
+    async with FakeSentry(lambda r: rate_limited(30)) as sentry:
+        up = uploader_for(tmp_path, sentry.dsn)
+        task = asyncio.create_task(up.run())
+        await sentry.wait_for(lambda: len(sentry.requests) == 1)
+        t0 = time.monotonic()
+        assert await up.drain(0.3, task) == 2
+        assert time.monotonic() - t0 < 2.0 and task.done()
+
+
+async def test_the_dsn_key_never_reaches_the_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_chunks(tmp_path, "dev", "s1", 2)
+    caplog.set_level(logging.DEBUG)
+    async with FakeSentry() as sentry:
+        sentry.script(
+            Reply(500, body=f"bad key {KEY}".encode()),
+            Reply(401, body=f'{{"detail":"invalid key {KEY}"}}'.encode()),
+        )
+        up = uploader_for(tmp_path, sentry.dsn)
+        async with running(up):
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 1)
+    assert up.stats.rejected == 1
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "HTTP 401" in text and "<key>" in text
+    assert KEY not in text and KEY not in up.stats.last_error
