@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 
 import pytest
@@ -9,7 +10,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import chunk, entry_lists, streams
 
-from rokuprof.bsprof.model import ALLOC, CPU, FREE, FREE_REALLOC, MEMORY, PATH, Limits
+from rokuprof.bsprof.grammar import build_stream
+from rokuprof.bsprof.model import (
+    ALLOC,
+    CPU,
+    FREE,
+    FREE_REALLOC,
+    MEMORY,
+    PATH,
+    Footer,
+    Header,
+    Limits,
+)
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import UNKNOWN_PATH, PathStats, ProfileTables
 
@@ -282,3 +294,56 @@ def test_reader_deltas_do_not_depend_on_the_byte_split(data, spec):
 
     cuts = data.draw(st.lists(st.integers(0, len(spec.data)), max_size=10))
     assert deltas(chunk(spec.data, cuts)) == deltas([spec.data]) == Model(spec.entries).snapshot()
+
+
+# --- ProfileReader: decoder and tables together -----------------------------------------------
+
+HEADER = Header(1, 0, 0, 0, 1.0, 1.0, False, True, 0, "app", "", "1", "Roku", "4800X", "12")
+STREAM = build_stream(
+    HEADER, [(0, 1, "f"), (1, 1, 1), ROOT, (CPU, 1, 0, 3, 4), (5, 1, 1)], Footer(99)
+)
+
+
+def test_reader_fills_the_tables_and_says_complete():
+    reader = ProfileReader()
+    counts = [reader.feed(STREAM[i : i + 7]) for i in range(0, len(STREAM), 7)]
+    reader.close()
+    assert sum(counts) == reader.entry_count == 5
+    assert reader.complete
+    assert reader.status == "complete"
+    assert reader.problem() is None
+    assert reader.footer == Footer(99, 0)
+    assert reader.header.target_name == "app"
+    assert reader.tables.stats(1) == PathStats(cpu=3, wall=4, calls=1)
+
+
+def test_reader_problem_for_each_way_a_stream_falls_short():
+    header_end = len(build_stream(HEADER, [], end=False))
+    short_header = ProfileReader.from_bytes(STREAM[:10])
+    assert short_header.problem() == "incomplete: the header was cut short after 10 bytes"
+    cut = len(STREAM) - 5
+    in_body = ProfileReader.from_bytes(STREAM[:cut])
+    kept = in_body.decoder.offset
+    assert header_end < kept < cut
+    assert in_body.problem() == (
+        f"incomplete: the stream stops at byte {cut} inside the body "
+        f"(whole entries up to byte {kept} kept; no end marker)"
+    )
+    no_footer = ProfileReader.from_bytes(STREAM[:-1])
+    assert no_footer.problem() == (
+        "incomplete: the end marker is there but the footer (end timestamp) is missing"
+    )
+    corrupt = ProfileReader.from_bytes(STREAM[:header_end] + b"\x07")
+    assert corrupt.problem() == f"corrupt at byte {header_end}: unknown entry type 7"
+    assert not corrupt.complete
+
+
+def test_reader_warnings_come_from_decoder_and_tables():
+    data = build_stream(
+        dataclasses.replace(HEADER, major=7),
+        [ROOT, *[(MEMORY, 1, ALLOC, 0, a, 1) for a in range(3)]],
+    )
+    reader = ProfileReader.from_bytes(data, Limits(max_live_allocations=1))
+    assert len(reader.warnings) == 2
+    assert "7.0.0" in reader.warnings[0]
+    assert "live-heap tracking stopped" in reader.warnings[1]
