@@ -1,0 +1,189 @@
+"""Retention: delete the oldest sessions first when they are too old or the total is too big.
+
+Sessions are ``OUT/<device>/<session>/`` directories; a session's age runs from its last write
+(``session.json`` is rewritten at every chunk interval and at the end). A session still being
+captured is never deleted: neither one the caller lists as active, nor one whose ``session.json``
+says ``streaming``, nor a fresh one without ``session.json`` yet. This is the only code that
+deletes captured data.
+
+A deletion first renames the session to ``.<name>.deleting`` (atomic; every scanner ignores dot
+names), then removes it; :func:`finish_deletions` completes one a crash interrupted.
+File operations are synchronous: call them through :func:`asyncio.to_thread`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rokuprof.store.spool import CHUNKS_DIR, DELIVERED_DIR, REJECTED_DIR
+
+log = logging.getLogger(__name__)
+
+SESSION_FILE = "session.json"
+DELETING_SUFFIX = ".deleting"
+FRESH_SECONDS = 3600.0  # a session without session.json younger than this may be starting
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    max_age_seconds: float | None = None
+    max_bytes: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.max_age_seconds is not None or self.max_bytes is not None
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    path: Path
+    bytes: int
+    last_write: float  # Unix seconds
+    status: str | None  # from session.json, None without one
+    undelivered: int  # chunks neither delivered nor rejected
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        # session names start with the UTC start time; the device breaks ties
+        return (self.path.name, self.path.parent.name)
+
+
+@dataclass(frozen=True)
+class Deletion:
+    session: SessionInfo
+    reason: str
+
+
+def _tree_size(path: Path) -> tuple[int, float]:
+    total, newest = 0, 0.0
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                st = os.stat(os.path.join(dirpath, name))
+                total += st.st_size
+                newest = max(newest, st.st_mtime)
+    return total, newest
+
+
+def _count(directory: Path) -> set[str]:
+    try:
+        return {n for n in os.listdir(directory) if n.endswith(".json") and ".reason" not in n}
+    except FileNotFoundError:
+        return set()
+
+
+def session_info(path: Path) -> SessionInfo:
+    size, newest = _tree_size(path)
+    status = None
+    record = path / SESSION_FILE
+    with contextlib.suppress(OSError, ValueError):
+        status = json.loads(record.read_text("utf-8")).get("status")
+        newest = record.stat().st_mtime
+    if not newest:
+        with contextlib.suppress(OSError):
+            newest = path.stat().st_mtime
+    undelivered = len(
+        _count(path / CHUNKS_DIR) - _count(path / DELIVERED_DIR) - _count(path / REJECTED_DIR)
+    )
+    return SessionInfo(path, size, newest, status, undelivered)
+
+
+def list_sessions(root: Path) -> list[SessionInfo]:
+    """Every session under ``root``, oldest first."""
+    sessions = []
+    for device in sorted(p for p in Path(root).iterdir() if p.is_dir() and p.name[0] != "."):
+        for session in device.iterdir():
+            if session.is_dir() and session.name[0] != ".":
+                sessions.append(session_info(session))
+    return sorted(sessions, key=lambda s: s.sort_key)
+
+
+def plan(
+    sessions: list[SessionInfo],
+    policy: RetentionPolicy,
+    *,
+    now: float,
+    active: Iterable[Path] = (),
+) -> list[Deletion]:
+    """Which sessions to delete (pure): too old first, then oldest until under ``max_bytes``."""
+    busy = {Path(p) for p in active}
+
+    def protected(s: SessionInfo) -> bool:
+        if s.path in busy or s.status == "streaming":
+            return True
+        return s.status is None and now - s.last_write < FRESH_SECONDS
+
+    out: list[Deletion] = []
+    kept: list[SessionInfo] = []
+    for s in sessions:
+        age = now - s.last_write
+        if policy.max_age_seconds is not None and age > policy.max_age_seconds and not protected(s):
+            out.append(Deletion(s, f"older than {policy.max_age_seconds / 86400:g} days"))
+        else:
+            kept.append(s)
+    if policy.max_bytes is not None:
+        total = sum(s.bytes for s in kept)
+        for s in kept:
+            if total <= policy.max_bytes:
+                break
+            if protected(s):
+                continue
+            out.append(Deletion(s, f"total over {policy.max_bytes} bytes ({total} bytes)"))
+            total -= s.bytes
+    return out
+
+
+def delete_session(path: Path) -> None:
+    """Rename to ``.<name>.deleting``, then remove the tree."""
+    doomed = path.with_name(f".{path.name}{DELETING_SUFFIX}")
+    os.replace(path, doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
+def finish_deletions(root: Path) -> list[Path]:
+    """Remove sessions a crash left half-deleted (``.<name>.deleting``)."""
+    removed = []
+    for doomed in Path(root).glob(f"*/.*{DELETING_SUFFIX}"):
+        shutil.rmtree(doomed, ignore_errors=True)
+        removed.append(doomed)
+    return removed
+
+
+def enforce(
+    root: Path,
+    policy: RetentionPolicy,
+    *,
+    active: Iterable[Path] = (),
+    now: float | None = None,
+) -> list[Deletion]:
+    """Apply ``policy`` under ``root``; log and return what was deleted."""
+    if not policy.active or not Path(root).is_dir():
+        return []
+    now = time.time() if now is None else now
+    done = []
+    for deletion in plan(list_sessions(root), policy, now=now, active=active):
+        s = deletion.session
+        try:
+            delete_session(s.path)
+        except OSError as exc:
+            log.error("retention: cannot delete %s: %s", s.path, exc)
+            continue
+        lost = f", {s.undelivered} chunk(s) never delivered" if s.undelivered else ""
+        log.info(
+            "retention: deleted session %s/%s (%d bytes, %s%s)",
+            s.path.parent.name,
+            s.path.name,
+            s.bytes,
+            deletion.reason,
+            lost,
+        )
+        done.append(deletion)
+    return done
