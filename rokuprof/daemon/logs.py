@@ -1,0 +1,86 @@
+"""Daemon logging: human lines (default) or JSON lines (``--log-format json``), with secrets
+(the Sentry DSN key) replaced by ``<redacted>`` in every record, whatever logged it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterable
+from typing import TextIO
+
+FORMATS = ("human", "json")
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+class Redactor(logging.Filter):
+    """Replaces each secret in a record's final message (and exception text) by ``<redacted>``."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s]
+
+    def scrub(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "<redacted>")
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            record.msg = self.scrub(record.getMessage())
+            record.args = None
+            if record.exc_info:
+                record.exc_text = self.scrub(logging.Formatter().formatException(record.exc_info))
+                record.exc_info = None
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, any ``extra=`` fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        data = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                data[key] = value if isinstance(value, int | float | str | bool) else str(value)
+        if record.exc_info:
+            data["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            data["exception"] = record.exc_text
+        return json.dumps(data, ensure_ascii=False)
+
+
+def setup_logging(
+    fmt: str = "human",
+    level: int | str = logging.INFO,
+    *,
+    stream: TextIO | None = None,
+    secrets: Iterable[str] = (),
+) -> logging.Handler:
+    """Route every log record to ``stream`` (stderr) in ``fmt``; return the handler."""
+    if fmt not in FORMATS:
+        raise ValueError(f"log format must be one of {', '.join(FORMATS)}")
+    handler = logging.StreamHandler(stream or sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S")
+        )
+    handler.addFilter(Redactor(secrets))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, "_rokuprof", False):
+            root.removeHandler(old)
+    handler._rokuprof = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request is noise
+    return handler

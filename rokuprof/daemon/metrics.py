@@ -1,0 +1,158 @@
+"""Prometheus text exposition (format 0.0.4) over a tiny asyncio HTTP server, plus /healthz.
+
+:func:`render` turns metric families into text; :class:`MetricsServer` serves ``GET /metrics``
+(whatever its ``collect`` callable returns at that moment) and ``GET /healthz`` (200 ``ok`` or
+503 with the reason). Requests are bounded in size and time; one connection never blocks another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MAX_HEAD = 8192
+READ_TIMEOUT = 5.0
+
+
+@dataclass
+class Family:
+    """One metric: name, type (``counter``/``gauge``), help text and its labelled values."""
+
+    name: str
+    type: str
+    help: str
+    samples: list[tuple[dict[str, str], float]] = field(default_factory=list)
+
+    def add(self, value: float, **labels: object) -> Family:
+        self.samples.append(({k: str(v) for k, v in labels.items()}, float(value)))
+        return self
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+
+
+def render(families: Iterable[Family]) -> str:
+    """The text exposition of ``families``."""
+    lines = []
+    for fam in families:
+        lines.append(f"# HELP {fam.name} {fam.help.replace(chr(10), ' ')}")
+        lines.append(f"# TYPE {fam.name} {fam.type}")
+        for labels, value in fam.samples:
+            text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+            lines.append(
+                f"{fam.name}{{{text}}} {_number(value)}" if text else f"{fam.name} {_number(value)}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+class MetricsServer:
+    """``/metrics`` and ``/healthz`` on ``host:port`` (port 0 picks a free one: see ``port``)."""
+
+    def __init__(
+        self,
+        collect: Callable[[], Iterable[Family]],
+        health: Callable[[], tuple[bool, str]] = lambda: (True, "ok"),
+        host: str = "127.0.0.1",
+        port: int = 9464,
+    ) -> None:
+        self.collect = collect
+        self.health = health
+        self.host = host
+        self.port = port
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
+
+    async def __aenter__(self) -> MetricsServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def respond(self, method: str, path: str) -> tuple[int, str, bytes]:
+        """(status, content type, body) for one request (no I/O)."""
+        path = path.split("?", 1)[0]
+        if method not in ("GET", "HEAD"):
+            return 405, "text/plain", b"method not allowed\n"
+        if path == "/metrics":
+            return 200, CONTENT_TYPE, render(self.collect()).encode("utf-8")
+        if path == "/healthz":
+            ok, reason = self.health()
+            return (200 if ok else 503), "text/plain", (reason + "\n").encode("utf-8")
+        if path == "/":
+            return 200, "text/plain", b"rokuprof daemon: /metrics /healthz\n"
+        return 404, "text/plain", b"not found\n"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
+            parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+            if len(parts) != 3:
+                status, ctype, body = 400, "text/plain", b"bad request\n"
+            else:
+                try:
+                    status, ctype, body = self.respond(parts[0], parts[1])
+                except Exception:  # a bug in a collector must not kill the server
+                    log.exception("metrics: cannot render")
+                    status, ctype, body = 500, "text/plain", b"internal error\n"
+            reason = {
+                200: "OK",
+                400: "Bad Request",
+                404: "Not Found",
+                405: "Method Not Allowed",
+                500: "Internal Server Error",
+                503: "Service Unavailable",
+            }[status]
+            payload = b"" if parts[0] == "HEAD" else body
+            writer.write(
+                f"HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + payload
+            )
+            await asyncio.wait_for(writer.drain(), READ_TIMEOUT)
+        except (
+            TimeoutError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ConnectionError,
+        ):
+            pass
+        except asyncio.CancelledError:
+            pass  # closing
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
