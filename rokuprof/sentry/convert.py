@@ -7,9 +7,10 @@ deltas to the same :class:`~rokuprof.sentry.chunk.ChunkBuilder` a live capture u
 times spread over the run by byte position:
 
 * **footer present**: between the run's start (header) and end (footer) timestamps;
-* **footer missing** (a run cut short, or a footer with an end not after the start): from the
-  start over as long as the run's busiest thread was busy, since the run lasted at least that
-  long and a thread is never busy for longer than the run.
+* **footer missing** (a run cut short, or a footer whose end is not after the start or more than
+  :data:`MAX_RUN_SECONDS` after it): from the start over as long as the run's busiest thread was
+  busy, since the run lasted at least that long and a thread is never busy for longer than the
+  run.
 
 Decoding happens once (:meth:`OfflineConverter.feed`); the samples are laid out when
 :meth:`OfflineConverter.chunks` runs, once the end of the run is known. Pure: bytes in, chunks out.
@@ -27,6 +28,9 @@ from rokuprof.sentry.chunk import BuildReport, Chunk, ChunkBuilder, ChunkSetting
 
 MIN_SLICE_BYTES = 4096
 TARGET_SLICES = 1000
+
+MAX_RUN_SECONDS = 31 * 24 * 3600  # a longer "run" means a broken footer
+PLAUSIBLE_START = (946_684_800, 4_102_444_800)  # 2000-01-01 .. 2100-01-01, epoch seconds
 
 TIMING_FOOTER = "footer"
 TIMING_BUSIEST = "busiest thread"
@@ -206,11 +210,21 @@ class OfflineConverter:
         )
         summary.report = builder.report
         start = header.start_ms / 1000
+        if not PLAUSIBLE_START[0] <= start < PLAUSIBLE_START[1]:
+            summary.warnings.append(
+                f"the run start in the header ({header.start_ms} ms since 1970) is implausible: "
+                "sample times will be too"
+            )
         footer = reader.footer
-        if footer is not None and footer.end_ms > header.start_ms:
+        if footer is not None and 0 < footer.end_ms - header.start_ms <= MAX_RUN_SECONDS * 1000:
             end = footer.end_ms / 1000
             summary.timing = TIMING_FOOTER
         else:
+            if footer is not None:
+                summary.warnings.append(
+                    f"footer end time ({footer.end_ms} ms) is not a plausible end of a run "
+                    f"starting at {header.start_ms} ms: ignored"
+                )
             end = start + self._busiest_thread_seconds(builder.sampler.units)
             summary.timing = TIMING_BUSIEST
         summary.run_start, summary.run_end = start, end
