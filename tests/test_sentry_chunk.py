@@ -355,7 +355,7 @@ def test_invariants_on_random_deliveries(plan, window):
     left = b.leftover_paths()
     assert all(x.samples == 1 for x in flush.report.leftovers)
     for path in PATHS:
-        n = b.path_samples.get(path, 0) + left.get(path, 0)
+        n = b.path_samples.get(path, 0) + left.get(path, 0) + b.dropped_samples.get(path, 0)
         assert abs(n * T - totals.get(path, 0) / US) <= T / 2 + 1e-9
     # Sentry's way of turning samples into time gives back exactly those samples.
     got = stack_times(payloads)
@@ -383,3 +383,25 @@ def test_golden_small_chunk():
         path.write_text(text, encoding="utf-8")
     assert text == path.read_text(encoding="utf-8")
     assert report.leftovers == [] and validate_chunk(chunk.data) == []
+
+
+# -- hostile or mistaken input stays bounded ----------------------------------------------------
+
+
+def test_backlog_over_the_limit_is_dropped_and_reported():
+    b = make(ChunkSettings(max_backlog_seconds=10))
+    b.add_wall({2: 100 * US}, START + 1)  # 100 s of work in the first second
+    chunks, report = finish(b)
+    assert b.dropped_samples == {2: 10100 - 101 - 1010}
+    assert report.dropped_seconds == pytest.approx(89.0)
+    assert sum(b.path_samples.values()) + sum(b.dropped_samples.values()) == 10100
+    assert any("dropped" in line and "wall-time unit" in line for line in report.describe())
+    assert all(validate_chunk(c.data) == [] for c in chunks)
+
+
+def test_a_far_future_arrival_with_a_waiting_single_sample_does_not_loop_per_window():
+    b = make()
+    b.add_wall({2: 9_901}, START + 5)
+    b.add_wall({5: 500_000}, START + 1e9)  # 30 years later: 16 million windows away
+    chunks, report = finish(b)
+    assert len(chunks) == 1 and report.leftovers[0].thread_name == "main"

@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import splits, streams
 from test_sentry_fixtures import (
+    DEFINITIONS,
+    HEADER,
     SAMPLES,
     START,
     T,
@@ -175,6 +177,18 @@ def test_raw_generated_streams_never_break_the_converter(spec):
     for chunk in conv.chunks():
         assert chunk.payload["version"] == "2"
     assert conv.summary is not None and conv.summary.lines()
+
+
+def test_a_flood_of_busy_time_is_bounded_by_the_backlog_limit():
+    """A broken stream claiming 4295 s of work per entry converts quickly and says so."""
+    header = dataclasses.replace(HEADER, line_data=False)
+    entries = [*DEFINITIONS, *[(CPU, 2, 0, 1, 0xFFFFFFFF)] * 300]
+    data = build_stream(header, entries, Footer(header.start_ms + 60_000))
+    chunks, summary = convert_bytes(data, ChunkSettings(max_backlog_seconds=30))
+    assert 1 <= len(chunks) <= 3
+    assert summary.report.dropped_seconds > 1_000_000
+    assert any("dropped" in line for line in summary.lines())
+    assert_valid(c.data for c in chunks)
 
 
 def test_wall_unit_scales_the_samples():

@@ -85,6 +85,9 @@ class ChunkSettings:
     Roku does not publish it, microseconds is the working assumption. ``chunk_seconds``: window
     of one chunk (at most 60). ``release``: overrides ``<target name>@<target version>`` from
     the header. ``environment``: Sentry environment (``None`` leaves it out).
+    ``max_backlog_seconds``: busy time a thread may have waiting beyond the wall time that has
+    passed; more than that (a wrong wall unit, or a broken stream) is dropped and reported
+    rather than laid out for hours.
     """
 
     wall_unit: str = DEFAULT_WALL_UNIT
@@ -92,6 +95,7 @@ class ChunkSettings:
     release: str | None = None
     environment: str | None = "production"
     hz: int = SAMPLE_RATE_HZ
+    max_backlog_seconds: float = 3600.0
 
     def __post_init__(self) -> None:
         units_per_second(self.wall_unit)
@@ -99,6 +103,8 @@ class ChunkSettings:
             raise ValueError(f"chunk_seconds must be in (0, {MAX_CHUNK_SECONDS:g}]")
         if int(self.chunk_seconds * self.hz) < 2:
             raise ValueError("chunk_seconds is too short to hold two samples")
+        if not (math.isfinite(self.max_backlog_seconds) and self.max_backlog_seconds > 0):
+            raise ValueError("max_backlog_seconds must be positive")
         if self.release is not None and not self.release.strip():
             raise ValueError("release must not be empty")
         if self.environment is not None and (
@@ -160,6 +166,7 @@ class BuildReport:
     remainder_seconds: float = 0.0  # sub-period rounding left unsampled (|each path| < T/2)
     unattributed_seconds: float = 0.0  # wall time on paths the stream never defined
     overrun_seconds: float = 0.0  # how far samples run past the end of the run
+    dropped_seconds: float = 0.0  # busy time over the backlog limit, not sent
     rejected: list[tuple[int, list[Problem]]] = field(default_factory=list)  # (samples, why)
     heap_values_dropped: int = 0
 
@@ -186,6 +193,11 @@ class BuildReport:
             lines.append(
                 f"warning: samples run {self.overrun_seconds:.1f} s past the end of the run "
                 "(more busy time than wall time: is the wall-time unit right?)"
+            )
+        if self.dropped_seconds:
+            lines.append(
+                f"dropped: {self.dropped_seconds:.1f} s of busy time that ran more than the "
+                "backlog limit ahead of wall time (is the wall-time unit right?)"
             )
         if self.unattributed_seconds:
             lines.append(
@@ -235,6 +247,9 @@ class ChunkBuilder:
         self.report = BuildReport()
         #: samples of each call path in emitted chunks
         self.path_samples: dict[int, int] = {}
+        #: samples of each call path dropped over the backlog limit
+        self.dropped_samples: dict[int, int] = {}
+        self._max_backlog = max(2, int(self.settings.max_backlog_seconds * self.hz))
         self._span = int(self.settings.chunk_seconds * self.hz)  # last slot - first slot
         self._window = 0  # grid index of the window being filled
         self._lanes: dict[int, Lane] = {}  # module ID -> lane
@@ -300,6 +315,8 @@ class ChunkBuilder:
         for lane in self._lanes.values():
             if lane.queued:  # this window's data, after what earlier windows left waiting
                 lane.place(slot, previous)
+                if lane.queued > self._max_backlog:
+                    self._drop(lane, lane.queued - self._max_backlog)
         self._memory = self._memory or memory
         if self._memory and live_bytes is not None:
             self._heap.append((slot, live_bytes))
@@ -382,10 +399,16 @@ class ChunkBuilder:
     def _pending(self) -> bool:
         return self._placed() or self._waiting() > 0
 
+    def _drop(self, lane: Lane, n: int) -> None:
+        for path, count in lane.drop_newest(n):
+            self.dropped_samples[path] = self.dropped_samples.get(path, 0) + count
+        self.report.dropped_seconds += n / self.hz
+
     def _advance(self, slot: int) -> None:
         """Finish every window that ends before ``slot``."""
         while slot > self._last_slot_of(self._window):
-            if not self._pending():  # nothing to carry: jump straight to the window of slot
+            if not self._placed() and all(lane.queued < 2 for lane in self._lanes.values()):
+                # Nothing a cut could emit on the way: jump straight to the window of slot.
                 self._window = slot // (self._span + 1)
                 first = self._first_slot(self._window)
                 for lane in self._lanes.values():

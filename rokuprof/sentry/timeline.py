@@ -47,6 +47,20 @@ class Lane:
             self.queue.appendleft([path, count])
         self.queued += count
 
+    def drop_newest(self, n: int) -> list[tuple[int, int]]:
+        """Remove the ``n`` most recently queued samples; return them as ``(path, count)``."""
+        dropped = []
+        while n:
+            tail = self.queue[-1]
+            k = min(n, tail[1])
+            dropped.append((tail[0], k))
+            tail[1] -= k
+            if not tail[1]:
+                self.queue.pop()
+            self.queued -= k
+            n -= k
+        return dropped
+
     def place(self, limit: int, floor: int = 0) -> int:
         """Place queued samples in slots before ``limit``, as late as they fit (ending at
         ``limit``), never before ``floor`` (where the window of their data began) nor before
