@@ -2,8 +2,10 @@
 
 Per app run the capture creates one :class:`ChunkSink` (once the stream header is known), gives
 it a profile-tables delta with its arrival time every second or so, asks it for ready chunks
-every chunk interval, and finishes it at the end of the run (remaining chunks plus a report of
-data that could not form a valid chunk). :func:`sentry_sink` adapts :mod:`rokuprof.sentry`.
+every chunk interval, and finishes it at the end of the run (the remaining chunks plus a
+JSON-ready report of what could not form a valid chunk). Chunks travel as their JSON bytes.
+:class:`SentrySink` adapts :class:`rokuprof.sentry.ChunkBuilder`; :func:`sentry_sink_factory`
+makes one per run.
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ from typing import Protocol
 
 from rokuprof.bsprof.model import Header
 from rokuprof.profile.tables import Delta, ProfileTables
-
-Chunk = dict[str, object]
+from rokuprof.sentry import BuildReport, ChunkBuilder, ChunkSettings
 
 
 @dataclass(frozen=True)
@@ -35,11 +36,62 @@ class ChunkSink(Protocol):
     def add(self, delta: Delta, arrival: float) -> None:
         """Take what changed since the previous delta; ``arrival`` = Unix seconds."""
 
-    def ready(self, now: float) -> list[Chunk]:
-        """Chunks that are complete by ``now`` (Unix seconds), oldest first."""
+    def ready(self, now: float) -> list[bytes]:
+        """Chunks (JSON bytes) complete by ``now`` (Unix seconds), oldest first."""
 
-    def finish(self, end: float) -> tuple[list[Chunk], dict[str, object]]:
+    def finish(self, end: float) -> tuple[list[bytes], dict[str, object]]:
         """End of run: the remaining chunks and a JSON-ready report of what was dropped."""
 
 
 ChunkSinkFactory = Callable[[RunContext], ChunkSink]
+
+
+def report_json(report: BuildReport) -> dict[str, object]:
+    """The parts of a build report worth keeping in ``session.json``."""
+    return {
+        "chunks": report.chunks,
+        "samples": report.samples,
+        "busy_samples": report.busy_samples,
+        "threads": dict(report.threads),
+        "covered_seconds": round(report.covered_seconds, 3),
+        "leftover_samples": report.leftover_samples,
+        "rejected_chunks": len(report.rejected),
+        "notes": report.describe(),
+    }
+
+
+class SentrySink:
+    """A :class:`ChunkSink` over :class:`rokuprof.sentry.ChunkBuilder`."""
+
+    def __init__(self, context: RunContext, chunk_seconds: float = 60.0) -> None:
+        options: dict[str, object] = {"chunk_seconds": chunk_seconds}
+        if context.environment:
+            options["environment"] = context.environment
+        if context.release:
+            options["release"] = context.release
+        self.builder = ChunkBuilder(
+            context.tables,
+            context.start,
+            header=context.header,
+            settings=ChunkSettings(**options),
+            profiler_id=context.profiler_id,
+        )
+
+    def add(self, delta: Delta, arrival: float) -> None:
+        self.builder.add(delta, arrival)
+
+    def ready(self, now: float) -> list[bytes]:
+        return [chunk.data for chunk in self.builder.ready(now)]
+
+    def finish(self, end: float) -> tuple[list[bytes], dict[str, object]]:
+        flush = self.builder.finish(end)
+        return [chunk.data for chunk in flush.chunks], report_json(flush.report)
+
+
+def sentry_sink_factory(chunk_seconds: float = 60.0) -> ChunkSinkFactory:
+    """A factory making one :class:`SentrySink` per run with chunks of ``chunk_seconds``."""
+
+    def make(context: RunContext) -> ChunkSink:
+        return SentrySink(context, chunk_seconds)
+
+    return make

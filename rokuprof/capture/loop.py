@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rokuprof.capture.chunks import ChunkSinkFactory
+from rokuprof.capture.chunks import ChunkSinkFactory, sentry_sink_factory
 from rokuprof.capture.run import NoData, RunCapture, RunSettings
 from rokuprof.capture.session import SessionRecord, safe_name
 from rokuprof.capture.status import (
@@ -33,6 +33,7 @@ from rokuprof.capture.status import (
     CaptureStatus,
     NullObserver,
 )
+from rokuprof.device.console import DEFAULT_CONSOLE_PORT, BsprofStatus, ConsoleClient
 from rokuprof.device.ecp import DEFAULT_ECP_PORT, ActiveApp, DeviceInfo, EcpClient
 from rokuprof.device.errors import DeviceError, LimitedModeError
 from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
@@ -49,6 +50,7 @@ class CaptureConfig:
     out: Path = Path("rokuprof-data")
     profiler_port: int = DEFAULT_PROFILER_PORT
     ecp_port: int = DEFAULT_ECP_PORT
+    console_port: int = DEFAULT_CONSOLE_PORT
     chunk_seconds: float = 60.0
     delta_seconds: float = 1.0
     poll_interval: float = 0.25  # between connect attempts while no app runs
@@ -57,11 +59,24 @@ class CaptureConfig:
     idle_timeout: float = 120.0  # a run ends as truncated after this long without a byte
     ecp_timeout: float = 3.0
     use_ecp: bool = True
+    use_console: bool = True  # ask the debug console for the profiler status at each run
     runs: int | None = None  # stop after this many runs
     duration: float | None = None  # stop after this many seconds
     environment: str | None = None
     release: str | None = None
     device_dir: str | None = None  # overrides the serial number / host as directory name
+    chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.chunk_seconds <= 60:
+            raise ValueError("chunk_seconds must be in (0, 60] (Sentry chunks hold at most 60 s)")
+        for name in ("delta_seconds", "poll_interval", "connect_timeout", "idle_timeout"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0")
+        if self.runs is not None and self.runs < 1:
+            raise ValueError("runs must be >= 1")
+        if self.duration is not None and self.duration <= 0:
+            raise ValueError("duration must be > 0")
 
     def run_settings(self) -> RunSettings:
         return RunSettings(
@@ -104,6 +119,8 @@ class DeviceCapture:
     ) -> None:
         self.config = config
         self.observer = observer or NullObserver()
+        if sink_factory is None and config.chunks:
+            sink_factory = sentry_sink_factory(config.chunk_seconds)
         self.sink_factory = sink_factory
         self.external_stop = stop
         self.status = CaptureStatus(host=config.host)
@@ -198,6 +215,24 @@ class DeviceCapture:
                 return await ecp.active_app()
         return None
 
+    async def _query_profiler_status(self) -> BsprofStatus | None:
+        cfg = self.config
+        if not cfg.use_console:
+            return None
+        try:
+            async with ConsoleClient(cfg.host, cfg.console_port, timeout=cfg.ecp_timeout) as c:
+                status = await c.bsprof_status()
+        except DeviceError:
+            return None
+        if status is not None and status.state == "paused":
+            text = (
+                "the profiler is paused (bsprof_pause_on_start?): little is recorded until "
+                f"`rokuprof control {cfg.host} resume`"
+            )
+            self.status.message = text
+            self.observer.on_message(self.status, "warning", text)
+        return status
+
     # -- the loop ----------------------------------------------------------------------------
 
     def _set_state(self, state: str) -> None:
@@ -263,7 +298,7 @@ class DeviceCapture:
                 continue
             backoff = cfg.poll_interval
             if cfg.runs is not None and len(self.summary.sessions) >= cfg.runs:
-                self.request_stop(f"{cfg.runs} run(s) captured")
+                self.request_stop(f"--runs {cfg.runs} reached")
                 break
             if not self._stop.is_set():
                 self._set_state(WAITING)
@@ -273,12 +308,19 @@ class DeviceCapture:
         self.status.run_started = time.monotonic()
         self._start_identify()
         app_task = asyncio.ensure_future(self._query_active_app())
+        console_task = asyncio.ensure_future(self._query_profiler_status())
+        side_tasks = (app_task, console_task)
 
-        def app_info() -> dict[str, object]:
-            if app_task.done() and not app_task.cancelled() and app_task.result() is not None:
-                app = app_task.result()
-                return {"ecp": app.to_json()}
-            return {}
+        def extra_info() -> dict[str, dict[str, object]]:
+            """What the side queries found, by session.json section."""
+            out: dict[str, dict[str, object]] = {}
+            app = _result(app_task)
+            if app is not None:
+                out["app"] = {"ecp": app.to_json()}
+            profiler = _result(console_task)
+            if profiler is not None:
+                out["profiler"] = {"console_status": profiler.to_json()}
+            return out
 
         capture = RunCapture(
             stream,
@@ -288,7 +330,7 @@ class DeviceCapture:
             self._stop,
             identify=self._identify,
             sink_factory=self.sink_factory,
-            extra_app_info=app_info,
+            extra_info=extra_info,
         )
         self._set_state(STREAMING)
         try:
@@ -300,9 +342,10 @@ class DeviceCapture:
             return None
         finally:
             await stream.aclose()
-            app_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await app_task
+            for task in side_tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
             self.status.run_started = None if capture.record is None else self.status.run_started
         session = CapturedSession(record, path)
         self.summary.sessions.append(session)
@@ -311,3 +354,10 @@ class DeviceCapture:
         self.status.state = FINISHED
         self.observer.on_session_end(self.status, record, path)
         return session
+
+
+def _result(task: asyncio.Task):
+    """A finished task's result, else ``None``."""
+    if task.done() and not task.cancelled() and task.exception() is None:
+        return task.result()
+    return None

@@ -72,7 +72,7 @@ class RunCapture:
         *,
         identify: Callable[[], Awaitable[tuple[str, dict[str, object]]]],
         sink_factory: ChunkSinkFactory | None = None,
-        extra_app_info: Callable[[], dict[str, object]] | None = None,
+        extra_info: Callable[[], dict[str, dict[str, object]]] | None = None,
     ) -> None:
         self.stream = stream
         self.settings = settings
@@ -81,7 +81,7 @@ class RunCapture:
         self.stop = stop
         self.identify = identify
         self.sink_factory = sink_factory
-        self.extra_app_info = extra_app_info
+        self.extra_info = extra_info
         self.reader = ProfileReader()
         self.files: SessionFiles | None = None
         self.record: SessionRecord | None = None
@@ -283,7 +283,7 @@ class RunCapture:
         arrival = time.time()
         self._guard("add a delta", lambda: self.sink.add(delta, arrival))
 
-    async def _write_chunks(self, chunks: list[dict[str, object]]) -> None:
+    async def _write_chunks(self, chunks: list[bytes]) -> None:
         for chunk in chunks:
             path = await self.files.write_chunk(chunk)
             self.status.chunks = self.files.chunks_written
@@ -303,8 +303,9 @@ class RunCapture:
         rec.bytes = self.files.archive.bytes
         rec.entries = self.reader.entry_count
         rec.chunks = self.files.chunks_written
-        if self.extra_app_info is not None:
-            rec.app.update(self.extra_app_info())
+        if self.extra_info is not None:
+            for section, values in self.extra_info().items():
+                getattr(rec, section).update(values)
         return rec
 
     async def _finish(self) -> tuple[SessionRecord, Path]:

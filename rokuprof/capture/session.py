@@ -114,12 +114,12 @@ class SessionFiles:
         await asyncio.to_thread(self.path.mkdir, parents=True, exist_ok=False)
         await self.archive.open()
 
-    async def write_chunk(self, chunk: dict[str, object]) -> Path:
-        """Write the next ``chunks/NNNNNN.json`` (atomically, off the event loop)."""
+    async def write_chunk(self, chunk: bytes) -> Path:
+        """Write the next ``chunks/NNNNNN.json`` (a chunk's JSON bytes; atomically, off the
+        event loop)."""
         self.chunks_written += 1
         path = self.chunks_dir / f"{self.chunks_written:06d}.json"
-        data = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        await asyncio.to_thread(write_atomic, path, data)
+        await asyncio.to_thread(write_atomic, path, chunk)
         return path
 
     async def write_record(self, record: SessionRecord) -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from rokuprof.cli import (  # noqa: F401  (importing a command module registers its command)
+    config_cmd,
     convert_cmd,
+    daemon_cmd,
     inspect_cmd,
     simulate_cmd,
+    watch_cmd,
 )
 from rokuprof.cli.app import app
 

@@ -169,7 +169,12 @@ class ConsoleClient:
                 f"{error.strerror or error}"
             ) from error
         # A banner (serial, model) and a first prompt may come; do not wait long for them.
-        self.banner = await self._read_reply(None, first_wait=min(self.timeout, self.quiet))
+        try:
+            self.banner = await self._read_reply(None, first_wait=min(self.timeout, self.quiet))
+        except BaseException:  # cancelled or failed: __aexit__ will not run, close here
+            writer, self._writer = self._writer, None
+            writer.close()
+            raise
 
     async def command(self, command: str) -> str:
         """Send one command line; return its reply (prompt and echo removed)."""

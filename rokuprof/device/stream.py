@@ -282,8 +282,10 @@ class ProfilerStream:
         try:
             writer.write(build_request(host, port, path))
             await asyncio.wait_for(writer.drain(), connect_timeout)
-        except (OSError, TimeoutError) as error:
-            await stream.aclose()
+        except BaseException as error:
+            writer.close()  # cancelled or failed: the caller never gets the stream to close
+            if not isinstance(error, OSError | TimeoutError):
+                raise
             raise ConnectionLost(
                 f"{host}:{port} dropped the connection before the request was sent"
             ) from error

@@ -1,0 +1,99 @@
+"""``rokuprof watch`` as a library call: one device's capture loop with a view and Ctrl-C handling.
+
+The first Ctrl-C (or SIGTERM) asks the loop to stop: the current run finishes its chunks and is
+marked ``interrupted``. A second Ctrl-C falls back to Python's default (immediate exit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable
+
+from rich.console import Console
+
+from rokuprof.capture.live import LiveView, PlainLog, human_bytes
+from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
+from rokuprof.capture.status import CaptureObserver, NullObserver
+
+VIEWS = ("auto", "live", "plain", "quiet")
+
+
+def make_observer(view: str, console: Console) -> CaptureObserver:
+    if view == "auto":
+        view = "live" if console.is_terminal else "plain"
+    if view == "live":
+        return LiveView(console)
+    if view == "plain":
+        return PlainLog(
+            lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)
+        )
+    if view == "quiet":
+        return NullObserver()
+    raise ValueError(f"unknown view {view!r} (choose one of {', '.join(VIEWS)})")
+
+
+@contextlib.contextmanager
+def stop_on_signals(request_stop: Callable[[str], None]):
+    """Route SIGINT/SIGTERM to ``request_stop`` once; a second SIGINT exits at once."""
+    loop = asyncio.get_running_loop()
+    installed: list[int] = []
+
+    def handler(signum: int) -> None:
+        request_stop("interrupted (Ctrl-C)" if signum == signal.SIGINT else "terminated")
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signal.SIGINT)  # the next Ctrl-C is not polite
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, handler, signum)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
+            pass
+    try:
+        yield
+    finally:
+        for signum in installed:
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)
+
+
+async def watch(
+    config: CaptureConfig,
+    *,
+    view: str = "auto",
+    console: Console | None = None,
+    stop: asyncio.Event | None = None,
+    signals: bool = True,
+) -> CaptureSummary:
+    """Capture runs of one device until stopped; return the summary."""
+    console = console or Console()
+    observer = make_observer(view, console)
+    capture = DeviceCapture(config, observer=observer, stop=stop)
+    guard = stop_on_signals(capture.request_stop) if signals else contextlib.nullcontext()
+    with guard:
+        if isinstance(observer, LiveView):
+            observer.attach(capture.status)
+            async with observer:
+                return await capture.run()
+        return await capture.run()
+
+
+def summary_lines(summary: CaptureSummary) -> list[str]:
+    """The closing report: each session, its status and where it is."""
+    lines = []
+    n = len(summary.sessions)
+    reason = f" ({summary.stop_reason})" if summary.stop_reason else ""
+    lines.append(f"{n} run(s) captured from {summary.device or summary.host}{reason}")
+    for s in summary.sessions:
+        r = s.record
+        lines.append(
+            f"  {r.status:11} {human_bytes(r.bytes):>10}  {r.entries:>9,} entries  "
+            f"{r.chunks:>3} chunk(s)  {s.path}"
+        )
+        if r.status != "complete" and r.end_reason:
+            lines.append(f"              {r.end_reason}")
+    for problem in summary.problems:
+        lines.append(f"note: {problem}")
+    return lines

@@ -1,0 +1,88 @@
+"""``rokuprof watch HOST``: capture every profiled app run of one device."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from rokuprof.capture.loop import CaptureConfig
+from rokuprof.capture.watch import summary_lines
+from rokuprof.capture.watch import watch as run_watch
+from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
+
+
+@app.command()
+def watch(
+    host: Annotated[str, typer.Argument(help="The Roku's address (IP or host name).")],
+    out: Annotated[Path, typer.Option(help="Where sessions are written.")] = Path("rokuprof-data"),
+    chunk_seconds: Annotated[
+        float, typer.Option(min=1, max=60, help="Write Sentry chunks this often (seconds).")
+    ] = 60.0,
+    profiler_port: Annotated[int, typer.Option(min=1, max=65535)] = 8090,
+    ecp_port: Annotated[int, typer.Option(min=1, max=65535)] = 8060,
+    console_port: Annotated[
+        int, typer.Option(min=1, max=65535, help="Debug console port (profiler status).")
+    ] = 8080,
+    runs: Annotated[int | None, typer.Option(min=1, help="Stop after this many runs.")] = None,
+    duration: Annotated[
+        float | None, typer.Option(min=0.1, help="Stop after this many seconds.")
+    ] = None,
+    environment: Annotated[
+        str | None, typer.Option(help="Sentry environment of the chunks (default: production).")
+    ] = None,
+    release: Annotated[
+        str | None, typer.Option(help="Sentry release (default: <app name>@<app version>).")
+    ] = None,
+    idle_timeout: Annotated[
+        float, typer.Option(min=1, help="End a run as truncated after this long without data.")
+    ] = 120.0,
+    no_ecp: Annotated[
+        bool, typer.Option("--no-ecp", help="Do not ask ECP for the serial number and app.")
+    ] = False,
+    no_console: Annotated[
+        bool, typer.Option("--no-console", help="Do not ask the debug console for bsprof-status.")
+    ] = False,
+    view: Annotated[
+        str,
+        typer.Option(help="auto (live view on a terminal, log lines otherwise), live, plain."),
+    ] = "auto",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")] = False,
+) -> None:
+    """Wait for profiled app runs on HOST and capture each one.
+
+    Keep this running, then launch the app (sideloaded with bsprof_enable=1 and
+    bsprof_data_dest=network in its manifest): the app waits for this client before it starts.
+    Each run becomes OUT/<serial>/<session>/ with capture.bsprof (the exact bytes), session.json
+    and chunks/*.json (Sentry V2 profile chunks, written every --chunk-seconds). Ctrl-C ends the
+    current run as "interrupted" and exits 0.
+    """
+    if view not in ("auto", "live", "plain"):
+        raise typer.BadParameter("choose auto, live or plain", param_hint="--view")
+    try:
+        config = CaptureConfig(
+            host=host,
+            out=out,
+            profiler_port=profiler_port,
+            ecp_port=ecp_port,
+            console_port=console_port,
+            chunk_seconds=chunk_seconds,
+            runs=runs,
+            duration=duration,
+            environment=environment,
+            release=release,
+            idle_timeout=idle_timeout,
+            use_ecp=not no_ecp,
+            use_console=not no_console,
+        )
+    except ValueError as error:
+        Console(stderr=True).print(f"[red]error:[/] {error}")
+        raise typer.Exit(EXIT_USAGE) from None
+    console = Console(highlight=False)
+    summary = asyncio.run(run_watch(config, view="quiet" if quiet else view, console=console))
+    for line in summary_lines(summary):
+        console.print(line, markup=False, soft_wrap=True)
+    raise typer.Exit(EXIT_OK)

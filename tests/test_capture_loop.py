@@ -1,0 +1,277 @@
+"""The capture loop end to end against the simulated device on 127.0.0.1 (every wait bounded)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
+from rokuprof.capture.session import read_record
+from rokuprof.capture.status import NullObserver
+from rokuprof.profile.reader import ProfileReader
+from rokuprof.sentry import validate_chunk
+from rokuprof.simulator import DeviceConfig, Fault, SimulatedDevice
+
+
+def sim(**kw) -> DeviceConfig:
+    """A quick device: app time runs 4x faster than real time unless a test needs real time."""
+    base = dict(run_seconds=2.0, runs=1, run_gap=0.1, seed=3, burst_ticks=(2, 10), speed=4.0)
+    return DeviceConfig(**(base | kw))
+
+
+def cap_config(dev: SimulatedDevice, out: Path, **kw) -> CaptureConfig:
+    base = dict(
+        host="127.0.0.1",
+        out=out,
+        profiler_port=dev.profiler_port,
+        ecp_port=dev.ecp_port,
+        console_port=dev.console_port,
+        chunk_seconds=1.0,
+        delta_seconds=0.2,
+        poll_interval=0.1,
+        ecp_timeout=2.0,
+    )
+    return CaptureConfig(**(base | kw))
+
+
+class Recorder(NullObserver):
+    """Remembers when chunks were written and in which state."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[float, str, Path]] = []
+        self.messages: list[str] = []
+
+    def on_chunk(self, status, path) -> None:
+        self.chunks.append((time.monotonic(), status.state, path))
+
+    def on_message(self, status, level, text) -> None:
+        self.messages.append(text)
+
+
+async def until(predicate, timeout: float) -> None:
+    """Poll ``predicate`` every 20 ms for at most ``timeout`` seconds."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)
+
+
+async def run_capture(capture: DeviceCapture, timeout: float = 15) -> CaptureSummary:
+    return await asyncio.wait_for(capture.run(), timeout)
+
+
+def chunk_files(session: Path) -> list[Path]:
+    return sorted((session / "chunks").glob("*.json"))
+
+
+def assert_valid_chunks(session: Path, profiler_id: str) -> list[dict]:
+    chunks = []
+    for path in chunk_files(session):
+        payload = json.loads(path.read_bytes())
+        assert validate_chunk(payload) == [], path
+        assert payload["profiler_id"] == profiler_id
+        chunks.append(payload)
+    assert len({c["chunk_id"] for c in chunks}) == len(chunks)
+    return chunks
+
+
+async def test_a_run_is_archived_byte_for_byte_with_chunks_written_while_it_streams(
+    tmp_path: Path,
+) -> None:
+    recorder = Recorder()
+    async with SimulatedDevice(sim(run_seconds=2.5, speed=1.0)) as dev:
+        capture = DeviceCapture(cap_config(dev, tmp_path, runs=1), observer=recorder)
+        summary = await run_capture(capture)
+        run = await dev.wait_run_end(0, 5)
+        sent = dev.sent_bytes(0)
+    assert run.status == "complete"
+    [session] = summary.sessions
+    assert session.path.parent == tmp_path / "YN00AA000001"  # the serial from ECP
+    assert session.path.name.startswith(time.strftime("%Y", time.gmtime()))
+    assert (session.path / "capture.bsprof").read_bytes() == sent
+    record = read_record(session.path)
+    reader = ProfileReader.from_bytes(sent)
+    assert record["status"] == "complete"
+    assert record["bytes"] == len(sent)
+    assert record["entries"] == reader.entry_count > 100
+    assert record["app"]["name"] == "Café TV" and record["app"]["version"] == "2.4.1"
+    assert record["app"]["ecp"]["id"] == "dev"
+    assert record["device"]["serial"] == "YN00AA000001"
+    assert record["profiler"]["end_ms"] == run.end_ms
+    assert record["profiler"]["console_status"]["state"] == "running"
+    assert record["errors"] == []
+    assert record["start"].endswith("Z") and record["end"] >= record["start"]
+    chunks = assert_valid_chunks(session.path, record["profiler_id"])
+    assert record["chunks"] == len(chunks) >= 2
+    assert record["chunk_report"]["chunks"] == len(chunks)
+    assert all(c["release"] == "Café TV@2.4.1" for c in chunks)
+    # Flushed during the run, not only at its end:
+    during = [c for c in recorder.chunks if c[1] == "streaming" and c[0] < run.ended_at - 0.3]
+    assert during, recorder.chunks
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+async def test_two_consecutive_runs_become_two_sessions(tmp_path: Path) -> None:
+    async with SimulatedDevice(sim(runs=2, run_seconds=1.0)) as dev:
+        summary = await run_capture(DeviceCapture(cap_config(dev, tmp_path, runs=2)))
+        sent = [dev.sent_bytes(0), dev.sent_bytes(1)]
+    assert [s.record.status for s in summary.sessions] == ["complete", "complete"]
+    paths = [s.path for s in summary.sessions]
+    assert len(set(paths)) == 2 and sorted(paths) == paths
+    for path, data in zip(paths, sent, strict=True):
+        assert (path / "capture.bsprof").read_bytes() == data
+    ids = {read_record(p)["profiler_id"] for p in paths}
+    assert len(ids) == 2
+    assert summary.stop_reason == "--runs 2 reached"
+
+
+async def test_a_connection_cut_mid_run_gives_a_truncated_session_with_its_data(
+    tmp_path: Path,
+) -> None:
+    faults = (Fault("reset", after_bytes=6000, run=0),)
+    async with SimulatedDevice(sim(run_seconds=3.0, faults=faults)) as dev:
+        summary = await run_capture(DeviceCapture(cap_config(dev, tmp_path, runs=1)))
+        sent = dev.sent_bytes(0)
+    [session] = summary.sessions
+    record = read_record(session.path)
+    assert record["status"] == "truncated"
+    assert 6000 <= len(sent) < 7000
+    assert (session.path / "capture.bsprof").read_bytes() == sent
+    assert record["bytes"] == len(sent)
+    assert record["entries"] == ProfileReader.from_bytes(sent).entry_count > 0
+    assert record["errors"][0]["kind"] == "connection_lost"
+    assert "incomplete" in record["end_reason"]
+    assert_valid_chunks(session.path, record["profiler_id"])
+
+
+async def test_an_idle_stream_times_out_as_truncated(tmp_path: Path) -> None:
+    faults = (Fault("stall", after_bytes=3000, run=0),)
+    async with SimulatedDevice(sim(run_seconds=4.0, faults=faults)) as dev:
+        config = cap_config(dev, tmp_path, runs=1, idle_timeout=0.4)
+        summary = await run_capture(DeviceCapture(config))
+        sent = dev.sent_bytes(0)
+    record = summary.sessions[0].record
+    assert record.status == "truncated"
+    assert record.errors[0]["kind"] == "idle_timeout"
+    assert (summary.sessions[0].path / "capture.bsprof").read_bytes() == sent[: record.bytes]
+    assert record.bytes >= 3000
+
+
+async def test_corrupt_data_fails_the_session_with_the_decoder_error_and_keeps_the_bytes(
+    tmp_path: Path,
+) -> None:
+    faults = (Fault("garbage", after_bytes=5000, run=0),)
+    async with SimulatedDevice(sim(faults=faults)) as dev:
+        summary = await run_capture(DeviceCapture(cap_config(dev, tmp_path, runs=1)))
+        sent = dev.sent_bytes(0)
+    session = summary.sessions[0]
+    record = read_record(session.path)
+    assert (session.path / "capture.bsprof").read_bytes() == sent  # all of it, garbage included
+    assert record["status"] == "failed"
+    [error] = [e for e in record["errors"] if e["kind"] == "decoder"]
+    expected = ProfileReader.from_bytes(sent).error
+    assert (error["offset"], error["message"]) == (expected.offset, expected.message)
+    assert 4900 < error["offset"] <= 5000
+    assert f"byte {expected.offset}" in record["end_reason"]
+
+
+async def test_stop_trigger_mid_run_interrupts_and_finishes_the_chunks(tmp_path: Path) -> None:
+    stop = asyncio.Event()
+    recorder = Recorder()
+    async with SimulatedDevice(sim(run_seconds=20.0, speed=1.0)) as dev:
+        capture = DeviceCapture(cap_config(dev, tmp_path), observer=recorder, stop=stop)
+        task = asyncio.ensure_future(capture.run())
+        await until(lambda: dev.runs and dev.runs[0].bytes_sent > 6000, 10)
+        await asyncio.sleep(0.3)
+        stop.set()
+        summary = await asyncio.wait_for(task, 5)
+        await dev.home()
+        sent = dev.sent_bytes(0)
+    [session] = summary.sessions
+    record = read_record(session.path)
+    assert record["status"] == "interrupted"
+    assert summary.stop_reason == "stopped"
+    data = (session.path / "capture.bsprof").read_bytes()
+    assert sent.startswith(data) and len(data) > 6000
+    chunks = assert_valid_chunks(session.path, record["profiler_id"])
+    assert record["chunks"] == len(chunks) >= 1
+    assert capture.status.state == "stopped"
+
+
+async def test_app_start_is_delayed_by_less_than_a_second(tmp_path: Path) -> None:
+    """Launch while the loop polls; the device measures launch -> connect."""
+    config = sim(auto_launch=False, run_seconds=0.4, runs=None)
+    async with SimulatedDevice(config) as dev:
+        # The production poll interval, not the faster one the other tests use.
+        capture = DeviceCapture(cap_config(dev, tmp_path, runs=3, poll_interval=0.25))
+        task = asyncio.ensure_future(capture.run())
+        for i in range(3):
+            await asyncio.sleep(0.37 + 0.11 * i)  # launch at varying phases of the polling
+            await dev.launch()
+            await dev.wait_run_end(i, 5)
+        summary = await asyncio.wait_for(task, 5)
+    delays = [run.connect_delay for run in dev.runs]
+    assert all(d is not None and d < 1.0 for d in delays), delays
+    assert max(delays) < 0.5  # poll interval 0.25 s plus scheduling slack
+    assert len(summary.sessions) == 3
+
+
+async def test_duration_stops_the_loop_while_waiting(tmp_path: Path) -> None:
+    async with SimulatedDevice(sim(auto_launch=False)) as dev:
+        start = time.monotonic()
+        summary = await run_capture(DeviceCapture(cap_config(dev, tmp_path, duration=0.5)))
+    assert 0.45 < time.monotonic() - start < 3
+    assert summary.sessions == [] and summary.stop_reason == "duration reached"
+
+
+async def test_without_ecp_the_device_directory_is_the_host(tmp_path: Path) -> None:
+    async with SimulatedDevice(sim(ecp_mode="disabled")) as dev:
+        recorder = Recorder()
+        summary = await run_capture(
+            DeviceCapture(cap_config(dev, tmp_path, runs=1), observer=recorder)
+        )
+    assert summary.sessions[0].path.parent == tmp_path / "127.0.0.1"
+    assert summary.sessions[0].record.status == "complete"
+    assert any("Network access" in m for m in recorder.messages)  # the limited-mode advice
+
+
+async def test_a_failing_chunk_builder_does_not_stop_the_raw_capture(tmp_path: Path) -> None:
+    class Broken:
+        def add(self, delta, arrival):
+            raise RuntimeError("boom")
+
+    async with SimulatedDevice(sim()) as dev:
+        capture = DeviceCapture(
+            cap_config(dev, tmp_path, runs=1), sink_factory=lambda context: Broken()
+        )
+        summary = await run_capture(capture)
+        sent = dev.sent_bytes(0)
+    record = summary.sessions[0].record
+    assert record.status == "complete"
+    assert (summary.sessions[0].path / "capture.bsprof").read_bytes() == sent
+    assert record.errors[0]["kind"] == "chunks" and "boom" in record.errors[0]["message"]
+
+
+async def test_a_refused_second_client_is_not_a_session(tmp_path: Path) -> None:
+    """While another client holds the stream the device answers 503: no session, keep polling."""
+    async with SimulatedDevice(sim(run_seconds=1.0, auto_launch=False)) as dev:
+        await dev.launch()
+        _, writer = await asyncio.open_connection("127.0.0.1", dev.profiler_port)
+        writer.write(b"GET /bsprof/channel.bsprof HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()
+        recorder = Recorder()
+        capture = DeviceCapture(cap_config(dev, tmp_path, duration=0.6), observer=recorder)
+        summary = await run_capture(capture)
+        writer.close()
+        await writer.wait_closed()
+    assert summary.sessions == []
+    assert any("503" in m for m in recorder.messages)
+
+
+@pytest.mark.parametrize("bad", [{"chunk_seconds": 61}, {"runs": 0}, {"idle_timeout": 0}])
+def test_config_is_checked(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        CaptureConfig(host="h", **bad)
