@@ -70,6 +70,8 @@ CLIENT_SDK = {"name": "rokuprof", "version": __version__}
 MAX_CHUNK_SECONDS = 60.0
 #: Measurement carrying the live heap (bytes) over time; Sentry's UI charts this name.
 HEAP_MEASUREMENT = "memory_footprint"
+#: Samples running this far past the end of the run suggest a wrong wall-time unit.
+OVERRUN_WARNING_SECONDS = 10.0
 
 
 def new_uuid() -> str:
@@ -189,7 +191,7 @@ class BuildReport:
             )
         for leftover in self.leftovers:
             lines.append("left over (no valid chunk possible): " + leftover.describe())
-        if self.overrun_seconds > 1.0:
+        if self.overrun_seconds > OVERRUN_WARNING_SECONDS:
             lines.append(
                 f"warning: samples run {self.overrun_seconds:.1f} s past the end of the run "
                 "(more busy time than wall time: is the wall-time unit right?)"
