@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from rokuprof.cli import (  # noqa: F401  (importing a command module registers its command)
     config_cmd,
+    control_cmd,
     convert_cmd,
     daemon_cmd,
+    demo_cmd,
+    discover_cmd,
     inspect_cmd,
     simulate_cmd,
     watch_cmd,

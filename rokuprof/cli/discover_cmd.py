@@ -1,0 +1,104 @@
+"""``rokuprof discover``: the Roku devices on this network and how they are set up."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
+from rokuprof.device.errors import DeviceError
+from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
+from rokuprof.device.survey import survey
+
+
+def _address(text: str, default_port: int) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or "]" in port:  # no port given (or a bare IPv6 address in brackets)
+        host, port = text, str(default_port)
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise typer.BadParameter(f"expected HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+@app.command()
+def discover(
+    timeout: Annotated[float, typer.Option(min=0.1, max=60, help="Seconds to listen.")] = 3.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    target: Annotated[
+        list[str] | None,
+        typer.Option(hidden=True, help="Send M-SEARCH to HOST:PORT instead (repeatable)."),
+    ] = None,
+    bind: Annotated[
+        str, typer.Option(hidden=True, help="Local HOST:PORT of the discovery socket.")
+    ] = "0.0.0.0:0",
+) -> None:
+    """Find Roku devices (SSDP) and show each one's serial, name, model, address, software
+    version, developer mode and ECP mode (from ECP device-info)."""
+    try:
+        targets = [_address(t, SSDP_PORT) for t in target] if target else [(SSDP_GROUP, SSDP_PORT)]
+        local = _address(bind, 0)
+    except typer.BadParameter as error:
+        Console(stderr=True).print(f"[red]error:[/] {error}")
+        raise typer.Exit(EXIT_USAGE) from None
+    err = Console(stderr=True, highlight=False)
+    try:
+        found = asyncio.run(survey(timeout, targets=targets, bind=local))
+    except DeviceError as error:
+        err.print(f"[red]error:[/] {error}")
+        raise typer.Exit(1) from None
+    rows = [d.to_json() for d in found]
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        raise typer.Exit(EXIT_OK)
+    if not rows:
+        err.print(
+            f"No Roku answered within {timeout:g} s. Is this machine on the same network, "
+            "and is the device on (not asleep)?"
+        )
+        raise typer.Exit(EXIT_OK)
+    table = Table(box=None, header_style="bold")
+    for column in ("serial", "name", "model", "address", "software", "dev mode", "ECP mode"):
+        table.add_column(column)
+    for row in rows:
+        dev = {True: "yes", False: "no", None: "?"}[row["developer_mode"]]
+        table.add_row(
+            row["serial"] or "?",
+            row["name"] or "?",
+            row["model"] or "?",
+            f"{row['address']}:{row['ecp_port']}",
+            row["software"] or "?",
+            dev,
+            row["ecp_mode"] or "?",
+        )
+    out = Console(highlight=False)
+    out.print(table)
+    for row in rows:
+        if row["error"]:
+            out.print(f"{row['address']}: {row['error']}", markup=False, soft_wrap=True)
+        elif row["ecp_mode"] in ("limited", "disabled"):
+            out.print(
+                f"{row['address']}: ECP is {row['ecp_mode']}; to allow control, set Settings > "
+                "System > Advanced system settings > Control by mobile apps > Network access "
+                "to 'Permissive' (or 'Default').",
+                markup=False,
+                soft_wrap=True,
+            )
+        if row["developer_mode"] is False:
+            out.print(
+                f"{row['address']}: developer mode is off (needed to sideload a profiled app).",
+                markup=False,
+            )
+        if not row["location_trusted"]:
+            out.print(
+                f"{row['address']}: its SSDP reply named another host ({row['location']}); "
+                "that address was ignored.",
+                markup=False,
+                soft_wrap=True,
+            )
+    raise typer.Exit(EXIT_OK)

@@ -1,0 +1,79 @@
+"""One profiler command on the debug console: ``status``, ``pause``, ``resume``, ``chanperf``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rokuprof.device.console import (
+    DEFAULT_CONSOLE_PORT,
+    BsprofStatus,
+    ChanPerf,
+    ConsoleClient,
+    parse_bsprof_status,
+    parse_chanperf,
+)
+
+ACTIONS = {
+    "status": "bsprof-status",
+    "pause": "bsprof-pause",
+    "resume": "bsprof-resume",
+    "chanperf": "chanperf",
+}
+NO_SESSION = "no profiling session"
+
+
+@dataclass(frozen=True)
+class ControlResult:
+    """The console's reply to one action, parsed where the format is known."""
+
+    action: str
+    command: str
+    reply: str
+    status: BsprofStatus | None = None
+    perf: ChanPerf | None = None
+
+    @property
+    def no_session(self) -> bool:
+        """True when no profiled app runs (the console said so)."""
+        return NO_SESSION in self.reply.lower()
+
+    def describe(self) -> str:
+        if self.no_session:
+            return "No profiling session (no app with bsprof_enable=1 is running)"
+        if self.status is not None:
+            s = self.status
+            settings = ", ".join(f"{k}={v}" for k, v in s.settings.items())
+            metrics = ", ".join(s.metrics) or "no metrics"
+            return f"profiler {s.state}: {metrics}" + (f"; {settings}" if settings else "")
+        if self.action == "chanperf" and self.perf is None:
+            return "channel: memory and CPU data not available (needs run_as_process=1)"
+        return self.reply
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "action": self.action,
+            "command": self.command,
+            "reply": self.reply,
+            "no_session": self.no_session,
+            "status": self.status.to_json() if self.status else None,
+            "chanperf": self.perf.to_json() if self.perf else None,
+        }
+
+
+async def control(
+    host: str, action: str, port: int = DEFAULT_CONSOLE_PORT, timeout: float = 5.0
+) -> ControlResult:
+    """Send the action's command and return the reply (``ValueError`` for an unknown action)."""
+    try:
+        command = ACTIONS[action]
+    except KeyError:
+        raise ValueError(f"unknown action {action!r} (choose {', '.join(ACTIONS)})") from None
+    async with ConsoleClient(host, port, timeout=timeout) as console:
+        reply = await console.command(command)
+    status = perf = None
+    if NO_SESSION not in reply.lower():
+        if action == "status":
+            status = parse_bsprof_status(reply)
+        elif action == "chanperf":
+            perf = parse_chanperf(reply)
+    return ControlResult(action, command, reply, status, perf)

@@ -1,0 +1,60 @@
+"""``rokuprof demo``: a simulated device captured in-process; the suggested commands work."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+from pathlib import Path
+
+from rich.console import Console
+from typer.testing import CliRunner
+
+from rokuprof.capture.demo import DEMO_SERIAL, demo_lines, run_demo
+from rokuprof.cli import app
+from rokuprof.profile.reader import ProfileReader
+from rokuprof.sentry import validate_chunk
+
+
+async def test_run_demo_captures_one_complete_run(tmp_path: Path) -> None:
+    console = Console(file=io.StringIO(), width=200)
+    result = await run_demo(
+        tmp_path,
+        seconds=1.5,
+        chunk_seconds=1.0,
+        view="plain",
+        console=console,
+        launch_after=0.3,
+        signals=False,
+    )
+    [session] = result.summary.sessions
+    assert session.path.parent == tmp_path / DEMO_SERIAL
+    assert session.record.status == "complete" and result.device_status == "complete"
+    assert result.connect_delay is not None and result.connect_delay < 1.0
+    reader = ProfileReader.from_bytes((session.path / "capture.bsprof").read_bytes())
+    assert reader.complete and reader.entry_count == session.record.entries
+    chunks = sorted((session.path / "chunks").glob("*.json"))
+    assert chunks and all(validate_chunk(json.loads(c.read_bytes())) == [] for c in chunks)
+    assert json.loads(chunks[0].read_bytes())["environment"] == "demo"
+    log = console.file.getvalue()
+    assert "waiting for an app run" in log and "run 1 complete" in log
+    text = "\n".join(demo_lines(result))
+    assert str(session.path) in text and "rokuprof inspect" in text and "rokuprof convert" in text
+
+
+def test_demo_command_and_the_commands_it_suggests(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["demo", "--seconds", "1", "--chunk-seconds", "1"], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "1 run(s) captured from YN00DEMO0001" in out
+    assert "Session (complete): rokuprof-demo/YN00DEMO0001/" in out
+    suggested = [line.strip() for line in out.splitlines() if line.strip().startswith("rokuprof ")]
+    assert [s.split()[1] for s in suggested] == ["inspect", "convert"]
+    for command in suggested:
+        run = runner.invoke(app, shlex.split(command)[1:])
+        assert run.exit_code == 0, (command, run.stdout, run.stderr)
+    assert list((tmp_path / "rokuprof-converted" / "chunks").glob("*.json"))
