@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import time
 import uuid
 from pathlib import Path
 
@@ -71,3 +72,15 @@ async def test_watchdog_pings_at_half_the_interval_while_healthy(
         assert 3 <= len(pings) <= 7 and set(pings) == {b"WATCHDOG=1"}
     else:
         assert pings == []
+
+
+def test_a_full_receiver_queue_does_not_block(tmp_path: Path) -> None:
+    path = str(tmp_path / "full.sock")
+    env = {"NOTIFY_SOCKET": path}
+    with receiver(path):  # never read
+        results = []
+        while len(results) < 5000 and (not results or results[-1]):
+            t0 = time.monotonic()
+            results.append(notify("STATUS=" + "x" * 4000, env))
+    assert results[0] and not results[-1]
+    assert time.monotonic() - t0 < 0.5  # gave up quickly instead of blocking

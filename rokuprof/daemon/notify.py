@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 
 log = logging.getLogger(__name__)
 
+SEND_TIMEOUT = 0.1
+
 
 def notify(state: str, env: Mapping[str, str] | None = None) -> bool:
     """Send ``state`` (e.g. ``"READY=1\\nSTATUS=capturing"``); ``True`` if it was sent."""
@@ -25,6 +27,7 @@ def notify(state: str, env: Mapping[str, str] | None = None) -> bool:
         return False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            sock.settimeout(SEND_TIMEOUT)  # never stall the event loop on a full queue
             sock.connect(address)
             sock.sendall(state.encode("utf-8"))
     except OSError as exc:

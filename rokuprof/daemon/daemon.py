@@ -1,0 +1,365 @@
+"""The capture daemon: every configured (and discovered) device captured at once, chunks
+uploaded from the disk spool, retention, metrics and systemd notifications.
+
+Life cycle (:meth:`Daemon.run`):
+
+1. start-up: repair the output directory (stale ``*.tmp``, half-deleted sessions, sessions a
+   crash left ``streaming`` are closed as ``interrupted``); start the uploader (it rescans the
+   spool, so a restart resumes delivery), retention, the metrics endpoint, one supervised
+   capture loop per configured device and, when enabled, SSDP discovery; then ``READY=1``;
+2. run until the shutdown trigger fires (SIGTERM/SIGINT by default; tests pass their own);
+3. shutdown: ``STOPPING=1``, stop discovery, ask every capture loop to stop (a run in progress
+   writes its current chunk and ends ``interrupted``) and wait up to ``stop_seconds``, drain
+   uploads for up to ``drain_seconds``, close the rest; exit status 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rokuprof import __version__
+from rokuprof.capture.loop import CaptureConfig
+from rokuprof.capture.session import safe_name
+from rokuprof.daemon.config import DaemonConfig, DeviceEntry
+from rokuprof.daemon.devices import DeviceSlot
+from rokuprof.daemon.metrics import Family, MetricsServer
+from rokuprof.daemon.notify import Notifier
+from rokuprof.daemon.recovery import recover
+from rokuprof.device.errors import DeviceError
+from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, SsdpDevice, discover
+from rokuprof.store.retention import RetentionPolicy, enforce
+from rokuprof.store.spool import Spool
+from rokuprof.store.uploader import Uploader
+
+log = logging.getLogger(__name__)
+
+ShutdownTrigger = Callable[[], Awaitable[object]]
+
+
+@dataclass
+class DaemonOptions:
+    """Knobs that are not in the config file (tests and benchmarks shorten them)."""
+
+    capture: dict[str, object] = field(default_factory=dict)  # extra CaptureConfig fields
+    uploader: dict[str, object] = field(default_factory=dict)  # extra Uploader arguments
+    stop_seconds: float = 30.0  # for capture loops to finish their runs
+    drain_seconds: float = 20.0  # for pending uploads at shutdown
+    retention_interval: float = 300.0
+    status_interval: float = 10.0
+    discovery_timeout: float = 3.0
+    discovery_targets: tuple[tuple[str, int], ...] = ((SSDP_GROUP, SSDP_PORT),)
+    discovery_bind: tuple[str, int] = ("0.0.0.0", 0)
+    restart_backoff_cap: float = 60.0
+
+
+class Daemon:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        config: DaemonConfig,
+        *,
+        shutdown_trigger: ShutdownTrigger | None = None,
+        notifier: Notifier | None = None,
+        options: DaemonOptions | None = None,
+    ) -> None:
+        self.config = config
+        self.shutdown_trigger = shutdown_trigger
+        self.notifier = notifier or Notifier()
+        self.options = options or DaemonOptions()
+        self.out = Path(config.capture.out)
+        self.slots: dict[str, DeviceSlot] = {}
+        self.uploader = Uploader(
+            Spool(self.out),
+            config.sentry.dsn,
+            **self.options.uploader,  # type: ignore[arg-type]
+        )
+        self.metrics: MetricsServer | None = None
+        self.stopping = False
+        self.started_at = time.time()
+        self.discovery_errors = 0
+        self.last_discovery_error = ""
+        self._tasks: list[asyncio.Task] = []
+        self._upload_task: asyncio.Task | None = None
+
+    # -- devices -----------------------------------------------------------------------------
+
+    def _capture_config(self, entry: DeviceEntry, device_dir: str | None = None) -> CaptureConfig:
+        return CaptureConfig(
+            host=entry.host,
+            out=self.out,
+            profiler_port=entry.profiler_port,
+            ecp_port=entry.ecp_port,
+            console_port=entry.console_port,
+            chunk_seconds=self.config.capture.chunk_seconds,
+            environment=self.config.sentry.environment,
+            device_dir=device_dir,
+            **self.options.capture,  # type: ignore[arg-type]
+        )
+
+    def add_device(self, entry: DeviceEntry, *, source: str = "config") -> DeviceSlot | None:
+        """Start capturing ``entry`` (once per host and profiler port)."""
+        key = f"{entry.host}:{entry.profiler_port}"
+        if key in self.slots or self.stopping:
+            return None
+        slot = DeviceSlot(
+            entry.label,
+            self._capture_config(entry),
+            on_chunk=self.uploader.submit,
+            source=source,
+            backoff_cap=self.options.restart_backoff_cap,
+        )
+        self.slots[key] = slot
+        slot.start()
+        log.info(
+            "capturing %s (%s:%d, from %s)", entry.label, entry.host, entry.profiler_port, source
+        )
+        return slot
+
+    def active_sessions(self) -> list[Path]:
+        return [p for s in self.slots.values() if (p := s.active_session()) is not None]
+
+    # -- background jobs ---------------------------------------------------------------------
+
+    async def _discovery_loop(self) -> None:
+        opts = self.options
+        while True:
+            try:
+                found = await discover(
+                    opts.discovery_timeout,
+                    targets=opts.discovery_targets,
+                    bind=opts.discovery_bind,
+                )
+            except DeviceError as exc:
+                self.discovery_errors += 1
+                self.last_discovery_error = str(exc)
+                log.warning("discovery: %s", exc)
+                found = []
+            for device in found:
+                self._add_discovered(device)
+            await asyncio.sleep(self.config.discovery.interval_seconds)
+
+    def _add_discovered(self, device: SsdpDevice) -> None:
+        configured = {d.host for d in self.config.devices}
+        if device.address in configured:
+            return
+        label = device.serial or device.address
+        self.add_device(
+            DeviceEntry(host=device.address, name=safe_name(label), ecp_port=device.ecp_port),
+            source="discovery",
+        )
+
+    async def _retention_loop(self) -> None:
+        ret = self.config.retention
+        policy = RetentionPolicy(
+            max_age_seconds=ret.max_age_days * 86400 if ret.max_age_days is not None else None,
+            max_bytes=ret.max_bytes,
+        )
+        if not policy.active:
+            return
+        while True:
+            try:
+                await asyncio.to_thread(enforce, self.out, policy, active=self.active_sessions())
+            except OSError as exc:
+                log.error("retention failed: %s", exc)
+            await asyncio.sleep(self.options.retention_interval)
+
+    def status_line(self) -> str:
+        states: dict[str, int] = {}
+        for slot in self.slots.values():
+            states[slot.state] = states.get(slot.state, 0) + 1
+        parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "no devices"
+        return f"{len(self.slots)} device(s): {parts}; {self.uploader.pending} chunk(s) to upload"
+
+    async def _status_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.options.status_interval)
+            self.notifier.status(self.status_line())
+
+    def health(self) -> tuple[bool, str]:
+        if self.stopping:
+            return False, "stopping"
+        dead = [s.label for s in self.slots.values() if s.task is not None and s.task.done()]
+        if dead:
+            return False, f"capture loop ended: {', '.join(dead)}"
+        return True, "ok"
+
+    # -- metrics -----------------------------------------------------------------------------
+
+    def collect(self) -> Iterable[Family]:
+        up = self.uploader
+        fam = {
+            "bytes": Family("rokuprof_device_bytes_total", "counter", "Profiler bytes received."),
+            "entries": Family("rokuprof_device_entries_total", "counter", "Entries decoded."),
+            "state": Family("rokuprof_device_state", "gauge", "Capture loop state (1 = current)."),
+            "sessions": Family(
+                "rokuprof_sessions_total", "counter", "Finished sessions by final status."
+            ),
+            "streaming": Family("rokuprof_sessions_streaming", "gauge", "Sessions being captured."),
+            "written": Family("rokuprof_chunks_written_total", "counter", "Chunks written."),
+            "uploaded": Family(
+                "rokuprof_chunks_uploaded_total", "counter", "Chunks Sentry accepted (2xx)."
+            ),
+            "rejected": Family(
+                "rokuprof_chunks_rejected_total", "counter", "Chunks refused for good."
+            ),
+            "restarts": Family(
+                "rokuprof_capture_restarts_total", "counter", "Capture loop restarts."
+            ),
+            "error": Family(
+                "rokuprof_last_error_info", "gauge", "The latest error (labels), 1 when present."
+            ),
+            "error_time": Family(
+                "rokuprof_last_error_timestamp_seconds", "gauge", "When the latest error happened."
+            ),
+        }
+        for slot in self.slots.values():
+            d = slot.label
+            c = slot.counters
+            fam["bytes"].add(slot.bytes_total(), device=d)
+            fam["entries"].add(slot.entries_total(), device=d)
+            fam["state"].add(1, device=d, state=slot.state)
+            for status in ("complete", "truncated", "interrupted", "failed"):
+                fam["sessions"].add(c.sessions.get(status, 0), device=d, status=status)
+            fam["streaming"].add(1 if c.live else 0, device=d)
+            fam["written"].add(c.chunks_written, device=d)
+            fam["restarts"].add(c.restarts, device=d)
+            if c.last_error:
+                fam["error"].add(1, source="device", device=d, message=c.last_error[:300])
+                fam["error_time"].add(c.last_error_at or 0, source="device", device=d)
+        for device, counts in sorted(up.stats.per_device.items()):
+            fam["uploaded"].add(counts.uploaded, device_dir=device)
+            fam["rejected"].add(counts.rejected, device_dir=device)
+        if up.stats.last_error:
+            fam["error"].add(1, source="upload", device="", message=up.stats.last_error[:300])
+            fam["error_time"].add(up.stats.last_error_at or 0, source="upload", device="")
+        if self.last_discovery_error:
+            fam["error"].add(1, source="discovery", device="", message=self.last_discovery_error)
+        oldest = (
+            up.oldest_pending_mtime() if self.config.sentry.dsn else up.stats.spool.oldest_mtime
+        )
+        pending = up.pending if self.config.sentry.dsn else up.stats.spool.pending
+        extra = [
+            Family("rokuprof_spool_pending_chunks", "gauge", "Chunks waiting for upload.").add(
+                pending
+            ),
+            Family(
+                "rokuprof_spool_oldest_pending_age_seconds",
+                "gauge",
+                "Age of the oldest chunk not yet delivered (0 when none).",
+            ).add(max(0.0, time.time() - oldest) if oldest else 0.0),
+            Family("rokuprof_upload_errors_total", "counter", "Failed upload attempts.").add(
+                up.stats.send_errors
+            ),
+            Family("rokuprof_upload_rate_limited_total", "counter", "429 answers.").add(
+                up.stats.rate_limited
+            ),
+            Family("rokuprof_build_info", "gauge", "rokuprof version.").add(1, version=__version__),
+            Family("rokuprof_start_time_seconds", "gauge", "Daemon start (Unix time).").add(
+                self.started_at
+            ),
+        ]
+        return [*fam.values(), *extra]
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    def _spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.append(task)
+        return task
+
+    async def start(self) -> None:
+        """Repair the output, start every part; ``READY=1`` at the end."""
+        await asyncio.to_thread(self.out.mkdir, parents=True, exist_ok=True)
+        await asyncio.to_thread(recover, self.out)
+        listen = self.config.metrics.listen
+        if listen is not None:
+            self.metrics = MetricsServer(self.collect, self.health, listen[0], listen[1])
+            await self.metrics.start()
+            log.info("metrics on http://%s:%d/metrics", listen[0], self.metrics.port)
+        self._upload_task = asyncio.create_task(self.uploader.run(), name="uploader")
+        self._spawn(self._retention_loop(), "retention")
+        for entry in self.config.devices:
+            self.add_device(entry)
+        if self.config.discovery.enabled:
+            self._spawn(self._discovery_loop(), "discovery")
+        self._spawn(self.notifier.watchdog(lambda: self.health()[0] or self.stopping), "watchdog")
+        self._spawn(self._status_loop(), "status")
+        sentry = self.config.sentry.describe()
+        log.info("rokuprof %s daemon ready: %d device(s), %s", __version__, len(self.slots), sentry)
+        self.notifier.ready(self.status_line())
+
+    async def shutdown(self) -> None:
+        """Stop intake, let runs finish their chunks, drain uploads (all bounded)."""
+        self.stopping = True
+        self.notifier.stopping("finishing sessions and uploads")
+        log.info("stopping: finishing %d capture loop(s)", len(self.slots))
+        for task in self._tasks:
+            if task.get_name() == "discovery":
+                task.cancel()
+        for slot in self.slots.values():
+            slot.request_stop()
+        captures = [s.task for s in self.slots.values() if s.task is not None]
+        if captures:
+            _, late = await asyncio.wait(captures, timeout=self.options.stop_seconds)
+            for task in late:
+                log.warning("%s did not stop in time: cancelled", task.get_name())
+                task.cancel()
+            await asyncio.gather(*captures, return_exceptions=True)
+        if self._upload_task is not None:
+            left = await self.uploader.drain(self.options.drain_seconds, self._upload_task)
+            if left and self.config.sentry.dsn is not None:
+                log.warning("%d chunk(s) not uploaded yet: they stay on disk for next time", left)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.metrics is not None:
+            await self.metrics.close()
+        log.info("stopped")
+
+    async def run(self) -> int:
+        """Run until the shutdown trigger fires; return the exit status."""
+        stop = asyncio.Event()
+        trigger = self.shutdown_trigger or stop.wait
+        installed = _install_signals(stop) if self.shutdown_trigger is None else []
+        try:
+            try:
+                await self.start()
+            except OSError as exc:
+                log.error("cannot start: %s", exc)
+                await self.shutdown()
+                return 1
+            waiter = asyncio.ensure_future(trigger())
+            try:
+                await waiter
+            finally:
+                waiter.cancel()
+            await self.shutdown()
+            return 0
+        finally:
+            loop = asyncio.get_running_loop()
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+
+
+def _install_signals(stop: asyncio.Event) -> list[int]:
+    loop = asyncio.get_running_loop()
+    installed = []
+
+    def handler(signum: int) -> None:
+        log.info("received %s", signal.Signals(signum).name)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, handler, signum)
+            installed.append(signum)
+    return installed

@@ -1,0 +1,108 @@
+"""Helpers for daemon tests: simulated devices, a config pointing at them, a stoppable daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+
+from rokuprof.daemon.config import build_config
+from rokuprof.daemon.daemon import Daemon, DaemonOptions
+from rokuprof.daemon.notify import Notifier
+from rokuprof.simulator import DeviceConfig, SimulatedDevice
+
+FAST_CAPTURE = {
+    "delta_seconds": 0.2,
+    "poll_interval": 0.05,
+    "connect_timeout": 1.0,
+    "ecp_timeout": 1.0,
+    "idle_timeout": 3.0,
+}
+FAST_UPLOADS = {"timeout": 1.0, "backoff_base": 0.05, "backoff_cap": 0.3, "rescan_seconds": 0.5}
+
+
+def sim(serial: str, **kw) -> DeviceConfig:
+    base = dict(
+        serial=serial,
+        name=f"Sim {serial}",
+        run_seconds=1.5,
+        runs=1,
+        run_gap=0.2,
+        seed=3,
+        burst_ticks=(2, 10),
+    )
+    return DeviceConfig(**(base | kw))
+
+
+def daemon_config(out: Path, devices: list[SimulatedDevice], dsn: str | None, **sections):
+    data = {
+        "capture": {"out": str(out), "chunk_seconds": 1.0},
+        "devices": [
+            {
+                "host": "127.0.0.1",
+                "name": dev.config.serial,
+                "profiler_port": dev.profiler_port,
+                "ecp_port": dev.ecp_port,
+                "console_port": dev.console_port,
+            }
+            for dev in devices
+        ],
+        "sentry": {"dsn": dsn or "", "environment": "test"},
+        "metrics": {"listen": "127.0.0.1:0"},
+    }
+    data.update(sections)
+    return build_config(data, env={})
+
+
+class Running:
+    """A daemon running as a task, stopped by an event instead of a signal."""
+
+    def __init__(self, config, notifier: Notifier | None = None, **options) -> None:
+        self.stop = asyncio.Event()
+        opts = DaemonOptions(
+            capture=FAST_CAPTURE | options.pop("capture", {}),
+            uploader=FAST_UPLOADS | options.pop("uploader", {}),
+            **({"stop_seconds": 5.0, "drain_seconds": 3.0, "status_interval": 0.2} | options),
+        )
+        self.daemon = Daemon(
+            config, shutdown_trigger=self.stop.wait, notifier=notifier or Notifier({}), options=opts
+        )
+        self.task: asyncio.Task | None = None
+
+    async def __aenter__(self) -> Running:
+        self.task = asyncio.create_task(self.daemon.run())
+        return self
+
+    async def finish(self, timeout: float = 15.0) -> int:
+        self.stop.set()
+        return await asyncio.wait_for(self.task, timeout)
+
+    async def __aexit__(self, *exc) -> None:
+        if self.task is not None and not self.task.done():
+            self.stop.set()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.task, 15)
+
+
+async def until(predicate, timeout: float, step: float = 0.02) -> None:
+    """Poll ``predicate`` every ``step`` seconds for at most ``timeout`` seconds."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(step)
+
+
+def sessions(out: Path) -> list[Path]:
+    return sorted(p.parent for p in out.glob("*/*/session.json"))
+
+
+def record(session: Path) -> dict:
+    return json.loads((session / "session.json").read_text())
+
+
+def chunk_files(out: Path) -> list[Path]:
+    return sorted(out.glob("*/*/chunks/*.json"))
+
+
+def chunk_ids(out: Path) -> set[str]:
+    return {json.loads(p.read_bytes())["chunk_id"] for p in chunk_files(out)}
