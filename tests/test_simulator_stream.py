@@ -172,3 +172,21 @@ async def test_profiler_options_pass_through(lines, memory):
         parsed = ProfileReader.from_bytes(await read_stream(HOST, dev.profiler_port))
     assert parsed.complete
     assert parsed.header.line_data is lines and parsed.header.memory_ops is memory
+
+
+async def test_crash_loses_pending_cpu_but_keeps_memory_data():
+    """Same seed: a crash at 1.5 s keeps the memory operations up to then, not the CPU
+    counted since the last flush (flushes every second)."""
+    totals = {}
+    for crash in (None, 1.5):
+        cfg = config(run_seconds=1.5, crash_after=crash, speed=40.0)
+        async with SimulatedDevice(cfg) as dev:
+            body = await read_stream(HOST, dev.profiler_port)
+            run = await dev.wait_run_end(0, 3)
+        parsed = ProfileReader.from_bytes(body)
+        assert parsed.complete and run.status == COMPLETE
+        assert run.exit_reason == ("crash" if crash else "run-length")
+        totals[crash] = parsed.tables.totals()
+    full, crashed = totals[None], totals[1.5]
+    assert crashed.alloc_count == full.alloc_count and crashed.free_count == full.free_count
+    assert 0 < crashed.wall < full.wall * 0.8

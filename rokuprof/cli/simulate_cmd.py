@@ -115,6 +115,7 @@ def simulate(
         pause_on_start=pause_on_start,
         ecp_mode="limited" if limited else "enabled",
         auto_launch=auto_launch,
+        keep_bytes=False,  # runs may go on forever: do not keep every stream in memory
     )
     configs = fleet_configs(devices, base, base_port)
     try:

@@ -79,6 +79,7 @@ class DeviceConfig:
     run_seconds: float = 10.0  # app time of one run
     run_gap: float = 1.0  # real seconds on the home screen between automatic runs
     speed: float = 1.0  # app seconds per real second
+    crash_after: float | None = None  # app seconds: the app crashes, pending CPU data is lost
     burst_ticks: tuple[int, int] = (2, 30)  # app ticks (10 ms) between bursts, inclusive range
     max_pieces: int = 4  # a burst is written in 1..max_pieces writes split at random places
 

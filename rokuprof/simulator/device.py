@@ -90,7 +90,7 @@ class SimulatedDevice:
         self._console = TcpService("console", lambda r, w: console.serve(self, r, w))
         self._ssdp: asyncio.DatagramTransport | None = None
         self._profiler_sock: socket.socket | None = None  # bound; listening only during a run
-        self._accept_task: asyncio.Task | None = None
+        self._raw_conns: set[socket.socket] = set()  # accepted, not yet owned by a transport
         self._listening = False
         self._auto_task: asyncio.Task | None = None
         self._running = False
@@ -133,6 +133,9 @@ class SimulatedDevice:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for conn in self._raw_conns:  # accepted, but their tasks were cancelled before starting
+            conn.close()
+        self._raw_conns.clear()
         self._unlisten()
         self._close_profiler_sock()
         if self._ssdp is not None:
@@ -201,8 +204,9 @@ class SimulatedDevice:
         if run is None:
             return False
         self._exit(run, "home")
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(run.task)
+        # Wait for the stream to end (bounded: a client that does not read must not hang us).
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(run.task), 2.0)
         return True
 
     async def cut(self, reset: bool = False) -> bool:
@@ -375,10 +379,12 @@ class SimulatedDevice:
         await out.send(build_header(header, size + app.config.header_padding), split=False)
         t0 = time.monotonic()
         low, high = cfg.burst_ticks
+        crash = cfg.crash_after is not None and cfg.crash_after <= cfg.run_seconds
+        length = cfg.crash_after if crash else cfg.run_seconds
         while run.exit_reason is None:
-            remaining = cfg.run_seconds - app.clock
+            remaining = length - app.clock
             if remaining < TICK - 1e-9:
-                run.exit_reason = "run-length"
+                run.exit_reason = "crash" if crash else "run-length"
                 break
             step = min(run.rng.randint(low, high) * TICK, remaining)
             await self._wait(run, t0 + (app.clock + step) / cfg.speed)
@@ -387,12 +393,15 @@ class SimulatedDevice:
             entries = app.advance(step)
             record.entries += len(entries)
             await out.send(encode_entries(entries, line_data))
-        entries = app.finish()
+        # A crashed app never flushes its pending CPU and call counts.
+        entries = [] if run.exit_reason == "crash" else app.finish()
         record.entries += len(entries)
         await out.send(encode_entries(entries, line_data))
         self._unlisten()  # nothing listens once the app is gone
         self._say("[scrpt.prof.save.ok] Profiling data complete, sent via network")
         await out.hold_until_resumed()
+        if run.cut_request is not None:  # asked for while the app was exiting
+            await out.cut(run.cut_request)
         record.end_ms = record.start_ms + round(app.clock * 1000)
         if out.state == "open":
             await out.send(END_MARKER + build_footer(Footer(record.end_ms)))
@@ -435,9 +444,10 @@ class SimulatedDevice:
             return
         if self._profiler_sock is None:
             self._profiler_sock = self._bind_profiler(self.profiler_port)
-        self._profiler_sock.listen(8)
+        sock = self._profiler_sock
+        sock.listen(8)
         self._listening = True
-        self._accept_task = self._spawn(self._accept_loop(self._profiler_sock))
+        asyncio.get_running_loop().add_reader(sock.fileno(), self._accept, sock)
 
     def _unlisten(self) -> None:
         """Close the listening socket (connects are refused again) and bind a fresh, not
@@ -445,9 +455,6 @@ class SimulatedDevice:
         if not self._listening:
             return
         self._listening = False
-        if self._accept_task is not None:
-            self._accept_task.cancel()
-            self._accept_task = None
         self._close_profiler_sock()
         if self._running:
             self._profiler_sock = self._bind_profiler(self.profiler_port)
@@ -456,19 +463,34 @@ class SimulatedDevice:
         sock, self._profiler_sock = self._profiler_sock, None
         if sock is None:
             return
-        # Drop the accept registration now: the fd number may be reused at once.
         with contextlib.suppress(Exception):
             asyncio.get_running_loop().remove_reader(sock.fileno())
         sock.close()
 
-    async def _accept_loop(self, sock: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            conn, _ = await loop.sock_accept(sock)
+    def _accept(self, sock: socket.socket) -> None:
+        """Reader callback of the listening socket: take every pending connection. (A plain
+        callback, not a task awaiting ``sock_accept``: a cancelled task could lose a socket
+        it had just accepted.)"""
+        for _ in range(16):
+            try:
+                conn, _ = sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                log.warning("%s: profiler accept failed", self.config.serial, exc_info=True)
+                return
+            conn.setblocking(False)
+            self._raw_conns.add(conn)
             self._spawn(self._profiler_client(conn))
 
     async def _profiler_client(self, conn: socket.socket) -> None:
-        reader, writer = await asyncio.open_connection(sock=conn)
+        try:
+            reader, writer = await asyncio.open_connection(sock=conn)
+        except BaseException:
+            conn.close()
+            raise
+        finally:
+            self._raw_conns.discard(conn)
         handed_over = False
         try:
             request = await read_request(reader, self.config.request_timeout)

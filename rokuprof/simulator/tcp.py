@@ -54,6 +54,7 @@ class TcpService:
         if self._server is None:
             return
         self._server.close()
+        await asyncio.sleep(0)  # handler tasks of just-accepted connections start and register
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
