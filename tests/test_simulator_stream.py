@@ -190,3 +190,20 @@ async def test_crash_loses_pending_cpu_but_keeps_memory_data():
     full, crashed = totals[None], totals[1.5]
     assert crashed.alloc_count == full.alloc_count and crashed.free_count == full.free_count
     assert 0 < crashed.wall < full.wall * 0.8
+
+
+async def test_stopping_the_device_ends_the_stream_normally():
+    dev = SimulatedDevice(config(run_seconds=30.0, speed=1.0))
+    await dev.start()
+    reader, writer, _ = await open_stream(HOST, dev.profiler_port)
+    try:
+        async with asyncio.timeout(2):
+            first = await reader.read(65536)
+        await dev.stop()
+        async with asyncio.timeout(2):
+            rest = await reader.read()
+    finally:
+        await close(writer)
+    assert ProfileReader.from_bytes(first + rest).complete
+    assert dev.runs[0].exit_reason == "stop" and dev.runs[0].status == COMPLETE
+    assert await refused(dev.profiler_port) and await refused(dev.ecp_port)

@@ -113,8 +113,7 @@ class StreamOutput:
         if self.state == HELD:
             self.record.status = STALLED
         self.state = DEAD
-        with contextlib.suppress(ConnectionError, OSError):
-            await self.writer.drain()
+        await self._flush()
         await close_writer(self.writer)
 
     async def abort(self) -> None:
@@ -164,14 +163,18 @@ class StreamOutput:
         self.record.status = status
         writer = self.writer
         sock = writer.get_extra_info("socket")
-        with contextlib.suppress(ConnectionError, OSError):
-            await writer.drain()
+        await self._flush()
         if reset and sock is not None:
             await wait_acknowledged(sock)
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             writer.transport.abort()
         await close_writer(writer)
+
+    async def _flush(self, timeout: float = 2.0) -> None:
+        """Drain what is buffered, but never wait long for a client that does not read."""
+        with contextlib.suppress(ConnectionError, OSError, TimeoutError):
+            await asyncio.wait_for(self.writer.drain(), timeout)
 
     async def _gone(self) -> None:
         self.state = DEAD
