@@ -56,6 +56,7 @@ SMALL_LIMITS = Limits(
     max_strings=20,
     max_modules=4,
     max_paths=30,
+    max_string_table_chars=200,
 )
 
 

@@ -27,6 +27,7 @@ TIGHT = Limits(
     max_strings=5,
     max_modules=2,
     max_paths=6,
+    max_string_table_chars=30,
 )
 
 

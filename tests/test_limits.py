@@ -174,6 +174,21 @@ def test_redefinitions_count_against_the_limit():
     assert len(out.entries) == 2
 
 
+def test_string_table_size_is_bounded():
+    limits = Limits(max_string_table_chars=10)
+    entries = [(0, 1, "abcd"), (0, 2, "éééé"), (0, 3, "xyz")]  # 4 + 4 + 3 characters
+    ok = build_stream(HEADER, entries[:2], end=False)
+    data = build_stream(HEADER, entries, end=False)
+    out = decode([data[i : i + 1] for i in range(len(data))], limits)
+    assert out.entries == tuple(entries[:2])
+    assert out.error == (
+        errors.LimitExceeded,
+        len(ok),
+        "string table size (characters) 11 exceeds the limit of 10",
+    )
+    assert reference_outcome(data, limits)["error"] == out.error
+
+
 @given(st.data(), streams(ended=True, footer=True))
 def test_buffer_never_holds_more_than_one_partial_entry(data, spec):
     longest = max(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import chunk, entry_lists, streams
@@ -185,14 +184,19 @@ def test_line_cpu_and_line_numbers():
     assert tables.stats(2).cpu == 18
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="line-level CPU has no limit: every distinct (path, line offset) adds a table entry, "
-    "even for undefined paths (no Limits field bounds it yet)",
-)
 def test_line_cpu_is_bounded_for_a_hostile_stream():
-    tables = tables_of([(CPU, 7, lo, 1, 1) for lo in range(1, 20_001)])
-    assert len(tables.line_cpu) <= 1_000
+    tables = tables_of(
+        [ROOT, *[(CPU, pid, lo, 1, 2) for lo in range(1, 201) for pid in (1, 7)]],
+        Limits(max_line_keys=50),
+    )
+    assert len(tables.line_cpu) == 50
+    assert tables.untracked_line_cpu == 400 - 50
+    assert tables.totals().cpu == 400  # call-path totals stay complete
+    assert tables.totals().wall == 800
+    assert len(tables.warnings) == 1
+    assert "line-level CPU stopped at 50" in tables.warnings[0]
+    tables.apply([(CPU, 1, 1, 5, 5)])  # a pair already kept still adds up
+    assert tables.line_cpu[(1, 1)] == [6, 7]
 
 
 # --- strings, modules, stacks -----------------------------------------------------------------
