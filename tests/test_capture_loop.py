@@ -82,8 +82,11 @@ async def test_a_run_is_archived_byte_for_byte_with_chunks_written_while_it_stre
     tmp_path: Path,
 ) -> None:
     recorder = Recorder()
-    async with SimulatedDevice(sim(run_seconds=2.5, speed=1.0)) as dev:
-        capture = DeviceCapture(cap_config(dev, tmp_path, runs=1), observer=recorder)
+    # Real time, CPU data flushed 5 times a second, chunks every 0.5 s.
+    device = sim(run_seconds=2.0, speed=1.0, cpu_flush_seconds=0.2)
+    async with SimulatedDevice(device) as dev:
+        config = cap_config(dev, tmp_path, runs=1, chunk_seconds=0.5, delta_seconds=0.1)
+        capture = DeviceCapture(config, observer=recorder)
         summary = await run_capture(capture)
         run = await dev.wait_run_end(0, 5)
         sent = dev.sent_bytes(0)
@@ -105,12 +108,12 @@ async def test_a_run_is_archived_byte_for_byte_with_chunks_written_while_it_stre
     assert record["errors"] == []
     assert record["start"].endswith("Z") and record["end"] >= record["start"]
     chunks = assert_valid_chunks(session.path, record["profiler_id"])
-    assert record["chunks"] == len(chunks) >= 2
+    assert record["chunks"] == len(chunks) >= 3
     assert record["chunk_report"]["chunks"] == len(chunks)
     assert all(c["release"] == "Café TV@2.4.1" for c in chunks)
     # Flushed during the run, not only at its end:
-    during = [c for c in recorder.chunks if c[1] == "streaming" and c[0] < run.ended_at - 0.3]
-    assert during, recorder.chunks
+    during = [c for c in recorder.chunks if c[1] == "streaming" and c[0] < run.ended_at - 0.4]
+    assert len(during) >= 2, (run.ended_at, recorder.chunks)
     assert not list(tmp_path.rglob("*.tmp"))
 
 
@@ -120,7 +123,8 @@ async def test_two_consecutive_runs_become_two_sessions(tmp_path: Path) -> None:
         sent = [dev.sent_bytes(0), dev.sent_bytes(1)]
     assert [s.record.status for s in summary.sessions] == ["complete", "complete"]
     paths = [s.path for s in summary.sessions]
-    assert len(set(paths)) == 2 and sorted(paths) == paths
+    assert len(set(paths)) == 2
+    assert [p.name[:16] for p in sorted(paths)] == [p.name[:16] for p in paths]  # to the second
     for path, data in zip(paths, sent, strict=True):
         assert (path / "capture.bsprof").read_bytes() == data
     ids = {read_record(p)["profiler_id"] for p in paths}
@@ -181,11 +185,13 @@ async def test_corrupt_data_fails_the_session_with_the_decoder_error_and_keeps_t
 async def test_stop_trigger_mid_run_interrupts_and_finishes_the_chunks(tmp_path: Path) -> None:
     stop = asyncio.Event()
     recorder = Recorder()
-    async with SimulatedDevice(sim(run_seconds=20.0, speed=1.0)) as dev:
-        capture = DeviceCapture(cap_config(dev, tmp_path), observer=recorder, stop=stop)
+    device = sim(run_seconds=20.0, speed=1.0, cpu_flush_seconds=0.2)
+    async with SimulatedDevice(device) as dev:
+        config = cap_config(dev, tmp_path, chunk_seconds=0.5, delta_seconds=0.1)
+        capture = DeviceCapture(config, observer=recorder, stop=stop)
         task = asyncio.ensure_future(capture.run())
-        await until(lambda: dev.runs and dev.runs[0].bytes_sent > 6000, 10)
-        await asyncio.sleep(0.3)
+        await until(lambda: dev.runs and dev.runs[0].bytes_sent > 3000, 10)
+        await asyncio.sleep(0.6)
         stop.set()
         summary = await asyncio.wait_for(task, 5)
         await dev.home()
@@ -195,7 +201,7 @@ async def test_stop_trigger_mid_run_interrupts_and_finishes_the_chunks(tmp_path:
     assert record["status"] == "interrupted"
     assert summary.stop_reason == "stopped"
     data = (session.path / "capture.bsprof").read_bytes()
-    assert sent.startswith(data) and len(data) > 6000
+    assert sent.startswith(data) and len(data) > 3000
     chunks = assert_valid_chunks(session.path, record["profiler_id"])
     assert record["chunks"] == len(chunks) >= 1
     assert capture.status.state == "stopped"

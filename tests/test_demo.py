@@ -20,8 +20,8 @@ async def test_run_demo_captures_one_complete_run(tmp_path: Path) -> None:
     console = Console(file=io.StringIO(), width=200)
     result = await run_demo(
         tmp_path,
-        seconds=1.5,
-        chunk_seconds=1.0,
+        seconds=1.0,
+        chunk_seconds=0.5,
         view="plain",
         console=console,
         launch_after=0.3,
@@ -46,7 +46,7 @@ def test_demo_command_and_the_commands_it_suggests(tmp_path: Path, monkeypatch) 
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     result = runner.invoke(
-        app, ["demo", "--seconds", "1", "--chunk-seconds", "1"], env={"COLUMNS": "300"}
+        app, ["demo", "--seconds", "0.6", "--chunk-seconds", "0.3"], env={"COLUMNS": "300"}
     )
     assert result.exit_code == 0, result.stdout + result.stderr
     out = result.stdout

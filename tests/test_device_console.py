@@ -76,6 +76,7 @@ class ScriptedConsole:
         self.banner = banner
         self.replies = replies
         self.commands: list[str] = []
+        self._handlers: set[asyncio.Task] = set()
 
     async def __aenter__(self) -> ScriptedConsole:
         self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -85,8 +86,10 @@ class ScriptedConsole:
     async def __aexit__(self, *exc: object) -> None:
         self.server.close()
         await asyncio.wait_for(self.server.wait_closed(), 5)
+        await asyncio.wait_for(asyncio.gather(*self._handlers, return_exceptions=True), 5)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._handlers.add(asyncio.current_task())
         writer.write(self.banner)
         await writer.drain()
         while line := await asyncio.wait_for(reader.readline(), 5):

@@ -136,6 +136,7 @@ class ScriptedDevice:
         self.requests: list[bytes] = []
         self.server: asyncio.Server | None = None
         self._release = asyncio.Event()
+        self._handlers: set[asyncio.Task] = set()
 
     async def __aenter__(self) -> ScriptedDevice:
         self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -145,12 +146,14 @@ class ScriptedDevice:
         self._release.set()
         self.server.close()
         await asyncio.wait_for(self.server.wait_closed(), 5)
+        await asyncio.wait_for(asyncio.gather(*self._handlers, return_exceptions=True), 5)
 
     @property
     def port(self) -> int:
         return self.server.sockets[0].getsockname()[1]
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._handlers.add(asyncio.current_task())
         self.requests.append(await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5))
         for piece in self.pieces:
             writer.write(piece)

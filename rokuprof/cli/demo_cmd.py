@@ -23,7 +23,7 @@ def demo(
         float, typer.Option(min=0.5, max=600, help="Length of the simulated app run.")
     ] = 20.0,
     chunk_seconds: Annotated[
-        float, typer.Option(min=1, max=60, help="Write Sentry chunks this often.")
+        float, typer.Option(min=0.1, max=60, help="Write Sentry chunks this often.")
     ] = 5.0,
     view: Annotated[
         str, typer.Option(help="auto (live view on a terminal, log lines otherwise), live, plain.")

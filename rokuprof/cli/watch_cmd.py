@@ -20,7 +20,7 @@ def watch(
     host: Annotated[str, typer.Argument(help="The Roku's address (IP or host name).")],
     out: Annotated[Path, typer.Option(help="Where sessions are written.")] = Path("rokuprof-data"),
     chunk_seconds: Annotated[
-        float, typer.Option(min=1, max=60, help="Write Sentry chunks this often (seconds).")
+        float, typer.Option(min=0.1, max=60, help="Write Sentry chunks this often (seconds).")
     ] = 60.0,
     profiler_port: Annotated[int, typer.Option(min=1, max=65535)] = 8090,
     ecp_port: Annotated[int, typer.Option(min=1, max=65535)] = 8060,
