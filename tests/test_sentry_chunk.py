@@ -301,7 +301,7 @@ def test_no_measurement_without_memory_operations():
 walls = st.dictionaries(st.sampled_from(PATHS), st.integers(0, 2_000_000), max_size=5)
 deliveries = st.lists(
     st.tuples(
-        st.integers(0, 3000),  # milliseconds since the previous delivery
+        st.integers(0, 3000) | st.integers(0, 130_000),  # ms since the previous delivery
         walls,
         st.none() | st.tuples(st.sampled_from(PATHS), st.integers(0, 30 * US)),  # bulk
     ),
@@ -309,12 +309,13 @@ deliveries = st.lists(
 )
 
 
-def feed(b: ChunkBuilder, plan, call_ready: bool) -> tuple[list, dict[int, int], float]:
+def feed(b: ChunkBuilder, plan, end: float, call_ready: bool) -> tuple[list, dict[int, int]]:
+    """Deliver ``plan``; with ``call_ready``, ask for chunks after each delivery as late as
+    allowed (the time of the next delivery, or the end)."""
     chunks = []
     totals: dict[int, int] = {}
-    t = START
-    for gap_ms, w, bulk in plan:
-        t += gap_ms / 1000
+    times = arrivals(plan)
+    for (_, w, bulk), t, now in zip(plan, times, [*times[1:], end], strict=False):
         w = dict(w)
         if bulk:
             w[bulk[0]] = w.get(bulk[0], 0) + bulk[1]
@@ -322,22 +323,31 @@ def feed(b: ChunkBuilder, plan, call_ready: bool) -> tuple[list, dict[int, int],
             totals[path] = totals.get(path, 0) + wall
         b.add_wall(w, t)
         if call_ready:
-            chunks += b.ready(now=t)
-    return chunks, totals, t
+            chunks += b.ready(now=t) + b.ready(now=now)
+    return chunks, totals
 
 
-@given(deliveries, st.sampled_from([60.0, 5.0, 0.5]))
-def test_invariants_on_random_deliveries(plan, window):
+def arrivals(plan) -> list[float]:
+    t, out = START, []
+    for gap_ms, _, _ in plan:
+        t += gap_ms / 1000
+        out.append(t)
+    return out
+
+
+@given(deliveries, st.sampled_from([60.0, 5.0, 0.5]), st.integers(0, 5000))
+def test_invariants_on_random_deliveries(plan, window, extra_ms):
     settings = ChunkSettings(chunk_seconds=window)
+    end = (arrivals(plan) or [START])[-1] + extra_ms / 1000
     b = make(settings)
-    chunks, totals, end = feed(b, plan, call_ready=True)
+    chunks, totals = feed(b, plan, end, call_ready=True)
     flush = b.finish(end)
     chunks += flush.chunks
     payloads = [json.loads(c.data) for c in chunks]
 
     # Same deltas, ready() never called before the end: the same chunks.
     other = make(settings)
-    feed(other, plan, call_ready=False)
+    feed(other, plan, end, call_ready=False)
     assert [c.data for c in other.finish(end).chunks] == [c.data for c in chunks]
 
     for chunk, payload in zip(chunks, payloads, strict=True):
@@ -405,3 +415,13 @@ def test_a_far_future_arrival_with_a_waiting_single_sample_does_not_loop_per_win
     b.add_wall({5: 500_000}, START + 1e9)  # 30 years later: 16 million windows away
     chunks, report = finish(b)
     assert len(chunks) == 1 and report.leftovers[0].thread_name == "main"
+
+
+def test_a_sample_pushed_out_of_the_last_window_still_forms_a_chunk():
+    """Found by the property test: 1.5 periods just before a window ends (0.5 s windows); the
+    last remainder rounds up to a second sample that no longer fits in the window."""
+    b = make(ChunkSettings(chunk_seconds=0.5))
+    b.add_wall({1: 14_852}, START + 0.496)
+    chunks, report = finish(b, START + 0.496)
+    assert report.leftovers == [] and b.path_samples == {1: 2}
+    assert len(chunks) == 1 and validate_chunk(chunks[0].data) == []

@@ -346,13 +346,18 @@ class ChunkBuilder:
         for lane in self._lanes.values():
             if lane.queued:
                 lane.place(end_slot, self._last_slot)
-        waiting = self._waiting()
+        fruitless = 0
         while self._pending():
+            before = self.report.chunks + len(self.report.rejected)
             self._cut(end_slot)
-            now_waiting = self._waiting()
-            if now_waiting and now_waiting >= waiting and not self._placed():
+            if self.report.chunks + len(self.report.rejected) > before:
+                fruitless = 0
+                continue
+            if all(lane.queued < 2 for lane in self._lanes.values()):
                 break  # only single samples are left: nothing more can become valid
-            waiting = now_waiting
+            fruitless += 1
+            if fruitless > 2:  # pragma: no cover - a fresh window always takes two samples
+                break
         self._finished = True
         self._report_leftovers(end_slot)
         return Flush(self.ready(), self.report)
