@@ -159,3 +159,11 @@ def test_installed_entry_point_runs_convert(tmp_path):
     assert proc.returncode == EXIT_OK, proc.stderr
     assert "chunks: 1," in proc.stdout and proc.stderr == ""
     assert_valid(f.read_bytes() for f in chunk_files(out))
+
+
+def test_unwritable_output_fails_cleanly(stream, tmp_path):
+    out = tmp_path / "out"
+    (out / "chunks").mkdir(parents=True)
+    (out / "chunks" / "000001.json.tmp").mkdir()  # in the way of the first chunk's write
+    result = convert(stream, "--out", out)
+    assert result.exit_code == 1 and "cannot write" in result.stderr

@@ -19,6 +19,7 @@ from rokuprof.sentry.envelope import chunk_envelope
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
 
+EXIT_FAILED = 1  # the output could not be written
 CHUNKS_DIR = "chunks"
 ENVELOPES_DIR = "envelopes"
 
@@ -62,7 +63,8 @@ HELP = (
     "run's start and end from the header and footer (without a footer: over the busiest "
     "thread's busy time).\n\n"
     "Exit status: 0 converted completely; 3 the file is incomplete or corrupt (what was decoded "
-    "is converted) or a chunk failed validation; 2 unreadable file or bad usage."
+    "is converted) or a chunk failed validation; 2 unreadable file or bad usage; 1 the output "
+    "could not be written."
 )
 
 
@@ -116,6 +118,8 @@ def convert(
         size = file.stat().st_size
     except OSError as exc:
         raise _fail(err, f"cannot read {file}: {exc.strerror or exc}") from None
+    if not file.is_file():
+        raise _fail(err, f"cannot read {file}: not a file")
     subdirs = [CHUNKS_DIR] + ([ENVELOPES_DIR] if envelopes else [])
     _prepare_out(out, subdirs, force, err)
 
@@ -140,13 +144,17 @@ def convert(
         def step(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        for chunk in converter.chunks(step):
-            name = f"{chunk.index:06d}"
-            write_atomic(out / CHUNKS_DIR / f"{name}.json", chunk.data)
-            if envelopes:
-                envelope = chunk_envelope(chunk, sent_at=time.time())
-                write_atomic(out / ENVELOPES_DIR / f"{name}.envelope", envelope.to_bytes())
-            written += 1
+        try:
+            for chunk in converter.chunks(step):
+                name = f"{chunk.index:06d}"
+                write_atomic(out / CHUNKS_DIR / f"{name}.json", chunk.data)
+                if envelopes:
+                    envelope = chunk_envelope(chunk, sent_at=time.time())
+                    write_atomic(out / ENVELOPES_DIR / f"{name}.envelope", envelope.to_bytes())
+                written += 1
+        except OSError as exc:
+            err.print(f"[red]error:[/] cannot write to {out}: {exc.strerror or exc}")
+            raise typer.Exit(EXIT_FAILED) from None
 
     summary = converter.summary
     assert summary is not None
