@@ -131,6 +131,7 @@ class DeviceCapture:
         self._ecp_problem = ""
         self._ecp_limited = False
         self._swept: set[str] = set()
+        self._last_warning = ""
 
     def request_stop(self, reason: str = "stopped") -> None:
         """Ask the loop to stop (a run in progress is finished as ``interrupted``)."""
@@ -336,9 +337,11 @@ class DeviceCapture:
         try:
             record, path = await capture.run()
         except DeviceError as error:
-            if not isinstance(error, NoData) or not self._stop.is_set():
-                self.status.message = str(error)
-                self.observer.on_message(self.status, "warning", str(error))
+            text = str(error)
+            quiet = isinstance(error, NoData) and self._stop.is_set()
+            if not quiet and text != self._last_warning:  # say a repeated problem once
+                self._last_warning = self.status.message = text
+                self.observer.on_message(self.status, "warning", text)
             return None
         finally:
             await stream.aclose()
@@ -346,7 +349,9 @@ class DeviceCapture:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            self.status.run_started = None if capture.record is None else self.status.run_started
+            if capture.record is None:
+                self.status.run_started = None
+        self._last_warning = ""
         session = CapturedSession(record, path)
         self.summary.sessions.append(session)
         self.status.runs_done = len(self.summary.sessions)
