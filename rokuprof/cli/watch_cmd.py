@@ -35,7 +35,7 @@ def watch(
         str | None, typer.Option(help="Sentry environment of the chunks (default: production).")
     ] = None,
     release: Annotated[
-        str | None, typer.Option(help="Sentry release (default: <app name>@<app version>).")
+        str | None, typer.Option(help="Sentry release (default: `<app name>@<app version>`).")
     ] = None,
     idle_timeout: Annotated[
         float, typer.Option(min=1, help="End a run as truncated after this long without data.")
@@ -56,9 +56,9 @@ def watch(
 
     Keep this running, then launch the app (sideloaded with bsprof_enable=1 and
     bsprof_data_dest=network in its manifest): the app waits for this client before it starts.
-    Each run becomes OUT/<serial>/<session>/ with capture.bsprof (the exact bytes), session.json
-    and chunks/*.json (Sentry V2 profile chunks, written every --chunk-seconds). Ctrl-C ends the
-    current run as "interrupted" and exits 0.
+    Each run becomes `OUT/<serial>/<session>/` with `capture.bsprof` (the exact bytes),
+    `session.json` and `chunks/*.json` (Sentry V2 profile chunks, written every
+    `--chunk-seconds`). Ctrl-C ends the current run as "interrupted" and exits 0.
     """
     if view not in ("auto", "live", "plain"):
         raise typer.BadParameter("choose auto, live or plain", param_hint="--view")
