@@ -55,8 +55,10 @@ def iso(ts: float | None) -> str | None:
 
 
 def session_name(start: float, profiler_id: str) -> str:
-    stamp = datetime.fromtimestamp(start, UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{profiler_id[:8]}"
+    """``20261121T150405.123Z-<8 hex>``: the UTC start to the millisecond, so that a listing of
+    a device's sessions sorts by start time even for runs that start within the same second."""
+    when = datetime.fromtimestamp(start, UTC)
+    return f"{when:%Y%m%dT%H%M%S}.{when.microsecond // 1000:03d}Z-{profiler_id[:8]}"
 
 
 @dataclass
