@@ -81,7 +81,7 @@ def convert(
     ] = False,
     release: Annotated[
         str | None,
-        typer.Option(help="Sentry release (default: <app name>@<app version> from the header)."),
+        typer.Option(help="Sentry release (default: `<app name>@<app version>` from the header)."),
     ] = None,
     environment: Annotated[str, typer.Option(help="Sentry environment.")] = "production",
     wall_unit: Annotated[
