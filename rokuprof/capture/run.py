@@ -121,6 +121,9 @@ class RunCapture:
             raise
         finally:
             self._stop_waiter.cancel()
+            if self.files is not None:  # after an error (e.g. disk full): never leak the file
+                with contextlib.suppress(Exception):
+                    await self.files.archive.close()
 
     async def _read(self) -> bytes:
         """Next body bytes; ``b""`` at the end (reason kept), on stop, or on an early end."""
