@@ -20,6 +20,7 @@ from pathlib import Path
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.session import SessionRecord
 from rokuprof.capture.status import STREAMING, CaptureStatus
+from rokuprof.daemon.recovery import close_session
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class DeviceSlot:
         self.capture: DeviceCapture | None = None
         self.task: asyncio.Task | None = None
         self._stop = asyncio.Event()
+        self._unfinished: list[tuple[Path, str]] = []  # sessions a failed loop left open
 
     # -- figures -----------------------------------------------------------------------------
 
@@ -129,6 +131,19 @@ class DeviceSlot:
 
     # -- supervision -------------------------------------------------------------------------
 
+    async def _close_unfinished(self) -> None:
+        """Close sessions a failed loop left ``streaming`` (retried while the disk refuses)."""
+        for path, reason in list(self._unfinished):
+            try:
+                closed = await asyncio.to_thread(close_session, path, reason=reason, kind="capture")
+            except OSError as exc:
+                log.error("%s: cannot close session %s yet: %s", self.label, path.name, exc)
+                continue
+            self._unfinished.remove((path, reason))
+            if closed:
+                self.counters.sessions["interrupted"] += 1
+                log.warning("%s: session %s closed as interrupted", self.label, path.name)
+
     def start(self) -> asyncio.Task:
         self.task = asyncio.create_task(self._supervise(), name=f"capture {self.label}")
         return self.task
@@ -147,9 +162,18 @@ class DeviceSlot:
             started = time.monotonic()
             try:
                 await self.capture.run()
-            except Exception as exc:  # a bug: keep the other devices and this one going
-                log.exception("%s: the capture loop failed", self.label)
+            except Exception as exc:  # disk full, or a bug: keep every device going
+                if isinstance(exc, OSError):
+                    log.error("%s: the capture stopped: %s", self.label, exc)
+                else:
+                    log.exception("%s: the capture loop failed", self.label)
                 self._error(f"capture loop failed: {exc.__class__.__name__}: {exc}")
+                if self.status is not None and self.status.session_path is not None:
+                    # closed only if its session.json is missing or still says "streaming"
+                    reason = f"the capture stopped during the run: {exc}"
+                    self._unfinished.append((self.status.session_path, reason))
+                self.counters.live = False
+            await self._close_unfinished()
             if self._stop.is_set():
                 break
             if time.monotonic() - started > self.backoff_cap:

@@ -43,9 +43,11 @@ def _count(directory: Path) -> int:
     return 0
 
 
-def close_session(session: Path, now: float | None = None) -> bool:
+def close_session(
+    session: Path, now: float | None = None, *, reason: str = CRASH_REASON, kind: str = "crash"
+) -> bool:
     """Mark ``session`` ``interrupted`` if its ``session.json`` is missing or says
-    ``streaming``; return whether it was changed."""
+    ``streaming``; return whether it was changed. Raises ``OSError`` if it cannot be written."""
     record_path = session / SESSION_FILE
     try:
         record = json.loads(record_path.read_text("utf-8"))
@@ -67,10 +69,10 @@ def close_session(session: Path, now: float | None = None) -> bool:
         end=_iso(end),
         bytes=size,
         chunks=_count(session / CHUNKS_DIR) + _count(session / REJECTED_DIR),
-        end_reason=CRASH_REASON,
+        end_reason=reason,
     )
     errors = record.setdefault("errors", [])
-    errors.append({"kind": "crash", "message": CRASH_REASON})
+    errors.append({"kind": kind, "message": reason})
     write_atomic(record_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
     return True
 
@@ -84,7 +86,12 @@ def recover(root: Path) -> Recovery:
     result.removed_tmp = sweep_tmp(root)
     result.finished_deletions = finish_deletions(root)
     for session in Spool(root).session_dirs():
-        if close_session(session):
+        try:
+            closed = close_session(session)
+        except OSError as exc:
+            log.error("cannot close the unfinished session %s: %s", session, exc)
+            continue
+        if closed:
             result.closed_sessions.append(session)
             log.warning(
                 "session %s/%s was left unfinished by a crash: closed as interrupted",

@@ -177,12 +177,12 @@ class Uploader:
             client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
             self._client = client
         try:
-            await self.rescan()
+            await self._safe_rescan()
             next_scan = time.monotonic() + self.rescan_seconds
             while not self._stopped.is_set():
                 now = time.monotonic()
                 if now >= next_scan:
-                    await self.rescan()
+                    await self._safe_rescan()
                     next_scan = now + self.rescan_seconds
                 if self._draining and (not self._queue or self.dsn is None):
                     return
@@ -201,15 +201,25 @@ class Uploader:
                 await client.aclose()
                 self._client = None
 
+    async def _safe_rescan(self) -> None:
+        try:
+            await self.rescan()
+        except OSError as exc:
+            self._error(f"cannot scan the spool: {exc}")
+
     # -- one chunk ---------------------------------------------------------------------------
 
     async def _send_next(self, client: httpx.AsyncClient) -> None:
         key, item = next(iter(self._queue.items()))
         try:
-            data = await asyncio.to_thread(item.path.read_bytes)
+            await self._send_item(client, key, item)
         except FileNotFoundError:  # deleted by retention, or already moved
             self._queue.pop(key, None)
-            return
+        except OSError as exc:  # e.g. the disk is full: the marker cannot be written
+            self._retry_later(f"spool file problem for {_short(item.path)}: {exc}")
+
+    async def _send_item(self, client: httpx.AsyncClient, key: str, item: SpoolItem) -> None:
+        data = await asyncio.to_thread(item.path.read_bytes)
         if await asyncio.to_thread(self.spool.is_done, item.path):
             self._queue.pop(key, None)
             return

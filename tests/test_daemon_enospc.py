@@ -1,0 +1,83 @@
+"""Proof: the disk fills up during a capture (a real, tiny tmpfs). The error is clear, no file is
+left partial or corrupt, the session is closed, and capture and uploads resume once there is
+space again. Needs root to mount the tmpfs; skipped otherwise."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from daemon_helpers import Running, chunk_files, daemon_config, record, sessions, sim, until
+from fake_sentry import FakeSentry
+
+from rokuprof.simulator import SimulatedDevice
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill up needs root")
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    filler = disk / "filler"
+    with contextlib.suppress(OSError), filler.open("wb") as f:
+        while True:
+            f.write(b"\0" * 4096)
+            f.flush()
+    return filler
+
+
+@pytest.mark.slow
+async def test_disk_full_is_survived(small_disk: Path) -> None:
+    out = small_disk / "out"
+    async with (
+        FakeSentry() as sentry,
+        SimulatedDevice(sim("DISK1", runs=None, run_seconds=2.0)) as dev,
+    ):
+        cfg = daemon_config(out, [dev], sentry.dsn)
+        async with Running(cfg, restart_backoff_cap=0.3) as run:
+            await until(lambda: len(sentry.accepted()) >= 1, 10)
+            (slot,) = run.daemon.slots.values()
+            filler = fill(small_disk)
+            await until(lambda: "No space left" in slot.counters.last_error, 10)
+            before = slot.counters.sessions["complete"]
+            filler.unlink()
+            await until(lambda: slot.counters.sessions["complete"] > before, 15)
+            up = run.daemon.uploader
+            await until(lambda: up.pending == 0, 10)
+            assert await run.finish() == 0
+        runs = [dev.sent_bytes(i) for i in range(len(dev.runs))]
+
+    assert all((s / "session.json").exists() for s in out.glob("*/*"))
+    statuses = [record(s)["status"] for s in sessions(out)]
+    assert "streaming" not in statuses and "complete" in statuses
+    assert any(
+        e["kind"] == "capture" and "No space left" in e["message"]
+        for s in sessions(out)
+        for e in record(s)["errors"]
+    )
+    for session in sessions(out):
+        archive = (session / "capture.bsprof").read_bytes()
+        assert any(r.startswith(archive) for r in runs)
+    ids = {json.loads(p.read_bytes())["chunk_id"] for p in chunk_files(out)}  # all whole
+    assert ids and ids <= set(sentry.chunk_ids())
+    assert not list(out.rglob("*.tmp"))
