@@ -84,6 +84,7 @@ class Daemon:
         self.metrics: MetricsServer | None = None
         self.stopping = False
         self.started_at = time.time()
+        self.discovery_rounds = 0
         self.discovery_errors = 0
         self.last_discovery_error = ""
         self._tasks: list[asyncio.Task] = []
@@ -144,6 +145,7 @@ class Daemon:
                 found = []
             for device in found:
                 self._add_discovered(device)
+            self.discovery_rounds += 1
             await asyncio.sleep(self.config.discovery.interval_seconds)
 
     def _add_discovered(self, device: SsdpDevice) -> None:
