@@ -122,6 +122,8 @@ class Uploader:
 
     def submit(self, path: Path | str) -> None:
         """A new chunk file exists (the capture just wrote it)."""
+        if self.dsn is None:  # nothing to send: the periodic rescan keeps the figures
+            return
         path = Path(path)
         with contextlib.suppress(FileNotFoundError):
             st = path.stat()
@@ -131,12 +133,14 @@ class Uploader:
     async def rescan(self) -> SpoolStats:
         """Find every pending chunk on disk again (after a restart, or anything missed)."""
         items, stats = await asyncio.to_thread(self.spool.scan)
+        self.stats.spool = stats
+        if self.dsn is None:
+            return stats
         queue = {item.key: item for item in items}
         # keep submissions that arrived during the scan
         for key, item in self._queue.items():
             queue.setdefault(key, item)
         self._queue = dict(sorted(queue.items(), key=lambda kv: kv[1]))
-        self.stats.spool = stats
         if self._queue:
             self._wake.set()
         return stats
