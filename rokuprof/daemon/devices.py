@@ -24,6 +24,8 @@ from rokuprof.daemon.recovery import close_session
 
 log = logging.getLogger(__name__)
 
+REPEAT_LOG_SECONDS = 300.0
+
 
 @dataclass
 class DeviceCounters:
@@ -60,6 +62,8 @@ class DeviceSlot:
         self.capture: DeviceCapture | None = None
         self.task: asyncio.Task | None = None
         self._stop = asyncio.Event()
+        self._last_message = ""
+        self._last_message_at = 0.0
         self._unfinished: list[tuple[Path, str]] = []  # sessions a failed loop left open
 
     # -- figures -----------------------------------------------------------------------------
@@ -123,6 +127,10 @@ class DeviceSlot:
     def on_message(self, status: CaptureStatus, level: str, text: str) -> None:
         if level in ("warning", "error"):
             self._error(text)
+        now = time.monotonic()
+        if text == self._last_message and now - self._last_message_at < REPEAT_LOG_SECONDS:
+            return  # a device that keeps answering the same thing is logged once in a while
+        self._last_message, self._last_message_at = text, now
         log.log(logging.ERROR if level == "error" else logging.WARNING, "%s: %s", self.label, text)
 
     def _error(self, text: str) -> None:
