@@ -37,8 +37,8 @@ def test_safe_name(text: str, name: str) -> None:
 
 def test_session_names_sort_by_start_time() -> None:
     a = session_name(START, "ffffffff" + "0" * 24)
-    b = session_name(START + 1, "00000000" + "0" * 24)
-    assert a == "20261121T174236Z-ffffffff"
+    b = session_name(START + 0.001, "00000000" + "0" * 24)  # a millisecond later
+    assert a == "20261121T174236.250Z-ffffffff"
     assert sorted([b, a]) == [a, b]
     assert iso(START) == "2026-11-21T17:42:36.250Z"
 
@@ -46,7 +46,7 @@ def test_session_names_sort_by_start_time() -> None:
 async def test_session_files_layout_and_atomic_writes(tmp_path: Path) -> None:
     files = SessionFiles(tmp_path, "fe80::1", START, profiler_id="ab" * 16)
     await files.create()
-    assert files.path == tmp_path / "fe80_1" / "20261121T174236Z-abababab"
+    assert files.path == tmp_path / "fe80_1" / "20261121T174236.250Z-abababab"
     await files.archive.write(b"bsprof\x00\x00")
     await files.archive.write(b"more")
     await files.archive.close()
