@@ -39,6 +39,8 @@ from rokuprof.device.errors import DeviceError, LimitedModeError
 from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
 from rokuprof.store.files import sweep_tmp
 
+UNREACHABLE_BACKOFF = 30.0  # seconds: the longest wait between connects to an unreachable device
+
 log = logging.getLogger(__name__)
 
 
@@ -282,15 +284,27 @@ class DeviceCapture:
     async def _loop(self) -> None:
         cfg = self.config
         backoff = cfg.poll_interval
+        unreachable = 0  # connect attempts in a row that timed out or found no route
         self._set_state(WAITING)
         while not self._stop.is_set():
             try:
                 stream = await ProfilerStream.open(
                     cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
                 )
-            except DeviceError:
-                await self._sleep(cfg.poll_interval)
+            except DeviceError as error:
+                # Refused: the device is up and no app runs; keep polling (an app waits for us).
+                # Timeout or no route: the device is off or away; back off, capped, with jitter.
+                if isinstance(error.__cause__, ConnectionRefusedError):
+                    unreachable = 0
+                    await self._sleep(cfg.poll_interval)
+                else:
+                    unreachable += 1
+                    ceiling = min(
+                        UNREACHABLE_BACKOFF, cfg.poll_interval * 2 ** min(unreachable, 20)
+                    )
+                    await self._sleep(random.uniform(cfg.poll_interval, ceiling))
                 continue
+            unreachable = 0
             outcome = await self._capture_run(stream)
             if outcome is None:  # not a run: back off a little, up to max_backoff
                 backoff = min(cfg.max_backoff, backoff * 2)
