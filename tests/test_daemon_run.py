@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from pathlib import Path
 
 import httpx
+import pytest
 from daemon_helpers import (
     Running,
     chunk_files,
@@ -17,7 +19,7 @@ from daemon_helpers import (
     sim,
     until,
 )
-from fake_sentry import FakeSentry
+from fake_sentry import KEY, FakeSentry
 from store_helpers import make_chunk
 
 from rokuprof.daemon.notify import Notifier
@@ -25,7 +27,10 @@ from rokuprof.simulator import SimulatedDevice
 from rokuprof.store.files import write_atomic
 
 
-async def test_two_devices_captured_and_every_chunk_delivered(tmp_path: Path) -> None:
+async def test_two_devices_captured_and_every_chunk_delivered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     out = tmp_path / "out"
     async with (
         FakeSentry() as sentry,
@@ -54,6 +59,7 @@ async def test_two_devices_captured_and_every_chunk_delivered(tmp_path: Path) ->
     assert 'rokuprof_sessions_total{device="SIM0001",status="complete"} 1' in text
     assert f'rokuprof_device_bytes_total{{device="SIM0002"}} {len(sent[1])}' in text
     assert "rokuprof_spool_pending_chunks 0" in text
+    assert "daemon ready: 2 device(s)" in caplog.text and KEY not in caplog.text
 
 
 async def test_shutdown_mid_run_finishes_the_chunk_and_marks_interrupted(tmp_path: Path) -> None:
