@@ -59,6 +59,8 @@ async def test_two_devices_captured_and_every_chunk_delivered(
     assert 'rokuprof_sessions_total{device="SIM0001",status="complete"} 1' in text
     assert f'rokuprof_device_bytes_total{{device="SIM0002"}} {len(sent[1])}' in text
     assert "rokuprof_spool_pending_chunks 0" in text
+    assert "rokuprof_spool_pending_bytes 0" in text
+    assert "rokuprof_spool_oldest_pending_age_seconds 0" in text
     assert "daemon ready: 2 device(s)" in caplog.text and KEY not in caplog.text
 
 
@@ -123,6 +125,13 @@ async def test_without_a_dsn_everything_stays_on_disk(tmp_path: Path) -> None:
             await until(
                 lambda: sessions(out) and record(sessions(out)[0])["status"] != "streaming", 10
             )
+            up = run.daemon.uploader
+            await until(lambda: up.stats.spool.pending == len(chunk_files(out)), 5)
+            metrics = {f.name: f.samples[0][1] for f in run.daemon.collect() if len(f.samples) == 1}
             assert await run.finish() == 0
+        size = sum(p.stat().st_size for p in chunk_files(out))
+        assert metrics["rokuprof_spool_pending_chunks"] == len(chunk_files(out)) > 0
+        assert metrics["rokuprof_spool_pending_bytes"] == size
+        assert metrics["rokuprof_spool_oldest_pending_age_seconds"] > 0
     assert record(sessions(out)[0])["status"] == "complete"
     assert chunk_files(out) and not list(out.glob("*/*/delivered"))

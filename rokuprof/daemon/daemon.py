@@ -248,9 +248,13 @@ class Daemon:
             up.oldest_pending_mtime() if self.config.sentry.dsn else up.stats.spool.oldest_mtime
         )
         pending = up.pending if self.config.sentry.dsn else up.stats.spool.pending
+        pending_bytes = up.pending_bytes if self.config.sentry.dsn else up.stats.spool.pending_bytes
         extra = [
             Family("rokuprof_spool_pending_chunks", "gauge", "Chunks waiting for upload.").add(
                 pending
+            ),
+            Family("rokuprof_spool_pending_bytes", "gauge", "Bytes of chunks to upload.").add(
+                pending_bytes
             ),
             Family(
                 "rokuprof_spool_oldest_pending_age_seconds",

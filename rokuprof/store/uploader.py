@@ -149,6 +149,10 @@ class Uploader:
     def pending(self) -> int:
         return len(self._queue)
 
+    @property
+    def pending_bytes(self) -> int:
+        return sum(i.size for i in self._queue.values())
+
     def oldest_pending_mtime(self) -> float | None:
         return min((i.mtime for i in self._queue.values()), default=None)
 
