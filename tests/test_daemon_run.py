@@ -60,6 +60,8 @@ async def test_two_devices_captured_and_every_chunk_delivered(
     assert f'rokuprof_device_bytes_total{{device="SIM0002"}} {len(sent[1])}' in text
     assert "rokuprof_spool_pending_chunks 0" in text
     assert "rokuprof_spool_pending_bytes 0" in text
+    uploaded = len(list((out / "SIM0001").glob("*/chunks/*.json")))
+    assert f'rokuprof_chunks_uploaded_total{{device="SIM0001"}} {uploaded}' in text
     assert "rokuprof_spool_oldest_pending_age_seconds 0" in text
     assert "daemon ready: 2 device(s)" in caplog.text and KEY not in caplog.text
 

@@ -236,9 +236,11 @@ class Daemon:
             if c.last_error:
                 fam["error"].add(1, source="device", device=d, message=c.last_error[:300])
                 fam["error_time"].add(c.last_error_at or 0, source="device", device=d)
-        for device, counts in sorted(up.stats.per_device.items()):
-            fam["uploaded"].add(counts.uploaded, device_dir=device)
-            fam["rejected"].add(counts.rejected, device_dir=device)
+        labels = {s.status.device: s.label for s in self.slots.values() if s.status is not None}
+        for device_dir, counts in sorted(up.stats.per_device.items()):
+            label = labels.get(device_dir, device_dir)  # chunks of earlier runs: the directory
+            fam["uploaded"].add(counts.uploaded, device=label)
+            fam["rejected"].add(counts.rejected, device=label)
         if up.stats.last_error:
             fam["error"].add(1, source="upload", device="", message=up.stats.last_error[:300])
             fam["error_time"].add(up.stats.last_error_at or 0, source="upload", device="")
