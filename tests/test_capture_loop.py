@@ -143,9 +143,13 @@ async def test_a_connection_cut_mid_run_gives_a_truncated_session_with_its_data(
     record = read_record(session.path)
     assert record["status"] == "truncated"
     assert 6000 <= len(sent) < 7000
-    assert (session.path / "capture.bsprof").read_bytes() == sent
-    assert record["bytes"] == len(sent)
-    assert record["entries"] == ProfileReader.from_bytes(sent).entry_count > 0
+    # After a reset TCP promises nothing about bytes still in flight (the simulator waits for
+    # the client's ACKs, but only so long): the archive is a prefix of what was sent, and
+    # everything the session reports is derived from exactly what was archived.
+    archive = (session.path / "capture.bsprof").read_bytes()
+    assert archive and sent.startswith(archive)
+    assert record["bytes"] == len(archive)
+    assert record["entries"] == ProfileReader.from_bytes(archive).entry_count > 0
     assert record["errors"][0]["kind"] == "connection_lost"
     assert "incomplete" in record["end_reason"]
     assert_valid_chunks(session.path, record["profiler_id"])
