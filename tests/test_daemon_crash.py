@@ -72,6 +72,7 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
         ]
         for dev in sims:
             await dev.start()
+        proc = None
         try:
             write_config(config, out, sims, sentry.dsn)
             for _ in range(3):
@@ -88,6 +89,9 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
                 dev.config.serial: [dev.sent_bytes(i) for i in range(len(dev.runs))] for dev in sims
             }
         finally:
+            if proc is not None and proc.returncode is None:  # a failed wait: never leave it
+                proc.kill()
+                await proc.wait()
             for dev in sims:
                 await dev.stop()
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -16,6 +18,20 @@ from rokuprof.sentry import validate_chunk
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextlib.asynccontextmanager
+async def watching(
+    dev: SimulatedDevice, out: Path, *extra: str
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``rokuprof watch`` as a subprocess, killed and reaped however the test ends."""
+    proc = await start_watch(dev, out, *extra)
+    try:
+        yield proc
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.communicate()
 
 
 async def start_watch(dev: SimulatedDevice, out: Path, *extra: str) -> asyncio.subprocess.Process:
@@ -54,10 +70,10 @@ async def finish(proc: asyncio.subprocess.Process, timeout: float = 20) -> tuple
 async def test_watch_runs_1_end_to_end(tmp_path: Path) -> None:
     cfg = DeviceConfig(run_seconds=2.0, runs=1, auto_launch=False, seed=5, speed=2.0)
     async with SimulatedDevice(cfg) as dev:
-        proc = await start_watch(dev, tmp_path, "--runs", "1", "--chunk-seconds", "1")
-        await asyncio.sleep(0.3)  # the app is launched while watch is already polling
-        await dev.launch()
-        code, out, err = await finish(proc)
+        async with watching(dev, tmp_path, "--runs", "1", "--chunk-seconds", "1") as proc:
+            await asyncio.sleep(0.3)  # the app is launched while watch is already polling
+            await dev.launch()
+            code, out, err = await finish(proc)
         sent = dev.sent_bytes(0)
         delay = dev.runs[0].connect_delay
     assert code == 0, err
@@ -76,13 +92,13 @@ async def test_watch_runs_1_end_to_end(tmp_path: Path) -> None:
 async def test_ctrl_c_marks_the_session_interrupted_and_exits_0(tmp_path: Path) -> None:
     cfg = DeviceConfig(run_seconds=30.0, runs=1, seed=6, cpu_flush_seconds=0.2)
     async with SimulatedDevice(cfg) as dev:
-        proc = await start_watch(dev, tmp_path, "--chunk-seconds", "0.3")
-        async with asyncio.timeout(15):
-            while not (dev.runs and dev.runs[0].bytes_sent > 3000):
-                await asyncio.sleep(0.05)
-        await asyncio.sleep(0.7)  # a couple of chunk intervals
-        proc.send_signal(signal.SIGINT)
-        code, out, err = await finish(proc, 10)
+        async with watching(dev, tmp_path, "--chunk-seconds", "0.3") as proc:
+            async with asyncio.timeout(15):
+                while not (dev.runs and dev.runs[0].bytes_sent > 3000):
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(0.7)  # a couple of chunk intervals
+            proc.send_signal(signal.SIGINT)
+            code, out, err = await finish(proc, 10)
         await dev.home()
         sent = dev.sent_bytes(0)
     assert code == 0, err
@@ -100,8 +116,10 @@ async def test_ctrl_c_marks_the_session_interrupted_and_exits_0(tmp_path: Path) 
 
 async def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
     cfg = DeviceConfig(run_seconds=0.5, runs=1, seed=7, speed=4.0)
-    async with SimulatedDevice(cfg) as dev:
-        proc = await start_watch(dev, tmp_path, "--runs", "1", "--quiet")
+    async with (
+        SimulatedDevice(cfg) as dev,
+        watching(dev, tmp_path, "--runs", "1", "--quiet") as proc,
+    ):
         code, out, err = await finish(proc)
     assert code == 0, err
     assert out.splitlines()[0].startswith("1 run(s) captured")

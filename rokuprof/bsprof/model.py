@@ -97,9 +97,9 @@ class Limits:
     max_string_bytes: int = 64 * 1024
     max_header_size: int = 64 * 1024
     max_id: int = 50_000_000
-    max_strings: int = 2_000_000
+    max_strings: int = 1_000_000
     max_string_table_chars: int = 64 * 1024 * 1024
     max_modules: int = 100_000
-    max_paths: int = 2_000_000
+    max_paths: int = 1_000_000
     max_live_allocations: int = 5_000_000
     max_line_keys: int = 2_000_000  # distinct (path, line offset) pairs with line-level CPU

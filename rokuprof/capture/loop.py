@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSinkFactory, sentry_sink_factory
 from rokuprof.capture.run import NoData, RunCapture, RunSettings
 from rokuprof.capture.session import SessionRecord, safe_name
@@ -68,6 +69,7 @@ class CaptureConfig:
     release: str | None = None
     device_dir: str | None = None  # overrides the serial number / host as directory name
     chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
+    limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
 
     def __post_init__(self) -> None:
         if not 0 < self.chunk_seconds <= 60:
@@ -88,6 +90,7 @@ class CaptureConfig:
             idle_timeout=self.idle_timeout,
             environment=self.environment,
             release=self.release,
+            limits=self.limits,
         )
 
 

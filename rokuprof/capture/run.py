@@ -23,9 +23,10 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSink, ChunkSinkFactory, RunContext
 from rokuprof.capture.session import (
     COMPLETE,
@@ -53,6 +54,7 @@ class RunSettings:
     idle_timeout: float = 120.0
     environment: str | None = None
     release: str | None = None
+    limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
 
 
 class NoData(DeviceError):
@@ -82,7 +84,7 @@ class RunCapture:
         self.identify = identify
         self.sink_factory = sink_factory
         self.extra_info = extra_info
-        self.reader = ProfileReader()
+        self.reader = ProfileReader(settings.limits)
         self.files: SessionFiles | None = None
         self.record: SessionRecord | None = None
         self.sink: ChunkSink | None = None

@@ -23,9 +23,10 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rokuprof.bsprof.model import Limits
 from rokuprof.sentry.dsn import Dsn, DsnError
 
 DSN_ENV = "ROKUPROF_SENTRY_DSN"
@@ -46,6 +47,7 @@ class ConfigError(ValueError):
 class CaptureSection:
     out: Path = DEFAULT_OUT
     chunk_seconds: float = 60.0
+    limits: Limits = field(default_factory=Limits)  # per device stream: paths, strings, heap
 
 
 @dataclass(frozen=True)
@@ -271,6 +273,10 @@ _TOP = ("capture", "devices", "discovery", "sentry", "retention", "metrics")
 _DEVICE_KEYS = ("host", "name", "profiler_port", "ecp_port", "console_port")
 
 
+#: Decoder bounds a config may tighten or widen, per device stream (see ``Limits``).
+_LIMIT_KEYS = ("max_paths", "max_strings", "max_live_allocations")
+
+
 def build_config(
     data: Mapping, *, env: Mapping[str, str] | None = None, source: str = "config"
 ) -> DaemonConfig:
@@ -280,11 +286,17 @@ def build_config(
     c = _Checker()
     c.unknown(data, _TOP, "")
 
-    cap = c.table(data, "capture", ("out", "chunk_seconds"), "capture")
+    cap = c.table(data, "capture", ("out", "chunk_seconds", *_LIMIT_KEYS), "capture")
     out = c.string(cap, "out", "capture", str(DEFAULT_OUT), empty=False)
+    defaults = Limits()
+    bounds = {
+        key: int(c.number(cap, key, "capture", getattr(defaults, key), low=0, high=2**31) or 0)
+        for key in _LIMIT_KEYS
+    }
     capture = CaptureSection(
         out=Path(out).expanduser(),
         chunk_seconds=c.number(cap, "chunk_seconds", "capture", 60.0, high=MAX_CHUNK_SECONDS),
+        limits=replace(defaults, **bounds),
     )
 
     devices: list[DeviceEntry] = []

@@ -100,6 +100,7 @@ class Daemon:
             ecp_port=entry.ecp_port,
             console_port=entry.console_port,
             chunk_seconds=self.config.capture.chunk_seconds,
+            limits=self.config.capture.limits,
             environment=self.config.sentry.environment,
             device_dir=device_dir,
             **self.options.capture,  # type: ignore[arg-type]
