@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from daemon_helpers import write_config_file  # noqa: E402
 from fake_sentry import FakeSentry  # noqa: E402
 
 from rokuprof.simulator import DeviceConfig, SimulatedDevice  # noqa: E402
@@ -74,30 +75,6 @@ def sent_bytes(devices: list[SimulatedDevice]) -> int:
     return sum(run.bytes_sent for dev in devices for run in dev.runs)
 
 
-def write_config(
-    path: Path, out: Path, devices: list[SimulatedDevice], dsn: str, metrics_port: int
-) -> None:
-    lines = [
-        "[capture]",
-        f'out = "{out}"',
-        "chunk_seconds = 60",
-        "[sentry]",
-        f'dsn = "{dsn}"',
-        "[metrics]",
-        f'listen = "127.0.0.1:{metrics_port}"',
-    ]
-    for dev in devices:
-        lines += [
-            "[[devices]]",
-            'host = "127.0.0.1"',
-            f'name = "{dev.config.serial}"',
-            f"profiler_port = {dev.profiler_port}",
-            f"ecp_port = {dev.ecp_port}",
-            f"console_port = {dev.console_port}",
-        ]
-    path.write_text("\n".join(lines) + "\n")
-
-
 async def main(n: int, seconds: float, run_seconds: float) -> dict:
     work = Path(tempfile.mkdtemp(prefix="rokuprof-scale-"))
     out = work / "out"
@@ -119,7 +96,7 @@ async def main(n: int, seconds: float, run_seconds: float) -> dict:
             await dev.start()
         config = work / "rokuprof.toml"
         metrics_port = free_port()
-        write_config(config, out, sims, sentry.dsn, metrics_port)
+        write_config_file(config, out, sims, sentry.dsn, metrics_listen=f"127.0.0.1:{metrics_port}")
         log = (work / "daemon.log").open("wb")
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "rokuprof", "daemon", "--config", str(config),

@@ -85,6 +85,39 @@ class Running:
                 await asyncio.wait_for(self.task, 15)
 
 
+def write_config_file(
+    path: Path,
+    out: Path,
+    devices: list[SimulatedDevice],
+    dsn: str,
+    *,
+    chunk_seconds: float = 60,
+    metrics_listen: str = "",
+) -> None:
+    """A daemon TOML config file capturing ``devices`` (for tests and benchmarks that run the
+    daemon as a subprocess)."""
+    lines = [
+        "[capture]",
+        f'out = "{out}"',
+        f"chunk_seconds = {chunk_seconds:g}",
+        "[sentry]",
+        f'dsn = "{dsn}"',
+        'environment = "test"',
+        "[metrics]",
+        f'listen = "{metrics_listen}"',
+    ]
+    for dev in devices:
+        lines += [
+            "[[devices]]",
+            'host = "127.0.0.1"',
+            f'name = "{dev.config.serial}"',
+            f"profiler_port = {dev.profiler_port}",
+            f"ecp_port = {dev.ecp_port}",
+            f"console_port = {dev.console_port}",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+
+
 async def until(predicate, timeout: float, step: float = 0.02) -> None:
     """Poll ``predicate`` every ``step`` seconds for at most ``timeout`` seconds."""
     async with asyncio.timeout(timeout):

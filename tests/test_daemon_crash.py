@@ -13,33 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from daemon_helpers import chunk_files, record, sessions, sim, until
+from daemon_helpers import chunk_files, record, sessions, sim, until, write_config_file
 from fake_sentry import FakeSentry
 
 from rokuprof.simulator import SimulatedDevice
-
-
-def write_config(path: Path, out: Path, devices: list[SimulatedDevice], dsn: str) -> None:
-    lines = [
-        "[capture]",
-        f'out = "{out}"',
-        "chunk_seconds = 1",
-        "[sentry]",
-        f'dsn = "{dsn}"',
-        'environment = "test"',
-        "[metrics]",
-        'listen = ""',
-    ]
-    for dev in devices:
-        lines += [
-            "[[devices]]",
-            'host = "127.0.0.1"',
-            f'name = "{dev.config.serial}"',
-            f"profiler_port = {dev.profiler_port}",
-            f"ecp_port = {dev.ecp_port}",
-            f"console_port = {dev.console_port}",
-        ]
-    path.write_text("\n".join(lines) + "\n")
 
 
 async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:
@@ -74,7 +51,7 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
             await dev.start()
         proc = None
         try:
-            write_config(config, out, sims, sentry.dsn)
+            write_config_file(config, out, sims, sentry.dsn, chunk_seconds=1)
             for _ in range(3):
                 proc = await start_daemon(config, log)
                 await asyncio.sleep(rng.uniform(2.0, 3.5))
