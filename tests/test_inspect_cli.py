@@ -183,3 +183,12 @@ def test_module_entry_point_and_sample_outputs_are_current():
     assert proc.returncode == 3
     committed = (SAMPLES / "cafe-tv-cut-short.inspect.json").read_text()
     assert json.loads(proc.stdout) == json.loads(committed)
+
+
+@pytest.mark.parametrize(("columns", "shown"), [(80, False), (160, True)])
+def test_narrow_terminals_drop_columns_instead_of_folding_names(complete_file, columns, shown):
+    out = runner.invoke(app, ["inspect", str(complete_file)], env={"COLUMNS": str(columns)}).stdout
+    assert max(len(line) for line in out.splitlines()) <= columns
+    header = next(line for line in out.splitlines() if "function" in line and "module" in line)
+    assert ("file" in header) is shown and ("self CPU" in header) is shown
+    assert all(name in out for name in ("fib", "Main", "draw"))

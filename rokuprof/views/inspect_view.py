@@ -60,31 +60,43 @@ def _totals(report: dict) -> Table:
     return table
 
 
-def _functions(report: dict) -> Table:
+#: Columns of the functions table, and the narrowest terminal that still shows each one;
+#: ``--json`` always has everything.
+FUNCTION_COLUMNS = (
+    ("function", "left", 0),
+    ("module", "left", 0),
+    ("self wall", "right", 0),
+    ("self %", "right", 90),
+    ("total wall", "right", 0),
+    ("self CPU", "right", 100),
+    ("calls", "right", 0),
+    ("file", "left", 120),
+)
+
+
+def _function_cells(f: dict, total_wall: int) -> dict[str, str]:
+    return {
+        "function": f["function"],
+        "module": f["module"],
+        "self wall": seconds(f["self_wall"] * WALL_SECONDS),
+        "self %": f"{100 * f['self_wall'] / total_wall:.1f}",
+        "total wall": seconds(f["total_wall"] * WALL_SECONDS),
+        "self CPU": count(f["self_cpu"]),
+        "calls": count(f["calls"]),
+        "file": f["file"],
+    }
+
+
+def _functions(report: dict, width: int) -> Table:
     total_wall = report["totals"]["wall"] or 1
+    columns = [(name, justify) for name, justify, least in FUNCTION_COLUMNS if width >= least]
     table = Table(title="Top functions by self wall time", title_justify="left")
-    for name, justify in (
-        ("function", "left"),
-        ("module", "left"),
-        ("self wall", "right"),
-        ("self %", "right"),
-        ("total wall", "right"),
-        ("self CPU", "right"),
-        ("calls", "right"),
-        ("file", "left"),
-    ):
-        table.add_column(name, justify=justify, overflow="fold")
+    for name, justify in columns:
+        # Names and figures never wrap mid-word; a long file path is shortened with an ellipsis.
+        table.add_column(name, justify=justify, no_wrap=name != "file", overflow="ellipsis")
     for f in report["functions"]:
-        table.add_row(
-            f["function"],
-            f["module"],
-            seconds(f["self_wall"] * WALL_SECONDS),
-            f"{100 * f['self_wall'] / total_wall:.1f}",
-            seconds(f["total_wall"] * WALL_SECONDS),
-            count(f["self_cpu"]),
-            count(f["calls"]),
-            f["file"],
-        )
+        cells = _function_cells(f, total_wall)
+        table.add_row(*(cells[name] for name, _ in columns))
     return table
 
 
@@ -110,7 +122,7 @@ def _memory(report: dict) -> Group | Text:
         ("module", "left"),
         ("call path (leaf first)", "left"),
     ):
-        table.add_column(name, justify=justify, overflow="fold")
+        table.add_column(name, justify=justify, no_wrap=name != "call path (leaf first)")
     for site in report["leak_sites"]:
         table.add_row(
             size(site["bytes"]),
@@ -128,5 +140,5 @@ def render_inspect(report: dict, console: Console) -> None:
         console.print(Text(f"warning: {warning}", style="yellow"))
     console.print(_totals(report))
     if report["functions"]:
-        console.print(_functions(report))
+        console.print(_functions(report, console.width))
     console.print(_memory(report))
