@@ -7,7 +7,8 @@ the samples, the tests and the simulator build streams with it, and the hand-tun
 Problems the format itself rules out (over-long varints, zero IDs, memory operation 3, unknown
 entry types, strings over the length limit) are raised as :class:`GrammarFault`, which the
 reference parser turns into the documented :mod:`~rokuprof.bsprof.errors` at the right offset.
-The grammar has no lambdas (``this`` expressions only) so it stays compilable.
+Conditions and computed fields are ``this`` expressions, never lambdas, so ``compile()`` works;
+the only lambdas build error objects once a check has failed.
 """
 
 from __future__ import annotations
