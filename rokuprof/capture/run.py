@@ -284,7 +284,7 @@ class RunCapture:
         self.status.live_heap_bytes = tables.live_bytes
         if self.sink is None:
             return
-        delta = tables.take_delta()
+        delta = tables.take_delta(lines=False)
         arrival = time.time()
         self._guard("add a delta", lambda: self.sink.add(delta, arrival))
 

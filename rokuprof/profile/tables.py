@@ -11,6 +11,7 @@ Pure and synchronous: no I/O, no clocks.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from operator import sub
 
 from rokuprof.bsprof.model import Entry, Limits
 
@@ -256,8 +257,12 @@ class ProfileTables:
         """Cumulative counters of every call path that has any."""
         return {p: PathStats.of(c) for p, c in self.counters.items() if any(c)}
 
-    def take_delta(self) -> Delta:
-        """Per call path, what changed since the previous call (the first call: since start)."""
+    def take_delta(self, lines: bool = True) -> Delta:
+        """Per call path, what changed since the previous call (the first call: since start).
+
+        ``lines=False`` skips the line-level CPU table (its ``line_cpu`` is empty and its baseline
+        stays where it was): consumers that only need call paths, like the chunk builder, then do
+        not pay for diffing up to ``Limits.max_line_keys`` entries."""
         base = self._baseline
         changed: dict[int, PathStats] = {}
         for pid, c in self.counters.items():
@@ -267,11 +272,11 @@ class ProfileTables:
                     changed[pid] = PathStats.of(c)
                     base[pid] = c[:]
             elif c != old:
-                changed[pid] = PathStats(*(a - b for a, b in zip(c, old, strict=True)))
+                changed[pid] = PathStats(*map(sub, c, old))
                 base[pid] = c[:]
         line_changes: dict[tuple[int, int], tuple[int, int]] = {}
         line_base = self._line_baseline
-        for key, lc in self.line_cpu.items():
+        for key, lc in self.line_cpu.items() if lines else ():
             old = line_base.get(key, (0, 0))
             if lc[0] != old[0] or lc[1] != old[1]:
                 line_changes[key] = (lc[0] - old[0], lc[1] - old[1])

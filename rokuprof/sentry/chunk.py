@@ -13,7 +13,7 @@ Times are Unix epoch seconds (``time.time()``). Nothing here reads a clock, a fi
     if reader.header and builder.header is None:
         builder.set_header(reader.header)               # gives the release name
     # every second or so:
-    builder.add(reader.tables.take_delta(), arrival=time.time())   # or builder.update(time.time())
+    builder.add(reader.tables.take_delta(lines=False), arrival=time.time())  # or update()
     # every chunk interval (60 s by default) - or as often as you like, the result is the same:
     for chunk in builder.ready(now=time.time()):
         spool(chunk.data)           # the chunk's JSON bytes (chunk.payload is the dict)
@@ -72,6 +72,18 @@ MAX_CHUNK_SECONDS = 60.0
 HEAP_MEASUREMENT = "memory_footprint"
 #: Samples running this far past the end of the run suggest a wrong wall-time unit.
 OVERRUN_WARNING_SECONDS = 10.0
+
+
+def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
+    """Wall-self time per call path that has any in ``delta``, and whether it has memory ops."""
+    walls = {}
+    memory = False
+    for path, stats in delta.paths.items():
+        if stats.wall:
+            walls[path] = stats.wall
+        if stats.alloc_count or stats.free_count or stats.free_realloc_count:
+            memory = True
+    return walls, memory
 
 
 def new_uuid() -> str:
@@ -278,18 +290,12 @@ class ChunkBuilder:
     def add(self, delta: Delta, arrival: float) -> None:
         """One delta of the profile tables (:meth:`ProfileTables.take_delta`) and the time its
         data arrived."""
-        walls = {}
-        memory = False
-        for path, stats in delta.paths.items():
-            if stats.wall:
-                walls[path] = stats.wall
-            if stats.alloc_count or stats.free_count or stats.free_realloc_count:
-                memory = True
+        walls, memory = delta_walls(delta)
         self.add_wall(walls, arrival, live_bytes=delta.live_bytes, memory=memory)
 
     def update(self, arrival: float) -> None:
-        """Take the tables' delta now and :meth:`add` it."""
-        self.add(self.tables.take_delta(), arrival)
+        """Take the tables' delta now (call paths only) and :meth:`add` it."""
+        self.add(self.tables.take_delta(lines=False), arrival)
 
     def add_wall(
         self,

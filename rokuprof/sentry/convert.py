@@ -24,8 +24,14 @@ from datetime import UTC, datetime
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.profile.tables import ALLOCS, FREE_REALLOCS, FREES, WALL
-from rokuprof.sentry.chunk import BuildReport, Chunk, ChunkBuilder, ChunkSettings, new_uuid
+from rokuprof.sentry.chunk import (
+    BuildReport,
+    Chunk,
+    ChunkBuilder,
+    ChunkSettings,
+    delta_walls,
+    new_uuid,
+)
 
 MIN_SLICE_BYTES = 4096
 TARGET_SLICES = 1000
@@ -134,7 +140,6 @@ class OfflineConverter:
         self.received = 0
         self._next_cut = self.slice_bytes
         self._slices: list[_Slice] = []
-        self._base: dict[int, tuple[int, int]] = {}  # path -> (wall, memory ops) so far
         self._closed = False
         self.summary: ConversionSummary | None = None
 
@@ -165,28 +170,10 @@ class OfflineConverter:
         return len(self._slices)
 
     def _record(self) -> None:
-        """What changed since the previous slice: wall per path, memory operations, live heap.
-        (Read from the counters directly: :meth:`ProfileTables.take_delta` also diffs the
-        line-level table, which costs more than the rest of the conversion.)"""
-        tables = self.reader.tables
-        base = self._base
-        walls = {}
-        memory = False
-        for path, c in tables.counters.items():
-            wall, ops = c[WALL], c[ALLOCS] + c[FREES] + c[FREE_REALLOCS]
-            old = base.get(path)
-            if old is None:
-                if wall or ops:
-                    base[path] = (wall, ops)
-                    if wall:
-                        walls[path] = wall
-                    memory = memory or ops > 0
-            elif old[0] != wall or old[1] != ops:
-                base[path] = (wall, ops)
-                if wall != old[0]:
-                    walls[path] = wall - old[0]
-                memory = memory or ops != old[1]
-        self._slices.append(_Slice(self.received, walls, tables.live_bytes, memory))
+        """What changed since the previous slice: wall per path, memory operations, live heap."""
+        delta = self.reader.tables.take_delta(lines=False)
+        walls, memory = delta_walls(delta)
+        self._slices.append(_Slice(self.received, walls, delta.live_bytes, memory))
 
     def _busiest_thread_seconds(self, units: int) -> float:
         tables = self.reader.tables
