@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from rokuprof.cli.progress import read_with_progress
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
 from rokuprof.views.inspect_view import render_inspect
+from rokuprof.views.text import error_line, json_dumps
 
 
 @app.command()
@@ -35,12 +35,12 @@ def inspect(
     try:
         read_with_progress(file, reader.feed, err)
     except OSError as exc:
-        err.print(f"[red]error:[/] cannot read {file}: {exc.strerror or exc}")
+        err.print(error_line(f"cannot read {file}: {exc.strerror or exc}"))
         raise typer.Exit(EXIT_USAGE) from None
     reader.close()
     report = inspect_report(reader, top)
     if as_json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json_dumps(report, indent=2))
     else:
         render_inspect(report, out)
     raise typer.Exit(EXIT_OK if reader.complete else EXIT_INCOMPLETE)

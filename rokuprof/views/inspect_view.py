@@ -7,42 +7,43 @@ from rich.table import Table
 from rich.text import Text
 
 from rokuprof.views.format import count, seconds, size, timestamp_ms
+from rokuprof.views.text import printable, text
 
 WALL_SECONDS = 1e-6  # the wall-time unit assumed for display (the format does not say)
 
 
 def _header_lines(report: dict) -> Text:
     h = report["header"]
-    text = Text()
+    out = Text()
     if h is None:
-        text.append("No header could be read.\n", style="bold red")
-        return text
-    text.append(f"{h['target_name']} {h['target_version']}", style="bold")
-    text.append(f"  on {h['vendor']} {h['model']}, firmware {h['firmware']}\n")
+        out.append("No header could be read.\n", style="bold red")
+        return out
+    out.append(printable(f"{h['target_name']} {h['target_version']}"), style="bold")
+    out.append(printable(f"  on {h['vendor']} {h['model']}, firmware {h['firmware']}") + "\n")
     if h["supplemental"]:
-        text.append(f"{h['supplemental']}\n", style="dim")
+        out.append(printable(h["supplemental"]) + "\n", style="dim")
     flags = [name for name in ("line_data", "memory_ops") if h[name]]
-    text.append(
+    out.append(
         f"format {h['major']}.{h['minor']}.{h['patch']}, header {h['header_size']} bytes, "
         f"sample ratio {h['requested_sample_ratio']:g} requested / "
         f"{h['actual_sample_ratio']:g} actual, flags: {', '.join(flags) or 'none'}\n"
     )
     start = h["start_ms"]
     footer = report["footer"]
-    text.append(f"start {timestamp_ms(start)}")
+    out.append(f"start {timestamp_ms(start)}")
     if footer:
         end = footer["end_ms"]
-        text.append(f", end {timestamp_ms(end)}, duration {seconds((end - start) / 1000)}")
+        out.append(f", end {timestamp_ms(end)}, duration {seconds((end - start) / 1000)}")
     else:
-        text.append(", end unknown (no footer)")
-    text.append("\n")
-    return text
+        out.append(", end unknown (no footer)")
+    out.append("\n")
+    return out
 
 
 def _status(report: dict) -> Text:
     if report["complete"]:
         return Text(f"complete: {count(report['bytes'])} bytes", style="green")
-    return Text(report["problem"] or report["status"], style="bold red")
+    return text(report["problem"] or report["status"], style="bold red")
 
 
 def _totals(report: dict) -> Table:
@@ -74,16 +75,16 @@ FUNCTION_COLUMNS = (
 )
 
 
-def _function_cells(f: dict, total_wall: int) -> dict[str, str]:
+def _function_cells(f: dict, total_wall: int) -> dict[str, Text | str]:
     return {
-        "function": f["function"],
-        "module": f["module"],
+        "function": text(f["function"]),
+        "module": text(f["module"]),
         "self wall": seconds(f["self_wall"] * WALL_SECONDS),
         "self %": f"{100 * f['self_wall'] / total_wall:.1f}",
         "total wall": seconds(f["total_wall"] * WALL_SECONDS),
         "self CPU": count(f["self_cpu"]),
         "calls": count(f["calls"]),
-        "file": f["file"],
+        "file": text(f["file"]),
     }
 
 
@@ -127,8 +128,8 @@ def _memory(report: dict) -> Group | Text:
         table.add_row(
             size(site["bytes"]),
             count(site["count"]),
-            site["module"] or "?",
-            " ← ".join(site["stack"]),
+            text(site["module"] or "?"),
+            text(" ← ".join(site["stack"])),
         )
     return Group(lines, table)
 
@@ -137,7 +138,7 @@ def render_inspect(report: dict, console: Console) -> None:
     console.print(_header_lines(report), end="")
     console.print(_status(report))
     for warning in report["warnings"]:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        console.print(text(f"warning: {warning}", style="yellow"))
     console.print(_totals(report))
     if report["functions"]:
         console.print(_functions(report, console.width))
