@@ -19,11 +19,11 @@ from pathlib import Path
 from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
-from rich.text import Text
 
 from rokuprof.capture.session import SessionRecord
 from rokuprof.capture.status import STREAMING, CaptureStatus
 from rokuprof.profile.functions import aggregate_functions
+from rokuprof.views.text import printable, text
 
 
 def human_bytes(n: float) -> str:
@@ -40,16 +40,17 @@ def clock(seconds: float) -> str:
 
 
 class PlainLog:
-    """One timestamped line per event (state changes, sessions, chunks, problems)."""
+    """One timestamped line per event (state changes, sessions, chunks, problems); device text
+    in them (names, error messages) has its control characters escaped."""
 
     def __init__(self, write: Callable[[str], None] = print, chunks: bool = True) -> None:
         self.write = write
         self.chunks = chunks
         self._last_state = ""
 
-    def _say(self, status: CaptureStatus, text: str) -> None:
+    def _say(self, status: CaptureStatus, message: str) -> None:
         stamp = datetime.now().strftime("%H:%M:%S")
-        self.write(f"{stamp} {status.device or status.host}: {text}")
+        self.write(printable(f"{stamp} {status.device or status.host}: {message}"))
 
     def on_state(self, status: CaptureStatus) -> None:
         if status.state == self._last_state:
@@ -119,9 +120,9 @@ class LiveView(PlainLog):
         self._top_rows: list[tuple[str, str, float, int]] = []
         self._top_at = 0.0
 
-    def _say(self, status: CaptureStatus, text: str) -> None:
+    def _say(self, status: CaptureStatus, message: str) -> None:
         stamp = datetime.now().strftime("%H:%M:%S")
-        self.console.print(Text(f"{stamp} {text}"))
+        self.console.print(text(f"{stamp} {message}"))
 
     async def __aenter__(self) -> LiveView:
         self._live = Live(console=self.console, auto_refresh=False, transient=False)
@@ -165,14 +166,14 @@ class LiveView(PlainLog):
         head.add_column(style="bold")
         head.add_column()
         name = f" ({status.device_name})" if status.device_name else ""
-        head.add_row("device", f"{status.device or status.host}{name}  [{status.host}]")
+        head.add_row("device", text(f"{status.device or status.host}{name}  [{status.host}]"))
         state = status.state
         if state == STREAMING:
             state += f"  run {status.runs_done + 1}, {clock(status.elapsed(now))}"
         elif status.last_status:
             state += f"  (last run {status.last_status}; {status.runs_done} captured)"
         head.add_row("state", state)
-        head.add_row("app", status.app or "-")
+        head.add_row("app", text(status.app or "-"))
         head.add_row(
             "data",
             f"{human_bytes(status.bytes)} ({human_bytes(byte_rate)}/s), "
@@ -182,9 +183,9 @@ class LiveView(PlainLog):
             "chunks", f"{status.chunks} written, live heap {human_bytes(status.live_heap_bytes)}"
         )
         if status.session_path is not None:
-            head.add_row("session", str(status.session_path))
+            head.add_row("session", text(status.session_path))
         if status.message:
-            head.add_row("note", Text(status.message, style="yellow"))
+            head.add_row("note", text(status.message, style="yellow"))
         parts: list[object] = [head]
         rows = self._top_functions(status)
         if rows:
@@ -194,6 +195,6 @@ class LiveView(PlainLog):
             top.add_column("self ms", justify="right")
             top.add_column("calls", justify="right")
             for function, file, self_ms, calls in rows:
-                top.add_row(function, file, f"{self_ms:,.1f}", f"{calls:,}")
+                top.add_row(text(function), text(file), f"{self_ms:,.1f}", f"{calls:,}")
             parts.append(top)
         return Group(*parts)
