@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Annotated
 
 import typer
@@ -13,6 +12,7 @@ from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
 from rokuprof.device.control import ACTIONS
 from rokuprof.device.control import control as run_control
 from rokuprof.device.errors import DeviceError
+from rokuprof.views.text import error_line, json_dumps, printable
 
 EXIT_DEVICE = 1  # the device could not be reached or answered something unreadable
 
@@ -29,15 +29,15 @@ def control(
     show the app's memory and CPU use (chanperf; needs run_as_process=1)."""
     err = Console(stderr=True, highlight=False)
     if action not in ACTIONS:
-        err.print(f"[red]error:[/] unknown action {action!r}: choose {', '.join(ACTIONS)}")
+        err.print(error_line(f"unknown action {action!r}: choose {', '.join(ACTIONS)}"))
         raise typer.Exit(EXIT_USAGE)
     try:
         result = asyncio.run(run_control(host, action, console_port, timeout))
     except DeviceError as error:
-        err.print(f"[red]error:[/] {error}")
+        err.print(error_line(error))
         raise typer.Exit(EXIT_DEVICE) from None
     if as_json:
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        print(json_dumps(result.to_json(), indent=2))
     else:
-        print(result.describe())
+        print(printable(result.describe(), multiline=True))  # the console's reply, as data
     raise typer.Exit(EXIT_OK)

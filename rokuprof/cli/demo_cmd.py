@@ -12,6 +12,7 @@ from rich.console import Console
 from rokuprof.capture.demo import demo_lines, run_demo
 from rokuprof.capture.watch import summary_lines
 from rokuprof.cli.app import EXIT_OK, app
+from rokuprof.views.text import printable
 
 
 @app.command()
@@ -43,5 +44,5 @@ def demo(
         run_demo(out, seconds=seconds, chunk_seconds=chunk_seconds, view=view, console=console)
     )
     for line in [*summary_lines(result.summary), "", *demo_lines(result)]:
-        console.print(line, markup=False, soft_wrap=True)
+        console.print(printable(line), markup=False, soft_wrap=True)
     raise typer.Exit(EXIT_OK)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Annotated
 
 import typer
@@ -14,15 +13,16 @@ from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
 from rokuprof.device.survey import survey
+from rokuprof.views.text import error_line, json_dumps, printable, text
 
 
-def _address(text: str, default_port: int) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
+def _address(value: str, default_port: int) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
     if not sep or "]" in port:  # no port given (or a bare IPv6 address in brackets)
-        host, port = text, str(default_port)
+        host, port = value, str(default_port)
     host = host.strip("[]")
     if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise typer.BadParameter(f"expected HOST:PORT, got {text!r}")
+        raise typer.BadParameter(f"expected HOST:PORT, got {value!r}")
     return host, int(port)
 
 
@@ -44,17 +44,17 @@ def discover(
         targets = [_address(t, SSDP_PORT) for t in target] if target else [(SSDP_GROUP, SSDP_PORT)]
         local = _address(bind, 0)
     except typer.BadParameter as error:
-        Console(stderr=True).print(f"[red]error:[/] {error}")
+        Console(stderr=True).print(error_line(error))
         raise typer.Exit(EXIT_USAGE) from None
     err = Console(stderr=True, highlight=False)
     try:
         found = asyncio.run(survey(timeout, targets=targets, bind=local))
     except DeviceError as error:
-        err.print(f"[red]error:[/] {error}")
+        err.print(error_line(error))
         raise typer.Exit(1) from None
     rows = [d.to_json() for d in found]
     if as_json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json_dumps(rows, indent=2))
         raise typer.Exit(EXIT_OK)
     if not rows:
         err.print(
@@ -68,19 +68,19 @@ def discover(
     for row in rows:
         dev = {True: "yes", False: "no", None: "?"}[row["developer_mode"]]
         table.add_row(
-            row["serial"] or "?",
-            row["name"] or "?",
-            row["model"] or "?",
-            f"{row['address']}:{row['ecp_port']}",
-            row["software"] or "?",
+            text(row["serial"] or "?"),
+            text(row["name"] or "?"),
+            text(row["model"] or "?"),
+            text(f"{row['address']}:{row['ecp_port']}"),
+            text(row["software"] or "?"),
             dev,
-            row["ecp_mode"] or "?",
+            text(row["ecp_mode"] or "?"),
         )
     out = Console(highlight=False)
     out.print(table)
     for row in rows:
         if row["error"]:
-            out.print(f"{row['address']}: {row['error']}", markup=False, soft_wrap=True)
+            out.print(printable(f"{row['address']}: {row['error']}"), markup=False, soft_wrap=True)
         elif row["ecp_mode"] in ("limited", "disabled"):
             out.print(
                 f"{row['address']}: ECP is {row['ecp_mode']}; to allow control, set Settings > "
@@ -96,8 +96,10 @@ def discover(
             )
         if not row["location_trusted"]:
             out.print(
-                f"{row['address']}: its SSDP reply named another host ({row['location']}); "
-                "that address was ignored.",
+                printable(
+                    f"{row['address']}: its SSDP reply named another host ({row['location']}); "
+                    "that address was ignored."
+                ),
                 markup=False,
                 soft_wrap=True,
             )
