@@ -1,14 +1,19 @@
 """Daemon logging: human lines (default) or JSON lines (``--log-format json``), with secrets
-(the Sentry DSN key) replaced by ``<redacted>`` in every record, whatever logged it."""
+(the Sentry DSN key) replaced by ``<redacted>`` in every record, whatever logged it.
+
+Messages quote device text (names, replies), so neither format lets a control character
+through: human lines show it escaped (``\\x1b``; one record is one line, a traceback aside),
+JSON lines escape it as ``\\u001b`` and so keep the exact text."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
 from collections.abc import Iterable
 from typing import TextIO
+
+from rokuprof.views.text import json_dumps, printable
 
 FORMATS = ("human", "json")
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
@@ -54,7 +59,20 @@ class JsonFormatter(logging.Formatter):
             data["exception"] = self.formatException(record.exc_info)
         elif record.exc_text:
             data["exception"] = record.exc_text
-        return json.dumps(data, ensure_ascii=False)
+        return json_dumps(data)
+
+
+class HumanFormatter(logging.Formatter):
+    """``12:00:00 INFO    rokuprof.daemon: message``, control characters escaped."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))  # a newline in the message too
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), multiline=True)  # the traceback's lines
 
 
 def setup_logging(
@@ -71,9 +89,7 @@ def setup_logging(
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S")
-        )
+        handler.setFormatter(HumanFormatter())
     handler.addFilter(Redactor(secrets))
     root = logging.getLogger()
     for old in list(root.handlers):
