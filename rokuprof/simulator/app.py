@@ -275,6 +275,9 @@ class AppConfig:
     supplemental: str = "rokuprof simulator"
     format_version: tuple[int, int, int] = (SUPPORTED_MAJOR, 0, 0)
     header_padding: int = 8  # zero bytes after the header fields, as a device may write
+    #: (name in the model, name the device reports) for functions, files and thread modules:
+    #: e.g. hostile names, to test what the views make of them
+    names: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -306,6 +309,7 @@ class SyntheticApp:
         self._last_flush = 0.0
         self._out: list[Entry] = []
         self._started = False
+        self._names = dict(self.config.names)
 
     # -- public ------------------------------------------------------------------------------
 
@@ -376,9 +380,10 @@ class SyntheticApp:
         key = (caller, fn.name)
         pid = self._paths.get(key)
         if pid is None:
-            module = self._module(thread.name) if caller == 0 else 0
-            file_id = self._string(fn.file)
-            function_id = self._string(fn.name)
+            names = self._names
+            module = self._module(names.get(thread.name, thread.name)) if caller == 0 else 0
+            file_id = self._string(names.get(fn.file, fn.file))
+            function_id = self._string(names.get(fn.name, fn.name))
             pid = self._paths[key] = len(self._paths) + 1
             line_offset = caller_line if (caller and self.config.line_data) else 0
             self._out.append(

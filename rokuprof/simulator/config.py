@@ -90,6 +90,7 @@ class DeviceConfig:
     memory_ops: bool = True
     app_name: str = "Café TV"
     app_version: str = "2.4.1"
+    app_names: tuple[tuple[str, str], ...] = ()  # AppConfig.names: functions/files renamed
     cpu_flush_seconds: float = 1.0
     pause_on_start: bool = False  # bsprof_pause_on_start=1
 
@@ -123,6 +124,7 @@ class DeviceConfig:
             seed=self.seed + run_index,
             name=self.app_name,
             version=self.app_version,
+            names=self.app_names,
             line_data=self.line_data,
             memory_ops=self.memory_ops,
             rate=self.rate,
