@@ -13,6 +13,7 @@ from rokuprof.capture.loop import CaptureConfig
 from rokuprof.capture.watch import summary_lines
 from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
+from rokuprof.views.text import error_line, printable
 
 
 @app.command()
@@ -79,10 +80,10 @@ def watch(
             use_console=not no_console,
         )
     except ValueError as error:
-        Console(stderr=True).print(f"[red]error:[/] {error}")
+        Console(stderr=True).print(error_line(error))
         raise typer.Exit(EXIT_USAGE) from None
     console = Console(highlight=False)
     summary = asyncio.run(run_watch(config, view="quiet" if quiet else view, console=console))
     for line in summary_lines(summary):
-        console.print(line, markup=False, soft_wrap=True)
+        console.print(printable(line), markup=False, soft_wrap=True)  # may quote device text
     raise typer.Exit(EXIT_OK)
