@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -70,14 +71,51 @@ async def test_session_files_layout_and_atomic_writes(tmp_path: Path) -> None:
 
 
 async def test_archive_syncs_periodically_and_at_close(tmp_path: Path) -> None:
-    archive = ArchiveWriter(tmp_path / "a" / "capture.bsprof", sync_seconds=0.0)
+    path = tmp_path / "a" / "capture.bsprof"
+    archive = ArchiveWriter(path, sync_seconds=0.0)
     await archive.open()
     await archive.write(b"x" * 10)
-    assert archive.synced_bytes == 10  # sync_seconds=0: every write is synced
+    assert path.read_bytes() == b"x" * 10  # in the kernel before write() returns: no buffer
+    async with asyncio.timeout(5):  # sync_seconds=0: a background fsync follows every write
+        while archive.synced_bytes < 10:
+            await asyncio.sleep(0.005)
     archive.sync_seconds = 3600
     await archive.write(b"y" * 5)
+    assert path.read_bytes() == b"x" * 10 + b"y" * 5
     assert (archive.bytes, archive.synced_bytes) == (15, 10)
     await archive.close()
     assert archive.synced_bytes == 15
-    assert (tmp_path / "a" / "capture.bsprof").read_bytes() == b"x" * 10 + b"y" * 5
+    assert path.stat().st_mode & 0o777 == 0o600  # app internals: owner-only
     await archive.close()  # idempotent
+
+
+async def test_archive_write_does_not_wait_for_fsync(tmp_path: Path, monkeypatch) -> None:
+    """A slow disk must not hold up the stream: fsync runs in a thread, write() goes on."""
+    import os
+    import threading
+
+    release = threading.Event()
+    real_fsync = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        release.wait(5)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    archive = ArchiveWriter(tmp_path / "capture.bsprof", sync_seconds=0.0)
+    await archive.open()
+    async with asyncio.timeout(2):
+        for _ in range(100):
+            await archive.write(b"z" * 100)
+    assert archive.bytes == 10_000 and archive.synced_bytes == 0
+    release.set()
+    await archive.close()
+    assert archive.synced_bytes == 10_000
+
+
+async def test_archive_never_reuses_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "capture.bsprof"
+    path.write_bytes(b"old")
+    with pytest.raises(FileExistsError):
+        await ArchiveWriter(path).open()
+    assert path.read_bytes() == b"old"
