@@ -1,0 +1,156 @@
+"""Exporters: a decoded ``.bsprof`` as the files other profilers' viewers read (pure core).
+
+Every exporter is a function ``ExportInput -> bytes`` with no I/O and no clock, fed by the same
+:class:`~rokuprof.export.model.ExportInput` (the profile tables' exact counters and the synthetic
+timeline of the Sentry chunks), so every view agrees with ``inspect`` and with the chunks::
+
+    inp = input_from_bytes(Path("run.bsprof").read_bytes())
+    Path("run.pb.gz").write_bytes(export(inp, "pprof"))
+
+:data:`FORMATS` lists the formats; :func:`export_parts` also serves ``sentry-v1``, which is
+several files (a profile, its transaction and an envelope per segment of at most 30 s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+
+from rokuprof.export.model import (
+    CallPath,
+    ExportInput,
+    Frame,
+    Timeline,
+    build_input,
+    frame_label,
+    function_key,
+    input_from_bytes,
+)
+
+#: ``folded`` weights: self wall time, CPU, calls, allocated bytes, live bytes at the end.
+METRICS = ("wall", "cpu", "calls", "alloc_bytes", "live_bytes")
+
+
+@dataclass(frozen=True, slots=True)
+class ExporterInfo:
+    name: str
+    suffix: str  # file name suffix (a directory name suffix when multi_file)
+    binary: bool
+    multi_file: bool
+    description: str
+    module: str  # rokuprof.export.<module> has export(inp, **options) -> bytes | dict
+
+
+FORMATS: dict[str, ExporterInfo] = {
+    info.name: info
+    for info in (
+        ExporterInfo(
+            "pprof",
+            ".pb.gz",
+            True,
+            False,
+            "gzip protobuf for go tool pprof, Pyroscope, Parca, speedscope",
+            "pprof",
+        ),
+        ExporterInfo(
+            "speedscope",
+            ".speedscope.json",
+            False,
+            False,
+            "speedscope: timeline plus wall, CPU and allocation profiles per thread",
+            "speedscope",
+        ),
+        ExporterInfo(
+            "chrome-trace",
+            ".trace.json",
+            False,
+            False,
+            "Trace Event JSON for Perfetto, chrome://tracing, DevTools, FlameScope",
+            "chrome_trace",
+        ),
+        ExporterInfo(
+            "cpuprofile",
+            ".cpuprofile",
+            False,
+            False,
+            "Chrome DevTools CPU profile (also speedscope, FlameScope)",
+            "cpuprofile",
+        ),
+        ExporterInfo(
+            "nflxprofile",
+            ".nflxprofile",
+            True,
+            False,
+            "FlameScope's protobuf profile",
+            "nflxprofile",
+        ),
+        ExporterInfo(
+            "folded",
+            ".folded",
+            False,
+            False,
+            "folded stacks (flamegraph.pl, speedscope, Pyroscope), one metric",
+            "folded",
+        ),
+        ExporterInfo(
+            "sentry-v1",
+            ".sentry-v1",
+            False,
+            True,
+            "Sentry transaction profiles (V1): profile, transaction and envelope per 30 s",
+            "sentry_v1",
+        ),
+    )
+}
+
+
+class UnknownFormat(ValueError):
+    pass
+
+
+def _exporter(fmt: str) -> Callable[..., bytes | dict[str, bytes]]:
+    info = FORMATS.get(fmt)
+    if info is None:
+        raise UnknownFormat(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
+    return import_module(f"rokuprof.export.{info.module}").export
+
+
+def export_parts(inp: ExportInput, fmt: str, *, metric: str = "wall") -> dict[str, bytes]:
+    """The files of one format: ``{relative name: bytes}``; ``{"": bytes}`` for a format that is
+    one file."""
+    options = {"metric": metric} if fmt == "folded" else {}
+    out = _exporter(fmt)(inp, **options)
+    return out if isinstance(out, dict) else {"": out}
+
+
+def export(inp: ExportInput, fmt: str, *, metric: str = "wall") -> bytes:
+    """One format as one file's bytes (``sentry-v1``: a JSON array of its profile payloads)."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r} (one of {', '.join(METRICS)})")
+    options = {"metric": metric} if fmt == "folded" else {}
+    if FORMATS.get(fmt) and FORMATS[fmt].multi_file:
+        from rokuprof.export.sentry_v1 import payloads_json
+
+        return payloads_json(inp)
+    out = _exporter(fmt)(inp, **options)
+    assert isinstance(out, bytes)
+    return out
+
+
+__all__ = [
+    "FORMATS",
+    "METRICS",
+    "CallPath",
+    "ExportInput",
+    "ExporterInfo",
+    "Frame",
+    "Timeline",
+    "UnknownFormat",
+    "build_input",
+    "export",
+    "export_parts",
+    "frame_label",
+    "function_key",
+    "input_from_bytes",
+]
