@@ -52,7 +52,6 @@ DOCUMENTED = (
 SMALL_LIMITS = Limits(
     max_string_bytes=40,
     max_header_size=300,
-    max_id=5000,
     max_strings=20,
     max_modules=4,
     max_paths=30,

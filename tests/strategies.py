@@ -7,7 +7,7 @@ paths, callers before callees, CPU / call counts / memory operations on defined 
 Strategies (all return ``SearchStrategy`` objects)::
 
     u32s(), u64s()                 values whose varints take 1..5 (1..10) bytes
-    ids()                          definition IDs from 1 to Limits().max_id, every tag length
+    ids()                          definition IDs from 1 to 2**32 - 1, every tag length
     texts()                        UTF-8 strings without NUL, non-ASCII included
     headers(line_data=None, ...)   Header values (header_size is filled in by the build)
     entry_lists(line_data, ...)    list[Entry] in a valid order
@@ -64,8 +64,6 @@ from rokuprof.bsprof.model import (
     Limits,
 )
 
-DEFAULT_LIMITS = Limits()
-
 # --- encoding ---------------------------------------------------------------------------------
 
 
@@ -104,10 +102,12 @@ def u64s() -> st.SearchStrategy[int]:
     )
 
 
-def ids(max_id: int = DEFAULT_LIMITS.max_id) -> st.SearchStrategy[int]:
-    """Definition IDs (1..max_id) spread so that entry tags take 1 to 4 bytes."""
-    bounds = [(1, 15), (16, 2**11 - 1), (2**11, 2**18 - 1), (2**18, max_id)]
-    return _by_varint_length([(lo, min(hi, max_id)) for lo, hi in bounds if lo <= max_id])
+def ids(max_id: int = UINT32_MAX) -> st.SearchStrategy[int]:
+    """Definition IDs (1..max_id, by default the whole uint32 range) spread so that entry tags
+    take 1 to 5 bytes, with both ends of each length and ``max_id`` itself drawn often."""
+    bounds = [(1, 15), (16, 2**11 - 1), (2**11, 2**18 - 1), (2**18, 2**25 - 1), (2**25, max_id)]
+    spread = _by_varint_length([(lo, min(hi, max_id)) for lo, hi in bounds if lo <= max_id])
+    return st.one_of(spread, st.just(max_id))
 
 
 def texts(max_size: int = 24) -> st.SearchStrategy[str]:
@@ -170,7 +170,7 @@ def entry_lists(
     line_data: bool,
     memory_ops: bool = True,
     max_actions: int = 30,
-    max_id: int = DEFAULT_LIMITS.max_id,
+    max_id: int = UINT32_MAX,
 ) -> list[Entry]:
     """Body entries in a valid order (dependencies first), interleaved at random.
 
@@ -332,7 +332,7 @@ def streams(
     ended: bool | None = None,
     footer: bool | None = None,
     max_actions: int = 30,
-    max_id: int = DEFAULT_LIMITS.max_id,
+    max_id: int = UINT32_MAX,
 ) -> StreamSpec:
     """A valid stream: header (sometimes padded with unknown bytes), entries, end marker,
     footer and trailing bytes after it. ``None`` arguments are drawn."""

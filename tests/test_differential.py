@@ -23,7 +23,6 @@ from rokuprof.bsprof.model import MAGIC, Limits
 TIGHT = Limits(
     max_string_bytes=6,
     max_header_size=120,
-    max_id=3000,
     max_strings=5,
     max_modules=2,
     max_paths=6,
@@ -55,7 +54,7 @@ def test_corrupt_streams(data, bad):
 
 @given(st.data(), any_streams(max_actions=40))
 def test_tight_limits(data, stream):
-    """Small limits make string length, ID, count and header-size errors common."""
+    """Small limits make string length, count and header-size errors common."""
     agree(stream, data.draw(splits(stream)), TIGHT)
 
 

@@ -4,6 +4,7 @@ decoder's memory stays bounded however the bytes arrive."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from hypothesis import given
@@ -13,7 +14,7 @@ from strategies import decode, reference_outcome, splits, streams, varint
 from rokuprof.bsprof import errors
 from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.grammar import build_entry, build_header, build_stream
-from rokuprof.bsprof.model import MAGIC, Header, Limits
+from rokuprof.bsprof.model import MAGIC, UINT32_MAX, Footer, Header, Limits
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
 
@@ -155,16 +156,61 @@ def test_too_many_definitions(kind, type_):
     assert reference_outcome(data, limits)["error"] == out.error
 
 
-@pytest.mark.parametrize(("kind", "name"), [(0, "string"), (1, "module"), (2, "path")])
-def test_ids_over_max_id(kind, name):
-    limits = Limits(max_id=100)
-    make = {0: DEFINITIONS["strings"], 1: DEFINITIONS["modules"], 2: DEFINITIONS["paths"]}[kind]
-    ok = build_stream(HEADER, [make(100)], end=False)
-    data = ok + build_entry(make(101), False)
-    out = decode([data], limits)
-    assert out.entries == (make(100),)
-    assert out.error == (errors.LimitExceeded, len(ok), f"{name} ID 101 exceeds the limit of 100")
-    assert reference_outcome(data, limits)["error"] == out.error
+TOP = UINT32_MAX  # the largest ID the format allows (IDs are uint32, 0 is reserved)
+
+#: Every entry kind with IDs at the top of the range (and one just below a varint length step).
+TOP_ENTRIES = [
+    (0, TOP, "main"),
+    (0, TOP - 1, "pkg:/source/main.brs"),
+    (0, 2**28 - 1, "helper"),
+    (1, TOP, TOP),
+    (2, TOP, 0, TOP, 0, TOP - 1, 10, TOP),
+    (2, 2**28 - 1, TOP, 0, 0, TOP - 1, 20, 2**28 - 1),
+    (4, TOP, 0, 300, 1_500_000),
+    (4, 2**28 - 1, 0, 200, 1_500_000),
+    (5, TOP, 3),
+    (3, TOP, 0, 0, TOP, 64),
+    (3, 2**28 - 1, 1, 0, TOP, 0),
+]
+
+
+def test_ids_take_the_whole_uint32_range():
+    data = build_stream(HEADER, TOP_ENTRIES, Footer(3_000))
+    out = decode([data[i : i + 1] for i in range(len(data))])
+    assert out.status == "complete" and out.error is None
+    assert out.entries == tuple(TOP_ENTRIES)
+    assert reference_outcome(data)["entries"] == out.entries
+    tables = ProfileReader.from_bytes(data).tables
+    assert [n.id for n in tables.stack(2**28 - 1)] == [2**28 - 1, TOP]
+    assert tables.module_name(tables.stack(TOP)[0].module) == "main"
+    assert tables.stats(TOP).calls == 3 and tables.stats(2**28 - 1).free_count == 1
+    assert tables.totals().freed_bytes == 64 and tables.dangling == 0
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2, 4, 5])
+def test_an_id_over_32_bits_is_a_corrupt_tag(kind):
+    ok = build_stream(HEADER, TOP_ENTRIES[:5], end=False)
+    data = ok + varint((TOP + 1) << 3 | kind) + b"\x01\x01\x01\x01\x01\x01"
+    out = decode([data])
+    assert out.error == (errors.CorruptVarint, len(ok), errors.TAG_PAYLOAD_TOO_LARGE)
+    assert reference_outcome(data)["error"] == out.error
+
+
+def test_a_file_with_ids_up_to_2_32_minus_1_converts(tmp_path):
+    from typer.testing import CliRunner
+
+    from rokuprof.cli import app
+
+    source = tmp_path / "top-ids.bsprof"
+    source.write_bytes(build_stream(HEADER, TOP_ENTRIES, Footer(3_000)))
+    result = CliRunner().invoke(app, ["convert", str(source), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    [chunk_file] = sorted((tmp_path / "out" / "chunks").iterdir())
+    profile = json.loads(chunk_file.read_text())["profile"]
+    assert {s["thread_id"] for s in profile["samples"]} == {str(TOP)}
+    assert profile["thread_metadata"][str(TOP)]["name"] == "main"
+    names = {f["function"] for f in profile["frames"]}
+    assert names == {"main", "helper"}
 
 
 def test_redefinitions_count_against_the_limit():

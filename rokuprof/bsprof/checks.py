@@ -55,10 +55,9 @@ def version_warning(header: Header) -> str | None:
 class DefinitionLimits:
     """Counts string, module and path definitions and enforces :class:`Limits` on them."""
 
-    __slots__ = ("_maxima", "counts", "max_chars", "max_id", "string_chars")
+    __slots__ = ("_maxima", "counts", "max_chars", "string_chars")
 
     def __init__(self, limits: Limits) -> None:
-        self.max_id = limits.max_id
         self.max_chars = limits.max_string_table_chars
         self.string_chars = 0
         self.counts = {STRING: 0, MODULE: 0, PATH: 0}
@@ -68,12 +67,11 @@ class DefinitionLimits:
             PATH: ("paths", limits.max_paths),
         }
 
-    def check(self, kind: int, ident: int, offset: int, chars: int = 0) -> None:
+    def check(self, kind: int, offset: int, chars: int = 0) -> None:
         """Account one definition (``chars``: length of a string's text); raise
-        :class:`LimitExceeded` when it is one too many."""
+        :class:`LimitExceeded` when it is one too many. The ID's size is not limited: any
+        uint32 but 0 is valid (the grammar rules out 0 and payloads over 32 bits)."""
         name, maximum = self._maxima[kind]
-        if ident > self.max_id:
-            raise LimitExceeded(offset, f"{name[:-1]} ID", ident, self.max_id)
         count = self.counts[kind] + 1
         if count > maximum:
             raise LimitExceeded(offset, f"number of {name}", count, maximum)

@@ -314,7 +314,7 @@ class Decoder:
                         file_id, pos = _any_u32(buf, pos)
                         line_no, pos = _any_u32(buf, pos)
                         function_id, pos = _any_u32(buf, pos)
-                        define(PATH, ident, self._base + start)
+                        define(PATH, self._base + start)
                         append((2, ident, caller, module, lo, file_id, line_no, function_id))
                     elif kind == 0:  # string, or the end marker
                         if tag == 0:
@@ -330,14 +330,14 @@ class Decoder:
                             raise IndexError
                         text = buf[pos:nul].decode("utf-8", "replace")
                         pos = nul + 1
-                        define(0, tag >> 3, self._base + start, len(text))
+                        define(0, self._base + start, len(text))
                         append((0, tag >> 3, text))
                     elif kind == 1:  # executable module
                         ident = tag >> 3
                         if ident == 0 or ident > U32:
                             raise _Reject
                         name_id, pos = _any_u32(buf, pos)
-                        define(1, ident, self._base + start)
+                        define(1, self._base + start)
                         append((1, ident, name_id))
                     else:
                         raise _Reject

@@ -92,11 +92,13 @@ class Footer:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Bounds on what a broken or hostile stream can make us hold in memory."""
+    """Bounds on what a broken or hostile stream can make us hold in memory.
+
+    They bound how *many* strings, modules and paths a stream may define, never how large an ID
+    is: every ID from 1 to 2**32 - 1 is valid (the tables map IDs to dense slots)."""
 
     max_string_bytes: int = 64 * 1024
     max_header_size: int = 64 * 1024
-    max_id: int = 50_000_000
     max_strings: int = 1_000_000
     max_string_table_chars: int = 64 * 1024 * 1024
     max_modules: int = 100_000

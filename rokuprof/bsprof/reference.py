@@ -68,7 +68,7 @@ def parse_entry(
     entry = entry_from_container(parsed)
     if entry is not None and entry[0] <= PATH:
         chars = len(entry[2]) if entry[0] == STRING else 0
-        definitions.check(entry[0], entry[1], where, chars)
+        definitions.check(entry[0], where, chars)
     return entry, stream.tell()
 
 
