@@ -51,6 +51,11 @@ def thread_samples(payload: dict, tid: str) -> list[tuple[float, list[int]]]:
     ]
 
 
+def all_samples(payload: dict) -> list[tuple[float, list[int]]]:
+    stacks = payload["profile"]["stacks"]
+    return [(s["timestamp"], stacks[s["stack_id"]]) for s in payload["profile"]["samples"]]
+
+
 def functions(payload: dict, stack: list[int]) -> list[str]:
     return [payload["profile"]["frames"][f]["function"] for f in stack]
 
@@ -153,23 +158,37 @@ def test_samples_end_at_the_arrival_and_a_busy_run_ends_with_an_idle_sample():
     assert report.remainder_seconds == pytest.approx(0.3 - 30 * T)
 
 
-def test_busy_time_beyond_the_window_carries_forward_never_back():
+def test_busy_time_beyond_the_run_fills_back_never_past_the_end():
     b = make()
     b.add_wall({2: 200_000}, START + 1)  # 20 samples, right before t = 1 s
     b.add_wall({2: 1_500_000}, START + 2)  # 1.5 s of work in a 1 s window
     (chunk,), report = finish(b, START + 2)
-    busy = [round((t - START) * 101) for t, s in thread_samples(chunk.payload, "1") if s]
-    # 1.7 s = 171.7 periods -> 172 samples (the last remainder rounds up at the end)
-    assert busy == list(range(81, 253))
+    samples = thread_samples(chunk.payload, "1")
+    busy = [round((t - START) * 101) for t, s in samples if s]
+    # 1.7 s = 171.7 periods -> 172 samples (the last remainder rounds up at the end), pushed
+    # back into the idle time before them so that the run closes at its end, t = 2 s
+    assert busy == list(range(30, 202))
+    assert samples[-1] == (START + 2, [])
     assert b.path_samples == {2: 172}
-    # nothing of the second delta before t = 1 s: 20 samples end at slot 100, then contiguous
-    assert report.overrun_seconds == pytest.approx(253 / 101 - 2)
+    assert report.unplaced_seconds == 0 and report.leftovers == []
+
+
+def test_busy_time_that_cannot_fit_before_the_end_is_reported_not_sent_after_it():
+    b = make()
+    b.add_wall({5: 150 * US}, START + 1)  # 150 s of busy time in a 1 s run
+    (chunk,), report = finish(b, START + 1)
+    samples = thread_samples(chunk.payload, "2")
+    assert max(t for t, _ in samples) == START + 1  # the closing idle sample, at the end
+    assert b.path_samples == {5: 101}
+    assert report.unplaced_seconds == pytest.approx(15_049 / 101)  # 15,150 samples - 101
+    assert b.leftover_paths() == {5: 15_049}
+    assert any("not placed" in line and "wall-time unit" in line for line in report.describe())
 
 
 def test_no_chunk_spans_more_than_60_s_and_bulk_data_carries_into_next_chunks():
     b = make()
     b.add_wall({5: 150 * US}, START + 1)  # 150 s of busy time delivered at once
-    chunks, report = finish(b, START + 1)
+    chunks, report = finish(b, START + 200)  # in a run that went on long enough to hold it
     assert [c.samples for c in chunks] == [6061, 6061, 3031]  # busy + the closing idle sample
     assert [round(c.duration, 6) for c in chunks] == [60.0, 60.0, 30.0]
     assert all(a.end < b_.start for a, b_ in itertools.pairwise(chunks))
@@ -361,12 +380,17 @@ def test_invariants_on_random_deliveries(plan, window, extra_ms):
             assert samples[-1][1] == []  # every busy run ends with an idle sample
     assert all(a.end < b_.start for a, b_ in itertools.pairwise(chunks))
 
-    # samples x T per call path = its wall total within half a period, nothing lost.
+    # No sample after the end of the run.
+    assert all(t <= end + 1e-9 for p in payloads for t, _ in all_samples(p))
+    # samples x T per call path = its wall total within a period (half a period when the last
+    # rounding sample found room before the end), nothing lost: what is in no chunk did not
+    # fit before the end, or is a lone sample.
     left = b.leftover_paths()
-    assert all(x.samples == 1 for x in flush.report.leftovers)
+    report = flush.report
+    assert report.leftover_samples <= round(report.unplaced_seconds * 101) + len(report.leftovers)
     for path in PATHS:
         n = b.path_samples.get(path, 0) + left.get(path, 0) + b.dropped_samples.get(path, 0)
-        assert abs(n * T - totals.get(path, 0) / US) <= T / 2 + 1e-9
+        assert abs(n * T - totals.get(path, 0) / US) <= T + 1e-9
     # Sentry's way of turning samples into time gives back exactly those samples.
     got = stack_times(payloads)
     expected = stack_seconds(b.tables, b.path_samples)
@@ -404,7 +428,8 @@ def test_backlog_over_the_limit_is_dropped_and_reported():
     chunks, report = finish(b)
     assert b.dropped_samples == {2: 10100 - 101 - 1010}
     assert report.dropped_seconds == pytest.approx(89.0)
-    assert sum(b.path_samples.values()) + sum(b.dropped_samples.values()) == 10100
+    # the first second is sent; the 10 s backlog does not fit before the end of the run
+    assert b.path_samples == {2: 101} and b.leftover_paths() == {2: 1010}
     assert any("dropped" in line and "wall-time unit" in line for line in report.describe())
     assert all(validate_chunk(c.data) == [] for c in chunks)
 

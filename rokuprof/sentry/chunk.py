@@ -28,14 +28,18 @@ How samples are made (see ``design.md``, "From aggregated deltas to Sentry sampl
 
 * Each call path's wall-self delta becomes whole samples at 101 Hz; remainders carry forward
   (:class:`~rokuprof.sentry.sampling.Sampler`), and at :meth:`ChunkBuilder.finish` a remainder of
-  at least half a period becomes one last sample, so ``samples x T`` per call path equals its
-  wall-self total within half a period.
+  at least half a period becomes one last sample where the thread has room before the end, so
+  ``samples x T`` per call path equals its wall-self total within one period (half a period
+  where there was room).
 * Each executable module is a thread (``thread_id`` = module ID). A delta's samples are laid back
   to back, one period apart, ending at the slot their data arrived in; a busy run always ends with
   an idle sample, since Sentry gives each sample the time until the next one on its thread.
 * Chunks sit on a fixed grid of ``chunk_seconds`` (60 s) windows from ``start``: a chunk never
   spans more than that. Busy time that does not fit before its window ends (more busy time than
-  wall time) is carried into the next window. A chunk is cut as soon as time is known to have
+  wall time) first pushes the window's samples back into the idle time before them, and what
+  still does not fit is carried into the next window. No sample lies after the end of the run
+  (:meth:`ChunkBuilder.finish`): busy time that cannot fit before it is reported
+  (:attr:`BuildReport.unplaced_seconds`, :attr:`BuildReport.leftovers`), never sent after it. A chunk is cut as soon as time is known to have
   passed its window (an arrival or ``ready(now)`` after it), so *when* you call :meth:`ready`
   does not change the chunks.
 * A thread with a single busy sample in a window would be dropped by Sentry (it keeps threads with
@@ -70,8 +74,8 @@ CLIENT_SDK = {"name": "rokuprof", "version": __version__}
 MAX_CHUNK_SECONDS = 60.0
 #: Measurement carrying the live heap (bytes) over time; Sentry's UI charts this name.
 HEAP_MEASUREMENT = "memory_footprint"
-#: Samples running this far past the end of the run suggest a wrong wall-time unit.
-OVERRUN_WARNING_SECONDS = 10.0
+#: This much busy time not fitting before the end of the run suggests a wrong wall-time unit.
+UNPLACED_WARNING_SECONDS = 10.0
 
 
 def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
@@ -147,7 +151,8 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Leftover:
-    """Samples of one thread that could not form a valid chunk when the run ended."""
+    """Samples of one thread in no chunk when the run ended: no room before its end, or too
+    few for a valid chunk."""
 
     thread_id: str
     thread_name: str
@@ -179,7 +184,7 @@ class BuildReport:
     leftovers: list[Leftover] = field(default_factory=list)
     remainder_seconds: float = 0.0  # sub-period rounding left unsampled (|each path| < T/2)
     unattributed_seconds: float = 0.0  # wall time on paths the stream never defined
-    overrun_seconds: float = 0.0  # how far samples run past the end of the run
+    unplaced_seconds: float = 0.0  # busy time that did not fit before the end of the run
     dropped_seconds: float = 0.0  # busy time over the backlog limit, not sent
     rejected: list[tuple[int, list[Problem]]] = field(default_factory=list)  # (samples, why)
     heap_values_dropped: int = 0
@@ -201,13 +206,18 @@ class BuildReport:
                 f"carried: busy time exceeded wall time in {self.excess_windows} window(s) "
                 "and moved into the next"
             )
-        for leftover in self.leftovers:
-            lines.append("left over (no valid chunk possible): " + leftover.describe())
-        if self.overrun_seconds > OVERRUN_WARNING_SECONDS:
+        if self.unplaced_seconds:
             lines.append(
-                f"warning: samples run {self.overrun_seconds:.1f} s past the end of the run "
-                "(more busy time than wall time: is the wall-time unit right?)"
+                f"not placed: {self.unplaced_seconds:.2f} s of busy time did not fit before the "
+                "end of the run"
+                + (
+                    " (more busy time than wall time: is the wall-time unit right?)"
+                    if self.unplaced_seconds > UNPLACED_WARNING_SECONDS
+                    else ""
+                )
             )
+        for leftover in self.leftovers:
+            lines.append("left over (in no chunk): " + leftover.describe())
         if self.dropped_seconds:
             lines.append(
                 f"dropped: {self.dropped_seconds:.1f} s of busy time that ran more than the "
@@ -307,8 +317,7 @@ class ChunkBuilder:
     ) -> None:
         """Lower-level :meth:`add`: wall-self differences per call path, in stream order."""
         self._check_open()
-        previous = self._last_slot
-        slot = max(previous, self._slot(arrival))
+        slot = max(self._last_slot, self._slot(arrival))
         self._advance(slot)
         self._last_slot = slot
         sampler = self.sampler
@@ -322,7 +331,7 @@ class ChunkBuilder:
                 self._lane(module).push(path, n)
         for lane in self._lanes.values():
             if lane.queued:  # this window's data, after what earlier windows left waiting
-                lane.place(slot, previous)
+                lane.place(slot)
                 if lane.queued > self._max_backlog:
                     self._drop(lane, lane.queued - self._max_backlog)
         self._memory = self._memory or memory
@@ -339,33 +348,34 @@ class ChunkBuilder:
         return out
 
     def finish(self, end: float | None = None) -> Flush:
-        """End of the run: place everything still waiting, cut the last chunks and report what
-        could not form a valid chunk. ``end`` is when the run ended (default: the last
-        arrival)."""
+        """End of the run: place everything still waiting as late as it fits before the run's
+        end, cut the last chunks and report what could not be placed or form a valid chunk.
+        ``end`` is when the run ended (default: the last arrival); no sample lies after it."""
         self._check_open()
         end_slot = self._last_slot if end is None else max(self._last_slot, self._slot(end))
         self._advance(end_slot)
-        for path, n in self.sampler.round_off():
+        room: dict[int, int] = {}  # module -> free slots before the end for rounded-off samples
+
+        def has_room(path: int) -> bool:
             module = self._thread_of(path)
-            if module is not None:
-                self._lane(module).push(path, n)
+            if module is None:
+                return False
+            left = room.get(module)
+            if left is None:
+                left = self._lane(module).room(end_slot)
+            room[module] = max(0, left - 1)
+            return left > 0
+
+        for path, n in self.sampler.round_off(has_room):
+            self._lane(self._threads[path]).push(path, n)
         for lane in self._lanes.values():
             if lane.queued:
-                lane.place(end_slot, self._last_slot)
-        fruitless = 0
-        while self._pending():
-            before = self.report.chunks + len(self.report.rejected)
+                lane.place(end_slot, push_back=True)
+        self.report.unplaced_seconds = self._waiting() / self.hz
+        if self._pending():
             self._cut(end_slot)
-            if self.report.chunks + len(self.report.rejected) > before:
-                fruitless = 0
-                continue
-            if all(lane.queued < 2 for lane in self._lanes.values()):
-                break  # only single samples are left: nothing more can become valid
-            fruitless += 1
-            if fruitless > 2:  # pragma: no cover - a fresh window always takes two samples
-                break
         self._finished = True
-        self._report_leftovers(end_slot)
+        self._report_leftovers()
         return Flush(self.ready(), self.report)
 
     # -- internals ----------------------------------------------------------------------------
@@ -431,16 +441,12 @@ class ChunkBuilder:
 
     def _cut(self, end_slot: int | None) -> None:
         """Finish the current window. ``end_slot`` (at the end of the run) places what waits
-        as soon as it fits rather than ending at the window's last slot."""
+        before the run's end rather than before the window's last slot."""
         last = self._last_slot_of(self._window)
-        floor = self._last_slot  # the latest data arrived there: nothing waiting goes earlier
+        limit = last if end_slot is None else min(last, end_slot)
         for lane in self._lanes.values():
             if lane.queued:
-                if end_slot is None:
-                    limit = last
-                else:
-                    limit = min(last, max(end_slot, max(lane.next_slot, floor) + lane.queued))
-                lane.place(limit, floor)
+                lane.place(limit, push_back=True)
             lane.close()
         if self._waiting():
             self.report.excess_windows += 1
@@ -543,7 +549,7 @@ class ChunkBuilder:
             )
         )
 
-    def _report_leftovers(self, end_slot: int) -> None:
+    def _report_leftovers(self) -> None:
         report = self.report
         period = 1.0 / self.hz
         for module, lane in sorted(self._lanes.items()):
@@ -565,8 +571,6 @@ class ChunkBuilder:
             )
         report.remainder_seconds = self.sampler.pending_seconds()
         report.heap_values_dropped = len(self._heap)
-        if report.last is not None:
-            report.overrun_seconds = max(0.0, report.last - self._time(end_slot))
 
     def leftover_paths(self) -> dict[int, int]:
         """Samples per call path still waiting (after :meth:`finish`: the leftovers)."""

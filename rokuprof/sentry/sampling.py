@@ -13,7 +13,7 @@ All arithmetic is on integers: a wall unit is worth ``hz`` ticks and one sample 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 #: Sampling frequency Sentry's SDKs use (101 Hz avoids lockstep with 100 Hz loops).
 SAMPLE_RATE_HZ = 101
@@ -59,13 +59,14 @@ class Sampler:
         self.rest[path] = rest
         return n
 
-    def round_off(self) -> Iterator[tuple[int, int]]:
+    def round_off(self, accept: Callable[[int], bool] | None = None) -> Iterator[tuple[int, int]]:
         """End of the run: one more sample for every path whose remainder is at least half a
-        period; yields ``(path, 1)`` for those. Afterwards every remainder lies in
-        ``[-T/2, T/2)``."""
+        period (and that ``accept(path)`` takes, when given); yields ``(path, 1)`` for those.
+        Afterwards every remainder of a rounded path lies in ``[-T/2, T/2)`` and every other
+        one in ``[0, T)``."""
         half = self.units
         for path, rest in self.rest.items():
-            if 2 * rest >= half:
+            if 2 * rest >= half and (accept is None or accept(path)):
                 self.rest[path] = rest - self.units
                 yield path, 1
 

@@ -9,6 +9,13 @@ Sentry gives a sample the time until the next sample on its thread, and the last
 thread nothing. So a busy run is always followed by a sample one slot later: either the next busy
 sample (the run continues) or an idle sample (stack ``[]``). A run is never left open at the end
 of a chunk.
+
+Samples are placed as late as they fit before a limit (their data's arrival, a window's end, the
+run's end), never after it; what does not fit waits for a later limit. When a window or the run
+ends with samples still waiting, the samples already placed in the window are first pushed back
+into the idle time before them (the work they describe happened before it was reported, so
+earlier is never wrong), never before the window's start. That happens once per window, so it
+costs one pass over the window's runs.
 """
 
 from __future__ import annotations
@@ -22,12 +29,13 @@ IDLE = 0
 class Lane:
     """One thread: queued samples, and the runs placed in the current chunk."""
 
-    __slots__ = ("next_slot", "open", "queue", "queued", "runs")
+    __slots__ = ("floor", "next_slot", "open", "queue", "queued", "runs")
 
     def __init__(self, first_slot: int = 0) -> None:
         self.queue: deque[list[int]] = deque()  # [path, count], oldest first
         self.queued = 0
-        self.next_slot = first_slot  # no sample may be placed before this slot
+        self.next_slot = first_slot  # no new sample may be placed before this slot
+        self.floor = first_slot  # no sample of the current window may move before this slot
         self.open = False  # the last placed sample is busy: a run is in progress
         self.runs: list[tuple[int, int, int]] = []  # (first slot, path or IDLE, count)
 
@@ -61,15 +69,17 @@ class Lane:
             n -= k
         return dropped
 
-    def place(self, limit: int, floor: int = 0) -> int:
+    def place(self, limit: int, *, push_back: bool = False) -> int:
         """Place queued samples in slots before ``limit``, as late as they fit (ending at
-        ``limit``), never before ``floor`` (where the window of their data began) nor before
-        :attr:`next_slot`; what does not fit stays queued, to be placed later. Returns the
-        number of busy samples placed."""
+        ``limit``), never before :attr:`next_slot`; what does not fit stays queued, to be placed
+        later. With ``push_back``, the window's placed runs first make room by moving earlier.
+        Returns the number of busy samples placed."""
         q = self.queued
         if not q:
             return 0
-        start = max(self.next_slot, floor, limit - q)
+        if push_back and q > limit - self.next_slot and self.runs:
+            self._push_back(limit - q)
+        start = max(self.next_slot, limit - q)
         if self.open and start > self.next_slot:
             # A gap before the new run: close the previous run with an idle sample.
             self.runs.append((self.next_slot, IDLE, 1))
@@ -96,6 +106,37 @@ class Lane:
         self.open = True
         return k
 
+    def _push_back(self, end: int) -> None:
+        """Move the busy runs placed in this window earlier, as little as needed, so that they
+        end by ``end`` (or as close to it as :attr:`floor` allows); order is kept and idle
+        samples are laid again after each busy run that is followed by a gap."""
+        busy = [(slot, path, n) for slot, path, n in self.runs if path != IDLE]
+        if not busy:
+            return
+        leftmost = self.floor + sum(n for _, _, n in busy)
+        cursor = max(end, leftmost)
+        moved = []
+        for slot, path, n in reversed(busy):
+            leftmost -= n
+            first = max(min(slot + n, cursor) - n, leftmost)
+            moved.append((first, path, n))
+            cursor = first
+        moved.reverse()
+        runs: list[tuple[int, int, int]] = []
+        for i, (slot, path, n) in enumerate(moved):
+            runs.append((slot, path, n))
+            if i + 1 < len(moved) and slot + n < moved[i + 1][0]:
+                runs.append((slot + n, IDLE, 1))
+        self.runs = runs
+        last_slot, _, last_n = moved[-1]
+        self.next_slot = last_slot + last_n
+        self.open = True
+
+    def room(self, limit: int) -> int:
+        """Slots before ``limit`` that more busy samples could still take (pushing the placed
+        ones back if need be); the closing idle sample goes at ``limit``."""
+        return max(0, limit - self.floor - self.busy_samples() - self.queued)
+
     def close(self) -> None:
         """End the current run, if any, with an idle sample."""
         if self.open:
@@ -121,3 +162,4 @@ class Lane:
         self.runs = []
         if self.next_slot < first_slot:
             self.next_slot = first_slot
+        self.floor = self.next_slot
