@@ -112,7 +112,7 @@ async def test_xml_output_with_gt_is_not_taken_for_the_prompt() -> None:
             assert client.banner == "Roku serial X1"
             reply = await client.command("dump")
         assert reply == "<device>\n  <name>a &gt; b</name>\n>\n</device>"
-        assert con.commands == ["dump", "quit"]
+    assert con.commands == ["dump", "quit"]  # after the console's handler has finished
 
 
 async def test_reply_without_a_prompt_ends_when_output_goes_quiet() -> None:

@@ -22,7 +22,9 @@ def control(
     host: Annotated[str, typer.Argument(help="The Roku's address.")],
     action: Annotated[str, typer.Argument(help="status, pause, resume or chanperf.")],
     console_port: Annotated[int, typer.Option(min=1, max=65535, help="Debug console port.")] = 8080,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for a reply.")] = 5.0,
+    timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds the whole exchange may take, at most.")
+    ] = 5.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Ask the running app's profiler for its status, pause it or resume it (Roku OS 9+), or
@@ -34,7 +36,7 @@ def control(
     try:
         result = asyncio.run(run_control(host, action, console_port, timeout))
     except DeviceError as error:
-        err.print(error_line(error))
+        err.print(error_line(error), soft_wrap=True)  # one line, even in a narrow pipe
         raise typer.Exit(EXIT_DEVICE) from None
     if as_json:
         print(json_dumps(result.to_json(), indent=2))

@@ -5,6 +5,10 @@ The console is line-oriented text with a ``>`` prompt. :class:`PromptScanner` (s
 when a reply is over: the prompt is a ``>`` alone at the start of the *last* line, with nothing
 after it; a ``>`` anywhere else (XML output, ``a > b``) is text. When no prompt comes, the reply
 ends after a quiet period. The reply parsers are pure functions.
+
+Every wait is bounded in total (see :mod:`rokuprof.device.limits`): connecting with the
+greeting, and each command with its reply, must finish within the client's ``timeout`` however
+slowly the console trickles, and a reply over the byte cap is refused.
 """
 
 from __future__ import annotations
@@ -16,32 +20,47 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from rokuprof.device.errors import DeviceTimeout, DeviceUnavailable, ProtocolError
+from rokuprof.device.limits import (
+    CONSOLE_CLOSE_TIMEOUT,
+    CONSOLE_MAX_REPLY_BYTES,
+    CONSOLE_TIMEOUT,
+    describe_size,
+)
 
 DEFAULT_CONSOLE_PORT = 8080
-MAX_REPLY_BYTES = 1 << 20
+MAX_REPLY_BYTES = CONSOLE_MAX_REPLY_BYTES
 PROMPT = ">"
+_NEWLINES = re.compile(rb"\r\n?|\n")
 
 
 class PromptScanner:
     """Collects console output; :attr:`at_prompt` is true when it ends with the prompt."""
 
-    def __init__(self) -> None:
-        self.text = ""
+    def __init__(self, max_bytes: int = MAX_REPLY_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._data = bytearray()
+
+    @property
+    def text(self) -> str:
+        return _NEWLINES.sub(b"\n", self._data).decode("utf-8", "replace")
 
     def feed(self, data: bytes) -> None:
-        self.text += data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
-        if len(self.text) > MAX_REPLY_BYTES:
-            raise ProtocolError(f"console reply over {MAX_REPLY_BYTES} bytes without a prompt")
+        if len(self._data) + len(data) > self.max_bytes:
+            limit = describe_size(self.max_bytes)
+            raise ProtocolError(f"reply larger than {limit} without a prompt")
+        self._data += data
 
     @property
     def at_prompt(self) -> bool:
-        last = self.text.rsplit("\n", 1)[-1]
-        return last.strip() == PROMPT and last.lstrip(" \t").startswith(PROMPT)
+        data = self._data
+        start = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        last = data[start:]
+        return last.strip() == b">" and last.lstrip(b" \t").startswith(b">")
 
     def take_reply(self, command: str | None = None) -> str:
         """The reply without the prompt and without an echo of ``command``; resets the buffer."""
         text = self.text
-        self.text = ""
+        self._data.clear()
         lines = text.split("\n")
         if lines and lines[-1].strip() == PROMPT:
             lines.pop()
@@ -133,44 +152,53 @@ def parse_chanperf(text: str) -> ChanPerf | None:
 
 
 class ConsoleClient:
-    """One connection to the debug console. ``async with ConsoleClient(host) as c:``."""
+    """One connection to the debug console. ``async with ConsoleClient(host) as c:``.
+
+    ``timeout`` bounds, in total, the connect with the greeting, and each command with its
+    reply. ``quiet``: a reply without a prompt ends after this long without bytes. ``settle``:
+    after a prompt-looking line, wait this long for more output.
+    """
 
     def __init__(
         self,
         host: str,
         port: int = DEFAULT_CONSOLE_PORT,
         *,
-        timeout: float = 5.0,
+        timeout: float = CONSOLE_TIMEOUT,
         quiet: float = 0.5,
         settle: float = 0.1,
+        max_reply_bytes: int = CONSOLE_MAX_REPLY_BYTES,
     ) -> None:
         self.host = host
         self.port = port
-        self.timeout = timeout  # for the connect and the first byte of a reply
-        self.quiet = quiet  # a reply without a prompt ends after this long without bytes
-        self.settle = settle  # after a prompt-looking line, wait this long for more output
+        self.timeout = timeout
+        self.quiet = quiet
+        self.settle = settle
+        self.where = f"the console at {f'[{host}]' if ':' in host else host}:{port}"
         self.banner = ""
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._scanner = PromptScanner()
+        self._scanner = PromptScanner(max_reply_bytes)
 
     async def connect(self) -> None:
+        deadline = time.monotonic() + self.timeout
         try:
             self._reader, self._writer = await asyncio.wait_for(
                 asyncio.open_connection(self.host, self.port), self.timeout
             )
         except TimeoutError as error:
             raise DeviceUnavailable(
-                f"connect to the console at {self.host}:{self.port} timed out"
+                f"connect to {self.where} timed out after {self.timeout:g} s"
             ) from error
         except OSError as error:
             raise DeviceUnavailable(
-                f"cannot connect to the console at {self.host}:{self.port}: "
-                f"{error.strerror or error}"
+                f"cannot connect to {self.where}: {error.strerror or error}"
             ) from error
         # A banner (serial, model) and a first prompt may come; do not wait long for them.
         try:
-            self.banner = await self._read_reply(None, first_wait=min(self.timeout, self.quiet))
+            self.banner = await self._read_reply(
+                None, deadline, first_wait=min(self.timeout, self.quiet)
+            )
         except BaseException:  # cancelled or failed: __aexit__ will not run, close here
             writer, self._writer = self._writer, None
             writer.close()
@@ -181,38 +209,50 @@ class ConsoleClient:
         if self._writer is None:
             await self.connect()
         assert self._writer is not None
+        deadline = time.monotonic() + self.timeout
         try:
             self._writer.write(command.encode("utf-8") + b"\r\n")
             await asyncio.wait_for(self._writer.drain(), self.timeout)
         except (OSError, TimeoutError) as error:
-            raise DeviceUnavailable(f"console at {self.host}:{self.port} went away") from error
-        return await self._read_reply(command)
+            raise DeviceUnavailable(f"{self.where} went away") from error
+        return await self._read_reply(command, deadline)
 
-    async def _read_reply(self, command: str | None, first_wait: float | None = None) -> str:
-        """Read until the prompt (then a brief settle) or until output goes quiet.
+    async def _read_reply(
+        self, command: str | None, deadline: float, first_wait: float | None = None
+    ) -> str:
+        """Read until the prompt (then a brief settle) or until output goes quiet, all before
+        ``deadline`` (monotonic).
 
-        Without ``first_wait`` a reply is required within :attr:`timeout`; with it, silence for
-        that long is an empty reply.
+        Without ``first_wait`` a reply is required; with it, silence for that long is an
+        empty reply (the optional greeting).
         """
         assert self._reader is not None
         scanner = self._scanner
         require = first_wait is None
-        deadline = time.monotonic() + (self.timeout if require else first_wait)
+        first_deadline = deadline if require else min(deadline, time.monotonic() + first_wait)
+        what = f"reply to {command!r}" if command is not None else "greeting"
         got_any = False
         while True:
+            left = deadline - time.monotonic()
             if scanner.at_prompt:
-                wait = self.settle  # a prompt-looking line may be mid-output
+                wait = min(self.settle, left)  # a prompt-looking line may be mid-output
             elif got_any:
-                wait = self.quiet
+                wait = min(self.quiet, left)
             else:
-                wait = deadline - time.monotonic()
+                wait = first_deadline - time.monotonic()
                 if wait <= 0:
                     if require:
                         raise DeviceTimeout(
-                            f"no reply to {command!r} from the console at "
-                            f"{self.host}:{self.port} within {self.timeout:g} s"
+                            f"{self.where}: no reply to {command!r} within {self.timeout:g} s"
                         )
                     break
+            if wait <= 0:  # output still coming at the deadline
+                if scanner.at_prompt:
+                    break
+                raise DeviceTimeout(
+                    f"{self.where}: {what} not complete within {self.timeout:g} s (output "
+                    "kept coming without a prompt); gave up"
+                )
             try:
                 data = await asyncio.wait_for(self._reader.read(4096), wait)
             except TimeoutError:
@@ -220,34 +260,38 @@ class ConsoleClient:
                     break
                 continue
             except OSError as error:
-                raise DeviceUnavailable(f"console at {self.host}:{self.port}: {error}") from error
+                raise DeviceUnavailable(f"{self.where}: {error}") from error
             if not data:
                 if not got_any and require:
-                    raise DeviceUnavailable(
-                        f"the console at {self.host}:{self.port} closed the connection"
-                    )
+                    raise DeviceUnavailable(f"{self.where} closed the connection")
                 break
             got_any = True
-            scanner.feed(data)
+            try:
+                scanner.feed(data)
+            except ProtocolError as error:
+                raise ProtocolError(f"{self.where}: {what}: {error}; gave up") from None
         return scanner.take_reply(command)
 
-    async def aclose(self) -> None:
+    async def aclose(self, *, polite: bool = True) -> None:
+        """Say ``quit`` (when ``polite``) and close; never longer than a fraction of a second."""
         writer, self._writer = self._writer, None
         if writer is None:
             return
         with contextlib.suppress(OSError, TimeoutError):
-            writer.write(b"quit\r\n")
-            await asyncio.wait_for(writer.drain(), 0.5)
+            async with asyncio.timeout(CONSOLE_CLOSE_TIMEOUT):
+                if polite:
+                    writer.write(b"quit\r\n")
+                    await writer.drain()
+                writer.close()
+                await writer.wait_closed()
         writer.close()
-        with contextlib.suppress(OSError, TimeoutError):
-            await asyncio.wait_for(writer.wait_closed(), 1.0)
 
     async def __aenter__(self) -> ConsoleClient:
         await self.connect()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+    async def __aexit__(self, exc_type: object, *exc: object) -> None:
+        await self.aclose(polite=exc_type is None)
 
     async def bsprof_status(self) -> BsprofStatus | None:
         return parse_bsprof_status(await self.command("bsprof-status"))

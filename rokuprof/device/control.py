@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from rokuprof.device.console import (
@@ -12,6 +13,8 @@ from rokuprof.device.console import (
     parse_bsprof_status,
     parse_chanperf,
 )
+from rokuprof.device.errors import DeviceTimeout, ProtocolError
+from rokuprof.device.limits import CONSOLE_TIMEOUT
 
 ACTIONS = {
     "status": "bsprof-status",
@@ -61,19 +64,32 @@ class ControlResult:
 
 
 async def control(
-    host: str, action: str, port: int = DEFAULT_CONSOLE_PORT, timeout: float = 5.0
+    host: str, action: str, port: int = DEFAULT_CONSOLE_PORT, timeout: float = CONSOLE_TIMEOUT
 ) -> ControlResult:
-    """Send the action's command and return the reply (``ValueError`` for an unknown action)."""
+    """Send the action's command and return the reply (``ValueError`` for an unknown action).
+
+    ``timeout`` bounds the whole exchange: connect, greeting, command and reply.
+    """
     try:
         command = ACTIONS[action]
     except KeyError:
         raise ValueError(f"unknown action {action!r} (choose {', '.join(ACTIONS)})") from None
-    async with ConsoleClient(host, port, timeout=timeout) as console:
-        reply = await console.command(command)
+    console = ConsoleClient(host, port, timeout=timeout)
+    try:
+        async with asyncio.timeout(timeout):
+            async with console:
+                reply = await console.command(command)
+    except TimeoutError as error:
+        raise DeviceTimeout(
+            f"{console.where}: no complete reply to {command!r} within {timeout:g} s; gave up"
+        ) from error
     status = perf = None
     if NO_SESSION not in reply.lower():
-        if action == "status":
-            status = parse_bsprof_status(reply)
-        elif action == "chanperf":
-            perf = parse_chanperf(reply)
+        try:
+            if action == "status":
+                status = parse_bsprof_status(reply)
+            elif action == "chanperf":
+                perf = parse_chanperf(reply)
+        except ProtocolError as error:
+            raise ProtocolError(f"{console.where}: {error}") from None
     return ControlResult(action, command, reply, status, perf)

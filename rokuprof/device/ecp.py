@@ -1,14 +1,21 @@
 """ECP (External Control Protocol, TCP 8060) client: device info, active app, launch, keypress.
 
-The XML parsers are pure functions; :class:`EcpClient` is a thin async shell over httpx. A 403
-answer means the device's ECP is in limited mode: that becomes :class:`LimitedModeError`, whose
-message tells the user which setting to change.
+The XML parsers are pure functions; :class:`EcpClient` is a thin async shell over httpx. Every
+request is bounded (see :mod:`rokuprof.device.limits`): the body is read incrementally and
+abandoned past its byte cap, and connect, head and body together must finish within the
+client's timeout. A document type declaration is refused before parsing (no entity expansion,
+whatever the XML library's version). A 403 answer means the device's ECP is in limited mode:
+that becomes :class:`LimitedModeError`, whose message tells the user which setting to change.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import TypeVar
 
 import httpx
 
@@ -19,20 +26,37 @@ from rokuprof.device.errors import (
     LimitedModeError,
     ProtocolError,
 )
+from rokuprof.device.limits import (
+    ECP_MAX_ERROR_BYTES,
+    ECP_MAX_REPLY_BYTES,
+    ECP_TIMEOUT,
+    describe_size,
+)
 
 DEFAULT_ECP_PORT = 8060
-MAX_XML_BYTES = 1 << 20
+MAX_XML_BYTES = ECP_MAX_REPLY_BYTES
+
+T = TypeVar("T")
+
+_DECLARATION = re.compile(r"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
 
 
 def _parse_xml(data: bytes | str, root_tag: str) -> ET.Element:
     if len(data) > MAX_XML_BYTES:
-        raise ProtocolError(f"ECP reply too large ({len(data)} bytes)")
+        raise ProtocolError(f"reply larger than {describe_size(MAX_XML_BYTES)}")
+    # Decoded here, so a declared encoding cannot hide a declaration from the check below.
+    text = data.decode("utf-8-sig", "replace") if isinstance(data, bytes) else data
+    if _DECLARATION.search(text):
+        raise ProtocolError(
+            "reply contains a <!DOCTYPE> or <!ENTITY> declaration; refused "
+            "(a Roku never sends one, and its entities could expand without bound)"
+        )
     try:
-        root = ET.fromstring(data)
+        root = ET.fromstring(text)
     except ET.ParseError as error:
-        raise ProtocolError(f"ECP reply is not valid XML: {error}") from error
+        raise ProtocolError(f"reply is not valid XML: {error}") from error
     if root.tag != root_tag:
-        raise ProtocolError(f"ECP reply has root <{root.tag}>, expected <{root_tag}>")
+        raise ProtocolError(f"reply has root <{root.tag}>, expected <{root_tag}>")
     return root
 
 
@@ -135,18 +159,32 @@ def parse_active_app(data: bytes | str) -> ActiveApp:
 
 
 class EcpClient:
-    """Async ECP client for one device. Use as ``async with EcpClient(host) as ecp:``."""
+    """Async ECP client for one device. Use as ``async with EcpClient(host) as ecp:``.
 
-    def __init__(self, host: str, port: int = DEFAULT_ECP_PORT, timeout: float = 5.0) -> None:
+    ``timeout`` is the total deadline of each request; ``max_reply_bytes`` caps each reply.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int = DEFAULT_ECP_PORT,
+        timeout: float = ECP_TIMEOUT,
+        *,
+        max_reply_bytes: int = ECP_MAX_REPLY_BYTES,
+    ) -> None:
         self.host = host
         self.port = port
+        self.timeout = timeout
+        self.max_reply_bytes = max_reply_bytes
         shown = f"[{host}]" if ":" in host else host
         self.base_url = f"http://{shown}:{port}"
+        self.where = f"ECP {shown}:{port}"
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout),
             trust_env=False,  # never route device traffic through a proxy
             follow_redirects=False,
+            headers={"Accept-Encoding": "identity"},  # the cap counts the bytes we keep
         )
 
     async def __aenter__(self) -> EcpClient:
@@ -158,33 +196,67 @@ class EcpClient:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def _request(self, method: str, path: str) -> httpx.Response:
+    async def _request(self, method: str, path: str) -> bytes:
+        """The body of a 200 answer (or an error naming the device, the path and the limit)."""
+        what = f"{self.where} {path}"
         try:
-            response = await self._client.request(method, path)
-        except httpx.TimeoutException as error:
-            raise DeviceTimeout(f"ECP {method} {path} on {self.base_url} timed out") from error
+            async with asyncio.timeout(self.timeout):
+                async with self._client.stream(method, path) as response:
+                    status, reason = response.status_code, response.reason_phrase
+                    ok = status == 200
+                    cap = self.max_reply_bytes if ok else ECP_MAX_ERROR_BYTES
+                    body = await _read_body(response, cap, what, strict=ok)
+        except (TimeoutError, httpx.TimeoutException) as error:
+            raise DeviceTimeout(
+                f"{what}: no complete reply within {self.timeout:g} s; gave up"
+            ) from error
         except httpx.TransportError as error:
             raise DeviceUnavailable(
-                f"cannot reach ECP at {self.base_url} ({error.__class__.__name__}: {error})"
+                f"cannot reach {self.where} ({error.__class__.__name__}: {error})"
             ) from error
-        if response.status_code == 403:
-            raise LimitedModeError(self.host, response.text[:200])
-        if response.status_code != 200:
-            raise HttpStatusError(
-                f"ECP {method} {path} on {self.base_url} answered "
-                f"{response.status_code} {response.reason_phrase}".rstrip(),
-                response.status_code,
-            )
-        return response
+        if status == 403:
+            raise LimitedModeError(self.host, body.decode("utf-8", "replace")[:200])
+        if not ok:
+            raise HttpStatusError(f"{what} ({method}) answered {status} {reason}".rstrip(), status)
+        return body
+
+    async def _query(self, path: str, parse: Callable[[bytes], T]) -> T:
+        body = await self._request("GET", path)
+        try:
+            return parse(body)
+        except ProtocolError as error:
+            raise ProtocolError(f"{self.where} {path}: {error}") from None
 
     async def device_info(self) -> DeviceInfo:
-        return parse_device_info((await self._request("GET", "/query/device-info")).content)
+        return await self._query("/query/device-info", parse_device_info)
 
     async def active_app(self) -> ActiveApp:
-        return parse_active_app((await self._request("GET", "/query/active-app")).content)
+        return await self._query("/query/active-app", parse_active_app)
 
     async def launch(self, app_id: str = "dev") -> None:
         await self._request("POST", f"/launch/{app_id}")
 
     async def keypress(self, key: str) -> None:
         await self._request("POST", f"/keypress/{key}")
+
+
+async def _read_body(response: httpx.Response, cap: int, what: str, *, strict: bool) -> bytes:
+    """Read at most ``cap`` body bytes. Past the cap: an error when ``strict``, else cut there."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise ProtocolError(f"{what}: compressed reply (Content-Encoding: {encoding[:40]}) refused")
+    limit = describe_size(cap)
+    announced = response.headers.get("content-length", "").strip()
+    if strict and announced.isdigit() and int(announced) > cap:
+        raise ProtocolError(
+            f"{what}: reply announced as {int(announced):,} bytes, larger than {limit}; gave up"
+        )
+    body = bytearray()
+    async for piece in response.aiter_raw():
+        room = cap - len(body)
+        body += piece[:room]
+        if len(piece) > room:
+            if strict:
+                raise ProtocolError(f"{what}: reply larger than {limit}; gave up")
+            break
+    return bytes(body)

@@ -1,0 +1,50 @@
+"""How much a device may send, and for how long: the caps and deadlines of every device client.
+
+Whatever answers on a Roku port may be broken or hostile, so every reply is read incrementally,
+abandoned at its byte cap, and every request has a *total* deadline (connect, head and body
+together), not only a timeout per read. Where a caller already chooses a timeout
+(``control --timeout``, the capture's ``ecp_timeout``), that value is the total deadline and
+the defaults below apply otherwise.
+"""
+
+from __future__ import annotations
+
+KIB = 1 << 10
+MIB = 1 << 20
+
+# -- ECP (TCP 8060) ----------------------------------------------------------------------------
+#: A device-info reply is about 2 KB, active-app well under 1 KB.
+ECP_MAX_REPLY_BYTES = 1 * MIB
+#: Of the body of an answer other than 200, this much is read for the error message.
+ECP_MAX_ERROR_BYTES = 4 * KIB
+#: Default total deadline of one ECP request.
+ECP_TIMEOUT = 5.0
+
+# -- Debug console (TCP 8080) ------------------------------------------------------------------
+#: A reply (or the greeting) longer than this without a prompt is refused.
+CONSOLE_MAX_REPLY_BYTES = 1 * MIB
+#: Default total deadline of connecting (with the greeting), and again of each command.
+CONSOLE_TIMEOUT = 5.0
+#: Closing (``quit``, then the socket) never takes longer than this.
+CONSOLE_CLOSE_TIMEOUT = 0.5
+
+# -- SSDP (UDP 1900) ---------------------------------------------------------------------------
+#: Bytes of a datagram that are looked at (a Roku's search response is about 300).
+SSDP_MAX_DATAGRAM = 8 * KIB
+#: Responder sockets counted as devices per address in one search (a Roku has one; simulated
+#: fleets on one loopback address have one each); answers beyond this are ignored.
+SSDP_MAX_RESPONDERS_PER_ADDRESS = 32
+
+# -- Profiler stream (TCP 8090) ----------------------------------------------------------------
+#: An HTTP response head longer than this is refused.
+STREAM_MAX_HEAD_BYTES = 64 * KIB
+#: From the first byte of an HTTP answer, its head must be complete within this long.
+STREAM_HEAD_TIMEOUT = 10.0
+
+
+def describe_size(size: int) -> str:
+    """``1048576`` -> ``1 MiB``, ``4096`` -> ``4 KiB``, ``300`` -> ``300 bytes``."""
+    for unit, name in ((MIB, "MiB"), (KIB, "KiB")):
+        if size >= unit and size % unit == 0:
+            return f"{size // unit} {name}"
+    return f"{size:,} bytes"
