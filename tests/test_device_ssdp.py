@@ -7,6 +7,8 @@ import asyncio
 import pytest
 
 from rokuprof.device.ssdp import (
+    Responders,
+    SsdpDevice,
     build_msearch,
     device_from_reply,
     discover,
@@ -106,18 +108,40 @@ async def start_responder(replies: list[bytes]):
     return transport, proto, transport.get_extra_info("sockname")[1]
 
 
-async def test_discover_dedupes_by_usn_and_distrusts_foreign_locations() -> None:
+async def test_one_responder_is_one_device_with_its_most_plausible_answer() -> None:
     foreign = REPLY.replace(b"YN00AA000001", b"YN00AA000002")  # Location names 192.168.1.20
     own = REPLY.replace(b"192.168.1.20:8060", b"127.0.0.1:18060")
-    transport, proto, port = await start_responder([own, own, foreign, b"noise"])
+    other = own.replace(b"YN00AA000001", b"YN00AA000003")
+    transport, proto, port = await start_responder([foreign, own, other, own, b"noise"])
     try:
         found = await discover(0.5, targets=[("127.0.0.1", port)], bind=("127.0.0.1", 0))
     finally:
         transport.close()
     assert proto.requests and b"ST: roku:ecp" in proto.requests[0]
-    assert [d.serial for d in found] == ["YN00AA000001", "YN00AA000002"]
-    assert found[0].ecp_url == "http://127.0.0.1:18060/"
-    assert found[1].address == "127.0.0.1" and not found[1].location_trusted
+    # The foreign-Location answer came first, but the first one naming its own host wins.
+    assert [(d.serial, d.ecp_url) for d in found] == [("YN00AA000001", "http://127.0.0.1:18060/")]
+
+
+async def test_a_foreign_location_is_not_followed() -> None:
+    foreign = REPLY.replace(b"YN00AA000001", b"YN00AA000002")  # Location names 192.168.1.20
+    transport, _, port = await start_responder([foreign])
+    try:
+        found = await discover(0.3, targets=[("127.0.0.1", port)], bind=("127.0.0.1", 0))
+    finally:
+        transport.close()
+    assert [d.serial for d in found] == ["YN00AA000002"]
+    assert found[0].ecp_url == "http://127.0.0.1:8060/" and not found[0].location_trusted
+
+
+def test_responders_bound_devices_per_address() -> None:
+    responders = Responders(max_per_address=2)
+    for port in range(10):
+        for n in range(3):
+            usn = f"uuid:roku:ecp:P{port}N{n}"
+            responders.add(SsdpDevice(usn, usn[14:], "127.0.0.1", 8060, "", True, ""), port)
+    responders.add(SsdpDevice("x", "", "127.0.0.2", 8060, "", True, ""), 1)
+    assert [d.serial for d in responders.devices] == ["P0N0", "P1N0", ""]
+    assert responders.ignored == 28
 
 
 async def test_discover_finds_two_simulated_devices() -> None:

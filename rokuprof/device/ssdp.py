@@ -4,6 +4,11 @@ The M-SEARCH goes out from an *unconnected* socket (devices answer by unicast fr
 address, which a socket connected to the multicast group would drop). Replies are parsed with
 :func:`parse_reply` (pure); a reply's ``Location`` is only followed when its host is the address
 the reply came from, so a third party on the LAN cannot redirect a capture elsewhere.
+
+One responder is one device: a Roku answers from one socket, so every reply from the same
+address and UDP port counts once, however many USNs it names (:class:`Responders` keeps the
+most plausible of its answers). A few responder sockets per address are allowed, because
+simulated devices share one loopback address; see :mod:`rokuprof.device.limits`.
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ from urllib.parse import urlsplit
 import asyncio_dgram
 
 from rokuprof.device.errors import DeviceError
+from rokuprof.device.limits import SSDP_MAX_DATAGRAM, SSDP_MAX_RESPONDERS_PER_ADDRESS
 
 SSDP_GROUP = "239.255.255.250"
 SSDP_PORT = 1900
 ROKU_ST = "roku:ecp"
 DEFAULT_ECP_PORT = 8060
-MAX_DATAGRAM = 8192
+MAX_DATAGRAM = SSDP_MAX_DATAGRAM
 
 
 def build_msearch(
@@ -151,6 +157,45 @@ def device_from_reply(reply: SsdpReply, address: str, st: str = ROKU_ST) -> Ssdp
     )
 
 
+def plausibility(device: SsdpDevice) -> tuple[bool, bool]:
+    """How much a reply looks like a Roku's: a Location naming its own host, a Roku USN."""
+    return (device.location_trusted, bool(device.serial))
+
+
+class Responders:
+    """The devices seen in one search, one per responder (address and UDP port).
+
+    A responder's first answer stands unless a later one is more plausible (see
+    :func:`plausibility`); after :data:`SSDP_MAX_RESPONDERS_PER_ADDRESS` responders on one
+    address, further ones there are ignored. Memory: one entry per responder, whatever it sends.
+    """
+
+    def __init__(self, max_per_address: int = SSDP_MAX_RESPONDERS_PER_ADDRESS) -> None:
+        self.max_per_address = max_per_address
+        self._devices: dict[tuple[str, int], SsdpDevice] = {}
+        self._per_address: dict[str, int] = {}
+        self.ignored = 0  # answers that added no device
+
+    def add(self, device: SsdpDevice, port: int) -> None:
+        key = (device.address, port)
+        known = self._devices.get(key)
+        if known is None:
+            if self._per_address.get(device.address, 0) >= self.max_per_address:
+                self.ignored += 1
+                return
+            self._per_address[device.address] = self._per_address.get(device.address, 0) + 1
+            self._devices[key] = device
+        elif plausibility(device) > plausibility(known):
+            self._devices[key] = device  # keeps its place in the order
+        else:
+            self.ignored += 1
+
+    @property
+    def devices(self) -> list[SsdpDevice]:
+        """In the order the responders first answered."""
+        return list(self._devices.values())
+
+
 async def discover(
     timeout: float = 3.0,
     *,
@@ -161,7 +206,7 @@ async def discover(
 ) -> list[SsdpDevice]:
     """Send M-SEARCH to each target and collect the devices that answer within ``timeout``.
 
-    Devices are deduplicated by USN (first answer wins) and returned in the order they answered.
+    One device per responder (see :class:`Responders`), in the order they first answered.
     ``targets`` and ``bind`` exist so tests can use loopback unicast.
     """
     targets = list(targets)
@@ -171,7 +216,7 @@ async def discover(
         raise DeviceError(f"cannot open a UDP socket on {bind[0]}:{bind[1]}: {error}") from error
     with contextlib.suppress(OSError):
         stream.socket.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 2)
-    found: dict[str, SsdpDevice] = {}
+    found = Responders()
     deadline = time.monotonic() + timeout
 
     async def send_all() -> None:
@@ -195,11 +240,11 @@ async def discover(
                 continue
             reply = parse_reply(data[:MAX_DATAGRAM])
             device = device_from_reply(reply, addr[0], st) if reply else None
-            if device is not None and device.usn not in found:
-                found[device.usn] = device
+            if device is not None:
+                found.add(device, addr[1])
     finally:
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sender
         stream.close()
-    return list(found.values())
+    return found.devices

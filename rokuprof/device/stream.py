@@ -8,7 +8,9 @@ anything else that is not ``HTTP/``; the decoder then judges it). A status other
 :class:`~rokuprof.device.errors.HttpStatusError`.
 
 :class:`ProfilerStream` is the asyncio shell: connect with a timeout, TCP keepalive, read with
-an idle timeout.
+an idle timeout. The HTTP head is bounded in bytes and in total time: once its first byte has
+arrived it must be complete within ``head_timeout`` (see :mod:`rokuprof.device.limits`), so a
+device cannot hold a capture loop by trickling a head.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from rokuprof.device.errors import (
     HttpStatusError,
     ProtocolError,
 )
+from rokuprof.device.limits import STREAM_HEAD_TIMEOUT, STREAM_MAX_HEAD_BYTES
 
 DEFAULT_PROFILER_PORT = 8090
 PROFILER_PATH = "/bsprof/channel.bsprof"
-MAX_HEAD_BYTES = 64 * 1024
+MAX_HEAD_BYTES = STREAM_MAX_HEAD_BYTES
 READ_SIZE = 64 * 1024
 
 _HTTP = b"HTTP/"
@@ -244,7 +247,13 @@ class ProfilerStream:
     """One connection to a device's profiler port, for one app run."""
 
     def __init__(
-        self, host: str, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        host: str,
+        port: int,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        head_timeout: float = STREAM_HEAD_TIMEOUT,
     ) -> None:
         self.host = host
         self.port = port
@@ -254,6 +263,8 @@ class ProfilerStream:
         self.connected_at = time.time()
         self.received = 0  # raw bytes from the socket (head included)
         self.eof = False
+        self.head_timeout = head_timeout
+        self._head_deadline: float | None = None  # monotonic; set at the answer's first byte
 
     @classmethod
     async def open(
@@ -263,6 +274,7 @@ class ProfilerStream:
         *,
         connect_timeout: float = 2.0,
         path: str = PROFILER_PATH,
+        head_timeout: float = STREAM_HEAD_TIMEOUT,
     ) -> ProfilerStream:
         """Connect and send the GET; :class:`DeviceUnavailable` when nothing listens."""
         try:
@@ -277,7 +289,7 @@ class ProfilerStream:
             raise DeviceUnavailable(
                 f"cannot connect to {host}:{port}: {error.strerror or error}"
             ) from error
-        stream = cls(host, port, reader, writer)
+        stream = cls(host, port, reader, writer, head_timeout=head_timeout)
         set_keepalive(writer.get_extra_info("socket"))
         try:
             writer.write(build_request(host, port, path))
@@ -294,16 +306,28 @@ class ProfilerStream:
     async def read(self, idle_timeout: float | None = None) -> bytes:
         """The next body bytes; ``b""`` once the body has ended (EOF or its announced length).
 
-        Raises :class:`DeviceTimeout` after ``idle_timeout`` seconds without a byte,
-        :class:`ConnectionLost` if the connection breaks, :class:`HttpStatusError` or
+        Raises :class:`DeviceTimeout` after ``idle_timeout`` seconds without a byte, or when an
+        HTTP head is not complete ``head_timeout`` seconds after its first byte;
+        :class:`ConnectionLost` if the connection breaks; :class:`HttpStatusError` or
         :class:`ProtocolError` for an answer that is not a profile.
         """
         while True:
             if self.eof or self.response.state == "done":
                 return b""
+            wait, in_head = idle_timeout, self._head_deadline is not None
+            if in_head:
+                left = self._head_deadline - time.monotonic()
+                wait = left if wait is None else min(wait, left)
             try:
-                data = await asyncio.wait_for(self._reader.read(READ_SIZE), idle_timeout)
+                if wait is not None and wait <= 0:
+                    raise TimeoutError
+                data = await asyncio.wait_for(self._reader.read(READ_SIZE), wait)
             except TimeoutError as error:
+                if in_head and (idle_timeout is None or wait < idle_timeout):
+                    raise DeviceTimeout(
+                        f"the profiler port {self.host}:{self.port}: HTTP response head not "
+                        f"complete within {self.head_timeout:g} s of its first byte; gave up"
+                    ) from error
                 raise DeviceTimeout(
                     f"no data from {self.host}:{self.port} for {idle_timeout:g} s"
                 ) from error
@@ -314,8 +338,12 @@ class ProfilerStream:
             if not data:
                 self.eof = True
                 return b""
+            if self.received == 0:
+                self._head_deadline = time.monotonic() + self.head_timeout
             self.received += len(data)
             body = self.response.feed(data)
+            if self.response.in_body:
+                self._head_deadline = None
             if body:
                 return body
 
