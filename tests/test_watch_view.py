@@ -15,10 +15,13 @@ from rokuprof.capture.session import SessionRecord
 from rokuprof.capture.status import CaptureStatus
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.simulator.app import AppConfig, SyntheticApp
+from rokuprof.views.text import printable
+
+HOSTILE = (("waitPort", "[/]wait\x1b[2J"), ("pkg:/source/main.brs", "[link=x]m\x9b"))
 
 
-def streaming_status() -> CaptureStatus:
-    app = SyntheticApp(AppConfig(seed=4))
+def streaming_status(names: tuple[tuple[str, str], ...] = ()) -> CaptureStatus:
+    app = SyntheticApp(AppConfig(seed=4, names=names))
     data = build_header(app.header(1_700_000_000_000)) + encode_entries(
         app.advance(3.0) + app.finish(), True
     )
@@ -85,3 +88,20 @@ def test_formatting_helpers() -> None:
     assert human_bytes(1536) == "1.5 KiB"
     assert human_bytes(5 * 1024**3) == "5.0 GiB"
     assert clock(3725) == "1:02:05"
+
+
+def test_live_view_and_plain_log_show_device_text_literally() -> None:
+    status = streaming_status(HOSTILE)
+    status.device_name = "Den [bold]\x1b]0;title\x07"
+    status.app = "App [/] \u202e 1.0"
+    status.message = "ECP said [link=http://x]no[/link]\x1b[2J"
+    console = Console(file=io.StringIO(), width=160, record=True)
+    console.print(LiveView(console).render(status))  # no MarkupError
+    text = console.export_text()
+    for shown in ("[/]wait\\x1b[2J", "[link=x]m\\x9b", "Den [bold]\\x1b]0;title\\x07"):
+        assert shown in text
+    assert "App [/] \\u202e 1.0" in text and "ECP said [link=http://x]no[/link]\\x1b[2J" in text
+    lines: list[str] = []
+    PlainLog(lines.append).on_message(status, "warning", status.message + "\nforged")
+    [line] = lines
+    assert line.endswith(printable("warning: " + status.message + "\nforged"))
