@@ -1,4 +1,4 @@
-"""Sentry's rate-limit answers: ``Retry-After`` and ``X-Sentry-Rate-Limits`` (pure, no I/O).
+"""When to send again: Sentry's rate-limit answers and the retry backoff (pure, no I/O).
 
 The rate-limit header may come on any response (even a 200) and applies per category. On a 429,
 ``Retry-After`` also applies to every category (the chunk in hand was refused), and a 429 that
@@ -8,6 +8,11 @@ limits no profile category and has no ``Retry-After`` blocks profile chunks for 
 list means every category. A profile chunk is blocked by ``profile_chunk``,
 ``profile_duration`` or an all-categories limit. The longest limit per category wins. Times
 are on the caller's monotonic clock.
+
+Failures Sentry did not explain (5xx, network errors, timeouts) and a refused key are retried
+after :func:`retry_delay`: capped exponential backoff with full jitter, never more than
+:data:`MAX_RETRY_SECONDS` (Relay's own ceiling), so uploads resume within a minute of Sentry
+(or the key) working again.
 """
 
 from __future__ import annotations
@@ -20,6 +25,17 @@ ALL = ""  # the "every category" key
 PROFILE_CATEGORIES = ("profile_chunk", "profile_duration", ALL)
 DEFAULT_429_SECONDS = 60.0
 MAX_LIMIT_SECONDS = 24 * 3600.0  # a broken header must not park the uploader for ever
+MAX_RETRY_SECONDS = 60.0
+
+
+def retry_delay(
+    attempt: int, base: float, cap: float = MAX_RETRY_SECONDS, rand: float = 1.0
+) -> float:
+    """Seconds to wait before try number ``attempt + 1`` after ``attempt`` failures in a row:
+    ``rand * min(cap, base * 2 ** (attempt - 1))`` with ``rand`` uniform in [0, 1) (full
+    jitter); the ceiling is at most :data:`MAX_RETRY_SECONDS` whatever ``cap`` says."""
+    ceiling = min(cap, MAX_RETRY_SECONDS, base * 2.0 ** min(max(attempt, 1) - 1, 60))
+    return max(0.0, min(1.0, rand)) * ceiling
 
 
 def parse_retry_after(value: str | None, now_wall: float | None = None) -> float | None:

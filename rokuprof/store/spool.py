@@ -1,35 +1,45 @@
-"""The upload spool, kept on disk: the chunk files themselves plus a marker per delivered chunk.
+"""The upload spool, kept on disk: the chunk files themselves plus a marker per finished chunk.
 
 Every chunk the capture writes (``OUT/<device>/<session>/chunks/NNNNNN.json``) is pending until
 ``delivered/NNNNNN.json`` exists next to ``chunks/`` in the same session (written atomically
 after Sentry answered 2xx), or until it was refused for good and moved to
-``rejected/NNNNNN.json`` with ``rejected/NNNNNN.reason.json`` beside it. Nothing is held only in
-memory, so a restart resumes where the previous process stopped: :meth:`Spool.scan` finds
-every pending chunk again. Delivery is at-least-once (a crash between the 2xx and the marker
-sends the chunk again; its ``chunk_id`` is the dedup key).
+``rejected/NNNNNN.json`` with ``rejected/NNNNNN.reason.json`` beside it, or until it was dropped
+because the spool was full (the chunk file is deleted, an empty ``dropped/NNNNNN.json`` records
+it). Nothing is held only in memory, so a restart resumes where the previous process stopped:
+:meth:`Spool.scan` finds every pending chunk again. Delivery is at-least-once (a crash between
+the 2xx and the marker sends the chunk again; its ``chunk_id`` is the dedup key).
 
-All methods are synchronous file operations: call them through :func:`asyncio.to_thread`.
-Names starting with a dot (e.g. sessions being deleted by retention) are ignored.
+A scan lists each directory once and stats each pending chunk once; it can return only the
+oldest ``window`` pending chunks (plus the figures of all of them), so what it keeps is bounded
+whatever the backlog. All methods are synchronous file operations: call them through
+:func:`asyncio.to_thread`. Names starting with a dot (e.g. sessions being deleted by retention)
+are ignored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import os
 import time
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rokuprof.store.files import fsync_dir, write_atomic
+from rokuprof.store.files import fsync_dir, make_dirs, open_new, write_atomic
 
 CHUNKS_DIR = "chunks"
 DELIVERED_DIR = "delivered"
 REJECTED_DIR = "rejected"
+DROPPED_DIR = "dropped"
 SUFFIX = ".json"
+REASON_SUFFIX = ".reason.json"
+DEFAULT_MAX_BYTES = 2 * 1024**3  # pending chunk bytes before the oldest are dropped
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class SpoolItem:
     """One pending chunk file; ordered oldest first (write time, then path)."""
 
@@ -58,6 +68,7 @@ class SpoolStats:
     oldest_mtime: float | None = None
     delivered: int = 0
     rejected: int = 0
+    dropped: int = 0
 
     def oldest_age(self, now: float | None = None) -> float:
         if self.oldest_mtime is None:
@@ -65,14 +76,32 @@ class SpoolStats:
         return max(0.0, (now if now is not None else time.time()) - self.oldest_mtime)
 
 
+@dataclass(frozen=True)
+class ScanResult:
+    """What one scan found: the oldest pending chunks (all, or a window) and the figures of
+    every pending chunk."""
+
+    items: list[SpoolItem]
+    stats: SpoolStats
+    newest: dict[str, str] = field(default_factory=dict)  # session dir -> last pending name
+
+    def saw(self, path: Path | str) -> bool:
+        """Whether this scan counted the chunk file ``path`` (chunk names grow within a
+        session, so a chunk written after the scan listed its directory was not counted)."""
+        path = Path(path)
+        newest = self.newest.get(str(path.parent.parent))
+        return newest is not None and path.name <= newest
+
+
 def _visible_dirs(path: Path) -> list[Path]:
     try:
-        entries = list(os.scandir(path))
+        with os.scandir(path) as entries:
+            names = [
+                e.name for e in entries if e.name[0] != "." and e.is_dir(follow_symlinks=False)
+            ]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(
-        Path(e.path) for e in entries if e.is_dir(follow_symlinks=False) and e.name[0] != "."
-    )
+    return [path / name for name in sorted(names)]
 
 
 def _names(directory: Path) -> set[str]:
@@ -82,8 +111,15 @@ def _names(directory: Path) -> set[str]:
         return set()
 
 
+class _Counter:
+    def __init__(self) -> None:
+        self.pending = self.pending_bytes = self.delivered = self.rejected = self.dropped = 0
+        self.oldest: float | None = None
+        self.newest: dict[str, str] = {}
+
+
 class Spool:
-    """Pending, delivered and rejected chunks under ``root`` (the capture's ``out``)."""
+    """Pending, delivered, rejected and dropped chunks under ``root`` (the capture's ``out``)."""
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
@@ -92,36 +128,71 @@ class Spool:
         """Every ``root/<device>/<session>`` directory, oldest session name first per device."""
         return [s for d in _visible_dirs(self.root) for s in _visible_dirs(d)]
 
-    def pending_in(self, session_dir: Path) -> list[SpoolItem]:
-        chunks = session_dir / CHUNKS_DIR
-        done = _names(session_dir / DELIVERED_DIR) | _names(session_dir / REJECTED_DIR)
-        items = []
-        for name in sorted(_names(chunks) - done):
-            path = chunks / name
-            with contextlib.suppress(FileNotFoundError):
-                st = path.stat()
-                items.append(SpoolItem(st.st_mtime, path, st.st_size))
-        return items
+    def _pending(self, session: Path, count: _Counter) -> Iterator[tuple[float, str, int]]:
+        """(mtime, path, size) of each pending chunk of ``session``; one stat per chunk."""
+        delivered = _names(session / DELIVERED_DIR)
+        rejected = _names(session / REJECTED_DIR)
+        dropped = _names(session / DROPPED_DIR)
+        count.delivered += len(delivered)
+        count.rejected += sum(1 for n in rejected if not n.endswith(REASON_SUFFIX))
+        count.dropped += len(dropped)
+        done = delivered | rejected | dropped
+        newest = ""
+        try:
+            entries = os.scandir(session / CHUNKS_DIR)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(SUFFIX) or name in done:
+                    continue
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:
+                    continue
+                count.pending += 1
+                count.pending_bytes += st.st_size
+                if count.oldest is None or st.st_mtime < count.oldest:
+                    count.oldest = st.st_mtime
+                newest = max(newest, name)
+                yield st.st_mtime, entry.path, st.st_size
+        if newest:
+            count.newest[str(session)] = newest
+
+    def scan_window(self, window: int | None = None) -> ScanResult:
+        """The oldest ``window`` pending chunks (every one when ``None``), oldest first, and
+        the figures of all of them."""
+        count = _Counter()
+        found = (t for s in self.session_dirs() for t in self._pending(s, count))
+        rows: Iterable[tuple[float, str, int]]
+        if window is None:
+            rows = sorted(found)
+        elif window <= 0:
+            rows = ()
+            deque(found, maxlen=0)  # the figures only
+        else:
+            rows = heapq.nsmallest(window, found)
+        items = [SpoolItem(mtime, Path(path), size) for mtime, path, size in rows]
+        stats = SpoolStats(
+            pending=count.pending,
+            pending_bytes=count.pending_bytes,
+            oldest_mtime=count.oldest,
+            delivered=count.delivered,
+            rejected=count.rejected,
+            dropped=count.dropped,
+        )
+        return ScanResult(items, stats, count.newest)
 
     def scan(self) -> tuple[list[SpoolItem], SpoolStats]:
         """Every pending chunk (oldest first) and the spool's figures."""
-        items: list[SpoolItem] = []
-        delivered = rejected = 0
-        for session in self.session_dirs():
-            items += self.pending_in(session)
-            delivered += len(_names(session / DELIVERED_DIR))
-            rejected += sum(
-                1 for n in _names(session / REJECTED_DIR) if not n.endswith(".reason.json")
-            )
-        items.sort()
-        stats = SpoolStats(
-            pending=len(items),
-            pending_bytes=sum(i.size for i in items),
-            oldest_mtime=items[0].mtime if items else None,
-            delivered=delivered,
-            rejected=rejected,
-        )
-        return items, stats
+        result = self.scan_window(None)
+        return result.items, result.stats
+
+    def pending_in(self, session_dir: Path) -> list[SpoolItem]:
+        """The pending chunks of one session, in name order."""
+        rows = sorted(self._pending(Path(session_dir), _Counter()), key=lambda row: row[1])
+        return [SpoolItem(mtime, Path(path), size) for mtime, path, size in rows]
 
     def item(self, path: Path | str) -> SpoolItem | None:
         """The spool item for a chunk file, ``None`` if it is gone or no longer pending."""
@@ -136,9 +207,10 @@ class Spool:
 
     def is_done(self, path: Path) -> bool:
         session = path.parent.parent
-        return (session / DELIVERED_DIR / path.name).exists() or (
-            session / REJECTED_DIR / path.name
-        ).exists()
+        return any(
+            (session / marker / path.name).exists()
+            for marker in (DELIVERED_DIR, REJECTED_DIR, DROPPED_DIR)
+        )
 
     def mark_delivered(self, item: SpoolItem, *, chunk_id: str, status: int) -> Path:
         """Record that Sentry took the chunk (after a 2xx): the chunk is never sent again."""
@@ -151,9 +223,28 @@ class Spool:
         rejected = item.session_dir / REJECTED_DIR
         stem = item.name[: -len(SUFFIX)]
         record = {"chunk": item.name, "status": status, "reason": reason, "at": time.time()}
-        write_atomic(rejected / f"{stem}.reason.json", json.dumps(record) + "\n")
+        write_atomic(rejected / f"{stem}{REASON_SUFFIX}", json.dumps(record) + "\n")
         target = rejected / item.name
         os.replace(item.path, target)
         fsync_dir(rejected)
         fsync_dir(item.path.parent)
         return target
+
+    def drop(self, items: Iterable[SpoolItem]) -> list[SpoolItem]:
+        """Delete these pending chunk files (the spool is full) and leave an empty
+        ``dropped/NNNNNN.json`` for each; returns the ones that were still there."""
+        gone: list[SpoolItem] = []
+        touched: set[Path] = set()
+        for item in items:
+            try:
+                item.path.unlink()
+            except FileNotFoundError:
+                continue
+            gone.append(item)
+            dropped = make_dirs(item.session_dir / DROPPED_DIR)
+            with contextlib.suppress(FileExistsError):
+                os.close(open_new(dropped / item.name))
+            touched.update((dropped, item.path.parent))
+        for directory in touched:
+            fsync_dir(directory)
+        return gone

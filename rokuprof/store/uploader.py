@@ -2,18 +2,25 @@
 
 It works from the disk (:class:`~rokuprof.store.spool.Spool`), never from memory alone: a new
 chunk is announced with :meth:`Uploader.submit`, and a rescan every ``rescan_seconds`` (and at
-start) finds anything else pending. A chunk is marked delivered only after a 2xx.
+start) finds anything else pending. It holds at most ``window`` pending chunks in memory (the
+oldest) plus the spool's totals, whatever the backlog; when the window is used up it rescans.
+A chunk is marked delivered only after a 2xx.
 
 * 2xx: delivered. ``X-Sentry-Rate-Limits`` is honoured on every answer, per category.
 * 429: wait as told (``Retry-After`` / ``X-Sentry-Rate-Limits``; 60 s with neither), then
   send the same chunk again.
-* 400/401/403/413: refused for good, the chunk moves to ``rejected/`` with the reason. So
-  does a chunk that is not a valid V2 chunk (it would be dropped by Sentry after a 200).
+* 401/403: Sentry refused the key, not the chunk. Uploads pause (logged once, see
+  :attr:`Uploader.pause`); the oldest chunk is sent again as a probe after a capped backoff,
+  and any other answer ends the pause. Nothing is rejected.
+* 400/413: this chunk is refused for good and moves to ``rejected/`` with the reason. So does
+  a chunk that is not a valid V2 chunk (it would be dropped by Sentry after a 200).
 * 5xx, other answers, network errors and timeouts: retry with capped exponential backoff and
-  full jitter.
+  full jitter (:func:`~rokuprof.store.ratelimit.retry_delay`, at most 60 s).
 
-Without a DSN the uploader only keeps the spool's figures up to date. The DSN's key is never
-logged (nor is the ``X-Sentry-Auth`` header). How an envelope is built is a parameter
+The spool is bounded: when the pending chunks exceed ``max_spool_bytes``, the oldest are
+dropped (deleted, counted, logged) until they fill at most 90 % of it. Without a DSN the
+uploader sends and drops nothing and only keeps the spool's figures up to date. The DSN's key is
+never logged (nor is the ``X-Sentry-Auth`` header). How an envelope is built is a parameter
 (``build_body``), by default :func:`rokuprof.sentry.chunk_envelope` + gzip.
 """
 
@@ -33,13 +40,16 @@ import httpx
 from rokuprof.sentry.dsn import Dsn
 from rokuprof.sentry.envelope import EnvelopeError, chunk_envelope, gzip_body
 from rokuprof.sentry.validate import validate_chunk
-from rokuprof.store.ratelimit import RateLimits
-from rokuprof.store.spool import Spool, SpoolItem, SpoolStats
+from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits, retry_delay
+from rokuprof.store.spool import DEFAULT_MAX_BYTES, ScanResult, Spool, SpoolItem, SpoolStats
 
 log = logging.getLogger(__name__)
 
-REFUSED_FOR_GOOD = frozenset({400, 401, 403, 413})
+KEY_REFUSED = frozenset({401, 403})
+CHUNK_REFUSED = frozenset({400, 413})
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+DEFAULT_WINDOW = 1000
+LOW_WATER = 0.9  # a full spool is cut down to this fraction of its limit
 
 BodyBuilder = Callable[[bytes, float], tuple[bytes, str]]
 """(chunk JSON bytes, send time) -> (gzip-compressed envelope body, chunk id)."""
@@ -61,14 +71,31 @@ def check_chunk_bytes(data: bytes) -> str | None:
 class DeviceUploads:
     uploaded: int = 0
     rejected: int = 0
+    dropped: int = 0
+
+
+@dataclass
+class UploadPause:
+    """Uploads are paused because Sentry refused the DSN's key."""
+
+    status: int  # the latest refusal: 401 or 403
+    since: float  # Unix seconds
+    refusals: int = 1
+
+    @property
+    def reason(self) -> str:
+        return f"Sentry refused the key (HTTP {self.status})"
 
 
 @dataclass
 class UploaderStats:
     uploaded: int = 0
     rejected: int = 0
+    dropped: int = 0
+    dropped_bytes: int = 0
     send_errors: int = 0
     rate_limited: int = 0
+    key_refused: int = 0  # 401/403 answers
     last_status: int | None = None
     last_error: str = ""
     last_error_at: float | None = None  # Unix seconds
@@ -91,11 +118,15 @@ class Uploader:
         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
         request_deadline: float = 60.0,
         backoff_base: float = 1.0,
-        backoff_cap: float = 300.0,
+        backoff_cap: float = MAX_RETRY_SECONDS,
+        probe_base: float = 5.0,
         rescan_seconds: float = 60.0,
+        window: int = DEFAULT_WINDOW,
+        max_spool_bytes: int | None = DEFAULT_MAX_BYTES,
         build_body: BodyBuilder = sentry_body,
         check_chunk: Callable[[bytes], str | None] | None = check_chunk_bytes,
         rng: Callable[[], float] = random.random,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.spool = spool
         self.dsn = dsn
@@ -104,16 +135,28 @@ class Uploader:
         self.timeout = timeout
         self.request_deadline = request_deadline
         self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
+        self.backoff_cap = min(backoff_cap, MAX_RETRY_SECONDS)
+        self.probe_base = probe_base
         self.rescan_seconds = rescan_seconds
+        self.window = max(1, window)
+        self.max_spool_bytes = max_spool_bytes
         self.build_body = build_body
         self.check_chunk = check_chunk
         self.rng = rng
+        self.clock = clock
         self.limits = RateLimits()
         self.stats = UploaderStats()
+        self.pause: UploadPause | None = None
         self.failures = 0  # consecutive retryable failures
-        self._retry_at = 0.0  # monotonic
-        self._queue: dict[str, SpoolItem] = {}
+        self._retry_at = 0.0  # on ``clock``
+        # the oldest pending chunks, oldest first; ``_complete``: every pending one is here
+        self._window: dict[str, SpoolItem] = {}
+        self._complete = True
+        self._pending = 0
+        self._pending_bytes = 0
+        self._scanning = False
+        self._scan_due = False
+        self._arrived: list[Path] = []  # submitted while a scan ran
         self._wake = asyncio.Event()
         self._draining = False
         self._stopped = asyncio.Event()
@@ -124,37 +167,71 @@ class Uploader:
         """A new chunk file exists (the capture just wrote it)."""
         if self.dsn is None:  # nothing to send: the periodic rescan keeps the figures
             return
-        path = Path(path)
-        with contextlib.suppress(FileNotFoundError):
+        if self._scanning:
+            self._arrived.append(Path(path))
+        else:
+            self._add(Path(path))
+
+    def _add(self, path: Path) -> None:
+        key = str(path)
+        if key in self._window:
+            return
+        try:
             st = path.stat()
-            self._queue.setdefault(str(path), SpoolItem(st.st_mtime, path, st.st_size))
-            self._wake.set()
+        except FileNotFoundError:
+            return
+        self._pending += 1
+        self._pending_bytes += st.st_size
+        if self._complete and len(self._window) < self.window:
+            self._window[key] = SpoolItem(st.st_mtime, path, st.st_size)
+        else:  # older chunks wait on disk beyond the window: this one comes after them
+            self._complete = False
+        self._wake.set()
+
+    def _forget(self, item: SpoolItem) -> None:
+        """``item`` is no longer pending (delivered, rejected, dropped or gone)."""
+        if self._window.pop(item.key, None) is None:
+            return
+        self._pending = max(0, self._pending - 1)
+        self._pending_bytes = max(0, self._pending_bytes - item.size)
+        if not self._window and self._pending:
+            self._scan_due = True  # more wait on disk beyond the window
 
     async def rescan(self) -> SpoolStats:
-        """Find every pending chunk on disk again (after a restart, or anything missed)."""
-        items, stats = await asyncio.to_thread(self.spool.scan)
-        self.stats.spool = stats
+        """Find the pending chunks on disk again (after a restart, or anything missed)."""
+        self._scanning = True
+        try:
+            result: ScanResult = await asyncio.to_thread(
+                self.spool.scan_window, self.window if self.dsn is not None else 0
+            )
+        finally:
+            self._scanning = False
+            arrived, self._arrived = self._arrived, []
+        self.stats.spool = result.stats
+        self._scan_due = False
         if self.dsn is None:
-            return stats
-        queue = {item.key: item for item in items}
-        # keep submissions that arrived during the scan
-        for key, item in self._queue.items():
-            queue.setdefault(key, item)
-        self._queue = dict(sorted(queue.items(), key=lambda kv: kv[1]))
-        if self._queue:
+            return result.stats
+        self._window = {item.key: item for item in result.items}
+        self._pending = result.stats.pending
+        self._pending_bytes = result.stats.pending_bytes
+        self._complete = len(self._window) == self._pending
+        for path in arrived:
+            if not result.saw(path):
+                self._add(path)
+        if self._window:
             self._wake.set()
-        return stats
+        return result.stats
 
     @property
     def pending(self) -> int:
-        return len(self._queue)
+        return self._pending
 
     @property
     def pending_bytes(self) -> int:
-        return sum(i.size for i in self._queue.values())
+        return self._pending_bytes
 
     def oldest_pending_mtime(self) -> float | None:
-        return min((i.mtime for i in self._queue.values()), default=None)
+        return next(iter(self._window.values())).mtime if self._window else None
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -186,16 +263,18 @@ class Uploader:
             self._client = client
         try:
             await self._safe_rescan()
-            next_scan = time.monotonic() + self.rescan_seconds
+            next_scan = self.clock() + self.rescan_seconds
             while not self._stopped.is_set():
-                now = time.monotonic()
-                if now >= next_scan:
+                now = self.clock()
+                if now >= next_scan or self._scan_due:
                     await self._safe_rescan()
-                    next_scan = now + self.rescan_seconds
-                if self._draining and (not self._queue or self.dsn is None):
+                    next_scan = self.clock() + self.rescan_seconds
+                if self._over_limit():
+                    await self._enforce_limit()
+                if self._draining and (not self._pending or self.dsn is None):
                     return
                 wait = next_scan - now
-                if self.dsn is not None and self._queue:
+                if self.dsn is not None and self._window:
                     blocked = max(self.limits.blocked_for(now), self._retry_at - now)
                     if blocked <= 0:
                         await self._send_next(client)
@@ -213,23 +292,77 @@ class Uploader:
         try:
             await self.rescan()
         except OSError as exc:
+            self._scan_due = False
             self._error(f"cannot scan the spool: {exc}")
+
+    def retry_in(self) -> float:
+        """Seconds until the next send may go out (0: now)."""
+        now = self.clock()
+        return max(0.0, self.limits.blocked_for(now), self._retry_at - now)
+
+    # -- the spool limit ---------------------------------------------------------------------
+
+    def _over_limit(self) -> bool:
+        limit = self.max_spool_bytes
+        return self.dsn is not None and limit is not None and self._pending_bytes > limit
+
+    async def _enforce_limit(self) -> None:
+        """Drop the oldest pending chunks until they fill at most ``LOW_WATER`` of the limit."""
+        assert self.max_spool_bytes is not None
+        target = int(self.max_spool_bytes * LOW_WATER)
+        before = self._pending_bytes
+        dropped: list[SpoolItem] = []
+        while self._pending_bytes > target:
+            if not self._window:
+                await self._safe_rescan()
+                if not self._window:
+                    break
+            batch, excess = [], self._pending_bytes - target
+            for item in self._window.values():
+                if excess <= 0:
+                    break
+                batch.append(item)
+                excess -= item.size
+            try:
+                gone = await asyncio.to_thread(self.spool.drop, batch)
+            except OSError as exc:
+                self._error(f"spool full, but cannot drop chunks: {exc}")
+                break
+            for item in batch:  # gone, or already gone
+                self._forget(item)
+            dropped += gone
+        if not dropped:
+            return
+        freed = sum(item.size for item in dropped)
+        self.stats.dropped += len(dropped)
+        self.stats.dropped_bytes += freed
+        for item in dropped:
+            self.stats.device(_device_of(item)).dropped += 1
+        sessions = sorted({"/".join(item.session_dir.parts[-2:]) for item in dropped})
+        shown = ", ".join(sessions[:5]) + (
+            f" and {len(sessions) - 5} more" if len(sessions) > 5 else ""
+        )
+        self._error(
+            f"spool full ({_mib(before)} of chunks waiting, limit {_mib(self.max_spool_bytes)}):"
+            f" dropped the {len(dropped)} oldest undelivered chunk(s) ({_mib(freed)}) of {shown};"
+            " their archives are kept (rokuprof convert rebuilds them)"
+        )
 
     # -- one chunk ---------------------------------------------------------------------------
 
     async def _send_next(self, client: httpx.AsyncClient) -> None:
-        key, item = next(iter(self._queue.items()))
+        item = next(iter(self._window.values()))
         try:
-            await self._send_item(client, key, item)
+            await self._send_item(client, item)
         except FileNotFoundError:  # deleted by retention, or already moved
-            self._queue.pop(key, None)
+            self._forget(item)
         except OSError as exc:  # e.g. the disk is full: the marker cannot be written
             self._retry_later(f"spool file problem for {_short(item.path)}: {exc}")
 
-    async def _send_item(self, client: httpx.AsyncClient, key: str, item: SpoolItem) -> None:
+    async def _send_item(self, client: httpx.AsyncClient, item: SpoolItem) -> None:
         data = await asyncio.to_thread(item.path.read_bytes)
         if await asyncio.to_thread(self.spool.is_done, item.path):
-            self._queue.pop(key, None)
+            self._forget(item)
             return
         problem = None
         if self.check_chunk is not None:
@@ -240,7 +373,7 @@ class Uploader:
             except (EnvelopeError, ValueError) as exc:
                 problem = f"cannot build an envelope: {exc}"
         if problem is not None:
-            await self._reject(key, item, f"not a valid chunk, not sent: {problem}", None)
+            await self._reject(item, f"not a valid chunk, not sent: {problem}", None)
             return
         outcome = await self._post(client, body)
         if isinstance(outcome, str):
@@ -248,22 +381,26 @@ class Uploader:
             return
         status, text = outcome
         self.stats.last_status = status
+        if status in KEY_REFUSED:
+            self._key_refused(status, text)
+            return
+        self._resume()
         if 200 <= status < 300:
             self.failures = 0
             self._retry_at = 0.0
             await asyncio.to_thread(
                 self.spool.mark_delivered, item, chunk_id=chunk_id, status=status
             )
-            self._queue.pop(key, None)
+            self._forget(item)
             self.stats.uploaded += 1
             self.stats.device(_device_of(item)).uploaded += 1
             log.debug("chunk %s delivered (HTTP %d)", _short(item.path), status)
         elif status == 429:
             self.stats.rate_limited += 1
-            blocked = self.limits.blocked_for(time.monotonic())
+            blocked = self.limits.blocked_for(self.clock())
             self._error(f"rate limited by Sentry (HTTP 429): waiting {blocked:.0f} s")
-        elif status in REFUSED_FOR_GOOD:
-            await self._reject(key, item, f"Sentry refused the chunk: HTTP {status} {text}", status)
+        elif status in CHUNK_REFUSED:
+            await self._reject(item, f"Sentry refused the chunk: HTTP {status} {text}", status)
         else:
             self._retry_later(f"Sentry answered HTTP {status} {text} (will retry)")
 
@@ -283,7 +420,7 @@ class Uploader:
             return f"timed out talking to Sentry ({exc.__class__.__name__})"
         except httpx.HTTPError as exc:
             return f"cannot reach Sentry: {exc.__class__.__name__}: {self._scrub(str(exc))}"
-        self.limits.update(response.status_code, response.headers, time.monotonic(), time.time())
+        self.limits.update(response.status_code, response.headers, self.clock(), time.time())
         text = self._scrub(response.text[:200].strip().replace("\n", " "))
         return response.status_code, text
 
@@ -291,32 +428,74 @@ class Uploader:
         key = self.dsn.public_key if self.dsn is not None else ""
         return text.replace(key, "<key>") if key else text
 
+    # -- outcomes ----------------------------------------------------------------------------
+
+    def _key_refused(self, status: int, text: str) -> None:
+        """401/403: pause every upload for this DSN; probe again after a capped backoff."""
+        self.stats.key_refused += 1
+        self.failures = 0
+        pause = self.pause
+        if pause is None:
+            pause = self.pause = UploadPause(status, time.time())
+        else:
+            pause.status = status
+            pause.refusals += 1
+        delay = retry_delay(pause.refusals, self.probe_base, self.backoff_cap, self.rng())
+        self._retry_at = self.clock() + delay
+        message = (
+            f"uploads paused: {pause.reason}: {text or '-'}; {self._pending} chunk(s) wait on"
+            f" disk, nothing is rejected; trying again at least every {self.backoff_cap:g} s"
+            " (check the DSN)"
+        )
+        if pause.refusals == 1:
+            self._error(message, level=logging.ERROR)
+        else:  # said once already: keep the figures, not the log
+            self._error(message, logged=False)
+            log.debug(
+                "%s still refused (%d times); next try in %.1f s",
+                pause.reason,
+                pause.refusals,
+                delay,
+            )
+
+    def _resume(self) -> None:
+        if self.pause is None:
+            return
+        paused = time.time() - self.pause.since
+        log.warning(
+            "uploads resumed: Sentry accepted the key again after %.0f s paused (%d refusal(s))",
+            paused,
+            self.pause.refusals,
+        )
+        self.pause = None
+        self._retry_at = 0.0
+
     def _retry_later(self, message: str) -> None:
         self.failures += 1
         self.stats.send_errors += 1
-        ceiling = min(self.backoff_cap, self.backoff_base * 2 ** min(self.failures - 1, 30))
-        delay = self.rng() * ceiling  # full jitter
-        self._retry_at = time.monotonic() + delay
+        delay = retry_delay(self.failures, self.backoff_base, self.backoff_cap, self.rng())
+        self._retry_at = self.clock() + delay
         self._error(f"{message}; next try in {delay:.1f} s")
 
-    async def _reject(self, key: str, item: SpoolItem, reason: str, status: int | None) -> None:
+    async def _reject(self, item: SpoolItem, reason: str, status: int | None) -> None:
         try:
             target = await asyncio.to_thread(
                 self.spool.mark_rejected, item, reason=reason, status=status
             )
         except FileNotFoundError:
             target = None
-        self._queue.pop(key, None)
+        self._forget(item)
         self.stats.rejected += 1
         self.stats.device(_device_of(item)).rejected += 1
         self._error(
             f"chunk {_short(item.path)} moved to {_short(target) if target else '-'}: {reason}"
         )
 
-    def _error(self, message: str) -> None:
+    def _error(self, message: str, *, level: int = logging.WARNING, logged: bool = True) -> None:
         self.stats.last_error = message
         self.stats.last_error_at = time.time()
-        log.warning("%s", message)
+        if logged:
+            log.log(level, "%s", message)
 
 
 def _device_of(item: SpoolItem) -> str:
@@ -326,3 +505,7 @@ def _device_of(item: SpoolItem) -> str:
 def _short(path: Path) -> str:
     """``device/session/chunks/000001.json`` for logs."""
     return "/".join(Path(path).parts[-4:])
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
