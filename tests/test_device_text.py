@@ -33,6 +33,7 @@ from rokuprof.bsprof.model import CALLS, CPU, MODULE, PATH, STRING, Footer, Head
 from rokuprof.cli import app
 from rokuprof.daemon.logs import setup_logging
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
+from rokuprof.simulator.app import AppConfig, SyntheticApp
 from rokuprof.views.text import UNSAFE, json_dumps, printable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,6 +174,19 @@ def test_an_unreadable_file_name_is_not_markup(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["inspect", str(tmp_path / "[/]missing.bsprof")])
     assert result.exit_code == 2
     assert "[/]missing.bsprof" in result.stderr and "cannot read" in result.stderr
+
+
+def test_convert_summary_shows_thread_names_literally(tmp_path: Path) -> None:
+    module = f"Home[/]\x1b]0;{TITLE}\x07\x9b"
+    synthetic = SyntheticApp(AppConfig(seed=4, names=(("HomeScene", module),)))
+    entries = synthetic.advance(2.0) + synthetic.finish()
+    path = tmp_path / "sim.bsprof"
+    path.write_bytes(
+        build_stream(synthetic.header(1_700_000_000_000), entries, Footer(1_700_000_002_000))
+    )
+    result = CliRunner().invoke(app, ["convert", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert f"{printable(module)} (2)" in result.stdout and unsafe_in(result.stdout) == []
 
 
 # -- under a real terminal -------------------------------------------------------------------

@@ -18,6 +18,7 @@ from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.envelope import chunk_envelope
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
+from rokuprof.views.text import error_line, printable
 
 EXIT_FAILED = 1  # the output could not be written
 CHUNKS_DIR = "chunks"
@@ -32,7 +33,7 @@ WallUnit = StrEnum("WallUnit", {name: name for name in WALL_UNITS})
 
 
 def _fail(err: Console, message: str) -> typer.Exit:
-    err.print(f"[red]error:[/] {message}")
+    err.print(error_line(message))
     return typer.Exit(EXIT_USAGE)
 
 
@@ -153,13 +154,13 @@ def convert(
                     write_atomic(out / ENVELOPES_DIR / f"{name}.envelope", envelope.to_bytes())
                 written += 1
         except OSError as exc:
-            err.print(f"[red]error:[/] cannot write to {out}: {exc.strerror or exc}")
+            err.print(error_line(f"cannot write to {out}: {exc.strerror or exc}"))
             raise typer.Exit(EXIT_FAILED) from None
 
     summary = converter.summary
     assert summary is not None
     for line in summary.lines():
-        typer.echo(line)
+        typer.echo(printable(line))  # thread (module) names and warnings come from the device
     where = f"{out / CHUNKS_DIR}" + (f" and {out / ENVELOPES_DIR}" if envelopes else "")
     typer.echo(f"wrote {written} chunk file(s) to {where}")
     lost = bool(summary.report.rejected)
