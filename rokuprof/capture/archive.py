@@ -34,7 +34,8 @@ class ArchiveWriter:
         self._syncing: asyncio.Task | None = None
 
     async def open(self) -> None:
-        await asyncio.to_thread(self.path.parent.mkdir, parents=True, exist_ok=True)
+        """Create the file (never an existing one); does not suspend."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, _FLAGS, FILE_MODE)
         self._last_sync = time.monotonic()
 

@@ -18,11 +18,13 @@ import contextlib
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSinkFactory, sentry_sink_factory
+from rokuprof.capture.limits import ArchiveLimits, floor_message, free_bytes
 from rokuprof.capture.run import NoData, RunCapture, RunSettings
 from rokuprof.capture.session import SessionRecord, safe_name
 from rokuprof.capture.status import (
@@ -41,6 +43,7 @@ from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
 from rokuprof.store.files import sweep_tmp
 
 UNREACHABLE_BACKOFF = 30.0  # seconds: the longest wait between connects to an unreachable device
+LOW_SPACE_RECHECK = 5.0  # seconds between free-space checks while below the floor
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,8 @@ class CaptureConfig:
     device_dir: str | None = None  # overrides the serial number / host as directory name
     chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
     limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
+    archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)  # bytes on the disk
+    free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
 
     def __post_init__(self) -> None:
         if not 0 < self.chunk_seconds <= 60:
@@ -91,6 +96,8 @@ class CaptureConfig:
             environment=self.environment,
             release=self.release,
             limits=self.limits,
+            archive_limits=self.archive_limits,
+            free_space=self.free_space,
         )
 
 
@@ -137,6 +144,8 @@ class DeviceCapture:
         self._ecp_limited = False
         self._swept: set[str] = set()
         self._last_warning = ""
+        self._cuts = 0  # runs in a row that an archive limit ended
+        self._low_space = ""  # the free-space warning last given
 
     def request_stop(self, reason: str = "stopped") -> None:
         """Ask the loop to stop (a run in progress is finished as ``interrupted``)."""
@@ -239,6 +248,28 @@ class DeviceCapture:
             self.observer.on_message(self.status, "warning", text)
         return status
 
+    async def _space_to_write(self) -> bool:
+        """Whether the output file system has at least ``min_free_bytes`` free (a warning
+        when it has not, said once per episode)."""
+        cfg = self.config
+        floor = cfg.archive_limits.min_free_bytes
+        if not floor:
+            return True
+        try:
+            free = await asyncio.to_thread(cfg.free_space, Path(cfg.out))
+        except OSError:
+            return True  # cannot tell: the writes will say
+        if free >= floor:
+            self._low_space = ""
+            return True
+        if not self._low_space:
+            self._low_space = text = (
+                floor_message(free, cfg.archive_limits, Path(cfg.out)) + ": waiting for space"
+            )
+            self.status.message = text
+            self.observer.on_message(self.status, "warning", text)
+        return False
+
     # -- the loop ----------------------------------------------------------------------------
 
     def _set_state(self, state: str) -> None:
@@ -290,6 +321,9 @@ class DeviceCapture:
         unreachable = 0  # connect attempts in a row that timed out or found no route
         self._set_state(WAITING)
         while not self._stop.is_set():
+            if not await self._space_to_write():
+                await self._sleep(LOW_SPACE_RECHECK)
+                continue
             try:
                 stream = await ProfilerStream.open(
                     cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
@@ -315,6 +349,8 @@ class DeviceCapture:
                 self._set_state(WAITING)
                 continue
             backoff = cfg.poll_interval
+            if self._cuts:  # a device that runs into a limit again and again: slow down
+                await self._sleep(min(UNREACHABLE_BACKOFF, cfg.poll_interval * 2**self._cuts))
             if cfg.runs is not None and len(self.summary.sessions) >= cfg.runs:
                 self.request_stop(f"--runs {cfg.runs} reached")
                 break
@@ -369,6 +405,7 @@ class DeviceCapture:
             if capture.record is None:
                 self.status.run_started = None
         self._last_warning = ""
+        self._cuts = min(self._cuts + 1, 20) if capture.cut is not None else 0
         session = CapturedSession(record, path)
         self.summary.sessions.append(session)
         self.status.runs_done = len(self.summary.sessions)

@@ -8,9 +8,12 @@ every ``chunk_seconds`` and, when the run ends, finishes everything and writes t
 
 * ``complete``: the stream reached its footer;
 * ``failed``: the decoder found corrupt data (its offset and message are in ``errors``), or the
-  answer was not a profile;
+  answer was not a profile; after corrupt data the bytes are still archived, up to
+  ``max_bytes_after_error``, then the connection is closed;
 * ``interrupted``: the stop trigger fired during the run;
-* ``truncated``: the run ended early (device closed or reset the connection, idle timeout).
+* ``truncated``: the run ended early (device closed or reset the connection, idle timeout), or
+  an archive limit ended it (``max_session_bytes``, ``min_free_bytes``; see
+  :mod:`rokuprof.capture.limits`; the limit is the ``limit`` of its ``errors`` entry).
 
 The archive is written before anything else looks at the bytes, so it is always a prefix of what
 the device sent, whatever goes wrong afterwards.
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSink, ChunkSinkFactory, RunContext
+from rokuprof.capture.limits import ArchiveGuard, ArchiveLimits, Cut, free_bytes
 from rokuprof.capture.session import (
     COMPLETE,
     FAILED,
@@ -55,6 +59,8 @@ class RunSettings:
     environment: str | None = None
     release: str | None = None
     limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
+    archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+    free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
 
 
 class NoData(DeviceError):
@@ -93,6 +99,8 @@ class RunCapture:
         self._end_reason = ""
         self._protocol_failed = False
         self._stop_waiter: asyncio.Future | None = None
+        self.guard: ArchiveGuard | None = None
+        self.cut: Cut | None = None  # the archive limit that ended the run, if one did
 
     # -- the run -----------------------------------------------------------------------------
 
@@ -105,14 +113,16 @@ class RunCapture:
         """
         self._stop_waiter = asyncio.ensure_future(self.stop.wait())
         try:
+            # Who the device is, before reading: unread bytes wait in the kernel, and from the
+            # first read on every byte is archived before the next await (kill -9 safe).
+            identity = await self.identify()
             first = await self._read()
             if not first:
                 raise NoData(
                     "the stream ended before any data"
                     + (f" ({self._end_error[1]})" if self._end_error else "")
                 )
-            await self._open_session()
-            await self._take(first)
+            await self._open_session(identity, first)
             await self._stream_until_end()
             return await self._finish()
         except asyncio.CancelledError:
@@ -131,6 +141,8 @@ class RunCapture:
         """Next body bytes; ``b""`` at the end (reason kept), on stop, or on an early end."""
         if self.stop.is_set():
             self.stopped = True
+            return b""
+        if self.cut is not None:
             return b""
         read = asyncio.ensure_future(self.stream.read(self.settings.idle_timeout))
         try:
@@ -169,12 +181,16 @@ class RunCapture:
                 self._end_reason = "the device closed the stream"
         return data
 
-    async def _open_session(self) -> None:
-        device_dir, device = await self.identify()
+    async def _open_session(self, identity: tuple[str, dict[str, object]], first: bytes) -> None:
+        device_dir, device = identity
         start = self.stream.connected_at
         files = SessionFiles(self.settings.out, device_dir, start)
-        await files.create()
+        await files.create()  # no suspension: directory, archive and first bytes at once
         self.files = files
+        out = self.settings.out
+        self.guard = ArchiveGuard(
+            self.settings.archive_limits, lambda: self.settings.free_space(out), out
+        )
         self.record = SessionRecord(
             session=files.name,
             profiler_id=files.profiler_id,
@@ -188,13 +204,29 @@ class RunCapture:
         st.bytes = st.entries = st.chunks = st.live_heap_bytes = 0
         st.tables = self.reader.tables
         st.app = ""
+        await self._take(first)
         await files.write_record(self.record)
         self.observer.on_session_start(st)
 
+    def _error_offset(self) -> int | None:
+        error = self.reader.error
+        return None if error is None else error.offset
+
     async def _take(self, data: bytes) -> None:
-        """Archive first, then decode."""
-        await self.files.archive.write(data)
-        self.status.bytes = self.files.archive.bytes
+        """Archive first (within the archive limits), then decode."""
+        archive = self.files.archive
+        room = self.guard.room(archive.bytes, self._error_offset())
+        if room is not None and len(data) > room:
+            data = data[:room]
+        await archive.write(data)
+        self.status.bytes = archive.bytes
+        self._decode(data)
+        cut = self.guard.check(archive.bytes, self._error_offset())
+        if cut is not None and self.cut is None:
+            self.cut = cut
+            self.observer.on_message(self.status, "warning", cut.message)
+
+    def _decode(self, data: bytes) -> None:
         if self.reader.error is None and self.reader.status != "complete":
             had_header = self.reader.header is not None
             self.reader.feed(data)
@@ -340,12 +372,19 @@ class RunCapture:
         if self._end_error is not None:
             kind, message = self._end_error
             rec.add_error(kind, message)
+        if self.cut is not None:
+            rec.add_error("limit", self.cut.message, limit=self.cut.limit)
         if reader.error is not None:
             rec.add_error(
                 "decoder", reader.error.message, offset=reader.error.offset, type=reader.error.kind
             )
             rec.status = FAILED
             rec.end_reason = f"corrupt data at byte {reader.error.offset}: {reader.error.message}"
+            if self.cut is not None:
+                rec.end_reason += f"; {self.cut.message}"
+        elif self.cut is not None:
+            rec.status = self.cut.status
+            rec.end_reason = f"{self.cut.message}; {reader.problem() or 'nothing was lost'}"
         elif self._protocol_failed and not reader.complete:
             rec.status = FAILED
             rec.end_reason = f"the answer could not be read: {self._end_error[1]}"

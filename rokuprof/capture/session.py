@@ -113,7 +113,9 @@ class SessionFiles:
         return self.path / SESSION_FILE
 
     async def create(self) -> None:
-        await asyncio.to_thread(self.path.mkdir, parents=True, exist_ok=False)
+        """Make the directory and open the archive, without suspending: the caller archives
+        bytes it already holds right after (two metadata calls, as cheap as a write)."""
+        self.path.mkdir(parents=True, exist_ok=False)
         await self.archive.open()
 
     async def write_chunk(self, chunk: bytes) -> Path:

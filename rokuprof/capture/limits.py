@@ -1,0 +1,127 @@
+"""Bounds on one session's archive: bytes after a decode failure, bytes per session, and a
+free-space floor on the output file system.
+
+Everything a device sends is archived, since a later rokuprof may read what this one cannot;
+but a device that streams garbage, or far more than any run, must not fill the disk. The
+:class:`ArchiveGuard` tells the run how many more bytes it may archive and when the session
+must end, with a :class:`Cut` naming the limit (its config key) and saying why. It reads no
+clock or disk itself: both are given to it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rokuprof.capture.session import FAILED, TRUNCATED
+
+MIB = 1024**2
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """``0`` turns the session cap and the floor off; ``max_bytes_after_error = 0`` ends the
+    session right after the read that held the corrupt data."""
+
+    max_bytes_after_error: int = 16 * MIB  # kept after the decoder's failure offset
+    max_session_bytes: int = 4 * GIB  # the whole archive of one session
+    min_free_bytes: int = 1 * GIB  # free space the output file system keeps
+    check_seconds: float = 1.0  # free space is looked up at most this often
+
+    def __post_init__(self) -> None:
+        for name in ("max_bytes_after_error", "max_session_bytes", "min_free_bytes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Why a session ended early: ``limit`` is the config key, ``status`` the final status."""
+
+    limit: str
+    status: str
+    message: str
+
+
+def free_bytes(path: Path) -> int:
+    """Bytes an unprivileged process may still write on ``path``'s file system (the nearest
+    existing parent is asked when ``path`` does not exist yet)."""
+    path = Path(path).absolute()
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def human(n: int) -> str:
+    for unit, size in (("TiB", 1024**4), ("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.4g} {unit}"
+    return f"{n} B"
+
+
+def floor_message(free: int, limits: ArchiveLimits, where: Path) -> str:
+    return (
+        f"only {human(free)} free on the file system of {where}, below min_free_bytes "
+        f"({human(limits.min_free_bytes)})"
+    )
+
+
+class ArchiveGuard:
+    """Applies :class:`ArchiveLimits` to one session's archive (see the module docstring)."""
+
+    def __init__(
+        self,
+        limits: ArchiveLimits,
+        free_space: Callable[[], int],
+        where: Path,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limits = limits
+        self.free_space = free_space
+        self.where = where
+        self.clock = clock
+        self._next_check = float("-inf")
+
+    def room(self, archived: int, error_offset: int | None) -> int | None:
+        """How many more bytes may be archived now (``None``: no bound)."""
+        lim = self.limits
+        ends = []
+        if lim.max_session_bytes:
+            ends.append(lim.max_session_bytes)
+        if error_offset is not None:
+            ends.append(max(error_offset + lim.max_bytes_after_error, archived))
+        return max(0, min(ends) - archived) if ends else None
+
+    def check(self, archived: int, error_offset: int | None) -> Cut | None:
+        """After a write: the cut that ends the session now, if any."""
+        lim = self.limits
+        if error_offset is not None and archived >= error_offset + lim.max_bytes_after_error:
+            after = archived - error_offset
+            return Cut(
+                "max_bytes_after_error",
+                FAILED,
+                f"archived {human(after)} after the corrupt data (max_bytes_after_error = "
+                f"{human(lim.max_bytes_after_error)}), then closed the connection",
+            )
+        if lim.max_session_bytes and archived >= lim.max_session_bytes:
+            return Cut(
+                "max_session_bytes",
+                TRUNCATED,
+                f"the archive reached max_session_bytes ({human(lim.max_session_bytes)}): "
+                "closed the connection",
+            )
+        if lim.min_free_bytes and self.clock() >= self._next_check:
+            self._next_check = self.clock() + lim.check_seconds
+            free = self.free_space()
+            if free < lim.min_free_bytes:
+                return Cut(
+                    "min_free_bytes",
+                    TRUNCATED,
+                    floor_message(free, lim, self.where) + ": closed the connection",
+                )
+        return None
