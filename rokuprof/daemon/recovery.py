@@ -1,5 +1,14 @@
 """Start-up repairs after a crash: stale ``*.tmp`` files, half-deleted sessions, and sessions a
-crash left ``streaming`` (closed as ``interrupted``). Synchronous: run in a thread."""
+crash left ``streaming``: closed as ``interrupted``, and what they archived but never chunked
+becomes chunks, spooled for upload like live ones. Synchronous: run in a thread.
+
+Converting a crashed session (:func:`catch_up_session`) follows
+:mod:`rokuprof.capture.catchup`: the session's chunk files say what was already built, per call
+path, and only the rest of the archive becomes new chunks (``chunks/NNNNNN.json`` after the
+existing ones, each written atomically). ``session.json`` gets its ``recovered`` entry last, in
+one atomic write; until then the session is converted again at the next start, and the chunk
+files a killed conversion left count as already built, so no sample is ever built twice.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +21,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rokuprof.bsprof.model import Limits
+from rokuprof.capture.catchup import CatchUp, chunk_samples
+from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.files import sweep_tmp, write_atomic
 from rokuprof.store.retention import finish_deletions
 from rokuprof.store.spool import CHUNKS_DIR, REJECTED_DIR, Spool
@@ -26,11 +38,18 @@ CRASH_REASON = (
 )
 
 
+READ_SIZE = 1 << 20
+#: Errors that mean the run never finished its chunks (a crash; a capture loop that failed).
+UNFINISHED_KINDS = ("crash", "capture")
+
+
 @dataclass
 class Recovery:
     removed_tmp: list[Path] = field(default_factory=list)
     finished_deletions: list[Path] = field(default_factory=list)
     closed_sessions: list[Path] = field(default_factory=list)
+    converted_sessions: list[Path] = field(default_factory=list)
+    chunks_written: list[Path] = field(default_factory=list)
 
 
 def _iso(ts: float) -> str:
@@ -77,7 +96,96 @@ def close_session(
     return True
 
 
-def recover(root: Path) -> Recovery:
+def _parse_iso(text: object) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def needs_catch_up(record: dict) -> bool:
+    """A session closed after a crash (or a failed loop) whose archive was not converted yet."""
+    if record.get("status") != "interrupted" or "recovered" in record:
+        return False
+    return any(e.get("kind") in UNFINISHED_KINDS for e in record.get("errors", []))
+
+
+def _chunk_files(session: Path) -> list[Path]:
+    files = []
+    for sub in (CHUNKS_DIR, REJECTED_DIR):
+        with contextlib.suppress(FileNotFoundError):
+            files += [
+                session / sub / n
+                for n in os.listdir(session / sub)
+                if n.endswith(".json") and ".reason" not in n and n[:-5].isdigit()
+            ]
+    return files
+
+
+def catch_up_session(
+    session: Path, *, chunk_seconds: float = 60.0, limits: Limits | None = None
+) -> list[Path]:
+    """Turn what ``session`` archived but never chunked into chunk files (see the module
+    docstring); return the new chunk files. Raises ``OSError`` when it cannot write."""
+    record_path = session / SESSION_FILE
+    record = json.loads(record_path.read_text("utf-8"))
+    archive = session / ARCHIVE_NAME
+    payloads, skipped, last_index = [], 0, 0
+    for path in _chunk_files(session):
+        last_index = max(last_index, int(path.stem))
+        try:
+            payloads.append(json.loads(path.read_bytes()))
+        except (OSError, ValueError) as exc:  # written atomically: should not happen
+            skipped += 1
+            log.error("cannot read chunk %s: %s", path, exc)
+    try:
+        st = archive.stat()
+    except FileNotFoundError:
+        st = None
+    start = _parse_iso(record.get("start")) or (st.st_mtime if st else time.time())
+    settings = ChunkSettings(
+        chunk_seconds=chunk_seconds,
+        environment=record.get("environment") or None,
+        release=record.get("release") or None,
+    )
+    new: list[Path] = []
+    notes: list[str] = []
+    samples_before = samples_after = 0
+    if st is not None and st.st_size:
+        catch_up = CatchUp(
+            payloads,
+            start=start,
+            end=st.st_mtime,
+            total_bytes=st.st_size,
+            profiler_id=str(record.get("profiler_id") or session.name),
+            settings=settings,
+            limits=limits,
+        )
+        with archive.open("rb") as f:
+            while block := f.read(READ_SIZE):
+                catch_up.feed(block)
+        result = catch_up.finish()
+        samples_before = result.samples_before
+        notes = result.notes
+        for i, chunk in enumerate(result.chunks, last_index + 1):
+            new.append(write_atomic(session / CHUNKS_DIR / f"{i:06d}.json", chunk.data))
+            samples_after += sum(chunk_samples(chunk.payload)[0].values())
+    record["recovered"] = {
+        "at": _iso(time.time()),
+        "chunks": len(new),
+        "samples_in_chunks_before": samples_before,
+        "samples_added": samples_after,
+        "unreadable_chunk_files": skipped,
+        "notes": notes,
+    }
+    record["chunks"] = _count(session / CHUNKS_DIR) + _count(session / REJECTED_DIR)
+    write_atomic(record_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    return new
+
+
+def recover(root: Path, *, chunk_seconds: float = 60.0, limits: Limits | None = None) -> Recovery:
     """Repair ``root`` (the capture output) before anything else writes to it."""
     result = Recovery()
     root = Path(root)
@@ -98,6 +206,22 @@ def recover(root: Path) -> Recovery:
                 session.parent.name,
                 session.name,
             )
+        try:
+            record = json.loads((session / SESSION_FILE).read_text("utf-8"))
+            if not needs_catch_up(record):
+                continue
+            new = catch_up_session(session, chunk_seconds=chunk_seconds, limits=limits)
+        except (OSError, ValueError) as exc:
+            log.error("cannot convert the crashed session %s: %s", session, exc)
+            continue
+        result.converted_sessions.append(session)
+        result.chunks_written += new
+        log.info(
+            "session %s/%s: %d chunk(s) made from what the crash left unchunked",
+            session.parent.name,
+            session.name,
+            len(new),
+        )
     if result.removed_tmp:
         log.info("removed %d half-written file(s) left by a crash", len(result.removed_tmp))
     return result

@@ -1,0 +1,198 @@
+"""Chunks for what a crashed session archived but never chunked (pure: bytes in, chunks out).
+
+A crash (``kill -9``, power loss) stops a run between two chunk writes: its archive holds every
+byte read, its ``chunks/`` only what was built before. Catching up must add the rest without
+sending any sample twice, and a catch-up that is itself killed must be safe to run again.
+
+The rule: **the chunk files are the record of what was sent.** Per call path, named as chunks
+name it (its frames, leaf first), the samples already in the session's chunk files are
+subtracted from the whole archive's wall time, oldest data first; only what remains is laid
+out, by the same :class:`~rokuprof.sentry.chunk.ChunkBuilder` a live run uses, after the last
+sample already chunked. So, per call path, the samples of all the session's chunks equal what
+``rokuprof convert`` makes of the archive (within one sample), however often the catch-up runs:
+chunk files it wrote before being killed count as already sent the next time.
+
+Timing: the archive has no arrival times; its remaining slices (cut at fixed byte offsets, like
+the offline converter's) are spread by byte position from just after the last chunked sample to
+the archive's last write (its mtime), or longer if the busiest thread needs more time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from rokuprof.bsprof.model import Limits
+from rokuprof.profile.reader import ProfileReader
+from rokuprof.sentry.chunk import BuildReport, Chunk, ChunkBuilder, ChunkSettings, delta_walls
+from rokuprof.sentry.convert import default_slice_bytes
+from rokuprof.sentry.frames import frame_for
+from rokuprof.sentry.sampling import units_per_second
+
+PathKey = tuple[str, ...]  # a call path's frames (canonical JSON), leaf first
+
+
+def chunk_samples(payload: Mapping) -> tuple[Counter, float | None]:
+    """Busy samples per call path in one chunk payload, and its last sample's timestamp."""
+    profile = payload["profile"]
+    frames = [json.dumps(f, sort_keys=True, ensure_ascii=False) for f in profile["frames"]]
+    keys = [tuple(frames[i] for i in stack) for stack in profile["stacks"]]
+    counts: Counter = Counter()
+    last = None
+    for sample in profile["samples"]:
+        key = keys[sample["stack_id"]]
+        if key:
+            counts[key] += 1
+        ts = sample["timestamp"]
+        last = ts if last is None else max(last, ts)
+    return counts, last
+
+
+@dataclass(frozen=True, slots=True)
+class _Slice:
+    offset: int
+    walls: dict[int, int]
+    live_bytes: int
+    memory: bool
+
+
+@dataclass
+class CatchUpResult:
+    chunks: list[Chunk]
+    report: BuildReport
+    samples_before: int  # busy samples already in the session's chunks
+    bytes_read: int
+    problem: str | None  # why the archive is not a whole stream (``None``: it is)
+    skipped_chunks: int = 0  # chunk files that could not be read (their samples count as 0)
+    notes: list[str] = field(default_factory=list)
+
+
+class CatchUp:
+    """Feed the archive (in pieces), then :meth:`finish` for the missing chunks."""
+
+    def __init__(
+        self,
+        already: Iterable[Mapping],
+        *,
+        start: float,
+        end: float,
+        total_bytes: int,
+        profiler_id: str,
+        settings: ChunkSettings | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.settings = settings or ChunkSettings()
+        self.start = start  # the session's start (Unix seconds)
+        self.end = end  # the archive's last write
+        self.profiler_id = profiler_id
+        self.reader = ProfileReader(limits)
+        self.slice_bytes = default_slice_bytes(total_bytes)
+        self.received = 0
+        self._next_cut = self.slice_bytes
+        self._slices: list[_Slice] = []
+        self._keys: dict[int, PathKey | None] = {}
+        units = units_per_second(self.settings.wall_unit)
+        self.samples_before = 0
+        self.last_sample: float | None = None
+        counts: Counter = Counter()
+        for payload in already:
+            got, last = chunk_samples(payload)
+            counts += got
+            if last is not None:
+                self.last_sample = last if self.last_sample is None else max(last, self.last_sample)
+        self.samples_before = sum(counts.values())
+        # Wall units the chunked samples stand for, per call path (rounded up: never twice).
+        self._debt = {k: -(-n * units // self.settings.hz) for k, n in counts.items()}
+
+    def feed(self, data: bytes | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            part = view[: self._next_cut - self.received]
+            self.reader.feed(part)
+            self.received += len(part)
+            view = view[len(part) :]
+            if self.received == self._next_cut:
+                self._take_slice()
+                self._next_cut += self.slice_bytes
+
+    def _key(self, path: int) -> PathKey | None:
+        if path not in self._keys:
+            tables = self.reader.tables
+            stack = tables.stack(path) if path else ()
+            self._keys[path] = (
+                tuple(
+                    json.dumps(frame_for(tables, n), sort_keys=True, ensure_ascii=False)
+                    for n in stack
+                )
+                or None
+            )
+        return self._keys[path]
+
+    def _take_slice(self) -> None:
+        delta = self.reader.tables.take_delta(lines=False)
+        walls, memory = delta_walls(delta)
+        rest: dict[int, int] = {}
+        for path, wall in walls.items():
+            key = self._key(path)
+            debt = self._debt.get(key, 0) if key is not None else 0
+            if debt:
+                paid = min(debt, wall)
+                self._debt[key] = debt - paid
+                wall -= paid
+            if wall:
+                rest[path] = wall
+        if rest:
+            self._slices.append(_Slice(self.received, rest, delta.live_bytes, memory))
+
+    def _busiest_seconds(self, units: int) -> float:
+        per_thread: Counter = Counter()
+        tables = self.reader.tables
+        for s in self._slices:
+            for path, wall in s.walls.items():
+                stack = tables.stack(path)
+                if stack:
+                    per_thread[stack[-1].module] += wall
+        return max(per_thread.values(), default=0) / units
+
+    def finish(self) -> CatchUpResult:
+        """The chunks still missing, in order (none when everything was chunked)."""
+        self.reader.close()
+        self._take_slice()
+        reader = self.reader
+        result = CatchUpResult(
+            chunks=[],
+            report=BuildReport(),
+            samples_before=self.samples_before,
+            bytes_read=self.received,
+            problem=reader.problem(),
+        )
+        if reader.header is None or not self._slices:
+            return result
+        hz = self.settings.hz
+        first = self.start if self.last_sample is None else self.last_sample + 1 / hz
+        first = max(first, self.start)
+        busy = self._busiest_seconds(units_per_second(self.settings.wall_unit))
+        # Room for every remaining sample of the busiest thread, and a little more.
+        last = max(self.end, first + busy + 2 / hz)
+        builder = ChunkBuilder(
+            reader.tables,
+            first,  # the origin: no sample goes before the ones already sent
+            header=reader.header,
+            settings=self.settings,
+            profiler_id=self.profiler_id,
+        )
+        result.report = builder.report
+        low = self._slices[0].offset - self.slice_bytes
+        high = max(self._slices[-1].offset, low + 1)
+        for s in self._slices:
+            fraction = min(1.0, max(0.0, (s.offset - low) / (high - low)))
+            at = first + (last - first) * fraction
+            builder.add_wall(s.walls, at, live_bytes=s.live_bytes, memory=s.memory)
+            result.chunks += builder.ready()
+        result.chunks += builder.finish(last).chunks
+        if math.isfinite(last) and result.report.describe():
+            result.notes = result.report.describe()
+        return result
