@@ -233,30 +233,33 @@ class ConsoleClient:
         what = f"reply to {command!r}" if command is not None else "greeting"
         got_any = False
         while True:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
             if scanner.at_prompt:
-                wait = min(self.settle, left)  # a prompt-looking line may be mid-output
+                want = self.settle  # a prompt-looking line may be mid-output
             elif got_any:
-                wait = min(self.quiet, left)
+                want = self.quiet
             else:
-                wait = first_deadline - time.monotonic()
-                if wait <= 0:
+                want = first_deadline - now
+                if want <= 0:
                     if require:
                         raise DeviceTimeout(
                             f"{self.where}: no reply to {command!r} within {self.timeout:g} s"
                         )
                     break
-            if wait <= 0:  # output still coming at the deadline
-                if scanner.at_prompt:
-                    break
-                raise DeviceTimeout(
-                    f"{self.where}: {what} not complete within {self.timeout:g} s (output "
-                    "kept coming without a prompt); gave up"
-                )
+            wait = min(want, deadline - now)
             try:
+                if wait <= 0:
+                    raise TimeoutError
                 data = await asyncio.wait_for(self._reader.read(4096), wait)
             except TimeoutError:
-                if got_any or scanner.at_prompt:
+                if scanner.at_prompt:
+                    break
+                if wait < want:  # the deadline, not a quiet period, ended the wait
+                    raise DeviceTimeout(
+                        f"{self.where}: {what} not complete within {self.timeout:g} s (output "
+                        "kept coming without a prompt); gave up"
+                    ) from None
+                if got_any:
                     break
                 continue
             except OSError as error:
