@@ -46,6 +46,19 @@ def test_reply_drops_the_prompt_and_the_echo() -> None:
     assert s.text == ""
 
 
+def test_a_character_split_between_reads_is_kept_whole() -> None:
+    data = "status: running,data_dest=réseau\r\n> ".encode()
+    cut = data.index("é".encode()) + 1
+    assert scan(data[:cut], data[cut:]).take_reply() == "status: running,data_dest=réseau"
+
+
+def test_a_reply_over_the_cap_is_refused() -> None:
+    s = PromptScanner(max_bytes=10)
+    s.feed(b"0123456789")
+    with pytest.raises(ProtocolError, match="reply larger than 10 bytes without a prompt"):
+        s.feed(b"x")
+
+
 def test_bsprof_status_parsing() -> None:
     st = parse_bsprof_status("status: running,cpu,mem,lines,data_dest=network")
     assert (st.state, st.metrics, st.data_dest) == ("running", ("cpu", "mem", "lines"), "network")
