@@ -169,3 +169,97 @@ def test_config_check_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     result = runner.invoke(app, ["config", "check", str(bad)])
     assert result.exit_code == 2
     assert "devices[0].profiler_port: must be a port number 1-65535, got 'abc'" in result.output
+
+
+def test_spool_limit_and_file_mode() -> None:
+    cfg = build_config({}, env={})
+    assert cfg.spool.max_bytes == 2 * 1024**3 and cfg.capture.file_mode == 0o600
+    assert "files: mode 0600, directories 0700" in cfg.summary()
+    cfg = build_config(
+        {"spool": {"max_bytes": "500MB"}, "capture": {"file_mode": "0640"}, "sentry": {"dsn": DSN}},
+        env={},
+    )
+    assert cfg.spool.max_bytes == 500 * 10**6 and cfg.capture.file_mode == 0o640
+    summary = "\n".join(cfg.summary())
+    assert "files: mode 0640, directories 0750" in summary
+    assert "spool: at most 476.8 MiB of undelivered chunks, then the oldest are dropped" in summary
+    assert build_config({"capture": {"file_mode": 0o644}}, env={}).capture.file_mode == 0o644
+    errs = errors_of(
+        {"spool": {"max_bytes": "0"}, "capture": {"file_mode": "0400"}, "spol": {}}, env={}
+    )
+    assert errs == [
+        "spol: unknown key (did you mean 'spool'?)",
+        "capture.file_mode: 0400 does not let the owner read and write (it must include 0600)",
+        "spool.max_bytes: must be more than 0 bytes",
+    ]
+    assert errors_of({"capture": {"file_mode": "rw-------"}}) == [
+        "capture.file_mode: must be an octal mode such as \"0600\", got 'rw-------'"
+    ]
+    assert errors_of({"capture": {"file_mode": "0755"}}) == [
+        "capture.file_mode: 0755 has bits other than read/write (allowed: within 0666)"
+    ]
+
+
+def test_a_dsn_others_can_read_draws_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(DSN_ENV, raising=False)
+    path = tmp_path / "rokuprof.toml"
+    path.write_text(f'[sentry]\ndsn = "{DSN}"\n')
+    path.chmod(0o644)
+    (warning,) = load_config(path, env={}).warnings
+    assert f"{path} holds a Sentry DSN and is readable by group and others (mode 0644)" in warning
+    assert f"chmod 600 {path}" in warning and "0123456789abcdef" not in warning
+    result = CliRunner().invoke(app, ["config", "check", str(path)])
+    assert result.exit_code == 0 and result.output.startswith(f"OK {path}")
+    assert "warning: " in result.stderr and "readable by group and others" in result.stderr
+    path.chmod(0o640)
+    assert "readable by group (mode 0640)" in load_config(path, env={}).warnings[0]
+    path.chmod(0o600)
+    assert load_config(path, env={}).warnings == ()
+    # no DSN in the file (none, or only in the environment): nothing to protect
+    path.write_text('[sentry]\ndsn = ""\n')
+    path.chmod(0o644)
+    assert load_config(path, env={DSN_ENV: DSN}).warnings == ()
+
+
+def test_archive_limits_are_sizes_and_errors_name_the_key() -> None:
+    cfg = build_config(
+        {
+            "capture": {
+                "max_session_bytes": "2GiB",
+                "max_bytes_after_error": 0,
+                "min_free_bytes": "5GB",
+            }
+        },
+        env={},
+    )
+    arc = cfg.capture.archive
+    assert (arc.max_session_bytes, arc.max_bytes_after_error, arc.min_free_bytes) == (
+        2 * 1024**3,
+        0,
+        5 * 1000**3,
+    )
+    assert (
+        "archive: at most 2 GiB per session, 0 B kept after corrupt data, stop below"
+        in "\n".join(cfg.summary())
+    )
+    defaults = build_config({}, env={}).capture.archive
+    assert (
+        defaults.max_session_bytes,
+        defaults.max_bytes_after_error,
+        defaults.min_free_bytes,
+    ) == (
+        4 * 1024**3,
+        16 * 1024**2,
+        1024**3,
+    )
+    with pytest.raises(ConfigError) as info:
+        build_config(
+            {"capture": {"max_session_bytes": "lots", "min_free_bytes": -1, "max_bytes_after": 1}},
+            env={},
+        )
+    errors = "\n".join(info.value.errors)
+    assert "capture.max_session_bytes: expected a size" in errors
+    assert "capture.min_free_bytes: a size cannot be negative" in errors
+    assert "capture.max_bytes_after: unknown key (did you mean 'max_bytes_after_error'?)" in errors

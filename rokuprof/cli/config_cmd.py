@@ -18,7 +18,8 @@ app.add_typer(config_app, name="config")
 def check(
     file: Annotated[Path, typer.Argument(help="A rokuprof daemon config file (TOML).")],
 ) -> None:
-    """Print OK and a summary, or every problem found (exit status 2).
+    """Print OK and a summary (and warnings, e.g. a DSN others can read), or every problem
+    found (exit status 2).
 
     ``$ROKUPROF_SENTRY_DSN`` overrides ``sentry.dsn`` here as in the daemon.
     """
@@ -32,4 +33,6 @@ def check(
     typer.echo(f"OK {file}")
     for line in config.summary():
         typer.echo(f"  {line}")
+    for warning in config.warnings:
+        typer.echo(f"warning: {warning}", err=True)
     raise typer.Exit(EXIT_OK)

@@ -2,17 +2,19 @@
 
 ::
 
-    [capture]   out = "/var/lib/rokuprof", chunk_seconds = 60
+    [capture]   out = "/var/lib/rokuprof", chunk_seconds = 60, file_mode = "0600"
     [[devices]] host = "192.168.1.20", name = "living-room",
                 profiler_port = 8090, ecp_port = 8060, console_port = 8080
     [discovery] enabled = false, interval_seconds = 60
     [sentry]    dsn = "https://KEY@o1.ingest.sentry.io/2", environment = "production"
+    [spool]     max_bytes = "2GiB"   (undelivered chunks; the oldest are dropped past it)
     [retention] max_age_days = 30, max_bytes = "20GiB"
     [metrics]   listen = "127.0.0.1:9464"   ("" turns the endpoint off)
 
 ``ROKUPROF_SENTRY_DSN`` in the environment overrides ``sentry.dsn``. Every problem is collected
 and reported at once (:class:`ConfigError`); unknown keys are errors, with a suggestion.
-Error messages never quote a DSN (it holds the project key).
+Error messages never quote a DSN (it holds the project key). A config file that holds a DSN
+and is readable by group or others draws a warning (:attr:`DaemonConfig.warnings`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.sentry.dsn import Dsn, DsnError
+from rokuprof.store.files import DEFAULT_FILE_MODE, check_file_mode, dir_mode_for
+from rokuprof.store.spool import DEFAULT_MAX_BYTES as DEFAULT_SPOOL_BYTES
 
 DSN_ENV = "ROKUPROF_SENTRY_DSN"
 DEFAULT_OUT = Path("rokuprof-data")
@@ -48,6 +52,7 @@ class CaptureSection:
     out: Path = DEFAULT_OUT
     chunk_seconds: float = 60.0
     limits: Limits = field(default_factory=Limits)  # per device stream: paths, strings, heap
+    file_mode: int = DEFAULT_FILE_MODE  # of every file written under out (directories follow)
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,11 @@ class RetentionSection:
 
 
 @dataclass(frozen=True)
+class SpoolSection:
+    max_bytes: int = DEFAULT_SPOOL_BYTES  # undelivered chunks; the oldest are dropped past it
+
+
+@dataclass(frozen=True)
 class MetricsSection:
     listen: tuple[str, int] | None = ("127.0.0.1", 9464)
 
@@ -103,11 +113,15 @@ class DaemonConfig:
     sentry: SentrySection = field(default_factory=SentrySection)
     retention: RetentionSection = field(default_factory=RetentionSection)
     metrics: MetricsSection = field(default_factory=MetricsSection)
+    spool: SpoolSection = field(default_factory=SpoolSection)
     source: str = "defaults"
+    warnings: tuple[str, ...] = ()  # usable, but worth telling (e.g. a DSN others can read)
 
     def summary(self) -> list[str]:
         """Human-readable lines describing the config (no secrets)."""
         lines = [f"output: {self.capture.out} (chunks of {self.capture.chunk_seconds:g} s)"]
+        mode = self.capture.file_mode
+        lines.append(f"files: mode {mode:04o}, directories {dir_mode_for(mode):04o}")
         lines.append(f"devices: {len(self.devices)}")
         for d in self.devices:
             name = f" ({d.name})" if d.name else ""
@@ -120,6 +134,12 @@ class DaemonConfig:
             f"discovery: every {disc.interval_seconds:g} s" if disc.enabled else "discovery: off"
         )
         lines.append(f"sentry: {self.sentry.describe()}")
+        lines.append(
+            f"spool: at most {format_size(self.spool.max_bytes)} of undelivered chunks, then the"
+            " oldest are dropped"
+            if self.sentry.dsn is not None
+            else "spool: no uploads, nothing dropped (only retention deletes chunks)"
+        )
         ret = self.retention
         parts = []
         if ret.max_age_days is not None:
@@ -269,7 +289,7 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_TOP = ("capture", "devices", "discovery", "sentry", "retention", "metrics")
+_TOP = ("capture", "devices", "discovery", "sentry", "spool", "retention", "metrics")
 _DEVICE_KEYS = ("host", "name", "profiler_port", "ecp_port", "console_port")
 
 
@@ -286,7 +306,7 @@ def build_config(
     c = _Checker()
     c.unknown(data, _TOP, "")
 
-    cap = c.table(data, "capture", ("out", "chunk_seconds", *_LIMIT_KEYS), "capture")
+    cap = c.table(data, "capture", ("out", "chunk_seconds", "file_mode", *_LIMIT_KEYS), "capture")
     out = c.string(cap, "out", "capture", str(DEFAULT_OUT), empty=False)
     defaults = Limits()
     bounds = {
@@ -297,6 +317,7 @@ def build_config(
         out=Path(out).expanduser(),
         chunk_seconds=c.number(cap, "chunk_seconds", "capture", 60.0, high=MAX_CHUNK_SECONDS),
         limits=replace(defaults, **bounds),
+        file_mode=_file_mode(c, cap),
     )
 
     devices: list[DeviceEntry] = []
@@ -358,6 +379,17 @@ def build_config(
         c.error("sentry.environment", "must not contain slashes or newlines")
     sentry = SentrySection(dsn=dsn, environment=environment, dsn_from_env=from_env)
 
+    spool = SpoolSection()
+    spo = c.table(data, "spool", ("max_bytes",), "spool")
+    if "max_bytes" in spo:
+        try:
+            spool = SpoolSection(parse_size(spo["max_bytes"]))
+        except (ValueError, TypeError) as exc:
+            c.error("spool.max_bytes", str(exc))
+        else:
+            if spool.max_bytes <= 0:
+                c.error("spool.max_bytes", "must be more than 0 bytes")
+
     ret = c.table(data, "retention", ("max_age_days", "max_bytes"), "retention")
     max_bytes = None
     if "max_bytes" in ret:
@@ -389,7 +421,46 @@ def build_config(
         sentry=sentry,
         retention=retention,
         metrics=MetricsSection(listen),
+        spool=spool,
         source=source,
+    )
+
+
+def _file_mode(c: _Checker, cap: Mapping) -> int:
+    """``[capture] file_mode``: ``"0640"`` (octal text) or ``0o640`` (a TOML octal number)."""
+    value = cap.get("file_mode", DEFAULT_FILE_MODE)
+    mode = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        mode = value
+    elif isinstance(value, str) and re.fullmatch(r"(0o?)?[0-7]{1,4}", value.strip()):
+        mode = int(value.strip().removeprefix("0o"), 8)
+    if mode is None:
+        c.error("capture.file_mode", f'must be an octal mode such as "0600", got {_show(value)}')
+        return DEFAULT_FILE_MODE
+    problem = check_file_mode(mode)
+    if problem:
+        c.error("capture.file_mode", problem)
+        return DEFAULT_FILE_MODE
+    return mode
+
+
+def dsn_file_warning(path: Path, data: Mapping) -> str | None:
+    """A warning when the config file holds a DSN and group or others may read it."""
+    sentry = data.get("sentry")
+    dsn = sentry.get("dsn") if isinstance(sentry, Mapping) else None
+    if not isinstance(dsn, str) or not dsn.strip():
+        return None
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        return None
+    if not mode & 0o044:
+        return None
+    who = " and ".join(w for w, bit in (("group", 0o040), ("others", 0o004)) if mode & bit)
+    return (
+        f"{path} holds a Sentry DSN and is readable by {who} (mode {mode:04o}): anyone who can"
+        f" read it can send to the project. Run: chmod 600 {path}, or move the DSN to"
+        f" ${DSN_ENV} (e.g. an EnvironmentFile= readable only by root)"
     )
 
 
@@ -404,4 +475,6 @@ def load_config(path: Path | str, *, env: Mapping[str, str] | None = None) -> Da
         raise ConfigError(["the file is not UTF-8 text"], str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
-    return build_config(data, env=env, source=str(path))
+    config = build_config(data, env=env, source=str(path))
+    warning = dsn_file_warning(path, data)
+    return replace(config, warnings=(warning,)) if warning else config
