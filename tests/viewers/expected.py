@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
-from rokuprof.profile.tables import ALLOC_BYTES, ALLOCS
+from rokuprof.profile.tables import ALLOC_BYTES, ALLOCS, CPU, WALL
 
 Key = tuple[str, str, str]  # (module = thread, function, file)
 
@@ -80,6 +80,9 @@ def expected_figures(reader: ProfileReader) -> Expected:
         add(pid, "alloc_bytes", c[ALLOC_BYTES])
         if tables.stack(pid) and any(c):
             paths += 1
+        # "paths": how many timed call paths end in (self) or pass through (total) the function;
+        # a sampled view may be off by up to one sample period per such path.
+        add(pid, "paths", 1 if c[WALL] or c[CPU] else 0)
     for pid, count, size in tables.leak_sites():
         add(pid, "live_count", count)
         add(pid, "live_bytes", size)
