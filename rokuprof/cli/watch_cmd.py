@@ -9,11 +9,25 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.loop import CaptureConfig
 from rokuprof.capture.watch import summary_lines
 from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
+from rokuprof.daemon.config import parse_size
 from rokuprof.views.text import error_line, printable
+
+
+def _size(option: str):
+    def parse(value: str | None) -> int | None:
+        if value is None:
+            return None
+        try:
+            return parse_size(value)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint=option) from None
+
+    return parse
 
 
 @app.command()
@@ -52,6 +66,29 @@ def watch(
         typer.Option(help="auto (live view on a terminal, log lines otherwise), live, plain."),
     ] = "auto",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")] = False,
+    max_bytes_after_error: Annotated[
+        str,
+        typer.Option(
+            callback=_size("--max-bytes-after-error"),
+            help="After corrupt data keep archiving this much (a later rokuprof may read it), "
+            "then close the connection and end the run as failed. Sizes: 16MiB, 500MB, 0.",
+        ),
+    ] = "16MiB",
+    max_session_bytes: Annotated[
+        str,
+        typer.Option(
+            callback=_size("--max-session-bytes"),
+            help="End a run as truncated when its archive reaches this size (0: no cap).",
+        ),
+    ] = "4GiB",
+    min_free_bytes: Annotated[
+        str,
+        typer.Option(
+            callback=_size("--min-free-bytes"),
+            help="End a run, and wait before the next, when the output file system has less "
+            "free space than this (0: no floor).",
+        ),
+    ] = "1GiB",
 ) -> None:
     """Wait for profiled app runs on HOST and capture each one.
 
@@ -78,6 +115,11 @@ def watch(
             idle_timeout=idle_timeout,
             use_ecp=not no_ecp,
             use_console=not no_console,
+            archive_limits=ArchiveLimits(
+                max_bytes_after_error=max_bytes_after_error,  # type: ignore[arg-type]
+                max_session_bytes=max_session_bytes,  # type: ignore[arg-type]
+                min_free_bytes=min_free_bytes,  # type: ignore[arg-type]
+            ),
         )
     except ValueError as error:
         Console(stderr=True).print(error_line(error))

@@ -3,6 +3,8 @@
 ::
 
     [capture]   out = "/var/lib/rokuprof", chunk_seconds = 60, file_mode = "0600"
+                max_bytes_after_error = "16MiB", max_session_bytes = "4GiB",
+                min_free_bytes = "1GiB"
     [[devices]] host = "192.168.1.20", name = "living-room",
                 profiler_port = 8090, ecp_port = 8060, console_port = 8080
     [discovery] enabled = false, interval_seconds = 60
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
+from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.sentry.dsn import Dsn, DsnError
 from rokuprof.store.files import DEFAULT_FILE_MODE, check_file_mode, dir_mode_for
 from rokuprof.store.spool import DEFAULT_MAX_BYTES as DEFAULT_SPOOL_BYTES
@@ -52,6 +55,7 @@ class CaptureSection:
     out: Path = DEFAULT_OUT
     chunk_seconds: float = 60.0
     limits: Limits = field(default_factory=Limits)  # per device stream: paths, strings, heap
+    archive: ArchiveLimits = field(default_factory=ArchiveLimits)  # archive bytes, free space
     file_mode: int = DEFAULT_FILE_MODE  # of every file written under out (directories follow)
 
 
@@ -120,6 +124,16 @@ class DaemonConfig:
     def summary(self) -> list[str]:
         """Human-readable lines describing the config (no secrets)."""
         lines = [f"output: {self.capture.out} (chunks of {self.capture.chunk_seconds:g} s)"]
+        arc = self.capture.archive
+        size = format_size
+        parts = [
+            f"at most {size(arc.max_session_bytes)} per session"
+            if arc.max_session_bytes
+            else "no cap per session",
+            f"{size(arc.max_bytes_after_error)} kept after corrupt data",
+            f"stop below {size(arc.min_free_bytes)} free" if arc.min_free_bytes else "no floor",
+        ]
+        lines.append("archive: " + ", ".join(parts))
         mode = self.capture.file_mode
         lines.append(f"files: mode {mode:04o}, directories {dir_mode_for(mode):04o}")
         lines.append(f"devices: {len(self.devices)}")
@@ -295,6 +309,20 @@ _DEVICE_KEYS = ("host", "name", "profiler_port", "ecp_port", "console_port")
 
 #: Decoder bounds a config may tighten or widen, per device stream (see ``Limits``).
 _LIMIT_KEYS = ("max_paths", "max_strings", "max_live_allocations")
+#: Archive bounds (sizes such as "4GiB"; see ``ArchiveLimits``).
+_ARCHIVE_KEYS = ("max_bytes_after_error", "max_session_bytes", "min_free_bytes")
+
+
+def _archive_limits(c: _Checker, cap: Mapping) -> ArchiveLimits:
+    defaults = ArchiveLimits()
+    sizes = {}
+    for key in _ARCHIVE_KEYS:
+        if key in cap:
+            try:
+                sizes[key] = parse_size(cap[key])
+            except (ValueError, TypeError) as exc:
+                c.error(f"capture.{key}", str(exc))
+    return replace(defaults, **sizes)
 
 
 def build_config(
@@ -306,7 +334,12 @@ def build_config(
     c = _Checker()
     c.unknown(data, _TOP, "")
 
-    cap = c.table(data, "capture", ("out", "chunk_seconds", "file_mode", *_LIMIT_KEYS), "capture")
+    cap = c.table(
+        data,
+        "capture",
+        ("out", "chunk_seconds", "file_mode", *_LIMIT_KEYS, *_ARCHIVE_KEYS),
+        "capture",
+    )
     out = c.string(cap, "out", "capture", str(DEFAULT_OUT), empty=False)
     defaults = Limits()
     bounds = {
@@ -317,6 +350,7 @@ def build_config(
         out=Path(out).expanduser(),
         chunk_seconds=c.number(cap, "chunk_seconds", "capture", 60.0, high=MAX_CHUNK_SECONDS),
         limits=replace(defaults, **bounds),
+        archive=_archive_limits(c, cap),
         file_mode=_file_mode(c, cap),
     )
 

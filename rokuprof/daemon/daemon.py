@@ -4,7 +4,8 @@ uploaded from the disk spool, retention, metrics and systemd notifications.
 Life cycle (:meth:`Daemon.run`):
 
 1. start-up: repair the output directory (stale ``*.tmp``, half-deleted sessions, sessions a
-   crash left ``streaming`` are closed as ``interrupted``); start the uploader (it rescans the
+   crash left ``streaming`` are closed as ``interrupted`` and what they archived but never
+   chunked becomes chunks, spooled like live ones); start the uploader (it rescans the
    spool, so a restart resumes delivery), retention, the metrics endpoint, one supervised
    capture loop per configured device and, when enabled, SSDP discovery; then ``READY=1``;
 2. run until the shutdown trigger fires (SIGTERM/SIGINT by default; tests pass their own);
@@ -101,6 +102,7 @@ class Daemon:
             console_port=entry.console_port,
             chunk_seconds=self.config.capture.chunk_seconds,
             limits=self.config.capture.limits,
+            archive_limits=self.config.capture.archive,
             environment=self.config.sentry.environment,
             device_dir=device_dir,
             **self.options.capture,  # type: ignore[arg-type]
@@ -288,7 +290,10 @@ class Daemon:
     async def start(self) -> None:
         """Repair the output, start every part; ``READY=1`` at the end."""
         await asyncio.to_thread(self.out.mkdir, parents=True, exist_ok=True)
-        await asyncio.to_thread(recover, self.out)
+        cap = self.config.capture
+        await asyncio.to_thread(
+            recover, self.out, chunk_seconds=cap.chunk_seconds, limits=cap.limits
+        )
         listen = self.config.metrics.listen
         if listen is not None:
             self.metrics = MetricsServer(self.collect, self.health, listen[0], listen[1])
