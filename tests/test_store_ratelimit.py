@@ -7,9 +7,11 @@ import pytest
 from rokuprof.store.ratelimit import (
     ALL,
     DEFAULT_429_SECONDS,
+    MAX_RETRY_SECONDS,
     RateLimits,
     parse_rate_limits,
     parse_retry_after,
+    retry_delay,
 )
 
 
@@ -66,3 +68,22 @@ def test_longest_limit_per_category_is_kept() -> None:
     limits.update(200, {"x-sentry-rate-limits": "10:profile_chunk:key"}, now=5.0)
     assert limits.blocked_for(20.0) == 30.0
     assert limits.blocked_for(20.0, ("error",)) == 0.0
+
+
+def test_retry_delay_doubles_up_to_a_ceiling_of_60_seconds() -> None:
+    assert MAX_RETRY_SECONDS == 60.0
+    ceilings = [retry_delay(n, base=1.0) for n in range(1, 12)]
+    assert ceilings == [1, 2, 4, 8, 16, 32, 60, 60, 60, 60, 60]
+    assert retry_delay(0, base=1.0) == 1.0  # no failure yet counts as the first
+    # full jitter: a uniform fraction of the ceiling
+    assert retry_delay(3, base=1.0, rand=0.5) == 2.0
+    assert retry_delay(3, base=1.0, rand=0.0) == 0.0
+
+
+@pytest.mark.parametrize("attempt", [1, 5, 10, 64, 10_000])
+@pytest.mark.parametrize(("base", "cap"), [(1.0, 300.0), (5.0, 60.0), (100.0, 1e9), (0.05, 0.3)])
+def test_retry_delay_never_exceeds_the_ceiling(attempt: int, base: float, cap: float) -> None:
+    for rand in (0.0, 0.3, 0.999, 1.0, 7.0):
+        delay = retry_delay(attempt, base, cap, rand)
+        assert 0.0 <= delay <= min(cap, MAX_RETRY_SECONDS)
+    assert retry_delay(attempt, base, cap, 1.0) == min(cap, 60.0, base * 2 ** min(attempt - 1, 60))

@@ -35,6 +35,7 @@ from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import recover
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, SsdpDevice, discover
+from rokuprof.store.files import make_dirs, set_file_mode
 from rokuprof.store.retention import RetentionPolicy, enforce
 from rokuprof.store.spool import Spool
 from rokuprof.store.uploader import Uploader
@@ -77,10 +78,11 @@ class Daemon:
         self.options = options or DaemonOptions()
         self.out = Path(config.capture.out)
         self.slots: dict[str, DeviceSlot] = {}
+        uploader_args = {"max_spool_bytes": config.spool.max_bytes, **self.options.uploader}
         self.uploader = Uploader(
             Spool(self.out),
             config.sentry.dsn,
-            **self.options.uploader,  # type: ignore[arg-type]
+            **uploader_args,  # type: ignore[arg-type]
         )
         self.metrics: MetricsServer | None = None
         self.stopping = False
@@ -181,7 +183,9 @@ class Daemon:
         for slot in self.slots.values():
             states[slot.state] = states.get(slot.state, 0) + 1
         parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "no devices"
-        return f"{len(self.slots)} device(s): {parts}; {self.uploader.pending} chunk(s) to upload"
+        line = f"{len(self.slots)} device(s): {parts}; {self.uploader.pending} chunk(s) to upload"
+        pause = self.uploader.pause
+        return f"{line} (uploads paused: {pause.reason})" if pause else line
 
     async def _status_loop(self) -> None:
         while True:
@@ -189,12 +193,22 @@ class Daemon:
             self.notifier.status(self.status_line())
 
     def health(self) -> tuple[bool, str]:
+        """(healthy, text); a paused upload adds a line but is not unhealthy: the capture goes
+        on and nothing is lost (``rokuprof_upload_paused`` is the metric to alert on)."""
+        pause = self.uploader.pause
+        note = ""
+        if pause is not None:
+            since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(pause.since))
+            note = (
+                f"\nuploads paused: {pause.reason} since {since};"
+                f" {self.uploader.pending} chunk(s) wait on disk"
+            )
         if self.stopping:
-            return False, "stopping"
+            return False, "stopping" + note
         dead = [s.label for s in self.slots.values() if s.task is not None and s.task.done()]
         if dead:
-            return False, f"capture loop ended: {', '.join(dead)}"
-        return True, "ok"
+            return False, f"capture loop ended: {', '.join(dead)}" + note
+        return True, "ok" + note
 
     # -- metrics -----------------------------------------------------------------------------
 
@@ -214,6 +228,11 @@ class Daemon:
             ),
             "rejected": Family(
                 "rokuprof_chunks_rejected_total", "counter", "Chunks refused for good."
+            ),
+            "dropped": Family(
+                "rokuprof_chunks_dropped_total",
+                "counter",
+                "Undelivered chunks dropped: spool full.",
             ),
             "restarts": Family(
                 "rokuprof_capture_restarts_total", "counter", "Capture loop restarts."
@@ -244,6 +263,7 @@ class Daemon:
             label = labels.get(device_dir, device_dir)  # chunks of earlier runs: the directory
             fam["uploaded"].add(counts.uploaded, device=label)
             fam["rejected"].add(counts.rejected, device=label)
+            fam["dropped"].add(counts.dropped, device=label)
         if up.stats.last_error:
             fam["error"].add(1, source="upload", device="", message=up.stats.last_error[:300])
             fam["error_time"].add(up.stats.last_error_at or 0, source="upload", device="")
@@ -272,6 +292,18 @@ class Daemon:
             Family("rokuprof_upload_rate_limited_total", "counter", "429 answers.").add(
                 up.stats.rate_limited
             ),
+            Family(
+                "rokuprof_upload_paused", "gauge", "1 while Sentry refuses the key (401/403)."
+            ).add(1 if up.pause is not None else 0),
+            Family("rokuprof_upload_key_refused_total", "counter", "401/403 answers.").add(
+                up.stats.key_refused
+            ),
+            Family("rokuprof_spool_dropped_bytes_total", "counter", "Bytes of chunks dropped.").add(
+                up.stats.dropped_bytes
+            ),
+            Family("rokuprof_spool_limit_bytes", "gauge", "Undelivered chunk bytes allowed.").add(
+                up.max_spool_bytes or 0
+            ),
             Family("rokuprof_build_info", "gauge", "rokuprof version.").add(1, version=__version__),
             Family("rokuprof_start_time_seconds", "gauge", "Daemon start (Unix time).").add(
                 self.started_at
@@ -289,7 +321,10 @@ class Daemon:
 
     async def start(self) -> None:
         """Repair the output, start every part; ``READY=1`` at the end."""
-        await asyncio.to_thread(self.out.mkdir, parents=True, exist_ok=True)
+        for warning in self.config.warnings:
+            log.warning("config: %s", warning)
+        set_file_mode(self.config.capture.file_mode)
+        await asyncio.to_thread(make_dirs, self.out)
         cap = self.config.capture
         await asyncio.to_thread(
             recover, self.out, chunk_seconds=cap.chunk_seconds, limits=cap.limits

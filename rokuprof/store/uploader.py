@@ -230,6 +230,11 @@ class Uploader:
     def pending_bytes(self) -> int:
         return self._pending_bytes
 
+    @property
+    def in_memory(self) -> int:
+        """How many pending chunks are held in memory (at most ``window``)."""
+        return len(self._window)
+
     def oldest_pending_mtime(self) -> float | None:
         return next(iter(self._window.values())).mtime if self._window else None
 
