@@ -449,7 +449,7 @@ class Uploader:
         self._retry_at = self.clock() + delay
         message = (
             f"uploads paused: {pause.reason}: {text or '-'}; {self._pending} chunk(s) wait on"
-            f" disk, nothing is rejected; trying again at least every {self.backoff_cap:g} s"
+            f" disk, nothing is rejected; probing again at most {self.backoff_cap:g} s apart"
             " (check the DSN)"
         )
         if pause.refusals == 1:
