@@ -10,13 +10,20 @@ import os
 import random
 import signal
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from daemon_helpers import chunk_files, record, sessions, sim, until, write_config_file
 from fake_sentry import FakeSentry
 
+from rokuprof.capture.catchup import chunk_samples
+from rokuprof.capture.loop import CaptureConfig, DeviceCapture
+from rokuprof.daemon import recovery
+from rokuprof.daemon.recovery import recover
+from rokuprof.sentry import ChunkSettings, convert_bytes, validate_chunk
 from rokuprof.simulator import SimulatedDevice
+from rokuprof.store.spool import Spool
 
 
 async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:
@@ -89,3 +96,133 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     assert len(on_disk) >= 8 and set(sentry.chunk_ids()) == on_disk
     # a duplicate is only ever a re-send of the same chunk
     assert len(sentry.chunk_ids()) - len(on_disk) <= 3
+
+
+# -- recovery converts crashed sessions ----------------------------------------------------------
+
+
+def per_path(session: Path) -> Counter:
+    counts: Counter = Counter()
+    for path in sorted((session / "chunks").glob("*.json")):
+        counts += chunk_samples(json.loads(path.read_bytes()))[0]
+    return counts
+
+
+def converted(session: Path, chunk_seconds: float) -> Counter:
+    chunks, _ = convert_bytes(
+        (session / "capture.bsprof").read_bytes(), ChunkSettings(chunk_seconds=chunk_seconds)
+    )
+    counts: Counter = Counter()
+    for chunk in chunks:
+        counts += chunk_samples(chunk.payload)[0]
+    return counts
+
+
+def crash(session: Path, keep_chunks: int) -> None:
+    """Make a finished session look like a kill -9 left it: later chunks never written, the
+    record still says streaming."""
+    for path in sorted((session / "chunks").glob("*.json"))[keep_chunks:]:
+        path.unlink()
+    rec = record(session)
+    rec.update(status="streaming", end=None, end_reason="", chunk_report={})
+    (session / "session.json").write_text(json.dumps(rec))
+
+
+async def finished_session(tmp_path: Path) -> Path:
+    async with SimulatedDevice(sim("REC1", run_seconds=4.0, seed=7)) as dev:
+        config = CaptureConfig(
+            host="127.0.0.1",
+            out=tmp_path,
+            profiler_port=dev.profiler_port,
+            ecp_port=dev.ecp_port,
+            console_port=dev.console_port,
+            chunk_seconds=1.0,
+            delta_seconds=0.2,
+            poll_interval=0.05,
+            runs=1,
+        )
+        summary = await asyncio.wait_for(DeviceCapture(config).run(), 20)
+    [session] = summary.sessions
+    assert len(list((session.path / "chunks").glob("*.json"))) >= 3
+    return session.path
+
+
+async def test_recovery_adds_only_what_the_crash_left_unchunked(tmp_path: Path) -> None:
+    session = await finished_session(tmp_path)
+    crash(session, keep_chunks=2)
+    before = per_path(session)
+    result = recover(tmp_path, chunk_seconds=1.0)
+    assert result.converted_sessions == [session] and result.chunks_written
+    want, have = converted(session, 1.0), per_path(session)
+    assert sum(have.values()) > sum(before.values())
+    diffs = {k[0][:60]: (have[k], want[k]) for k in set(want) | set(have) if have[k] != want[k]}
+    assert all(abs(a - b) <= 1 for a, b in diffs.values()), diffs
+    rec = record(session)
+    assert rec["status"] == "interrupted" and rec["recovered"]["chunks"] == len(
+        result.chunks_written
+    )
+    assert rec["recovered"]["samples_in_chunks_before"] == sum(before.values())
+    for path in result.chunks_written:  # valid chunks of the same profile, spooled as pending
+        payload = json.loads(path.read_bytes())
+        assert not validate_chunk(payload) and payload["profiler_id"] == rec["profiler_id"]
+    assert {p.path for p in Spool(tmp_path).scan()[0]} >= set(result.chunks_written)
+    assert recover(tmp_path, chunk_seconds=1.0).converted_sessions == []  # done once
+
+
+async def test_recovery_killed_midway_and_run_again_duplicates_nothing(
+    tmp_path: Path, monkeypatch
+) -> None:
+    session = await finished_session(tmp_path)
+    crash(session, keep_chunks=1)
+    real = recovery.write_atomic
+    written: list[Path] = []
+
+    def dies_after_one_chunk(path, data):
+        if "chunks" in Path(path).parts and written:
+            raise KeyboardInterrupt("killed")  # like a kill: nothing after this runs
+        out = real(path, data)
+        written.append(Path(path))
+        return out
+
+    monkeypatch.setattr(recovery, "write_atomic", dies_after_one_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        recover(tmp_path, chunk_seconds=1.0)
+    assert len(written) == 1 and "recovered" not in record(session)
+    monkeypatch.setattr(recovery, "write_atomic", real)
+    result = recover(tmp_path, chunk_seconds=1.0)  # the next start
+    assert result.converted_sessions == [session]
+    want, have = converted(session, 1.0), per_path(session)
+    diffs = {k[0][:60]: (have[k], want[k]) for k in set(want) | set(have) if have[k] != want[k]}
+    assert all(abs(a - b) <= 1 for a, b in diffs.values()), diffs
+    ids = [json.loads(p.read_bytes())["chunk_id"] for p in (session / "chunks").glob("*.json")]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.slow
+async def test_kill_9_proof_ci_sized(tmp_path: Path) -> None:
+    """benchmarks/kill9.py with a few kills: nothing read is lost, every sample chunked."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "kill9.py"
+    figures = tmp_path / "kill9.json"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(script),
+        "--kills",
+        "4",
+        "--seed",
+        "5",
+        "--drain-timeout",
+        "40",
+        "--json",
+        str(figures),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(proc.communicate(), 150)
+    text = output.decode()
+    assert proc.returncode == 0, text[-3000:]
+    result = json.loads(figures.read_text())
+    assert len(result["kills"]) == 4
+    assert all(d["lost"] <= 0 for k in result["kills"] for d in k["devices"])
+    crashed = [s for s in result["sessions"] if s["crashed"]]
+    assert crashed and all(s["worst_path_diff"] <= 1 for s in result["sessions"])
+    assert not result["undelivered"]

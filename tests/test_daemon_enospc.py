@@ -53,7 +53,9 @@ async def test_disk_full_is_survived(small_disk: Path) -> None:
         FakeSentry() as sentry,
         SimulatedDevice(sim("DISK1", runs=None, run_seconds=2.0)) as dev,
     ):
-        cfg = daemon_config(out, [dev], sentry.dsn)
+        # The real ENOSPC path: no free-space floor (1 GiB by default) on this 1 MiB disk.
+        capture = {"out": str(out), "chunk_seconds": 1.0, "min_free_bytes": 0}
+        cfg = daemon_config(out, [dev], sentry.dsn, capture=capture)
         async with Running(cfg, restart_backoff_cap=0.3) as run:
             await until(lambda: len(sentry.accepted()) >= 1, 10)
             (slot,) = run.daemon.slots.values()

@@ -14,7 +14,8 @@ chunk files it wrote before being killed count as already sent the next time.
 
 Timing: the archive has no arrival times; its remaining slices (cut at fixed byte offsets, like
 the offline converter's) are spread by byte position from just after the last chunked sample to
-the archive's last write (its mtime), or longer if the busiest thread needs more time.
+the archive's last write (its mtime), but never faster than the busiest thread's busy time
+adds up, so that every sample has room before the time its data "arrived".
 """
 
 from __future__ import annotations
@@ -147,15 +148,18 @@ class CatchUp:
         if rest:
             self._slices.append(_Slice(self.received, rest, delta.live_bytes, memory))
 
-    def _busiest_seconds(self, units: int) -> float:
+    def _busy_so_far(self, units: int) -> list[float]:
+        """Per slice: the busiest thread's busy time up to and including it (seconds)."""
         per_thread: Counter = Counter()
         tables = self.reader.tables
+        out = []
         for s in self._slices:
             for path, wall in s.walls.items():
                 stack = tables.stack(path)
                 if stack:
                     per_thread[stack[-1].module] += wall
-        return max(per_thread.values(), default=0) / units
+            out.append(max(per_thread.values(), default=0) / units)
+        return out
 
     def finish(self) -> CatchUpResult:
         """The chunks still missing, in order (none when everything was chunked)."""
@@ -174,9 +178,9 @@ class CatchUp:
         hz = self.settings.hz
         first = self.start if self.last_sample is None else self.last_sample + 1 / hz
         first = max(first, self.start)
-        busy = self._busiest_seconds(units_per_second(self.settings.wall_unit))
-        # Room for every remaining sample of the busiest thread, and a little more.
-        last = max(self.end, first + busy + 2 / hz)
+        busy = self._busy_so_far(units_per_second(self.settings.wall_unit))
+        slack = 0.5  # for the last rounding samples
+        last = max(self.end, first + busy[-1] + slack)
         builder = ChunkBuilder(
             reader.tables,
             first,  # the origin: no sample goes before the ones already sent
@@ -187,9 +191,9 @@ class CatchUp:
         result.report = builder.report
         low = self._slices[0].offset - self.slice_bytes
         high = max(self._slices[-1].offset, low + 1)
-        for s in self._slices:
+        for s, busy_so_far in zip(self._slices, busy, strict=True):
             fraction = min(1.0, max(0.0, (s.offset - low) / (high - low)))
-            at = first + (last - first) * fraction
+            at = first + max((last - slack - first) * fraction, busy_so_far + 1 / hz)
             builder.add_wall(s.walls, at, live_bytes=s.live_bytes, memory=s.memory)
             result.chunks += builder.ready()
         result.chunks += builder.finish(last).chunks
