@@ -53,8 +53,11 @@ def _dumps(obj: object) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-def _rfc3339(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def _rfc3339(t: float) -> str | None:
+    try:
+        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    except (OverflowError, OSError, ValueError):
+        return None  # a header with an impossible start time
 
 
 def sentry_frame(frame: Frame) -> dict[str, object]:
@@ -184,7 +187,7 @@ def build(inp: ExportInput, *, environment: str = "production") -> V1Export:
             "platform": PLATFORM,
             "release": release,
             "environment": environment,
-            "timestamp": _rfc3339(start),
+            "timestamp": _rfc3339(start) or f"{start!r}",
             "device": device,
             "os": os_info,
             "runtime": {"name": "BrightScript", "version": os_info["version"]},

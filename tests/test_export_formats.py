@@ -1,0 +1,482 @@
+"""Every export format, decoded by small independent readers here, carries the totals of
+``inspect`` (exactly, where the format holds integers) and the samples of the Sentry chunks (where
+it holds a timeline), for sample files and generated streams. No viewer needed (see
+tests/viewers/ for the real ones)."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import struct
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import streams
+
+from rokuprof.bsprof.grammar import build_stream
+from rokuprof.bsprof.model import CPU, Footer
+from rokuprof.export import FORMATS, METRICS, export, export_parts, input_from_bytes
+from rokuprof.export.folded import clean
+from rokuprof.export.sentry_v1 import build as build_v1
+from rokuprof.profile.functions import aggregate_functions
+from rokuprof.sentry.chunk import HEAP_MEASUREMENT
+from rokuprof.sentry.convert import convert_bytes
+from rokuprof.sentry.envelope import Envelope
+from rokuprof.sentry.validate_v1 import validate_envelope_v1
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+START_MS = 1_795_273_445_000
+HZ = 101
+PERIOD_US = 1e6 / HZ
+
+# --- a protobuf reader (independent of rokuprof/export/protobuf.py) ----------------------------
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, pos
+
+
+def fields(buf: bytes) -> list[tuple[int, object]]:
+    """``(field number, value)``: ints for varints, bytes for length-delimited, floats for
+    64-bit."""
+    out = []
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire == 2:
+            n, pos = _varint(buf, pos)
+            value = buf[pos : pos + n]
+            assert len(value) == n, "length-delimited field cut short"
+            pos += n
+        elif wire == 1:
+            (value,) = struct.unpack_from("<d", buf, pos)
+            pos += 8
+        else:
+            raise AssertionError(f"unexpected wire type {wire}")
+        out.append((number, value))
+    assert pos == len(buf)
+    return out
+
+
+def varints(value: object) -> list[int]:
+    """A repeated integer field, packed (bytes) or not (one int)."""
+    if isinstance(value, int):
+        return [value]
+    out, pos = [], 0
+    while pos < len(value):
+        v, pos = _varint(value, pos)
+        out.append(v)
+    return out
+
+
+def group(buf: bytes) -> dict[int, list]:
+    out: dict[int, list] = defaultdict(list)
+    for number, value in fields(buf):
+        out[number].append(value)
+    return out
+
+
+# --- references ------------------------------------------------------------------------------
+
+
+def inspect_functions(inp) -> dict[tuple[str, str, str], dict]:
+    return {
+        (f.module, f.function, f.file): f.to_json() for f in aggregate_functions(inp.reader.tables)
+    }
+
+
+def table_self(inp, attr: str) -> Counter:
+    """Self ``alloc_bytes`` / ``live_bytes`` per function, straight from the tables."""
+    tables = inp.reader.tables
+    out: Counter = Counter()
+    if attr == "live_bytes":
+        for pid, _, size in tables.leak_sites():
+            stack = tables.stack(pid)
+            if stack:
+                out[_key(tables, stack[0])] += size
+    else:
+        for pid, stats in tables.snapshot().items():
+            stack = tables.stack(pid)
+            if stack and getattr(stats, attr):
+                out[_key(tables, stack[0])] += getattr(stats, attr)
+    return +out
+
+
+def _key(tables, node) -> tuple[str, str, str]:
+    return (
+        tables.module_name(node.module),
+        tables.string(node.function_id),
+        tables.string(node.file_id),
+    )
+
+
+def chunk_samples(data: bytes) -> Counter:
+    """Busy samples per function (leaf) in the Sentry chunks of the same file."""
+    chunks, _ = convert_bytes(data)
+    out: Counter = Counter()
+    for chunk in chunks:
+        profile = chunk.payload["profile"]
+        names = {tid: m["name"] for tid, m in profile["thread_metadata"].items()}
+        for s in profile["samples"]:
+            stack = profile["stacks"][s["stack_id"]]
+            if stack:
+                f = profile["frames"][stack[0]]
+                out[(names[s["thread_id"]], f["function"], f["abs_path"])] += 1
+    return out
+
+
+def chunk_heap(data: bytes) -> list[int]:
+    chunks, _ = convert_bytes(data)
+    return [
+        v["value"]
+        for c in chunks
+        for v in c.payload.get("measurements", {}).get(HEAP_MEASUREMENT, {}).get("values", [])
+    ]
+
+
+def no_nulls(value: object) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, dict):
+        return all(no_nulls(v) for v in value.values())
+    if isinstance(value, list):
+        return all(no_nulls(v) for v in value)
+    return True
+
+
+# --- per format ------------------------------------------------------------------------------
+
+PPROF_TYPES = ["cpu", "wall", "calls", "alloc_objects", "alloc_space", "inuse_objects"]
+PPROF_TYPES.append("inuse_space")
+
+
+def check_pprof(inp) -> None:
+    raw = gzip.decompress(export(inp, "pprof"))
+    g = group(raw)
+    strings = [s.decode("utf-8") for s in g[6]]
+    assert strings[0] == ""
+    types = [strings[group(t)[1][0]] for t in g[1]]
+    assert types == PPROF_TYPES
+    assert strings[g[14][0]] == "wall"
+    assert len(g[3]) == 1
+    mapping_id = group(g[3][0])[1][0]
+    functions = {}
+    for f in g[5]:
+        fg = group(f)
+        functions[fg[1][0]] = (strings[fg.get(2, [0])[0]], strings[fg.get(4, [0])[0]])
+    locations = {}
+    for loc in g[4]:
+        lg = group(loc)
+        assert lg[2] == [mapping_id]
+        (line,) = lg[4]
+        locations[lg[1][0]] = group(line)[1][0]
+    self_: dict[str, Counter] = {t: Counter() for t in PPROF_TYPES}
+    total: dict[str, Counter] = {t: Counter() for t in ("cpu", "wall")}
+    for sample in g[2]:
+        sg = group(sample)
+        locs = [v for packed in sg[1] for v in varints(packed)]
+        values = [v for packed in sg[2] for v in varints(packed)]
+        assert len(values) == 7 and locs
+        (label,) = sg[3]
+        lg = group(label)
+        assert strings[lg[1][0]] == "thread"
+        thread = strings[lg.get(2, [0])[0]]
+        keys = [(thread, *functions[locations[loc]]) for loc in locs]
+        for t, v in zip(PPROF_TYPES, values, strict=True):
+            self_[t][keys[0]] += v
+        for t in ("cpu", "wall"):
+            for key in set(keys):
+                total[t][key] += values[PPROF_TYPES.index(t)]
+    ref = inspect_functions(inp)
+    for attr, t in (("self_cpu", "cpu"), ("self_wall", "wall"), ("calls", "calls")):
+        assert +self_[t] == +Counter({k: f[attr] for k, f in ref.items()}), attr
+    for attr, t in (("total_cpu", "cpu"), ("total_wall", "wall")):
+        assert +total[t] == +Counter({k: f[attr] for k, f in ref.items()}), attr
+    assert +self_["alloc_space"] == table_self(inp, "alloc_bytes")
+    assert +self_["inuse_space"] == table_self(inp, "live_bytes")
+
+
+def check_folded(inp) -> None:
+    tables = inp.reader.tables
+    live = {pid: size for pid, _, size in tables.leak_sites()}
+    ref = inspect_functions(inp)
+    for metric in METRICS:
+        want: Counter = Counter()
+        for pid in tables.snapshot().keys() | live.keys():
+            stack = tables.stack(pid)
+            if not stack:
+                continue
+            leaf = stack[0]
+            file = tables.string(leaf.file_id)
+            where = f"{file}:{leaf.line}" if leaf.line else file
+            label = clean(f"{tables.string(leaf.function_id)} ({where})")
+            stats = tables.stats(pid)
+            value = live.get(pid, 0) if metric == "live_bytes" else getattr(stats, metric)
+            want[(clean(tables.module_name(leaf.module)), label)] += value
+        got: Counter = Counter()
+        seen = set()
+        for line in export(inp, "folded", metric=metric).decode("utf-8").split("\n")[:-1]:
+            stack, _, n = line.rpartition(" ")
+            assert n.isdigit() and int(n) > 0, line
+            assert stack not in seen
+            seen.add(stack)
+            parts = stack.split(";")
+            assert len(parts) >= 2
+            got[(parts[0], parts[-1])] += int(n)
+        assert +got == +want, metric
+        if metric in ("wall", "cpu", "calls"):
+            attr = "calls" if metric == "calls" else f"self_{metric}"
+            assert sum(got.values()) == sum(f[attr] for f in ref.values())
+
+
+def check_speedscope(inp, samples: Counter) -> None:
+    doc = json.loads(export(inp, "speedscope"))
+    assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    assert no_nulls(doc)
+    frames = doc["shared"]["frames"]
+    ref = inspect_functions(inp)
+    weighted = {"wall": defaultdict(Counter), "cpu": defaultdict(Counter)}
+    timeline: Counter = Counter()
+    for profile in doc["profiles"]:
+        thread, _, kind = profile["name"].rpartition(" — ")
+        if profile["type"] == "sampled":
+            assert len(profile["samples"]) == len(profile["weights"])
+            assert profile["endValue"] == sum(profile["weights"])
+            if kind not in weighted:
+                continue
+            for stack, w in zip(profile["samples"], profile["weights"], strict=True):
+                assert isinstance(w, int) and w > 0
+                keys = [(thread, frames[i]["name"], frames[i]["file"]) for i in stack]
+                weighted[kind]["self"][keys[-1]] += w
+                for key in set(keys):
+                    weighted[kind]["total"][key] += w
+        else:
+            assert kind == "timeline" and profile["unit"] == "microseconds"
+            open_: list[tuple[int, float]] = []
+            last = profile["startValue"]
+            for e in profile["events"]:
+                assert e["at"] >= last
+                if open_:
+                    f = frames[open_[-1][0]]
+                    timeline[(thread, f["name"], f["file"])] += e["at"] - last
+                last = e["at"]
+                if e["type"] == "O":
+                    open_.append((e["frame"], e["at"]))
+                else:
+                    assert open_.pop()[0] == e["frame"]
+            assert not open_ and last == profile["endValue"]
+    for kind in ("wall", "cpu"):
+        for part in ("self", "total"):
+            want = Counter({k: f[f"{part}_{kind}"] for k, f in ref.items()})
+            assert +weighted[kind][part] == +want, (kind, part)
+    assert_times_match(timeline, samples, "speedscope timeline")
+
+
+def assert_times_match(got_us: Counter, samples: Counter, what: str, slack_us: float = 1) -> None:
+    """Time per function (µs) equals its sample count x period, within ``slack_us`` per sample
+    (whole-microsecond rounding)."""
+    for key in got_us.keys() | samples.keys():
+        want = samples[key] * PERIOD_US
+        assert abs(got_us[key] - want) <= slack_us * max(1, samples[key]), (what, key)
+
+
+def check_chrome_trace(inp, samples: Counter, heap: list[int]) -> None:
+    doc = json.loads(export(inp, "chrome-trace"))
+    events = doc["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert set(names) == set(inp.threads)
+    by_thread = defaultdict(list)
+    for e in events:
+        assert e["ph"] in ("M", "X", "C")
+        if e["ph"] == "X":
+            assert isinstance(e["ts"], int) and isinstance(e["dur"], int) and e["dur"] > 0
+            by_thread[e["tid"]].append(e)
+    self_us: Counter = Counter()
+    for tid, xs in by_thread.items():
+        xs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack: list[list] = []  # [event, child time]
+        for e in [*xs, None]:
+            while stack and (e is None or e["ts"] >= stack[-1][0]["ts"] + stack[-1][0]["dur"]):
+                done, child = stack.pop()
+                key = (names[tid], done["name"], done["args"]["file"])
+                self_us[key] += done["dur"] - child
+                if stack:
+                    stack[-1][1] += done["dur"]
+            if e is not None:
+                if stack:  # properly nested
+                    assert e["ts"] + e["dur"] <= stack[-1][0]["ts"] + stack[-1][0]["dur"]
+                stack.append([e, 0])
+    assert_times_match(self_us, samples, "chrome-trace", slack_us=2)
+    assert [e["args"]["bytes"] for e in events if e["name"] == "live heap"] == heap
+
+
+def check_cpuprofile(inp, samples: Counter) -> None:
+    doc = json.loads(export(inp, "cpuprofile"))
+    nodes = {n["id"]: n for n in doc["nodes"]}
+    assert len(nodes) == len(doc["nodes"]) and 1 in nodes
+    parent = {}
+    for n in doc["nodes"]:
+        for c in n.get("children", []):
+            assert c in nodes and c not in parent
+            parent[c] = n["id"]
+    assert set(parent) == set(nodes) - {1}
+    assert len(doc["samples"]) == len(doc["timeDeltas"])
+    assert all(d >= 0 for d in doc["timeDeltas"])
+    hits = Counter(doc["samples"])
+    assert all(nodes[i]["hitCount"] == hits[i] for i in nodes)
+    times, t = [], doc["startTime"]
+    for d in doc["timeDeltas"]:
+        t += d
+        times.append(t)
+    assert not times or times[-1] <= doc["endTime"]
+    count: Counter = Counter()
+    us: Counter = Counter()
+    for i, node_id in enumerate(doc["samples"]):
+        node = nodes[node_id]
+        if parent.get(node_id) == 1:
+            continue  # (idle), or a thread with no frames
+        top = node_id
+        while parent[top] != 1:
+            top = parent[top]
+        frame = node["callFrame"]
+        key = (nodes[top]["callFrame"]["functionName"], frame["functionName"], frame["url"])
+        count[key] += 1
+        end = times[i + 1] if i + 1 < len(times) else doc["endTime"]
+        us[key] += end - times[i]
+    assert +count == +samples
+    assert_times_match(us, samples, "cpuprofile")
+
+
+def check_nflxprofile(inp, samples: Counter) -> None:
+    g = group(export(inp, "nflxprofile"))
+    (start,) = g[1]
+    (end,) = g[2]
+    ids = [v for packed in g[3] for v in varints(packed)]
+    deltas = [
+        v
+        for packed in g[4]
+        for v in struct.unpack(f"<{len(packed) // 8}d", packed)  # type: ignore[arg-type]
+    ]
+    assert len(ids) == len(deltas)
+    assert all(d >= 0 for d in deltas)
+    assert start + sum(deltas) <= end + 1e-6
+    nodes = {}
+    for entry in g[5]:
+        eg = group(entry)
+        nodes[eg.get(1, [0])[0]] = group(eg[2][0])
+    assert 0 in nodes
+    for n in nodes.values():  # required fields
+        assert 1 in n and 2 in n
+    assert sum(n[2][0] for n in nodes.values()) == len(ids)
+    assert Counter(ids) == Counter({k: n[2][0] for k, n in nodes.items() if n[2][0]})
+    parent = {c: k for k, n in nodes.items() for c in n.get(3, [])}
+    count: Counter = Counter()
+    for node_id, n in nodes.items():
+        if not n[2][0]:
+            continue
+        top = node_id
+        while parent[top] != 0:
+            top = parent[top]
+        file = group(n[11][0])[1][0].decode()
+        key = (nodes[top][1][0].decode(), n[1][0].decode(), file)
+        count[key] += n[2][0]
+    assert +count == +samples
+
+
+def check_sentry_v1(inp, samples: Counter) -> None:
+    v1 = build_v1(inp)
+    parts = export_parts(inp, "sentry-v1")
+    assert len(parts) == 3 * len([p for p in v1.profiles if not p.problems])
+    count: Counter = Counter()
+    for p in v1.profiles:
+        assert p.problems == []
+        envelope = Envelope.from_bytes(parts[f"{p.index:06d}.envelope"])
+        assert validate_envelope_v1(envelope) == []
+        assert [i.type for i in envelope.items] == ["transaction", "profile"]
+        profile = p.profile["profile"]
+        names = {tid: m["name"] for tid, m in profile["thread_metadata"].items()}
+        by_thread = defaultdict(list)
+        for s in profile["samples"]:
+            by_thread[s["thread_id"]].append(s)
+        for tid, rows in by_thread.items():
+            for s in rows:
+                stack = profile["stacks"][s["stack_id"]]
+                if stack:
+                    f = profile["frames"][stack[0]]
+                    count[(names[tid], f["function"], f["abs_path"])] += 1
+    for (thread, sid), n in v1.dropped.items():
+        leaf = inp.frames[inp.timeline.stacks[sid][0]]
+        count[(inp.threads[thread], leaf.function, leaf.file)] += n
+    assert +count == +samples
+
+
+def check_all(data: bytes) -> None:
+    inp = input_from_bytes(data)
+    samples = chunk_samples(data)
+    check_pprof(inp)
+    check_folded(inp)
+    check_speedscope(inp, samples)
+    check_chrome_trace(inp, samples, chunk_heap(data))
+    check_cpuprofile(inp, samples)
+    check_nflxprofile(inp, samples)
+    check_sentry_v1(inp, samples)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.bsprof")))
+def test_sample_files_export_to_every_format_with_inspects_totals(name):
+    check_all((SAMPLES / name).read_bytes())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams(max_actions=60), st.none() | st.integers(1, 400_000))
+def test_generated_streams_export_to_every_format_with_inspects_totals(spec, run_ms):
+    header = dataclasses.replace(spec.header, start_ms=START_MS)
+    footer = Footer(START_MS + run_ms) if run_ms is not None else None
+    entries = [(*e[:4], e[4] % 3_000_000) if e[0] == CPU else e for e in spec.entries]
+    check_all(build_stream(header, entries, footer))
+
+
+@settings(max_examples=15, deadline=None)
+@given(streams())
+def test_raw_generated_streams_never_break_an_exporter(spec):
+    """Whatever the stream says (times far off, huge walls, cut short), every format exports."""
+    inp = input_from_bytes(spec.data)
+    for fmt in FORMATS:
+        assert export_parts(inp, fmt) is not None
+
+
+def test_exports_are_deterministic():
+    data = (SAMPLES / "cafe-tv-full.bsprof").read_bytes()
+    a, b = input_from_bytes(data), input_from_bytes(data)
+    for fmt in FORMATS:
+        assert export_parts(a, fmt) == export_parts(b, fmt), fmt
+
+
+def test_pprof_puts_line_data_at_the_real_source_line():
+    """Locations of a leaf with line data sit at function line + line offset - 1."""
+    data = (SAMPLES / "cafe-tv-full.bsprof").read_bytes()
+    inp = input_from_bytes(data)
+    assert inp.run.line_data
+    g = group(gzip.decompress(export(inp, "pprof")))
+    lines = set()
+    for loc in g[4]:
+        (line,) = group(loc)[4]
+        lines.add(group(line).get(2, [0])[0])
+    leaf_lines = {line for p in inp.paths for line, _, _ in p.line_cpu}
+    assert leaf_lines and leaf_lines <= lines
+    starts = {inp.frames[p.frames[0]].line for p in inp.paths}
+    assert leaf_lines - starts  # lines other than where functions start
