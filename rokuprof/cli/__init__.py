@@ -9,6 +9,7 @@ from rokuprof.cli import (  # noqa: F401  (importing a command module registers 
     daemon_cmd,
     demo_cmd,
     discover_cmd,
+    export_cmd,
     inspect_cmd,
     simulate_cmd,
     watch_cmd,

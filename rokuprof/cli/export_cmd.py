@@ -1,0 +1,197 @@
+"""``rokuprof export INPUT --format F[,F...] [-o PATH|DIR]``: a capture in viewers' formats."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, app
+from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
+from rokuprof.cli.progress import SHOW_FROM
+from rokuprof.export import FORMATS, METRICS, build_input, export_parts
+from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
+from rokuprof.store.files import write_atomic
+
+EXIT_FAILED = 1  # an output could not be written
+_MULTI_FILE_PART = re.compile(r"\d{6}\.(profile\.json|transaction\.json|envelope)")
+
+
+def parse_formats(text: str) -> list[str]:
+    """``"pprof,speedscope"`` -> ``["pprof", "speedscope"]``; ``all`` -> every format."""
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    if names == ["all"]:
+        return list(FORMATS)
+    unknown = [n for n in names if n not in FORMATS]
+    if unknown or not names:
+        raise typer.BadParameter(
+            f"unknown format {', '.join(map(repr, unknown)) or '(none)'}; "
+            f"choose from {', '.join(FORMATS)} or all"
+        )
+    return list(dict.fromkeys(names))
+
+
+def output_name(stem: str, fmt: str, metric: str) -> str:
+    suffix = FORMATS[fmt].suffix
+    if fmt == "folded" and metric != "wall":
+        suffix = f".{metric}{suffix}"
+    return stem + suffix
+
+
+def _format_help() -> str:
+    return "; ".join(f"`{name}` ({info.description})" for name, info in FORMATS.items())
+
+
+HELP = f"""Export a capture for a profile viewer: pprof, speedscope, Chrome trace, .cpuprofile,
+nflxprofile, folded stacks or Sentry V1 profiles.
+
+INPUT is a .bsprof file, `-` for standard input, or a session directory (its capture.bsprof).
+Totals come from the profile tables (the numbers `inspect` shows); timelines are the 101 Hz
+synthetic samples `convert` lays out for Sentry.
+
+Output: by default next to the input (a session directory: inside it), as `<stem><suffix>`
+(`run.bsprof` gives `run.pb.gz`, `run.speedscope.json`, ...; standard input: `profile.*` in the
+current directory). `-o FILE` with one format writes that file (`-o -`: standard output);
+`-o DIR` (an existing directory, a path ending in `/`, or any path with several formats) writes
+`DIR/<stem><suffix>` for each. `sentry-v1` is a directory of NNNNNN.profile.json,
+.transaction.json and .envelope files. Files are replaced atomically.
+
+Formats: {_format_help()}.
+
+Exit status: 0 exported completely; 3 the capture is incomplete or corrupt (what was read is
+exported, and a line on stderr says what is missing); 2 bad usage or an input that is missing,
+unreadable or not a .bsprof (nothing is written); 1 an output could not be written."""
+
+
+@app.command(name="export", help=HELP)
+def export_command(
+    input_: Annotated[
+        str,
+        typer.Argument(
+            metavar="INPUT", help="A .bsprof file, `-` (standard input) or a session directory."
+        ),
+    ],
+    formats: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help=f"Comma-separated formats: {', '.join(FORMATS)}, or all.",
+        ),
+    ],
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Output file (one format; `-` = standard output) or directory "
+            "(default: next to the input).",
+        ),
+    ] = None,
+    metric: Annotated[
+        str,
+        typer.Option(help=f"Weight of `folded` stacks: {', '.join(METRICS)}."),
+    ] = "wall",
+    wall_unit: Annotated[
+        str,
+        typer.Option(
+            help=f"Unit of the .bsprof wall-time field: {', '.join(WALL_UNITS)} (not published "
+            "by Roku; microseconds is the working assumption)."
+        ),
+    ] = DEFAULT_WALL_UNIT,
+) -> None:
+    """Export a capture (see HELP)."""
+    err = Console(stderr=True, highlight=False)
+    names = parse_formats(formats)
+    if metric not in METRICS:
+        raise typer.BadParameter(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+    if wall_unit not in WALL_UNITS:
+        raise typer.BadParameter(
+            f"unknown wall unit {wall_unit!r}; choose from {', '.join(WALL_UNITS)}"
+        )
+    to_stdout = out == STDIN
+    if to_stdout and (len(names) != 1 or FORMATS[names[0]].multi_file):
+        _fail(err, "-o - takes exactly one single-file format")
+    try:
+        source = open_capture(input_)
+    except CaptureInputError as exc:
+        _fail(err, str(exc))
+
+    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit), total_bytes=source.size)
+    try:
+        source.read(converter.feed, err, what="decoding")
+    except OSError as exc:
+        _fail(err, f"cannot read {source.label}: {exc.strerror or exc}")
+    show = err.is_terminal and converter.received >= SHOW_FROM
+    with Progress(
+        TextColumn("laying out samples"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=not show,
+    ) as progress:
+        task = progress.add_task("layout", total=None)
+        inp = build_input(
+            converter, progress=lambda d, t: progress.update(task, completed=d, total=t)
+        )
+
+    if to_stdout:
+        (data,) = export_parts(inp, names[0], metric=metric).values()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        targets = _targets(out, names, source.stem, source.directory, metric)
+        for fmt in names:
+            try:
+                written = _write(targets[fmt], export_parts(inp, fmt, metric=metric))
+            except OSError as exc:
+                err.print(f"[red]error:[/] cannot write {targets[fmt]}: {exc.strerror or exc}")
+                raise typer.Exit(EXIT_FAILED) from None
+            typer.echo(f"{fmt}: {targets[fmt]} ({written:,} bytes)")
+    if inp.run.problem:
+        err.print(
+            f"warning: {source.label}: {inp.run.problem}; exported what was read", soft_wrap=True
+        )
+        raise typer.Exit(EXIT_INCOMPLETE)
+    raise typer.Exit(EXIT_OK)
+
+
+def _fail(err: Console, message: str) -> None:
+    err.print(f"[red]error:[/] {message}", soft_wrap=True, markup=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _targets(
+    out: str | None, names: list[str], stem: str, directory: Path | None, metric: str
+) -> dict[str, Path]:
+    """Where each format goes (see HELP)."""
+    if out is None:
+        base = directory if directory is not None else Path(".")
+        return {fmt: base / output_name(stem, fmt, metric) for fmt in names}
+    path = Path(out)
+    as_dir = path.is_dir() or out.endswith(("/", "\\")) or len(names) > 1
+    if as_dir:
+        return {fmt: path / output_name(stem, fmt, metric) for fmt in names}
+    return {names[0]: path}
+
+
+def _write(target: Path, parts: dict[str, bytes]) -> int:
+    """Write one format's files atomically; a multi-file format replaces its earlier files."""
+    if list(parts) == [""]:
+        write_atomic(target, parts[""])
+        return len(parts[""])
+    target.mkdir(parents=True, exist_ok=True)
+    for old in target.iterdir():
+        if _MULTI_FILE_PART.fullmatch(old.name) and old.name not in parts:
+            old.unlink()
+    for name, data in parts.items():
+        write_atomic(target / name, data)
+    return sum(map(len, parts.values()))

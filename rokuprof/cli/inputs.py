@@ -1,0 +1,130 @@
+"""Opening a capture given on the command line: a ``.bsprof`` file, ``-`` (standard input) or a
+session directory (its ``capture.bsprof``), checked by its magic before anything is decoded.
+
+::
+
+    try:
+        source = open_capture(arg)
+    except CaptureInputError as exc:
+        ...                                  # one line: exc; exit 2, nothing written
+    source.read(feed, console)               # the bytes, with progress on a terminal
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+from rokuprof.bsprof.model import MAGIC
+from rokuprof.cli.progress import READ_SIZE, SHOW_FROM
+
+#: The raw stream's name inside a session directory.
+CAPTURE_FILE = "capture.bsprof"
+STDIN = "-"
+
+
+class CaptureInputError(Exception):
+    """The input cannot be read as a capture (missing, unreadable, not a .bsprof)."""
+
+
+@dataclass
+class CaptureSource:
+    """An opened capture input; :meth:`read` feeds its bytes, the magic included."""
+
+    label: str  # how messages name it
+    stem: str  # a name for files made from it
+    directory: Path | None  # where it lives (None for standard input)
+    size: int | None  # bytes, when known
+    stream: BinaryIO = field(repr=False)
+    head: bytes = b""  # bytes already read for the magic check
+
+    def read(self, feed: Callable[[bytes], object], console: Console, what: str = "reading") -> int:
+        """Feed every byte to ``feed`` (a progress bar on a terminal for large files); return the
+        number of bytes read. Closes the stream."""
+        show = console.is_terminal and (self.size or 0) >= SHOW_FROM
+        done = 0
+        try:
+            with Progress(
+                TextColumn(f"{what} {self.label}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                console=console,
+                transient=True,
+                disable=not show,
+            ) as progress:
+                task = progress.add_task(what, total=self.size)
+                data = self.head
+                while data:
+                    feed(data)
+                    done += len(data)
+                    progress.update(task, completed=done)
+                    data = self.stream.read(READ_SIZE)
+        finally:
+            if self.stream is not sys.stdin.buffer:
+                self.stream.close()
+        return done
+
+
+def _check_magic(head: bytes, label: str) -> None:
+    # A capture cut short inside the magic is still a capture (an incomplete one).
+    if head != MAGIC[: len(head)]:
+        raise CaptureInputError(
+            f"{label} is not a .bsprof capture (it does not start with 'bsprof')"
+        )
+
+
+def open_capture(arg: str, stdin: BinaryIO | None = None) -> CaptureSource:
+    """Resolve and open ``arg`` (see the module docstring); raises :class:`CaptureInputError`
+    with a one-line reason."""
+    if arg == STDIN:
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        head = _read_head(stream, "standard input")
+        _check_magic(head, "standard input")
+        return CaptureSource("standard input", "profile", None, None, stream, head)
+    path = Path(arg)
+    label = str(path)
+    if path.is_dir():
+        capture = path / CAPTURE_FILE
+        if not capture.is_file():
+            raise CaptureInputError(
+                f"{path} is a directory without a {CAPTURE_FILE} (not a session)"
+            )
+        stem, directory, label = CAPTURE_FILE.removesuffix(".bsprof"), path, str(capture)
+        path = capture
+    else:
+        stem = path.name.removesuffix(".bsprof") if path.name.endswith(".bsprof") else path.stem
+        directory = path.parent
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise CaptureInputError(f"cannot read {label}: not a file")
+        stream = path.open("rb")
+    except OSError as exc:
+        raise CaptureInputError(f"cannot read {label}: {exc.strerror or exc}") from None
+    try:
+        head = _read_head(stream, label)
+        _check_magic(head, label)
+    except BaseException:
+        stream.close()
+        raise
+    return CaptureSource(label, stem or "profile", directory, size, stream, head)
+
+
+def _read_head(stream: BinaryIO, label: str) -> bytes:
+    head = b""
+    try:
+        while len(head) < len(MAGIC):
+            more = stream.read(len(MAGIC) - len(head))
+            if not more:
+                break
+            head += more
+    except OSError as exc:
+        raise CaptureInputError(f"cannot read {label}: {exc.strerror or exc}") from None
+    return head
