@@ -61,7 +61,15 @@ def load(path: Path):
 
 
 def from_v8(cpuprofile: Path, out: Path):
-    cli_ok("--input-format", "v8", "--output", str(out), str(cpuprofile))
+    cli_ok(
+        "--input-format",
+        "v8",
+        "--output-format",
+        "nflxprofile",
+        "--output",
+        str(out),
+        str(cpuprofile),
+    )
     return load(out)
 
 

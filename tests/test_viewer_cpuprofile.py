@@ -1,0 +1,129 @@
+"""Chrome ``.cpuprofile`` exports: ``nflxprofile --input-format v8`` (the strictest reader here)
+converts them and its tree, DevTools' trace engine and the speedscope app all show inspect's time
+per function within one sample period per call path.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.viewers import nflx, speedscope, trace_engine
+from tests.viewers.expected import SAMPLE_PERIOD_US, differences
+from tests.viewers.samples import VIEWER_SAMPLES, expected, write_export
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("cpuprofile")
+    return {
+        name: write_export(name, "cpuprofile", directory, ".cpuprofile") for name in VIEWER_SAMPLES
+    }
+
+
+def compare_per_thread(name, counts, unit_us, key=lambda k: (k[0], k[1])):
+    """Problems between {(thread, function): [self, total]} in ``unit_us`` and our wall time."""
+    want = expected(name)
+    problems = []
+    for column, index in (("self", 0), ("total", 1)):
+        got = {k: v[index] * unit_us for k, v in counts.items() if v[index]}
+        ours = want.by(key, "wall", column)
+        paths = want.by(key, "paths", column)
+        tolerance = lambda k, paths=paths: SAMPLE_PERIOD_US * paths.get(k, 1)  # noqa: E731
+        problems += [f"{column} {p}" for p in differences(got, ours, tolerance)]
+    return problems
+
+
+# -- nflxprofile --input-format v8 --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", VIEWER_SAMPLES)
+def test_nflxprofile_v8_converts_it_and_its_tree_shows_our_times(files, name, tmp_path):
+    profile = nflx.from_v8(files[name], tmp_path / "v8.nflxprofile")
+    doc = json.loads(files[name].read_text())
+    idle = {
+        n["id"] for n in doc["nodes"] if n["callFrame"]["functionName"] in ("(idle)", "(program)")
+    }
+    assert len(profile.samples) == sum(1 for s in doc["samples"] if s not in idle)
+    tree = nflx.tree(tmp_path / "v8.nflxprofile", tmp_path / "tree.json")
+    # root -> "(root)" (the converter's process name) -> the profile's (root) -> our threads
+    counts = nflx.tree_counts(tree, thread_depth=3)
+    assert {t for t, _ in counts} == expected(name).threads()
+    assert compare_per_thread(name, counts, SAMPLE_PERIOD_US) == []
+
+
+@pytest.mark.parametrize(
+    ("spoil", "error"),
+    [
+        (lambda d: d["samples"].append(10**6), "KeyError"),
+        (lambda d: d["timeDeltas"].pop(), "IndexError"),
+    ],
+    ids=["missing-node", "short-timeDeltas"],
+)
+def test_nflxprofile_v8_harness_refuses_a_broken_cpuprofile(files, tmp_path, spoil, error):
+    doc = json.loads(files["cafe-tv-cpu-only"].read_text())
+    spoil(doc)
+    path = tmp_path / "broken.cpuprofile"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "out.nflxprofile"
+    result = nflx.cli("--input-format", "v8", "--output", str(out), str(path))
+    assert result.returncode == 1 and error in result.stderr
+    with pytest.raises(AssertionError, match="exited 1"):
+        nflx.from_v8(path, out)
+
+
+# -- DevTools' trace engine ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", VIEWER_SAMPLES)
+def test_trace_engine_models_our_samples_and_timestamps(files, name):
+    doc = json.loads(files[name].read_text())
+    (profile,) = trace_engine.parse(files[name], cpuprofile=True)["profiles"]
+    assert profile["samples"] == doc["samples"]
+    times, t = [], doc["startTime"]
+    for delta in doc["timeDeltas"]:
+        t += delta
+        times.append(t / 1000)  # the engine keeps milliseconds
+    assert profile["timestamps"][: len(times)] == pytest.approx(times, abs=1e-6)
+    ours = {(n["id"], n["callFrame"]["functionName"], n["callFrame"]["url"]) for n in doc["nodes"]}
+    assert {(n["id"], n["functionName"], n["url"]) for n in profile["nodes"]} == ours
+
+
+# -- speedscope ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pages(files):
+    return dict(zip(files, speedscope.open_files(list(files.values())), strict=True))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", VIEWER_SAMPLES)
+def test_speedscope_imports_it_and_shows_our_times(pages, name):
+    page = pages[name]
+    assert page.problems() == []
+    assert page.importer == "Importing as Chrome CPU Profile"
+    (profile,) = page.profiles
+    want = expected(name)
+    threads = want.threads()
+    table = speedscope.sandwich(profile, "microseconds", key=lambda r: (r.name, r.file or ""))
+    # One timeline holds every thread; speedscope adds functions up across threads.
+    counts = {
+        (fn, file): [v[1][0], v[0][0]]
+        for (fn, file), v in table.items()
+        if fn not in threads and not fn.startswith("(")
+    }
+    printed = {k: max(v[0][1], v[1][1]) for k, v in table.items()}
+    problems = []
+    key = lambda k: (k[1], k[2])  # noqa: E731
+    for column, index in (("self", 0), ("total", 1)):
+        got = {k: v[index] for k, v in counts.items() if v[index]}
+        ours = want.by(key, "wall", column)
+        paths = want.by(key, "paths", column)
+
+        def tolerance(k, paths=paths):
+            return SAMPLE_PERIOD_US * paths.get(k, 1) + printed.get(k, 0)
+
+        problems += [f"{column} {p}" for p in differences(got, ours, tolerance)]
+    assert problems == []
