@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rokuprof import _native
 from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.errors import BsprofError
 from rokuprof.bsprof.model import Footer, Header, Limits
@@ -9,7 +10,15 @@ from rokuprof.profile.tables import ProfileTables
 
 
 class ProfileReader:
-    """Feed ``.bsprof`` bytes (split anywhere); the tables fill as entries complete."""
+    """Feed ``.bsprof`` bytes (split anywhere); the tables fill as entries complete.
+
+    ``ProfileReader()`` is served by the native core when it is built and not disabled (see
+    :mod:`rokuprof._native`); :class:`PythonProfileReader` is always the pure-Python one."""
+
+    def __new__(cls, limits: Limits | None = None) -> ProfileReader:
+        if cls is ProfileReader:  # native core selection (rokuprof/_native)
+            cls = _native.reader_class() or cls
+        return super().__new__(cls)
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.decoder = Decoder(limits)
@@ -74,3 +83,7 @@ class ProfileReader:
         if self.footer is None:
             return "incomplete: the end marker is there but the footer (end timestamp) is missing"
         return None
+
+
+class PythonProfileReader(ProfileReader):
+    """Always the pure-Python decoder and tables, whatever the native core's state."""

@@ -1,0 +1,627 @@
+/*
+ * rokuprof._native._bsprof: the Python face of bsprof_core (hand-written CPython API).
+ *
+ * One type, Core, owns one bsp_core. feed() takes any bytes-like object and returns
+ * (status, used); everything else reads the tables and returns plain tuples and lists that
+ * rokuprof/_native/reader.py turns into the objects of rokuprof.profile.tables. Nothing here
+ * creates an object per decoded entry except take_records(), which exists for the tests.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "bsprof_core.h"
+
+typedef struct {
+    PyObject_HEAD bsp_core *core;
+} CoreObject;
+
+static PyObject *no_memory(void) { return PyErr_NoMemory(); }
+
+static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"limits", "line_data", "record", "seed", NULL};
+    bsp_limits lim;
+    int line_data = 0, record = 0;
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "(KKKKKKK)p|pK", kwlist,
+                                     &lim.max_string_bytes, &lim.max_strings,
+                                     &lim.max_string_table_chars, &lim.max_modules,
+                                     &lim.max_paths, &lim.max_live_allocations,
+                                     &lim.max_line_keys, &line_data, &record, &seed))
+        return -1;
+    bsp_free(self->core);
+    self->core = bsp_new(&lim, line_data, record, seed);
+    if (!self->core) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void Core_dealloc(CoreObject *self)
+{
+    bsp_free(self->core);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+#define CORE(self)                                                         \
+    do {                                                                   \
+        if (!(self)->core) {                                               \
+            PyErr_SetString(PyExc_RuntimeError, "Core is not initialised"); \
+            return NULL;                                                   \
+        }                                                                  \
+    } while (0)
+
+static PyObject *Core_feed(CoreObject *self, PyObject *arg)
+{
+    CORE(self);
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    size_t used = 0;
+    int status = bsp_feed(self->core, view.buf, (size_t)view.len, &used);
+    PyBuffer_Release(&view);
+    if (status == BSP_NOMEM)
+        return no_memory();
+    return Py_BuildValue("in", status, (Py_ssize_t)used);
+}
+
+static PyObject *Core_pending(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t len;
+    const uint8_t *data = bsp_pending(self->core, &len);
+    return PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)len);
+}
+
+static PyObject *Core_progress(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    return Py_BuildValue("KK", (unsigned long long)bsp_offset(self->core),
+                         (unsigned long long)bsp_entry_count(self->core));
+}
+
+static PyObject *Core_definition_counts(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    bsp_definition_counts d;
+    bsp_get_definition_counts(self->core, &d);
+    return Py_BuildValue("KKKK", (unsigned long long)d.string_definitions,
+                         (unsigned long long)d.module_definitions,
+                         (unsigned long long)d.path_definitions,
+                         (unsigned long long)d.string_chars);
+}
+
+static PyObject *Core_state(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    bsp_state s;
+    bsp_get_state(self->core, &s);
+    return Py_BuildValue("KKKKKKKk(iii)", (unsigned long long)s.dangling,
+                         (unsigned long long)s.replaced_allocations,
+                         (unsigned long long)s.untracked_allocations,
+                         (unsigned long long)s.untracked_line_cpu,
+                         (unsigned long long)s.live_bytes, (unsigned long long)s.live_count,
+                         (unsigned long long)s.saturated, (unsigned long)s.saturated_path,
+                         s.warnings[0], s.warnings[1], s.warnings[2]);
+}
+
+static int as_id(PyObject *arg, uint32_t *id)
+{
+    /* IDs outside uint32 are simply never defined */
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 0 || v > 0xFFFFFFFFLL)
+        return 0;
+    *id = (uint32_t)v;
+    return 1;
+}
+
+static PyObject *Core_string(CoreObject *self, PyObject *arg)
+{
+    CORE(self);
+    uint32_t id;
+    int ok = as_id(arg, &id);
+    if (ok < 0)
+        return NULL;
+    const uint8_t *text;
+    size_t len;
+    if (!ok || !bsp_string(self->core, id, &text, &len))
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, "replace");
+}
+
+static PyObject *Core_strings(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t n = bsp_string_count(self->core);
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id;
+        const uint8_t *text;
+        size_t len;
+        bsp_string_at(self->core, i, &id, &text, &len);
+        PyObject *s = PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, "replace");
+        PyObject *item = s ? Py_BuildValue("kN", (unsigned long)id, s) : NULL;
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    return out;
+}
+
+static PyObject *Core_module(CoreObject *self, PyObject *arg)
+{
+    CORE(self);
+    uint32_t id, name_id;
+    int ok = as_id(arg, &id);
+    if (ok < 0)
+        return NULL;
+    if (!ok || !bsp_module(self->core, id, &name_id))
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLong(name_id);
+}
+
+static PyObject *Core_modules(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t n = bsp_module_count(self->core);
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id, name_id;
+        bsp_module_at(self->core, i, &id, &name_id);
+        PyObject *item = Py_BuildValue("kk", (unsigned long)id, (unsigned long)name_id);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    return out;
+}
+
+static PyObject *node_tuple(const bsp_path *p)
+{
+    return Py_BuildValue("kkkkkkkk", (unsigned long)p->id, (unsigned long)p->caller,
+                         (unsigned long)p->module, (unsigned long)p->file_id,
+                         (unsigned long)p->line, (unsigned long)p->function_id,
+                         (unsigned long)p->caller_line_offset, (unsigned long)p->depth);
+}
+
+static PyObject *Core_path(CoreObject *self, PyObject *arg)
+{
+    CORE(self);
+    uint32_t id;
+    int ok = as_id(arg, &id);
+    if (ok < 0)
+        return NULL;
+    const bsp_path *p = ok ? bsp_find_path(self->core, id) : NULL;
+    if (!p)
+        Py_RETURN_NONE;
+    return node_tuple(p);
+}
+
+static PyObject *Core_paths(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t n = bsp_path_count(self->core);
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *item = node_tuple(bsp_path_at(self->core, i));
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    return out;
+}
+
+/* The call path leaf first, root last; stops at an undefined caller or a repeated ID. */
+static PyObject *Core_stack(CoreObject *self, PyObject *arg)
+{
+    CORE(self);
+    uint32_t id;
+    int ok = as_id(arg, &id);
+    if (ok < 0)
+        return NULL;
+    PyObject *nodes = PyList_New(0);
+    if (!nodes)
+        return NULL;
+    PyObject *seen = NULL; /* only for long stacks; short ones are checked by scanning */
+    while (ok && id) {
+        const bsp_path *p = bsp_find_path(self->core, id);
+        if (!p)
+            break;
+        Py_ssize_t n = PyList_GET_SIZE(nodes);
+        int repeated = 0;
+        if (n < 32) {
+            for (Py_ssize_t k = 0; k < n && !repeated; k++)
+                repeated = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(PyList_GET_ITEM(nodes, k),
+                                                                  0)) == id;
+        } else {
+            if (!seen) {
+                seen = PySet_New(NULL);
+                if (!seen)
+                    goto error;
+                for (Py_ssize_t k = 0; k < n; k++)
+                    if (PySet_Add(seen, PyTuple_GET_ITEM(PyList_GET_ITEM(nodes, k), 0)) < 0)
+                        goto error;
+            }
+            PyObject *key = PyLong_FromUnsignedLong(id);
+            if (!key)
+                goto error;
+            repeated = PySet_Contains(seen, key);
+            if (repeated == 0 && PySet_Add(seen, key) < 0)
+                repeated = -1;
+            Py_DECREF(key);
+            if (repeated < 0)
+                goto error;
+        }
+        if (repeated)
+            break;
+        PyObject *item = node_tuple(p);
+        if (!item || PyList_Append(nodes, item) < 0) {
+            Py_XDECREF(item);
+            goto error;
+        }
+        Py_DECREF(item);
+        id = p->caller;
+    }
+    Py_XDECREF(seen);
+    PyObject *out = PyList_AsTuple(nodes);
+    Py_DECREF(nodes);
+    return out;
+error:
+    Py_XDECREF(seen);
+    Py_DECREF(nodes);
+    return NULL;
+}
+
+static PyObject *counts_tuple(uint32_t id, const uint64_t *c)
+{
+    return Py_BuildValue("kKKKKKKKKK", (unsigned long)id, (unsigned long long)c[0],
+                         (unsigned long long)c[1], (unsigned long long)c[2],
+                         (unsigned long long)c[3], (unsigned long long)c[4],
+                         (unsigned long long)c[5], (unsigned long long)c[6],
+                         (unsigned long long)c[7], (unsigned long long)c[8]);
+}
+
+static PyObject *Core_stats(CoreObject *self, PyObject *arg)
+{
+    CORE(self);
+    uint32_t id;
+    int ok = as_id(arg, &id);
+    if (ok < 0)
+        return NULL;
+    const uint64_t *c = ok ? bsp_counters(self->core, id) : NULL;
+    if (!c)
+        Py_RETURN_NONE;
+    return counts_tuple(id, c);
+}
+
+/* Every path's counters (nonzero_only: those with any), the unknown path first. */
+static PyObject *all_counters(CoreObject *self, int nonzero_only)
+{
+    size_t n = bsp_path_count(self->core) + 1;
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id;
+        const uint64_t *c = bsp_counters_at(self->core, i, &id);
+        if (nonzero_only) {
+            int any = 0;
+            for (int j = 0; j < BSP_NCOUNTERS; j++)
+                any |= c[j] != 0;
+            if (!any)
+                continue;
+        }
+        PyObject *item = counts_tuple(id, c);
+        if (!item || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return out;
+}
+
+static PyObject *Core_counters(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    return all_counters(self, 0);
+}
+
+static PyObject *Core_snapshot(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    return all_counters(self, 1);
+}
+
+static PyObject *line_tuple(const bsp_line_counts *l)
+{
+    return Py_BuildValue("kkKK", (unsigned long)l->path, (unsigned long)l->line_offset,
+                         (unsigned long long)l->cpu, (unsigned long long)l->wall);
+}
+
+static PyObject *Core_take_delta(CoreObject *self, PyObject *arg)
+{
+    CORE(self);
+    int lines = PyObject_IsTrue(arg);
+    if (lines < 0)
+        return NULL;
+    const bsp_path_counts *paths;
+    const bsp_line_counts *line_records;
+    size_t npaths, nlines;
+    if (!bsp_take_delta(self->core, lines, &paths, &npaths, &line_records, &nlines))
+        return no_memory();
+    PyObject *p = PyList_New((Py_ssize_t)npaths);
+    PyObject *l = p ? PyList_New((Py_ssize_t)nlines) : NULL;
+    if (!l)
+        goto error;
+    for (size_t i = 0; i < npaths; i++) {
+        PyObject *item = counts_tuple(paths[i].id, paths[i].c);
+        if (!item)
+            goto error;
+        PyList_SET_ITEM(p, (Py_ssize_t)i, item);
+    }
+    for (size_t i = 0; i < nlines; i++) {
+        PyObject *item = line_tuple(&line_records[i]);
+        if (!item)
+            goto error;
+        PyList_SET_ITEM(l, (Py_ssize_t)i, item);
+    }
+    return Py_BuildValue("NN", p, l);
+error:
+    Py_XDECREF(p);
+    Py_XDECREF(l);
+    return NULL;
+}
+
+static PyObject *Core_line_cpu(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t n = bsp_line_count(self->core);
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        bsp_line_counts l;
+        bsp_line_at(self->core, i, &l);
+        PyObject *item = line_tuple(&l);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    return out;
+}
+
+static PyObject *Core_totals(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    bsp_totals t;
+    bsp_get_totals(self->core, &t);
+    return Py_BuildValue("KKKKKKKKKKKKKK", (unsigned long long)t.strings,
+                         (unsigned long long)t.modules, (unsigned long long)t.paths,
+                         (unsigned long long)t.c[0], (unsigned long long)t.c[1],
+                         (unsigned long long)t.c[2], (unsigned long long)t.c[3],
+                         (unsigned long long)t.c[4], (unsigned long long)t.c[5],
+                         (unsigned long long)t.c[6], (unsigned long long)t.c[7],
+                         (unsigned long long)t.c[8], (unsigned long long)t.live_bytes,
+                         (unsigned long long)t.live_count);
+}
+
+static PyObject *Core_leak_sites(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    const bsp_site *sites;
+    size_t n;
+    if (!bsp_leak_sites(self->core, &sites, &n))
+        return no_memory();
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *item = Py_BuildValue("kKK", (unsigned long)sites[i].path,
+                                       (unsigned long long)sites[i].count,
+                                       (unsigned long long)sites[i].bytes);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    return out;
+}
+
+static PyObject *Core_heap(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    size_t iter = 0;
+    uint32_t address, path, size;
+    while (bsp_heap_next(self->core, &iter, &address, &path, &size)) {
+        PyObject *item = Py_BuildValue("kkk", (unsigned long)address, (unsigned long)path,
+                                       (unsigned long)size);
+        if (!item || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return out;
+}
+
+static PyObject *Core_take_definitions(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t n;
+    const uint32_t *pairs = bsp_take_definitions(self->core, &n);
+    return PyBytes_FromStringAndSize((const char *)pairs, (Py_ssize_t)(n * 2 * sizeof(uint32_t)));
+}
+
+/* Record mode: the entries since the previous call as entry tuples (for the tests). */
+static PyObject *Core_take_records(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t n, arena_len;
+    const uint32_t *r = bsp_take_records(self->core, &n);
+    const uint8_t *arena = bsp_arena(self->core, &arena_len);
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++, r += BSP_RECORD_WORDS) {
+        PyObject *item;
+        switch (r[0]) {
+        case 0: {
+            size_t offset = (size_t)r[2] | (size_t)((uint64_t)r[3] << 32);
+            PyObject *text = PyUnicode_DecodeUTF8((const char *)arena + offset, r[4], "replace");
+            item = text ? Py_BuildValue("ikN", 0, (unsigned long)r[1], text) : NULL;
+            break;
+        }
+        case 1:
+        case 5:
+            item = Py_BuildValue("ikk", (int)r[0], (unsigned long)r[1], (unsigned long)r[2]);
+            break;
+        case 2:
+            item = Py_BuildValue("ikkkkkkk", 2, (unsigned long)r[1], (unsigned long)r[2],
+                                 (unsigned long)r[3], (unsigned long)r[4], (unsigned long)r[5],
+                                 (unsigned long)r[6], (unsigned long)r[7]);
+            break;
+        case 3:
+            item = Py_BuildValue("ikkkkk", 3, (unsigned long)r[1], (unsigned long)r[2],
+                                 (unsigned long)r[3], (unsigned long)r[4], (unsigned long)r[5]);
+            break;
+        default:
+            item = Py_BuildValue("ikkkk", 4, (unsigned long)r[1], (unsigned long)r[2],
+                                 (unsigned long)r[3], (unsigned long)r[4]);
+        }
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    return out;
+}
+
+static PyObject *Core_memory(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    return PyLong_FromSize_t(bsp_memory(self->core));
+}
+
+static PyMethodDef Core_methods[] = {
+    {"feed", (PyCFunction)Core_feed, METH_O,
+     "feed(data) -> (status, used): decode body bytes (0 more, 1 end marker, 2 rejected)."},
+    {"pending", (PyCFunction)Core_pending, METH_NOARGS,
+     "The kept bytes of the partial or rejected entry."},
+    {"progress", (PyCFunction)Core_progress, METH_NOARGS,
+     "(body bytes consumed by whole entries, entries decoded)."},
+    {"definition_counts", (PyCFunction)Core_definition_counts, METH_NOARGS,
+     "(string, module, path definitions, string characters) counted against the limits."},
+    {"state", (PyCFunction)Core_state, METH_NOARGS,
+     "(dangling, replaced, untracked allocations, untracked line CPU, live bytes, live "
+     "count, saturated entries, first saturated path, (warning codes in order))."},
+    {"string", (PyCFunction)Core_string, METH_O, "The text of a string ID, or None."},
+    {"strings", (PyCFunction)Core_strings, METH_NOARGS, "[(ID, text)] in definition order."},
+    {"module", (PyCFunction)Core_module, METH_O, "The name string ID of a module, or None."},
+    {"modules", (PyCFunction)Core_modules, METH_NOARGS,
+     "[(ID, name string ID)] in definition order."},
+    {"path", (PyCFunction)Core_path, METH_O,
+     "(id, caller, module, file, line, function, caller line offset, depth) or None."},
+    {"paths", (PyCFunction)Core_paths, METH_NOARGS, "Every path node, in definition order."},
+    {"stack", (PyCFunction)Core_stack, METH_O, "The path nodes from the leaf to the root."},
+    {"stats", (PyCFunction)Core_stats, METH_O, "(id, nine counters) of a path, or None."},
+    {"counters", (PyCFunction)Core_counters, METH_NOARGS,
+     "[(id, nine counters)] of every path, the unknown path (0) first."},
+    {"snapshot", (PyCFunction)Core_snapshot, METH_NOARGS,
+     "[(id, nine counters)] of the paths with any."},
+    {"take_delta", (PyCFunction)Core_take_delta, METH_O,
+     "take_delta(lines) -> (path changes, line changes) since the previous call."},
+    {"line_cpu", (PyCFunction)Core_line_cpu, METH_NOARGS, "[(path, line offset, cpu, wall)]."},
+    {"totals", (PyCFunction)Core_totals, METH_NOARGS,
+     "(strings, modules, paths, nine summed counters, live bytes, live count)."},
+    {"leak_sites", (PyCFunction)Core_leak_sites, METH_NOARGS,
+     "[(path, count, bytes)] of the live allocations, largest first."},
+    {"heap", (PyCFunction)Core_heap, METH_NOARGS, "[(address, path, size)] of the live heap."},
+    {"take_definitions", (PyCFunction)Core_take_definitions, METH_NOARGS,
+     "Packed uint32 (type, ID) pairs of the definitions since the previous call."},
+    {"take_records", (PyCFunction)Core_take_records, METH_NOARGS,
+     "Record mode: the entries decoded since the previous call, as entry tuples."},
+    {"memory", (PyCFunction)Core_memory, METH_NOARGS, "Bytes of memory the core holds."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rokuprof._native._bsprof.Core",
+    .tp_doc = "Core(limits, line_data, record=False, seed=0): the native body decoder and "
+              "profile tables of one stream.",
+    .tp_basicsize = sizeof(CoreObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Core_init,
+    .tp_dealloc = (destructor)Core_dealloc,
+    .tp_methods = Core_methods,
+};
+
+static PyObject *utf8_replace_length(PyObject *Py_UNUSED(module), PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    size_t n = bsp_utf8_replace_length(view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromSize_t(n);
+}
+
+static PyMethodDef module_methods[] = {
+    {"utf8_replace_length", utf8_replace_length, METH_O,
+     "Characters of bytes.decode('utf-8', 'replace'), counted by the core."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_bsprof", "The native .bsprof body decoder and profile tables.", -1,
+    module_methods,
+};
+
+PyMODINIT_FUNC PyInit__bsprof(void)
+{
+    if (PyType_Ready(&CoreType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&CoreType);
+    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0 ||
+        PyModule_AddIntConstant(m, "MORE", BSP_MORE) < 0 ||
+        PyModule_AddIntConstant(m, "END", BSP_END) < 0 ||
+        PyModule_AddIntConstant(m, "REJECT", BSP_REJECT) < 0 ||
+        PyModule_AddIntConstant(m, "WARN_HEAP_FULL", BSP_WARN_HEAP_FULL) < 0 ||
+        PyModule_AddIntConstant(m, "WARN_LINES_FULL", BSP_WARN_LINES_FULL) < 0 ||
+        PyModule_AddIntConstant(m, "WARN_SATURATED", BSP_WARN_SATURATED) < 0 ||
+        PyModule_AddIntConstant(m, "REDEFINED", BSP_REDEFINED) < 0) {
+        Py_DECREF(&CoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,383 @@
+"""The native core against the pure-Python decoder and tables and the construct reference.
+
+Every property runs the C core (rokuprof/_native) in record mode, so its entries can be compared
+one by one with the reference parser's; and every observable answer - header, footer, warnings,
+error (type, offset, message), status, offset, entry count, end marker - with the pure Decoder's,
+on valid, cut, corrupt and arbitrary streams split anywhere. The tables (snapshot, deltas, line
+CPU, heap, leak sites, totals, warnings, stacks, names) are compared with the pure tables'.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import (
+    Outcome,
+    any_streams,
+    bad_entries,
+    chunk,
+    comparable,
+    corrupt_streams,
+    decode,
+    error_key,
+    header_key,
+    reference_outcome,
+    splits,
+    streams,
+    stretched_streams,
+    truncated_streams,
+)
+
+from rokuprof import _native
+from rokuprof.bsprof.encoder import encode_entries
+from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header, build_stream
+from rokuprof.bsprof.model import (
+    ALLOC,
+    CPU,
+    FREE,
+    FREE_REALLOC,
+    MAGIC,
+    MEMORY,
+    Footer,
+    Header,
+    Limits,
+)
+from rokuprof.profile import reader as reader_module
+
+if not _native.built():
+    if os.environ.get("CI") == "true":
+        raise RuntimeError("CI must build the native core: pip install . with gcc available")
+    pytest.skip(
+        "the native core is not built (pip install . needs a C compiler)", allow_module_level=True
+    )
+
+from rokuprof._native import _bsprof
+from rokuprof._native.reader import NativeDecoder, NativeProfileReader
+
+PureReader = getattr(reader_module, "PythonProfileReader", reader_module.ProfileReader)
+
+TIGHT = Limits(
+    max_string_bytes=6,
+    max_header_size=120,
+    max_strings=5,
+    max_modules=2,
+    max_paths=6,
+    max_string_table_chars=30,
+    max_live_allocations=3,
+    max_line_keys=4,
+)
+
+
+def native_decode(chunks, limits: Limits | None = None, close: bool = True) -> Outcome:
+    """:func:`strategies.decode` for the native core (record mode gives the entries)."""
+    decoder = NativeDecoder(limits, record=True)
+    entries = []
+    for piece in chunks:
+        count = decoder.feed(piece)
+        got = decoder.take_entries()
+        assert count == len(got)
+        entries.extend(got)
+    if close:
+        decoder.close()
+    return Outcome(
+        entries=tuple(entries),
+        header=header_key(decoder.header),
+        footer=decoder.footer,
+        warnings=tuple(decoder.warnings),
+        error=error_key(decoder.error),
+        status=decoder.status,
+        offset=decoder.offset,
+        entry_count=decoder.entry_count,
+        ended=decoder.ended,
+    )
+
+
+def agree(data: bytes, chunks: list[bytes], limits: Limits | None = None) -> None:
+    """Native (split as given and whole) == pure == reference."""
+    native = native_decode(chunks, limits)
+    assert native == decode(chunks, limits)
+    assert native == native_decode([data], limits)
+    assert comparable(native) == reference_outcome(data, limits)
+
+
+# --- decoding: native == pure == reference ----------------------------------------------------
+
+
+@given(st.data(), streams())
+def test_valid_streams(data, spec):
+    agree(spec.data, data.draw(splits(spec.data)))
+
+
+@given(st.data(), truncated_streams())
+def test_truncated_streams(data, cut):
+    agree(cut.data, data.draw(splits(cut.data)))
+
+
+@given(st.data(), corrupt_streams())
+def test_corrupt_streams(data, bad):
+    agree(bad.data, data.draw(splits(bad.data)))
+
+
+@given(st.data(), any_streams(max_actions=40))
+def test_tight_limits(data, stream):
+    agree(stream, data.draw(splits(stream)), TIGHT)
+
+
+@given(st.data(), streams(ended=False), st.lists(bad_entries(), max_size=3), st.binary(max_size=40))
+def test_bad_entries_followed_by_noise(data, spec, bad, noise):
+    stream = spec.data + b"".join(b[1] for b in bad) + noise
+    agree(stream, data.draw(splits(stream)))
+
+
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes(data):
+    agree(data, [data])
+
+
+@given(st.data(), st.binary(max_size=200))
+def test_arbitrary_bytes_after_the_magic(data, tail):
+    stream = MAGIC + tail
+    agree(stream, data.draw(splits(stream)))
+
+
+@given(st.data(), stretched_streams())
+def test_non_minimal_varints(data, stretched):
+    _, stream = stretched
+    agree(stream, data.draw(splits(stream)))
+
+
+@given(st.data(), stretched_streams(overflow=True))
+def test_over_long_varints_anywhere_in_the_body(data, stretched):
+    _, stream = stretched
+    agree(stream, data.draw(splits(stream)))
+
+
+@given(st.data(), any_streams())
+def test_split_invariance_holds_before_close_too(data, stream):
+    chunks = data.draw(splits(stream))
+    assert native_decode(chunks, close=False) == decode(chunks, close=False)
+
+
+@given(st.data(), streams(ended=True, footer=True))
+def test_the_core_keeps_at_most_one_partial_entry(data, spec):
+    """Fed one byte at a time, the kept bytes are a prefix of the entry being read."""
+    decoder = NativeDecoder()
+    starts = spec.boundaries
+    for i in range(len(spec.data)):
+        decoder.feed(spec.data[i : i + 1])
+        if decoder.state == "body":
+            kept = decoder.core.pending()
+            start = decoder.offset
+            assert start in starts
+            assert kept == spec.data[start : i + 1]
+
+
+def test_a_long_string_fed_byte_by_byte_is_accepted_at_the_limit():
+    limits = Limits(max_string_bytes=5000)
+    header = Header(1, 0, 0, 0, 1.0, 1.0, False, False, 0, "a", "", "1", "R", "X", "1")
+    text = "ü" * 2500  # 5000 bytes
+    data = build_stream(header, [(0, 1, text), (0, 2, "x" * 10)], Footer(5))
+    out = native_decode([data[i : i + 1] for i in range(len(data))], limits)
+    assert out.status == "complete" and out.entries[0] == (0, 1, text)
+    too_long = build_stream(header, [(0, 1, text + "a")], Footer(5))
+    out = native_decode([too_long[i : i + 3] for i in range(0, len(too_long), 3)], limits)
+    assert out.error is not None and out.error[2] == "string length exceeds the limit of 5000"
+    assert out == decode([too_long], limits)
+
+
+@given(st.binary(max_size=64))
+def test_utf8_replacement_is_counted_like_python(data):
+    assert _bsprof.utf8_replace_length(data) == len(data.decode("utf-8", "replace"))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"\xe0\x80", b"\xed\xa0\x80", b"\xf0\x90\x80A", b"\xf4\x90", b"\xc0\xaf", b"\xe1\x80", b""],
+)
+def test_utf8_replacement_edge_cases(data):
+    assert _bsprof.utf8_replace_length(data) == len(data.decode("utf-8", "replace"))
+
+
+# --- tables: native == pure -------------------------------------------------------------------
+
+
+def walk(paths, path_id: int) -> tuple:
+    """A call path's stack from the path table alone (the model of ``stack()``)."""
+    nodes, seen = [], set()
+    while path_id and path_id not in seen and path_id in paths:
+        nodes.append(paths[path_id])
+        seen.add(path_id)
+        path_id = paths[path_id].caller
+    return tuple(nodes)
+
+
+def table_view(tables, ids) -> dict[str, object]:
+    """Everything the tables answer, order included where the pure tables define one."""
+    return {
+        "snapshot": list(tables.snapshot().items()),
+        "counters": list(tables.counters.items()),
+        "totals": tables.totals(),
+        "line_cpu": list(tables.line_cpu.items()),
+        "heap": dict(tables.heap),
+        "leak_sites": tables.leak_sites(),
+        "warnings": tables.warnings,
+        "scalars": (
+            tables.live_bytes,
+            tables.dangling,
+            tables.replaced_allocations,
+            tables.untracked_allocations,
+            tables.untracked_line_cpu,
+            tables.saturated,
+        ),
+        "strings": list(tables.strings.items()),
+        "modules": list(tables.modules.items()),
+        "paths": list(tables.paths.items()),
+        "per_id": [
+            (
+                walk(tables.paths, i),
+                tables.stats(i),
+                tables.string(i),
+                tables.module_name(i),
+                tables.line_number(i, 3),
+            )
+            for i in ids
+        ],
+    }
+
+
+def ids_of(pure) -> list[int]:
+    """Every ID the stream mentions, plus a few it does not."""
+    ids = {0, 1, 2, 2**32 - 1}
+    ids.update(pure.tables.strings, pure.tables.modules, pure.tables.paths)
+    ids.update(p for p, _ in pure.tables.line_cpu)
+    return sorted(ids)
+
+
+def compare_readers(chunks, delta_after, limits: Limits | None = None) -> None:
+    pure, native = PureReader(limits), NativeProfileReader(limits)
+    for piece, (take, lines) in zip(chunks, delta_after, strict=False):
+        assert native.feed(piece) == pure.feed(piece)
+        if take:
+            assert native.tables.take_delta(lines) == pure.tables.take_delta(lines)
+            # stacks and strings are cached between feeds: ask for them mid-stream too
+            ids = ids_of(pure)
+            paths = pure.tables.paths
+            assert [native.tables.stack(i) for i in ids] == [walk(paths, i) for i in ids]
+            assert [native.tables.string(i) for i in ids] == [pure.tables.string(i) for i in ids]
+    for piece in chunks[len(delta_after) :]:
+        native.feed(piece)
+        pure.feed(piece)
+    native.close()
+    pure.close()
+    ids = ids_of(pure)
+    expected = table_view(pure.tables, ids)
+    for key, value in table_view(native.tables, ids).items():
+        assert (key, value) == (key, expected[key])
+    assert [native.tables.stack(i) for i in ids] == [walk(native.tables.paths, i) for i in ids]
+    delta = native.tables.take_delta()
+    assert delta == pure.tables.take_delta()
+    assert native.warnings == pure.warnings
+    assert (native.status, native.problem(), native.entry_count) == (
+        pure.status,
+        pure.problem(),
+        pure.entry_count,
+    )
+
+
+deltas_when = st.lists(st.tuples(st.booleans(), st.booleans()), max_size=40)
+
+
+@given(st.data(), any_streams(max_actions=60), deltas_when)
+def test_tables_match_the_pure_tables(data, stream, when):
+    compare_readers(data.draw(splits(stream)), when)
+
+
+@given(st.data(), any_streams(max_actions=60), deltas_when)
+def test_tables_match_under_tight_limits(data, stream, when):
+    compare_readers(data.draw(splits(stream)), when, TIGHT)
+
+
+@given(st.data(), stretched_streams(max_actions=40), deltas_when)
+def test_tables_match_on_non_minimal_varints(data, stretched, when):
+    _, stream = stretched
+    compare_readers(data.draw(splits(stream)), when)
+
+
+def heap_stream(seed: int, operations: int, addresses: int, line_data: bool) -> bytes:
+    """Many memory operations on a pool of addresses (0 included), from a few paths, with CPU
+    on many lines: grows and shrinks the heap and line tables well past their first size."""
+    rng = random.Random(seed)
+    header = Header(1, 0, 0, 0, 1.0, 1.0, line_data, True, 0, "heap", "", "1", "R", "X", "1")
+    entries = [(0, 1, "f"), (1, 1, 1), (2, 7, 0, 1, 0, 1, 10, 1), (2, 2**32 - 1, 7, 0, 2, 1, 5, 1)]
+    pool = [0, 2**32 - 1] + [rng.randrange(2**32) for _ in range(addresses)]
+    for _ in range(operations):
+        path = rng.choice((7, 2**32 - 1, 99))  # 99 is never defined
+        lo = rng.randrange(1, 50) if line_data else 0
+        roll = rng.random()
+        address = rng.choice(pool)
+        if roll < 0.5:
+            entries.append((MEMORY, path, ALLOC, lo, address, rng.randrange(1 << 20)))
+        elif roll < 0.8:
+            entries.append((MEMORY, path, FREE, lo, address, 0))
+        elif roll < 0.9:
+            entries.append((MEMORY, path, FREE_REALLOC, lo, address, 0))
+            entries.append((MEMORY, path, ALLOC, lo, rng.choice(pool), rng.randrange(4096)))
+        else:
+            entries.append((CPU, path, lo, rng.randrange(1000), rng.randrange(1000)))
+    body = encode_entries(entries, line_data)
+    return build_header(header) + body + END_MARKER + build_footer(Footer(1))
+
+
+@given(
+    st.integers(0, 2**32),
+    st.integers(500, 6000),
+    st.sampled_from([3, 200, 3000]),
+    st.booleans(),
+    st.lists(st.integers(1, 60_000), max_size=6),
+)
+def test_tables_match_on_a_busy_heap(seed, operations, addresses, line_data, cuts):
+    stream = heap_stream(seed, operations, addresses, line_data)
+    chunks = chunk(stream, cuts)
+    compare_readers(chunks, [(True, True)] * len(chunks))
+    limits = Limits(max_live_allocations=100, max_line_keys=30)
+    compare_readers(chunks, [(True, False)] * len(chunks), limits)
+
+
+def test_a_live_allocation_costs_at_most_64_bytes():
+    """The live heap is an open-addressing table: 12-byte cells at most 3/4 full."""
+    header = Header(1, 0, 0, 0, 1.0, 1.0, False, True, 0, "heap", "", "1", "R", "X", "1")
+    define = [(0, 1, "f"), (1, 1, 1), (2, 1, 0, 1, 0, 1, 10, 1)]
+    reader = NativeProfileReader()
+    reader.feed(build_header(header) + encode_entries(define, False))
+    empty = reader.tables.memory()
+    n = 200_000
+    reader.feed(encode_entries(((MEMORY, 1, ALLOC, 0, 16 * i, 32) for i in range(n)), False))
+    assert reader.tables.totals().live_count == n
+    assert (reader.tables.memory() - empty) / n <= 64
+
+
+def test_a_rejected_entry_is_explained_by_the_grammar_with_the_core_counts():
+    limits = Limits(max_paths=2)
+    header = Header(1, 0, 0, 0, 1.0, 1.0, False, False, 0, "a", "", "1", "R", "X", "1")
+    entries = [(0, 1, "f"), (1, 1, 1)] + [(2, i, 0, 1, 0, 1, 1, 1) for i in (5, 5, 6)]
+    data = build_stream(header, entries)
+    out = native_decode([data[i : i + 2] for i in range(0, len(data), 2)], limits)
+    assert out.error[2] == "number of paths 3 exceeds the limit of 2"
+    assert out == decode([data], limits)
+
+
+# --- selection --------------------------------------------------------------------------------
+
+
+def test_readers_use_the_native_core_unless_told_otherwise(monkeypatch):
+    monkeypatch.delenv(_native.PURE_PYTHON_VARIABLE, raising=False)
+    assert _native.active() and _native.describe() == "native (C)"
+    assert isinstance(reader_module.ProfileReader(), NativeProfileReader)
+    monkeypatch.setenv(_native.PURE_PYTHON_VARIABLE, "1")
+    assert not _native.active()
+    assert "ROKUPROF_PURE_PYTHON" in _native.describe()
+    assert type(reader_module.ProfileReader()) is reader_module.ProfileReader
