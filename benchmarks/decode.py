@@ -1,4 +1,5 @@
-"""Decode throughput: the construct reference parser vs the hand-tuned decoder (+ tables).
+"""Decode throughput: the construct reference parser vs the hand-tuned decoder (+ tables), and
+the native core (decoder + tables in C, when built) vs the pure-Python decoder + tables.
 
     python benchmarks/decode.py                 # build (once, cached) a >= 20 MB stream and measure
     python benchmarks/decode.py --file X.bsprof # measure on your own file
@@ -18,12 +19,13 @@ import sys
 import time
 from pathlib import Path
 
+from rokuprof import _native
 from rokuprof.bsprof import reference
 from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import Footer
-from rokuprof.profile.reader import ProfileReader
+from rokuprof.profile.reader import ProfileReader, PythonProfileReader
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -96,7 +98,14 @@ def main() -> int:
             d.feed(p)
 
     def decoder_tables() -> None:
-        r = ProfileReader()
+        r = PythonProfileReader()
+        for p in pieces:
+            r.feed(p)
+
+    def native_tables() -> None:
+        from rokuprof._native.reader import NativeProfileReader
+
+        r = NativeProfileReader()
         for p in pieces:
             r.feed(p)
 
@@ -111,6 +120,9 @@ def main() -> int:
     rows.append(("decoder", len(data), entries, t))
     t = timed(decoder_tables, args.repeat)
     rows.append(("decoder + tables", len(data), entries, t))
+    if _native.built():
+        t = timed(native_tables, args.repeat)
+        rows.append(("native decoder + tables", len(data), entries, t))
 
     base = rows[0][1] / rows[0][3]
     print()
@@ -125,6 +137,16 @@ def main() -> int:
     achieved = rows[2][1] / rows[2][3] / 1e6
     verdict = "meets" if achieved >= target else "MISSES"
     print(f"\ndecoder + tables {verdict} the {target:.0f} MB/s target ({achieved:.2f} MB/s)")
+    if not _native.built():
+        print("native core: not built (pip install . with a C compiler)")
+        return 0
+    native = rows[3][1] / rows[3][3] / 1e6
+    ratio = native / achieved
+    verdict = "meets" if native >= 200 and ratio >= 30 else "MISSES"
+    print(
+        f"native decoder + tables {verdict} the 200 MB/s and 30x targets "
+        f"({native:.1f} MB/s, {ratio:.1f}x the pure-Python decoder + tables)"
+    )
     return 0
 
 

@@ -381,3 +381,27 @@ def test_readers_use_the_native_core_unless_told_otherwise(monkeypatch):
     assert not _native.active()
     assert "ROKUPROF_PURE_PYTHON" in _native.describe()
     assert type(reader_module.ProfileReader()) is reader_module.ProfileReader
+
+
+def test_without_the_extension_readers_are_pure_python(monkeypatch):
+    monkeypatch.delenv(_native.PURE_PYTHON_VARIABLE, raising=False)
+    monkeypatch.setattr(_native, "_bsprof", None)
+    assert not _native.built() and not _native.active()
+    assert _native.describe() == "pure Python (the native core is not built)"
+    assert type(reader_module.ProfileReader()) is reader_module.ProfileReader
+
+
+def test_version_says_which_core_is_active(monkeypatch):
+    from typer.testing import CliRunner
+
+    from rokuprof.cli import app
+
+    monkeypatch.delenv(_native.PURE_PYTHON_VARIABLE, raising=False)
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.splitlines()[1] == "decoder core: native (C)"
+    monkeypatch.setenv(_native.PURE_PYTHON_VARIABLE, "1")
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.output.splitlines()[1] == (
+        "decoder core: pure Python (ROKUPROF_PURE_PYTHON is set)"
+    )

@@ -3,7 +3,7 @@
  *
  * Layout of the tables:
  *   - strings, modules, paths, line keys: arrays in order of first definition, found through
- *     open-addressing indexes (linear probing, keys hashed with a per-core seed);
+ *     open-addressing indexes (linear probing, keys hashed with per-core random multipliers);
  *   - paths: one slot per defined path (slot 0 = entries on undefined paths) holding the node,
  *     its nine counters and their values at the previous delta;
  *   - the live heap: open addressing of 12-byte {address, path, size} cells, deleted with
@@ -41,15 +41,29 @@ static int grow(void **ptr, size_t *cap, size_t need, size_t elem)
 /* ---------------------------------------------------------------------------------------- */
 /* hashing                                                                                   */
 
-static inline uint64_t mix(uint64_t k, uint64_t seed)
+/* Multiply-add-shift hashing with random multipliers (Dietzfelbinger): universal, so a peer
+ * that does not know the seed cannot aim IDs or addresses at one bucket. Index = bits 32.. of
+ * a*key + b (64-bit arithmetic, 32-bit key halves). */
+typedef struct {
+    uint64_t a, a2, b;
+} hasher;
+
+static uint64_t splitmix(uint64_t *x)
 {
-    k ^= seed;
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return k;
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static inline size_t hash32(const hasher *h, uint32_t key, size_t mask)
+{
+    return (size_t)((h->a * key + h->b) >> 32) & mask;
+}
+
+static inline size_t hash64(const hasher *h, uint64_t key, size_t mask)
+{
+    return (size_t)((h->a * (uint32_t)key + h->a2 * (key >> 32) + h->b) >> 32) & mask;
 }
 
 /* uint32 key (never 0) -> uint32 value. */
@@ -83,9 +97,9 @@ static int map32_init(map32 *m, size_t cap)
     return m->cells != NULL;
 }
 
-static inline uint32_t *map32_get(const map32 *m, uint32_t key, uint64_t seed)
+static inline uint32_t *map32_get(const map32 *m, uint32_t key, const hasher *hs)
 {
-    size_t i = (size_t)mix(key, seed) & m->mask;
+    size_t i = hash32(hs, key, m->mask);
     for (;;) {
         kv32 *c = &m->cells[i];
         if (c->key == key)
@@ -96,7 +110,7 @@ static inline uint32_t *map32_get(const map32 *m, uint32_t key, uint64_t seed)
     }
 }
 
-static int map32_put(map32 *m, uint32_t key, uint32_t value, uint64_t seed)
+static int map32_put(map32 *m, uint32_t key, uint32_t value, const hasher *hs)
 {
     if ((m->count + 1) * 10 > (m->mask + 1) * 7) {
         size_t cap = (m->mask + 1) * 2;
@@ -105,7 +119,7 @@ static int map32_put(map32 *m, uint32_t key, uint32_t value, uint64_t seed)
             return 0;
         for (size_t j = 0; j <= m->mask; j++) {
             if (m->cells[j].key) {
-                size_t i = (size_t)mix(m->cells[j].key, seed) & (cap - 1);
+                size_t i = hash32(hs, m->cells[j].key, (cap - 1));
                 while (cells[i].key)
                     i = (i + 1) & (cap - 1);
                 cells[i] = m->cells[j];
@@ -115,7 +129,7 @@ static int map32_put(map32 *m, uint32_t key, uint32_t value, uint64_t seed)
         m->cells = cells;
         m->mask = cap - 1;
     }
-    size_t i = (size_t)mix(key, seed) & m->mask;
+    size_t i = hash32(hs, key, m->mask);
     while (m->cells[i].key && m->cells[i].key != key)
         i = (i + 1) & m->mask;
     if (!m->cells[i].key)
@@ -133,9 +147,9 @@ static int map64_init(map64 *m, size_t cap)
     return m->cells != NULL;
 }
 
-static inline uint32_t *map64_get(const map64 *m, uint64_t key, uint64_t seed)
+static inline uint32_t *map64_get(const map64 *m, uint64_t key, const hasher *hs)
 {
-    size_t i = (size_t)mix(key, seed) & m->mask;
+    size_t i = hash64(hs, key, m->mask);
     for (;;) {
         kv64 *c = &m->cells[i];
         if (c->key == key)
@@ -146,7 +160,7 @@ static inline uint32_t *map64_get(const map64 *m, uint64_t key, uint64_t seed)
     }
 }
 
-static int map64_put(map64 *m, uint64_t key, uint32_t value, uint64_t seed)
+static int map64_put(map64 *m, uint64_t key, uint32_t value, const hasher *hs)
 {
     if ((m->count + 1) * 10 > (m->mask + 1) * 7) {
         size_t cap = (m->mask + 1) * 2;
@@ -155,7 +169,7 @@ static int map64_put(map64 *m, uint64_t key, uint32_t value, uint64_t seed)
             return 0;
         for (size_t j = 0; j <= m->mask; j++) {
             if (m->cells[j].key) {
-                size_t i = (size_t)mix(m->cells[j].key, seed) & (cap - 1);
+                size_t i = hash64(hs, m->cells[j].key, (cap - 1));
                 while (cells[i].key)
                     i = (i + 1) & (cap - 1);
                 cells[i] = m->cells[j];
@@ -165,7 +179,7 @@ static int map64_put(map64 *m, uint64_t key, uint32_t value, uint64_t seed)
         m->cells = cells;
         m->mask = cap - 1;
     }
-    size_t i = (size_t)mix(key, seed) & m->mask;
+    size_t i = hash64(hs, key, m->mask);
     while (m->cells[i].key && m->cells[i].key != key)
         i = (i + 1) & m->mask;
     if (!m->cells[i].key)
@@ -201,22 +215,7 @@ static int heap_init(heap *h, size_t cap)
     return h->cells != NULL;
 }
 
-static inline cell *heap_find(heap *h, uint32_t address, uint64_t seed)
-{
-    if (address == 0)
-        return h->has_zero ? &h->zero : NULL;
-    size_t i = (size_t)mix(address, seed) & h->mask;
-    for (;;) {
-        cell *c = &h->cells[i];
-        if (c->address == address)
-            return c;
-        if (c->address == 0)
-            return NULL;
-        i = (i + 1) & h->mask;
-    }
-}
-
-static int heap_grow(heap *h, uint64_t seed)
+static int heap_grow(heap *h, const hasher *hs)
 {
     size_t cap = (h->mask + 1) * 2;
     cell *cells = calloc(cap, sizeof(cell));
@@ -224,7 +223,7 @@ static int heap_grow(heap *h, uint64_t seed)
         return 0;
     for (size_t j = 0; j <= h->mask; j++) {
         if (h->cells[j].address) {
-            size_t i = (size_t)mix(h->cells[j].address, seed) & (cap - 1);
+            size_t i = hash32(hs, h->cells[j].address, (cap - 1));
             while (cells[i].address)
                 i = (i + 1) & (cap - 1);
             cells[i] = h->cells[j];
@@ -236,31 +235,43 @@ static int heap_grow(heap *h, uint64_t seed)
     return 1;
 }
 
-/* Insert an address known to be absent. */
-static int heap_insert(heap *h, uint32_t address, uint32_t path, uint32_t size, uint64_t seed)
+/* The cell of an address for an allocation: the live one (*found = 1) or the empty cell it
+ * would take (grown first, so the caller may fill it: heap_fill). NULL when out of memory. */
+static cell *heap_claim(heap *h, uint32_t address, const hasher *hs, int *found)
 {
     if (address == 0) {
-        h->has_zero = 1;
-        h->zero.address = 0;
-        h->zero.path = path;
-        h->zero.size = size;
-        h->count++;
-        return 1;
+        *found = h->has_zero;
+        return &h->zero;
     }
-    if ((h->count + 1) * 4 > (h->mask + 1) * 3 && !heap_grow(h, seed))
-        return 0;
-    size_t i = (size_t)mix(address, seed) & h->mask;
-    while (h->cells[i].address)
+    if ((h->count + 1) * 4 > (h->mask + 1) * 3 && !heap_grow(h, hs))
+        return NULL;
+    size_t i = hash32(hs, address, h->mask);
+    for (;;) {
+        cell *c = &h->cells[i];
+        if (c->address == address) {
+            *found = 1;
+            return c;
+        }
+        if (c->address == 0) {
+            *found = 0;
+            return c;
+        }
         i = (i + 1) & h->mask;
-    h->cells[i].address = address;
-    h->cells[i].path = path;
-    h->cells[i].size = size;
+    }
+}
+
+static inline void heap_fill(heap *h, cell *c, uint32_t address, uint32_t path, uint32_t size)
+{
+    if (c == &h->zero)
+        h->has_zero = 1;
+    c->address = address;
+    c->path = path;
+    c->size = size;
     h->count++;
-    return 1;
 }
 
 /* Remove an address; return 0 when it was not live. */
-static int heap_remove(heap *h, uint32_t address, uint32_t *size, uint64_t seed)
+static int heap_remove(heap *h, uint32_t address, uint32_t *size, const hasher *hs)
 {
     if (address == 0) {
         if (!h->has_zero)
@@ -271,7 +282,7 @@ static int heap_remove(heap *h, uint32_t address, uint32_t *size, uint64_t seed)
         return 1;
     }
     size_t mask = h->mask;
-    size_t i = (size_t)mix(address, seed) & mask;
+    size_t i = hash32(hs, address, mask);
     for (;;) {
         if (h->cells[i].address == address)
             break;
@@ -289,7 +300,7 @@ static int heap_remove(heap *h, uint32_t address, uint32_t *size, uint64_t seed)
         j = (j + 1) & mask;
         if (h->cells[j].address == 0)
             break;
-        size_t home = (size_t)mix(h->cells[j].address, seed) & mask;
+        size_t home = hash32(hs, h->cells[j].address, mask);
         /* j may move to hole if home is not cyclically inside (hole, j]. */
         int inside = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
         if (!inside) {
@@ -336,7 +347,7 @@ struct bsp_core {
     bsp_limits lim;
     int line;
     int record;
-    uint64_t seed;
+    hasher hs;
 
     uint64_t offset; /* body bytes consumed by whole entries */
     uint64_t entries;
@@ -381,7 +392,9 @@ bsp_core *bsp_new(const bsp_limits *limits, int line_data, int record, uint64_t 
     c->lim = *limits;
     c->line = line_data != 0;
     c->record = record != 0;
-    c->seed = seed;
+    c->hs.a = splitmix(&seed) | 1;
+    c->hs.a2 = splitmix(&seed) | 1;
+    c->hs.b = splitmix(&seed);
     if (!map32_init(&c->string_index, 64) || !map32_init(&c->module_index, 16) ||
         !map32_init(&c->path_index, 256) || !map64_init(&c->line_index, 256) ||
         !heap_init(&c->live, 1024) || !GROW(c->slots, c->slots_cap, 64) ||
@@ -453,7 +466,7 @@ static inline uint32_t slot_of(bsp_core *c, uint32_t path)
         return 0;
     if (path == c->last_path)
         return c->last_slot;
-    uint32_t *s = map32_get(&c->path_index, path, c->seed);
+    uint32_t *s = map32_get(&c->path_index, path, &c->hs);
     if (!s) {
         c->dangling++;
         return 0;
@@ -505,13 +518,13 @@ static int define_string(bsp_core *c, uint32_t id, const uint8_t *text, size_t l
     if (len)
         memcpy(c->arena + c->arena_len, text, len);
     c->arena_len += len;
-    uint32_t *i = map32_get(&c->string_index, id, c->seed);
+    uint32_t *i = map32_get(&c->string_index, id, &c->hs);
     if (i) {
         c->strings[*i].offset = offset;
         c->strings[*i].len = (uint32_t)len;
     } else {
         if (!GROW(c->strings, c->strings_cap, c->strings_len + 1) ||
-            !map32_put(&c->string_index, id, (uint32_t)c->strings_len, c->seed))
+            !map32_put(&c->string_index, id, (uint32_t)c->strings_len, &c->hs))
             return 0;
         string_entry *e = &c->strings[c->strings_len++];
         e->id = id;
@@ -525,12 +538,12 @@ static int define_string(bsp_core *c, uint32_t id, const uint8_t *text, size_t l
 
 static int define_module(bsp_core *c, uint32_t id, uint32_t name_id)
 {
-    uint32_t *i = map32_get(&c->module_index, id, c->seed);
+    uint32_t *i = map32_get(&c->module_index, id, &c->hs);
     if (i) {
         c->modules[*i].name_id = name_id;
     } else {
         if (!GROW(c->modules, c->modules_cap, c->modules_len + 1) ||
-            !map32_put(&c->module_index, id, (uint32_t)c->modules_len, c->seed))
+            !map32_put(&c->module_index, id, (uint32_t)c->modules_len, &c->hs))
             return 0;
         c->modules[c->modules_len].id = id;
         c->modules[c->modules_len].name_id = name_id;
@@ -547,7 +560,7 @@ static int define_path(bsp_core *c, uint32_t id, uint32_t caller, uint32_t modul
         return 0;
     uint32_t depth = 0;
     if (caller) {
-        uint32_t *parent = map32_get(&c->path_index, caller, c->seed);
+        uint32_t *parent = map32_get(&c->path_index, caller, &c->hs);
         if (!parent) {
             c->dangling++;
             module = 0;
@@ -556,7 +569,7 @@ static int define_path(bsp_core *c, uint32_t id, uint32_t caller, uint32_t modul
             depth = c->slots[*parent].node.depth + 1;
         }
     }
-    uint32_t *s = map32_get(&c->path_index, id, c->seed);
+    uint32_t *s = map32_get(&c->path_index, id, &c->hs);
     slot *p;
     if (s) {
         p = &c->slots[*s];
@@ -564,7 +577,7 @@ static int define_path(bsp_core *c, uint32_t id, uint32_t caller, uint32_t modul
         if (c->slots_len > 0xFFFFFFFEu ||
             !GROW(c->slots, c->slots_cap, c->slots_len + 1) ||
             !GROW(c->dirty_slots, c->dirty_slots_cap, c->slots_len + 1) ||
-            !map32_put(&c->path_index, id, (uint32_t)c->slots_len, c->seed))
+            !map32_put(&c->path_index, id, (uint32_t)c->slots_len, &c->hs))
             return 0;
         p = &c->slots[c->slots_len++];
         memset(p, 0, sizeof(*p));
@@ -625,19 +638,21 @@ static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_o
         }
         k[BSP_ALLOCS]++;
         k[BSP_ALLOC_BYTES] += size;
-        cell *old = heap_find(&c->live, address, c->seed);
-        if (old) { /* the address was still live: replace it */
-            c->live_bytes += (uint64_t)size - old->size;
-            old->path = path;
-            old->size = size;
+        int found;
+        cell *slot = heap_claim(&c->live, address, &c->hs, &found);
+        if (!slot)
+            return 0;
+        if (found) { /* the address was still live: replace it */
+            c->live_bytes += (uint64_t)size - slot->size;
+            slot->path = path;
+            slot->size = size;
             c->replaced++;
         } else if (c->live.count >= c->lim.max_live_allocations) {
             if (!c->untracked_allocs)
                 warn(c, BSP_WARN_HEAP_FULL);
             c->untracked_allocs++;
         } else {
-            if (!heap_insert(&c->live, address, path, size, c->seed))
-                return 0;
+            heap_fill(&c->live, slot, address, path, size);
             c->live_bytes += size;
         }
     } else {
@@ -648,7 +663,7 @@ static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_o
         }
         (*frees)++;
         uint32_t old_size;
-        if (heap_remove(&c->live, address, &old_size, c->seed)) {
+        if (heap_remove(&c->live, address, &old_size, &c->hs)) {
             c->live_bytes -= old_size;
             if (overflows(k[BSP_FREED_BYTES], old_size))
                 saturate(c, path);
@@ -678,7 +693,7 @@ static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t 
     k[BSP_WALL] += wall;
     if (line_offset) {
         uint64_t key = (uint64_t)path << 32 | line_offset;
-        uint32_t *i = map64_get(&c->line_index, key, c->seed);
+        uint32_t *i = map64_get(&c->line_index, key, &c->hs);
         line_entry *e;
         if (i) {
             e = &c->lines[*i];
@@ -687,7 +702,7 @@ static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t 
         } else if (c->lines_len < c->lim.max_line_keys && c->lines_len < 0xFFFFFFFFu) {
             if (!GROW(c->lines, c->lines_cap, c->lines_len + 1) ||
                 !GROW(c->dirty_lines, c->dirty_lines_cap, c->lines_len + 1) ||
-                !map64_put(&c->line_index, key, (uint32_t)c->lines_len, c->seed))
+                !map64_put(&c->line_index, key, (uint32_t)c->lines_len, &c->hs))
                 return 0;
             e = &c->lines[c->lines_len++];
             memset(e, 0, sizeof(*e));
@@ -844,6 +859,9 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
         uint64_t tag;
         if (*p < 0x80) {
             tag = *p++;
+        } else if (p + 1 < end && p[1] < 0x80) {
+            tag = (uint64_t)(p[0] & 0x7F) | (uint64_t)p[1] << 7;
+            p += 2;
         } else {
             int r = read_tag(&p, end, &tag);
             if (r == 1)
@@ -1102,7 +1120,7 @@ void bsp_string_at(const bsp_core *c, size_t i, uint32_t *id, const uint8_t **te
 
 int bsp_string(const bsp_core *c, uint32_t id, const uint8_t **text, size_t *len)
 {
-    uint32_t *i = id ? map32_get(&c->string_index, id, c->seed) : NULL;
+    uint32_t *i = id ? map32_get(&c->string_index, id, &c->hs) : NULL;
     if (!i)
         return 0;
     *text = c->arena + c->strings[*i].offset;
@@ -1120,7 +1138,7 @@ void bsp_module_at(const bsp_core *c, size_t i, uint32_t *id, uint32_t *name_id)
 
 int bsp_module(const bsp_core *c, uint32_t id, uint32_t *name_id)
 {
-    uint32_t *i = id ? map32_get(&c->module_index, id, c->seed) : NULL;
+    uint32_t *i = id ? map32_get(&c->module_index, id, &c->hs) : NULL;
     if (!i)
         return 0;
     *name_id = c->modules[*i].name_id;
@@ -1133,7 +1151,7 @@ const bsp_path *bsp_path_at(const bsp_core *c, size_t i) { return &c->slots[i + 
 
 const bsp_path *bsp_find_path(const bsp_core *c, uint32_t id)
 {
-    uint32_t *s = id ? map32_get(&c->path_index, id, c->seed) : NULL;
+    uint32_t *s = id ? map32_get(&c->path_index, id, &c->hs) : NULL;
     return s ? &c->slots[*s].node : NULL;
 }
 
@@ -1141,7 +1159,7 @@ const uint64_t *bsp_counters(const bsp_core *c, uint32_t id)
 {
     if (id == 0)
         return c->slots[0].c;
-    uint32_t *s = map32_get(&c->path_index, id, c->seed);
+    uint32_t *s = map32_get(&c->path_index, id, &c->hs);
     return s ? c->slots[*s].c : NULL;
 }
 

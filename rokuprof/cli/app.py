@@ -21,9 +21,10 @@ EXIT_INCOMPLETE = 3  # the data was incomplete or corrupt; what could be read wa
 
 def _show_version(value: bool) -> None:
     if value:
-        from rokuprof import __version__
+        from rokuprof import __version__, _native
 
         typer.echo(f"rokuprof {__version__}")
+        typer.echo(f"decoder core: {_native.describe()}")
         raise typer.Exit()
 
 
