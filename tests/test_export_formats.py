@@ -21,6 +21,7 @@ from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer
 from rokuprof.export import FORMATS, METRICS, export, export_parts, input_from_bytes
 from rokuprof.export.folded import clean
+from rokuprof.export.sentry_v1 import UNNAMED
 from rokuprof.export.sentry_v1 import build as build_v1
 from rokuprof.profile.functions import aggregate_functions
 from rokuprof.sentry.chunk import HEAP_MEASUREMENT
@@ -299,28 +300,28 @@ def check_chrome_trace(inp, samples: Counter, heap: list[int]) -> None:
     events = doc["traceEvents"]
     names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert set(names) == set(inp.threads)
-    by_thread = defaultdict(list)
-    for e in events:
-        assert e["ph"] in ("M", "X", "C")
-        if e["ph"] == "X":
-            assert isinstance(e["ts"], int) and isinstance(e["dur"], int) and e["dur"] > 0
-            by_thread[e["tid"]].append(e)
     self_us: Counter = Counter()
-    for tid, xs in by_thread.items():
-        xs.sort(key=lambda e: (e["ts"], -e["dur"]))
-        stack: list[list] = []  # [event, child time]
-        for e in [*xs, None]:
-            while stack and (e is None or e["ts"] >= stack[-1][0]["ts"] + stack[-1][0]["dur"]):
-                done, child = stack.pop()
-                key = (names[tid], done["name"], done["args"]["file"])
-                self_us[key] += done["dur"] - child
-                if stack:
-                    stack[-1][1] += done["dur"]
-            if e is not None:
-                if stack:  # properly nested
-                    assert e["ts"] + e["dur"] <= stack[-1][0]["ts"] + stack[-1][0]["dur"]
-                stack.append([e, 0])
-    assert_times_match(self_us, samples, "chrome-trace", slack_us=2)
+    stacks: dict[int, list[dict]] = defaultdict(list)
+    last: dict[int, int] = {}
+    for e in events:
+        assert e["ph"] in ("M", "B", "E", "C")
+        if e["ph"] not in ("B", "E"):
+            continue
+        tid, ts = e["tid"], e["ts"]
+        assert ts >= last.get(tid, 0)
+        assert isinstance(ts, int) or (e["ph"] == "E" and abs(ts + 0.001 - round(ts)) < 1e-6)
+        stack = stacks[tid]
+        if stack:
+            top = stack[-1]
+            self_us[(names[tid], top["name"], top["args"]["file"])] += ts - last[tid]
+        last[tid] = ts
+        if e["ph"] == "B":
+            stack.append(e)
+        else:  # an end names the frame on top, with the same args
+            top = stack.pop()
+            assert (e["name"], e["args"]) == (top["name"], top["args"])
+    assert not any(stacks.values())
+    assert_times_match(self_us, samples, "chrome-trace")
     assert [e["args"]["bytes"] for e in events if e["name"] == "live heap"] == heap
 
 
@@ -417,7 +418,10 @@ def check_sentry_v1(inp, samples: Counter) -> None:
                 stack = profile["stacks"][s["stack_id"]]
                 if stack:
                     f = profile["frames"][stack[0]]
-                    count[(names[tid], f["function"], f["abs_path"])] += 1
+                    function = (
+                        "" if f["function"] == UNNAMED and not f["abs_path"] else f["function"]
+                    )
+                    count[(names[tid], function, f["abs_path"])] += 1
     for (thread, sid), n in v1.dropped.items():
         leaf = inp.frames[inp.timeline.stacks[sid][0]]
         count[(inp.threads[thread], leaf.function, leaf.file)] += n

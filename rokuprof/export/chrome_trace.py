@@ -2,9 +2,13 @@
 
 * ``M`` events name the process (the app) and one thread per executable module (``tid`` = module
   ID), in module order;
-* ``X`` (complete) events lay out the synthetic 101 Hz timeline of the Sentry chunks: one event
-  per frame occurrence, nested by stack depth, ``ts`` and ``dur`` in whole microseconds since the
-  run start, ``name`` = function, ``args`` = file and definition line;
+* ``B``/``E`` (begin/end) pairs lay out the synthetic 101 Hz timeline of the Sentry chunks: one
+  pair per frame occurrence, ``ts`` in whole microseconds since the run start, ``name`` =
+  function and ``args`` = file and definition line on both (readers match an ``E`` to its ``B``
+  by them). Per thread they are in time order; where frames end as others begin (a stack
+  changes), the ends come 1 ns before the begins, innermost first, then the begins outermost
+  first, so readers that sort by ``ts`` cannot mis-nest them. (``X`` events cannot say that a
+  child ends exactly when its parent does, which a sampled timeline has all the time.)
 * ``C`` (counter) events: ``live heap`` (bytes, the values the chunks carry) and ``cpu`` (CPU
   operations per thread in each 100 ms, the exact CPU of each stack spread over its samples).
 """
@@ -15,11 +19,14 @@ import json
 
 from rokuprof import __version__
 from rokuprof.export.model import IDLE, ExportInput
-from rokuprof.export.walk import slot_us, spans, stack_cpu_rates
+from rokuprof.export.walk import OPEN, frame_events, slot_us, stack_cpu_rates
 
 PID = 1
 CATEGORY = "brightscript"
 CPU_BUCKET_US = 100_000
+#: Ends that hand over to a begin at the same moment come this much earlier (1 ns), so that no
+#: reader can take the begin first (speedscope does when both name the same function).
+HANDOVER_US = 0.001
 
 
 def events(inp: ExportInput) -> list[dict]:
@@ -56,28 +63,31 @@ def events(inp: ExportInput) -> list[dict]:
                 "args": {"sort_index": index},
             }
         )
-    complete: list[tuple[int, int, int, int, dict]] = []
     for thread in inp.thread_order():
-        for frame, first, end, depth in spans(timeline, thread):
-            ts = slot_us(timeline, first)
-            dur = slot_us(timeline, end) - ts
+        pending: list[dict] = []  # the ends at the current slot
+        for kind, frame, slot, _ in frame_events(timeline, thread):
             f = frames[frame]
             args: dict[str, object] = {"file": f.file}
             if f.line:
                 args["line"] = f.line
+            ts = slot_us(timeline, slot)
             event = {
                 "name": f.function,
                 "cat": CATEGORY,
-                "ph": "X",
+                "ph": "B" if kind == OPEN else "E",
                 "ts": ts,
-                "dur": dur,
                 "pid": PID,
                 "tid": thread,
                 "args": args,
             }
-            complete.append((thread, ts, -dur, depth, event))
-    complete.sort(key=lambda e: e[:4])
-    out.extend(e[4] for e in complete)
+            if kind == OPEN:
+                for end in pending:
+                    if end["ts"] == ts:  # handing over: end just before the begin
+                        end["ts"] = ts - HANDOVER_US
+                pending = []
+            else:
+                pending.append(event)
+            out.append(event)
     out.extend(_heap_counters(inp))
     out.extend(_cpu_counters(inp))
     return out

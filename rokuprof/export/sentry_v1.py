@@ -29,6 +29,7 @@ from rokuprof.sentry.validate_v1 import validate_profile_v1, validate_transactio
 SEGMENT_SLOTS = 3029  # 29.99 s at 101 Hz: under Relay's 30 s limit for a V1 profile
 OS_NAME = "Roku OS"
 UNKNOWN = "unknown"
+UNNAMED = "<unnamed>"
 
 
 @dataclass
@@ -71,6 +72,8 @@ def sentry_frame(frame: Frame) -> dict[str, object]:
     }
     if frame.line:
         out["lineno"] = frame.line
+    if not (frame.function or out["filename"]):
+        out["function"] = UNNAMED  # V1 frames need a function, a file or an address
     return out
 
 

@@ -46,16 +46,6 @@ def _close(open_: list[int], keep: int, slot: int) -> Iterator[tuple[str, int, i
         yield CLOSE, frame, slot, len(open_)
 
 
-def spans(timeline: Timeline, thread: int) -> Iterator[tuple[int, int, int, int]]:
-    """``(frame, first slot, end slot, depth)`` of every frame occurrence, in closing order."""
-    starts: list[int] = []
-    for kind, frame, slot, depth in frame_events(timeline, thread):
-        if kind == OPEN:
-            starts.append(slot)
-        else:
-            yield frame, starts.pop(), slot, depth
-
-
 def samples_in_order(timeline: Timeline, thread: int) -> Iterator[tuple[int, int]]:
     """``(slot, stack index)`` of every sample of one thread (idle ones included), in order."""
     for slot, sid, n in timeline.runs.get(thread, ()):
