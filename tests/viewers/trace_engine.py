@@ -28,23 +28,44 @@ def parse(path: Path, cpuprofile: bool = False) -> dict:
     return json.loads(proc.stdout)
 
 
-def _x_key(e: dict) -> tuple:
-    args = e.get("args") or {}
-    return (e["ts"], e["dur"], e["name"], args.get("file"), args.get("line"))
+def _span(name: str, ts, dur, args: dict | None) -> tuple:
+    args = args or {}
+    return (ts, dur, name, args.get("file"), args.get("line"))
+
+
+def written_spans(events: list[dict]) -> tuple[dict[int, list[tuple]], list[str]]:
+    """{tid: [(ts, dur, name, file, line)]} of the complete (X) events and B/E pairs written
+    (an E closes the innermost open B of its thread), and any pairing problems."""
+    spans: dict[int, list[tuple]] = defaultdict(list)
+    open_: dict[int, list[dict]] = defaultdict(list)
+    problems = []
+    for e in events:
+        ph, tid = e.get("ph"), e.get("tid")
+        if ph == "X":
+            spans[tid].append(_span(e["name"], e["ts"], e["dur"], e.get("args")))
+        elif ph == "B":
+            open_[tid].append(e)
+        elif ph == "E":
+            if not open_[tid]:
+                problems.append(f"tid {tid}: E {e.get('name')!r} at {e['ts']} with nothing open")
+                continue
+            b = open_[tid].pop()
+            if e.get("name") != b["name"]:
+                problems.append(f"tid {tid}: E {e.get('name')!r} closes B {b['name']!r}")
+            spans[tid].append(_span(b["name"], b["ts"], e["ts"] - b["ts"], b.get("args")))
+    problems += [f"tid {tid}: {len(bs)} B events never closed" for tid, bs in open_.items() if bs]
+    return dict(spans), problems
 
 
 def entry_problems(written: list[dict], parsed: dict) -> list[str]:
-    """Differences between the X events and thread names written and what the engine parsed."""
-    problems = []
+    """Differences between the spans (X events, B/E pairs) and thread names written and the
+    entries the engine parsed."""
     names = {
         e["tid"]: e["args"]["name"]
         for e in written
         if e.get("ph") == "M" and e.get("name") == "thread_name"
     }
-    mine: dict[int, list[tuple]] = defaultdict(list)
-    for e in written:
-        if e.get("ph") == "X":
-            mine[e["tid"]].append(_x_key(e))
+    mine, problems = written_spans(written)
     theirs = {t["tid"]: t for t in parsed["threads"]}
     for tid in sorted(set(mine) | set(theirs)):
         thread = theirs.get(tid)
@@ -53,7 +74,10 @@ def entry_problems(written: list[dict], parsed: dict) -> list[str]:
             continue
         if thread["name"] != names.get(tid):
             problems.append(f"tid {tid}: named {thread['name']!r}, written {names.get(tid)!r}")
-        got = sorted((_x_key(e) for e in thread["entries"] if e["ph"] == "X"), key=repr)
+        got = sorted(
+            (_span(e["name"], e["ts"], e["dur"], e.get("args")) for e in thread["entries"]),
+            key=repr,
+        )
         want = sorted(mine.get(tid, []), key=repr)
         if got != want:
             missing = len(set(want) - set(got))
@@ -68,9 +92,7 @@ def entry_problems(written: list[dict], parsed: dict) -> list[str]:
 def function_times(thread: dict) -> dict[tuple[str, str | None], list[int]]:
     """{(function, file): [self µs, total µs]} from one parsed thread's entries and the engine's
     own nesting (depth); total counts a recursive function's outermost entry only."""
-    entries = sorted(
-        (e for e in thread["entries"] if e["ph"] == "X"), key=lambda e: (e["ts"], e["depth"])
-    )
+    entries = sorted(thread["entries"], key=lambda e: (e["ts"], e["depth"]))
     out: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0])
     stack: list[tuple[dict, tuple]] = []
     for e in entries:
