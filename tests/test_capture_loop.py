@@ -117,6 +117,30 @@ async def test_a_run_is_archived_byte_for_byte_with_chunks_written_while_it_stre
     assert not list(tmp_path.rglob("*.tmp"))
 
 
+async def test_live_samples_lie_inside_the_run_and_chunks_follow_their_windows(
+    tmp_path: Path,
+) -> None:
+    """Live, the run starts at the connect and ends when the footer arrived: no sample lies
+    outside, and each window's chunk is written within about a delta of the window's end."""
+    recorder = Recorder()
+    device = sim(run_seconds=2.0, speed=1.0, cpu_flush_seconds=0.1)
+    async with SimulatedDevice(device) as dev:
+        config = cap_config(dev, tmp_path, runs=1, chunk_seconds=0.5, delta_seconds=0.1)
+        summary = await run_capture(DeviceCapture(config, observer=recorder))
+        run = await dev.wait_run_end(0, 5)
+    [session] = summary.sessions
+    record = read_record(session.path)
+    assert record["status"] == "complete"
+    start = session.record.start
+    footer_end = run.end_ms / 1000  # the simulator's clock is ours
+    chunks = assert_valid_chunks(session.path, record["profiler_id"])
+    times = [s["timestamp"] for c in chunks for s in c["profile"]["samples"]]
+    assert times and start <= min(times) and max(times) <= footer_end + 0.05
+    # Every chunk but the last was written while the run streamed, soon after its window.
+    during = [when for when, state, _ in recorder.chunks if state == "streaming"]
+    assert len(during) >= len(chunks) - 2, (len(during), len(chunks))
+
+
 async def test_two_consecutive_runs_become_two_sessions(tmp_path: Path) -> None:
     async with SimulatedDevice(sim(runs=2, run_seconds=1.0)) as dev:
         summary = await run_capture(DeviceCapture(cap_config(dev, tmp_path, runs=2)))

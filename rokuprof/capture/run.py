@@ -101,6 +101,7 @@ class RunCapture:
         self._stop_waiter: asyncio.Future | None = None
         self.guard: ArchiveGuard | None = None
         self.cut: Cut | None = None  # the archive limit that ended the run, if one did
+        self.footer_arrival: float | None = None  # Unix seconds: live, the run ends there
 
     # -- the run -----------------------------------------------------------------------------
 
@@ -231,6 +232,8 @@ class RunCapture:
             had_header = self.reader.header is not None
             self.reader.feed(data)
             self.status.entries = self.reader.entry_count
+            if self.reader.footer is not None:
+                self.footer_arrival = time.time()
             if not had_header and self.reader.header is not None:
                 self._on_header()
         elif self.reader.status == "complete":
@@ -286,6 +289,7 @@ class RunCapture:
                 if now >= next_delta:
                     next_delta = max(next_delta + s.delta_seconds, now)
                     self._add_delta()
+                    await self._write_ready()  # a window's chunk, as soon as data passed it
                 if now >= next_chunk:
                     next_chunk = max(next_chunk + s.chunk_seconds, now)
                     await self._write_ready()
@@ -311,13 +315,18 @@ class RunCapture:
             self.observer.on_message(self.status, "error", message)
             return None
 
+    def _now(self) -> float:
+        """The time of data taken now: never after the footer arrived (the run's end)."""
+        now = time.time()
+        return now if self.footer_arrival is None else min(now, self.footer_arrival)
+
     def _add_delta(self) -> None:
         tables = self.reader.tables
         self.status.live_heap_bytes = tables.live_bytes
         if self.sink is None:
             return
         delta = tables.take_delta(lines=False)
-        arrival = time.time()
+        arrival = self._now()
         self._guard("add a delta", lambda: self.sink.add(delta, arrival))
 
     async def _write_chunks(self, chunks: list[bytes]) -> None:
@@ -329,7 +338,7 @@ class RunCapture:
     async def _write_ready(self) -> None:
         if self.sink is None:
             return
-        now = time.time()
+        now = self._now()
         chunks = self._guard("build chunks", lambda: self.sink.ready(now))
         await self._write_chunks(chunks or [])
 
@@ -351,7 +360,7 @@ class RunCapture:
             await self.stream.aclose()
         await files.archive.close()
         reader.close()
-        end = time.time()
+        end = self._now()  # when the footer arrived, for a complete run
         self._add_delta()
         if self.sink is not None:
             result = self._guard("finish the chunks", lambda: self.sink.finish(end))

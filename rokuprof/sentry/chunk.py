@@ -39,9 +39,10 @@ How samples are made (see ``design.md``, "From aggregated deltas to Sentry sampl
   wall time) first pushes the window's samples back into the idle time before them, and what
   still does not fit is carried into the next window. No sample lies after the end of the run
   (:meth:`ChunkBuilder.finish`): busy time that cannot fit before it is reported
-  (:attr:`BuildReport.unplaced_seconds`, :attr:`BuildReport.leftovers`), never sent after it. A chunk is cut as soon as time is known to have
-  passed its window (an arrival or ``ready(now)`` after it), so *when* you call :meth:`ready`
-  does not change the chunks.
+  (:attr:`BuildReport.unplaced_seconds`, :attr:`BuildReport.leftovers`), never sent after it.
+  A chunk is cut at the first arrival after its window (whose data may still go into it), or by
+  ``ready(now)`` once ``settle_seconds`` have passed since it ended, so *when* you call
+  :meth:`ready` does not change the chunks.
 * A thread with a single busy sample in a window would be dropped by Sentry (it keeps threads with
   two or more); that sample is carried into the next window instead. A window with nothing valid
   is not emitted; its data moves on. What still cannot form a valid chunk when the run ends is
@@ -105,7 +106,9 @@ class ChunkSettings:
     the header. ``environment``: Sentry environment (``None`` leaves it out).
     ``max_backlog_seconds``: busy time a thread may have waiting beyond the wall time that has
     passed; more than that (a wrong wall unit, or a broken stream) is dropped and reported
-    rather than laid out for hours.
+    rather than laid out for hours. ``settle_seconds``: data arriving this long after a window
+    ended may still be placed in it (it describes time before its arrival), so a window is cut
+    that long after its end.
     """
 
     wall_unit: str = DEFAULT_WALL_UNIT
@@ -114,6 +117,7 @@ class ChunkSettings:
     environment: str | None = "production"
     hz: int = SAMPLE_RATE_HZ
     max_backlog_seconds: float = 3600.0
+    settle_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         units_per_second(self.wall_unit)
@@ -123,6 +127,8 @@ class ChunkSettings:
             raise ValueError("chunk_seconds is too short to hold two samples")
         if not (math.isfinite(self.max_backlog_seconds) and self.max_backlog_seconds > 0):
             raise ValueError("max_backlog_seconds must be positive")
+        if not (math.isfinite(self.settle_seconds) and 0 <= self.settle_seconds <= 10):
+            raise ValueError("settle_seconds must be between 0 and 10")
         if self.release is not None and not self.release.strip():
             raise ValueError("release must not be empty")
         if self.environment is not None and (
@@ -274,6 +280,7 @@ class ChunkBuilder:
         #: samples of each call path dropped over the backlog limit
         self.dropped_samples: dict[int, int] = {}
         self._max_backlog = max(2, int(self.settings.max_backlog_seconds * self.hz))
+        self._settle = max(0, math.ceil(self.settings.settle_seconds * self.hz))
         self._span = int(self.settings.chunk_seconds * self.hz)  # last slot - first slot
         self._window = 0  # grid index of the window being filled
         self._lanes: dict[int, Lane] = {}  # module ID -> lane
@@ -318,8 +325,9 @@ class ChunkBuilder:
         """Lower-level :meth:`add`: wall-self differences per call path, in stream order."""
         self._check_open()
         slot = max(self._last_slot, self._slot(arrival))
-        self._advance(slot)
-        self._last_slot = slot
+        # Data describes time before its arrival: a window that ended less than the settling
+        # time before it is cut only once this data is queued, so the cut can place it there.
+        self._advance(slot - self._settle)
         sampler = self.sampler
         for path, wall in walls.items():
             module = self._thread_of(path)
@@ -329,6 +337,8 @@ class ChunkBuilder:
             n = sampler.take(path, wall)
             if n:
                 self._lane(module).push(path, n)
+        self._advance(slot)
+        self._last_slot = slot
         for lane in self._lanes.values():
             if lane.queued:  # this window's data, after what earlier windows left waiting
                 lane.place(slot)
@@ -340,10 +350,10 @@ class ChunkBuilder:
 
     def ready(self, now: float | None = None) -> list[Chunk]:
         """The chunks finished so far (each handed out once). With ``now``, windows that ended
-        before ``now`` are finished first; ``now`` must not be earlier than arrivals still to
-        come."""
+        more than ``settle_seconds`` before ``now`` are finished first; ``now`` must not be
+        earlier than arrivals still to come."""
         if now is not None and not self._finished:
-            self._advance(self._slot(now))
+            self._advance(self._slot(now) - self._settle)
         out, self._ready = self._ready, []
         return out
 
