@@ -9,7 +9,7 @@ from test_capture_loop import cap_config, run_capture, sim
 
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import build_header
-from rokuprof.bsprof.model import PATH, Limits
+from rokuprof.bsprof.model import CPU, PATH, Limits
 from rokuprof.capture import DeviceCapture
 from rokuprof.capture.session import read_record
 from rokuprof.profile import ProfileTables
@@ -28,13 +28,18 @@ def header_length(config: DeviceConfig) -> int:
     return len(build_header(header)) + app.config.header_padding
 
 
-def bytes_per_path(n: int = 20_000) -> float:
-    """What one defined call path costs in the tables."""
+def bytes_per_path(n: int = 50_000) -> float:
+    """What one call path with samples costs in the tables: defined, counted, its delta taken
+    and its stack built (as the chunk builder does). ``benchmarks/memory.py`` measures RSS."""
+    entries = [(PATH, i, 0, 1, 0, 1, 1, 1) for i in range(1, n + 1)]
+    entries += [(CPU, i, 0, 1000 + i, 2000 + i) for i in range(1, n + 1)]
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
         tables = ProfileTables()
-        tables.apply([(PATH, i, 0, 1, 0, 1, 1, 1) for i in range(1, n + 1)])
+        tables.apply(entries)
+        for pid in tables.take_delta().paths:
+            tables.stack(pid)
         return (tracemalloc.get_traced_memory()[0] - base) / n
     finally:
         tracemalloc.stop()
@@ -66,3 +71,8 @@ async def test_a_million_paths_stop_at_the_limit_with_bounded_memory(tmp_path: P
     assert peak < BOUND, f"peak {peak / 2**20:.1f} MiB"
     # Without the limit the same stream would have cost far more than the bound.
     assert PATHS * bytes_per_path() > 3 * BOUND
+
+
+def test_a_call_path_costs_at_most_400_bytes() -> None:
+    """Compact per-path storage (about 1.2 KB per path before the array columns)."""
+    assert bytes_per_path() <= 400

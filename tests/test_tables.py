@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from unittest.mock import patch
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import chunk, entry_lists, streams
@@ -21,8 +23,9 @@ from rokuprof.bsprof.model import (
     Header,
     Limits,
 )
+from rokuprof.profile import tables as tables_module
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.profile.tables import UNKNOWN_PATH, PathStats, ProfileTables
+from rokuprof.profile.tables import UNKNOWN_PATH, PathNode, PathStats, ProfileTables
 
 FIELDS = [
     "cpu",
@@ -196,7 +199,7 @@ def test_line_cpu_is_bounded_for_a_hostile_stream():
     assert len(tables.warnings) == 1
     assert "line-level CPU stopped at 50" in tables.warnings[0]
     tables.apply([(CPU, 1, 1, 5, 5)])  # a pair already kept still adds up
-    assert tables.line_cpu[(1, 1)] == [6, 7]
+    assert tables.line_cpu[(1, 1)] == (6, 7)
 
 
 # --- strings, modules, stacks -----------------------------------------------------------------
@@ -352,3 +355,119 @@ def test_reader_warnings_come_from_decoder_and_tables():
     assert len(reader.warnings) == 2
     assert "7.0.0" in reader.warnings[0]
     assert "live-heap tracking stopped" in reader.warnings[1]
+
+
+# --- compact storage --------------------------------------------------------------------------
+
+
+def observed(tables: ProfileTables, deltas: list) -> tuple:
+    """Everything the read API says about the tables."""
+    return (
+        deltas,
+        tables.snapshot(),
+        dict(tables.counters),
+        dict(tables.line_cpu),
+        dict(tables.heap),
+        tables.leak_sites(),
+        tables.totals(),
+        {pid: tables.stack(pid) for pid in tables.paths},
+        tables.warnings,
+    )
+
+
+@given(
+    st.data(),
+    st.booleans().flatmap(lambda line: entry_lists(line, memory_ops=True, max_actions=60)),
+)
+def test_a_write_back_cache_of_one_row_changes_nothing(data, entries):
+    """Rows evicted (and folded into the columns) at every new path or line key give the same
+    tables as rows kept: counting order and eviction never show."""
+    cuts = data.draw(st.lists(st.integers(0, len(entries)), max_size=6))
+
+    def run() -> tuple:
+        tables = ProfileTables()
+        deltas = []
+        for batch in chunk(entries, cuts):
+            tables.apply(batch)
+            deltas.append(tables.take_delta())
+        return observed(tables, deltas)
+
+    with patch.object(tables_module, "HOT_ROWS", 1):
+        tiny = run()
+    assert tiny == run()
+
+
+def test_counters_stop_at_2_64_minus_1():
+    top = 2**64 - 1
+    tables = tables_of([ROOT, (CPU, 1, 3, 2**63, 5), (CPU, 1, 3, 2**63, 5)])
+    assert (tables.stats(1).cpu, tables.stats(1).wall) == (top, 10)
+    assert tables.line_cpu[(1, 3)] == (top, 10)
+    assert tables.saturated == 2
+    assert tables.warnings == ["a counter reached 2**64 - 1 and stays there (saturated)"]
+    tables.apply([(CPU, 1, 0, 1, 1)])
+    assert (tables.stats(1).cpu, tables.stats(1).wall) == (top, 11)
+    assert tables.totals().cpu == top and len(tables.warnings) == 1
+
+
+def test_read_only_views():
+    top = 2**32 - 1
+    tables = tables_of(
+        [
+            ROOT,
+            (PATH, top, 1, 0, 4, 1, 200, 3),
+            (CPU, top, top, 10, 20),
+            (MEMORY, top, ALLOC, 0, top, top),
+            (MEMORY, 1, ALLOC, 0, 0, 0),
+        ]
+    )
+    assert list(tables.paths) == [1, top] and len(tables.paths) == 2
+    assert 0 not in tables.paths and 5 not in tables.paths
+    assert tables.paths[top] == PathNode(top, 1, 9, 1, 200, 3, 4, 1)
+    assert dict(tables.counters) == {
+        UNKNOWN_PATH: (0,) * 9,
+        1: (0, 0, 0, 1, 0, 0, 0, 0, 0),
+        top: (10, 20, 0, 1, top, 0, 0, 0, 0),
+    }
+    assert dict(tables.line_cpu) == {(top, top): (10, 20)}
+    assert dict(tables.heap) == {top: (top, top), 0: (1, 0)}
+    assert tables.leak_sites() == [(top, 1, top), (1, 1, 0)]
+    assert tables.line_number(top, top) == 200 + top - 1
+    with pytest.raises(TypeError):
+        tables.heap[1] = (1, 1)  # type: ignore[index]
+
+
+def test_entries_on_undefined_paths_keep_the_heap_and_line_table_right():
+    tables = tables_of(
+        [
+            ROOT,
+            (MEMORY, 42, ALLOC, 0, 0x10, 8),  # undefined path: counted under UNKNOWN_PATH
+            (MEMORY, 1, ALLOC, 0, 0x10, 3),  # replaces it
+            (MEMORY, 1, ALLOC, 0, 0x20, 5),
+            (MEMORY, 42, ALLOC, 0, 0x20, 7),  # replaces that one
+            (MEMORY, 0, FREE, 0, 0x10, 0),  # path 0: unknown, but not a dangling reference
+            (CPU, 42, 6, 1, 2),
+        ]
+    )
+    assert (tables.live_bytes, tables.replaced_allocations, tables.dangling) == (7, 2, 3)
+    assert dict(tables.heap) == {0x20: (UNKNOWN_PATH, 7)}
+    assert tables.stats(UNKNOWN_PATH) == PathStats(
+        cpu=1, wall=2, alloc_count=2, alloc_bytes=15, free_count=1, freed_bytes=3
+    )
+    assert tables.stats(1) == PathStats(alloc_count=2, alloc_bytes=8)
+    assert dict(tables.line_cpu) == {(42, 6): (1, 2)}
+
+
+def test_a_redefined_path_changes_every_stack_through_it():
+    tables = tables_of(
+        [
+            ROOT,
+            (PATH, 3, 0, 8, 0, 1, 300, 2),
+            (PATH, 2, 1, 0, 4, 1, 200, 3),
+            (PATH, 4, 2, 0, 1, 1, 400, 3),
+        ]
+    )
+    assert [n.id for n in tables.stack(4)] == [4, 2, 1]
+    tables.apply([(PATH, 2, 3, 0, 4, 1, 200, 3)])  # a hostile stream moves path 2 under 3
+    assert [n.id for n in tables.stack(4)] == [4, 2, 3]
+    assert tables.stack(2)[0] == PathNode(2, 3, 8, 1, 200, 3, 4, 1)
+    assert len(tables.paths) == 4

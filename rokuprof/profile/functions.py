@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from rokuprof.profile.tables import CALLS, CPU, WALL, PathNode, ProfileTables
+from rokuprof.profile.tables import PathNode, ProfileTables
 
 FunctionKey = tuple[str, str, str]  # (module name, function, file)
 
@@ -47,20 +47,20 @@ def aggregate_functions(tables: ProfileTables) -> list[FunctionStats]:
             stats = result[key] = FunctionStats(*key)
         return stats
 
-    for pid, c in tables.counters.items():
-        if not (c[CPU] or c[WALL] or c[CALLS]):
+    for pid, c in tables.snapshot().items():
+        if not (c.cpu or c.wall or c.calls):
             continue
         stack = tables.stack(pid)
         if not stack:
             continue
         leaf = get(function_key(tables, stack[0]))
-        leaf.self_cpu += c[CPU]
-        leaf.self_wall += c[WALL]
-        leaf.calls += c[CALLS]
+        leaf.self_cpu += c.cpu
+        leaf.self_wall += c.wall
+        leaf.calls += c.calls
         for key in {function_key(tables, node) for node in stack}:
             stats = get(key)
-            stats.total_cpu += c[CPU]
-            stats.total_wall += c[WALL]
+            stats.total_cpu += c.cpu
+            stats.total_wall += c.wall
     return sorted(
         result.values(), key=lambda f: (-f.self_wall, -f.total_wall, f.module, f.function, f.file)
     )

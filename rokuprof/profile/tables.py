@@ -6,21 +6,71 @@ a live heap (address -> allocating path and size). :meth:`ProfileTables.take_del
 changed per call path since the previous call: the chunk builder turns those deltas into samples.
 
 Pure and synchronous: no I/O, no clocks.
+
+The read API (what the capture, the chunk builder, the exporters and the views use; another
+implementation of the tables must present the same):
+
+* ``apply(entries)``: add decoded entries, in stream order;
+* ``stack(path_id)``: the :class:`PathNode` elements of a call path, leaf first (``()`` for an
+  undefined path); ``stats(path_id)``: its :class:`PathStats`; ``line_number(path_id, offset)``;
+* ``snapshot()``: cumulative :class:`PathStats` of every path with any; ``take_delta(lines)``: a
+  :class:`Delta` of what changed since the previous call; ``totals()``: :class:`Totals`;
+  ``leak_sites()``: ``(path, count, bytes)`` of the live heap, largest first;
+* ``string(id)``, ``module_name(id)``: names, with a placeholder for an unknown ID;
+* read-only mappings: ``strings`` (ID -> text), ``modules`` (ID -> name string ID), ``paths``
+  (ID -> :class:`PathNode`), ``counters`` (ID -> the nine counters as a tuple, in
+  :class:`PathStats` order, :data:`UNKNOWN_PATH` included), ``line_cpu`` ((path, line offset) ->
+  ``(cpu, wall)``) and ``heap`` (address -> ``(path, size)``);
+* plain attributes: ``limits``, ``live_bytes``, ``dangling``, ``replaced_allocations``,
+  ``untracked_allocations``, ``untracked_line_cpu``, ``saturated``, ``warnings``.
+
+Storage is compact because a device decides how many paths, allocations and line keys we hold
+(``benchmarks/memory.py`` measures each):
+
+* a call path has no object of its own but a dense slot number (one dict entry, path ID ->
+  counter offset) into ``array`` columns: its definition (eight uint32), its nine counters and
+  their delta baseline (uint64 each) and a changed flag, so :meth:`take_delta` visits only the
+  paths that changed;
+* the live heap maps an address to one int, ``slot << 32 | size`` (slot 0: an allocation on an
+  undefined path, counted under :data:`UNKNOWN_PATH`);
+* the line table maps ``offset << 32 | path`` to a slot in uint64 (cpu, wall) columns;
+* counting itself happens in a bounded write-back cache of plain lists (see :meth:`apply`), and
+  the :class:`PathNode` objects and stacks handed out are built on demand and kept in bounded
+  caches.
+
+Counters stop at 2**64 - 1 (``saturated`` counts how often one would have passed it; a warning
+says so).
 """
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from operator import sub
 
 from rokuprof.bsprof.model import Entry, Limits
 
-# Slots of the per-path counter list (a list, not an object, because it is updated per entry).
+# Positions of the nine counters of a call path (and the fields of PathStats, in this order).
 CPU, WALL, CALLS, ALLOCS, ALLOC_BYTES, FREES, FREE_REALLOCS, FREED_BYTES, UNKNOWN_FREES = range(9)
 _N = 9
 
+# Positions of a path's definition in its row of eight uint32 (and the fields of PathNode).
+_ID, _CALLER, _MODULE, _FILE, _LINE, _FUNCTION, _LINE_OFFSET, _DEPTH = range(8)
+_D = 8
+
 #: Path ID under which entries that name an undefined path are counted.
 UNKNOWN_PATH = 0
+
+_U32 = 0xFFFFFFFF
+_U64 = 0xFFFFFFFFFFFFFFFF
+_ZEROS = array("Q", bytes(8 * _N))
+
+#: Bounds of the caches of rows being counted, of built PathNode objects and of stacks (each
+#: is emptied when full).
+HOT_ROWS = 8_192
+NODE_CACHE = 4_096
+STACK_CACHE = 4_096
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +102,7 @@ class PathStats:
     unknown_frees: int = 0
 
     @classmethod
-    def of(cls, counters: list[int]) -> PathStats:
+    def of(cls, counters) -> PathStats:
         return cls(*counters)
 
     def __bool__(self) -> bool:
@@ -98,76 +148,100 @@ class ProfileTables:
         self.limits = limits or Limits()
         self.strings: dict[int, str] = {}
         self.modules: dict[int, int] = {}  # module ID -> name string ID
-        self.paths: dict[int, PathNode] = {}
-        self.counters: dict[int, list[int]] = {UNKNOWN_PATH: [0] * _N}
-        self.line_cpu: dict[tuple[int, int], list[int]] = {}
-        self.heap: dict[int, tuple[int, int]] = {}  # address -> (path, size)
         self.live_bytes = 0
         self.dangling = 0  # entries naming a path that was never defined
         self.replaced_allocations = 0  # alloc at an address that was still live
         self.untracked_allocations = 0  # allocations past the live-heap limit
         self.untracked_line_cpu = 0  # CPU entries whose line was not kept (table limit)
+        self.saturated = 0  # times a counter would have passed 2**64 - 1 (it stays there)
         self.warnings: list[str] = []
-        self._baseline: dict[int, list[int]] = {}
-        self._line_baseline: dict[tuple[int, int], list[int]] = {}
-        self._stacks: dict[int, tuple[PathNode, ...]] = {}
+        # Call paths: path ID -> offset of its counters (slot * 9); slot 0 is UNKNOWN_PATH.
+        self._at: dict[int, int] = {UNKNOWN_PATH: 0}
+        self._defs = array("I", bytes(4 * _D))  # per slot: id, caller, module, ... (_D uint32)
+        self._counts = array("Q", _ZEROS)  # per slot: the nine counters
+        self._base = array("Q", _ZEROS)  # per slot: the counters at the last take_delta
+        self._changed = bytearray(_N)  # at the slot's counter offset: 1 = changed since then
+        # Live heap: address -> slot << 32 | size (slot 0: an undefined path).
+        self._heap: dict[int, int] = {}
+        # Line-level CPU: offset << 32 | path -> slot * 2 in (cpu, wall) columns.
+        self._line_at: dict[int, int] = {}
+        self._line_keys = array("Q")  # per line slot: its key
+        self._lines = array("Q")
+        self._line_base = array("Q")
+        self._line_changed = bytearray()
+        # Write-back cache of the rows being counted (see apply()).
+        self._hot: dict[int, list[int]] = {}  # path ID (-1: UNKNOWN_PATH) -> row
+        self._hot_lines: dict[tuple[int, int], list[int]] = {}  # (path, offset) -> row
+        self._nodes: dict[int, PathNode] = {}  # slot -> node (bounded cache)
+        self._stacks: dict[int, tuple[PathNode, ...]] = {}  # path ID -> stack (bounded cache)
 
     # -- accumulation ------------------------------------------------------------------------
 
     def apply(self, entries: list[Entry]) -> None:
-        """Add decoded entries, in stream order."""
-        counters = self.counters
-        heap = self.heap
-        line_cpu = self.line_cpu
+        """Add decoded entries, in stream order.
+
+        Counting in Python is fastest in plain lists, so the paths and line keys being counted
+        have a row of Python ints in a bounded write-back cache (:data:`HOT_ROWS` of each);
+        :meth:`_sync` adds them to the compact columns before anything reads counters, and when
+        the cache is full."""
+        row_of = self._hot.get
+        line_of = self._hot_lines.get
+        heap = self._heap
+        heap_setdefault = heap.setdefault
+        heap_pop = heap.pop
         live = self.live_bytes
         max_live = self.limits.max_live_allocations
-        max_line_keys = self.limits.max_line_keys
+        may_fill = len(heap) + len(entries) > max_live  # else no need to check on each insert
         try:
             for e in entries:
                 kind = e[0]
                 if kind == 3:  # memory operation
                     _, pid, op, _, addr, size = e
-                    c = counters.get(pid) or self._unknown()
-                    if op == 0:
+                    c = row_of(pid) or self._row(pid)
+                    if c is None:  # an undefined path (or 0): the slow way
+                        live += self._stray(e)
+                    elif op == 0:
                         c[3] += 1
                         c[4] += size
-                        new = (pid, size)
-                        old = heap.setdefault(addr, new)
+                        new = c[9] | size  # never a shared small int: the slot is >= 1
+                        old = heap_setdefault(addr, new)
                         if old is not new:  # the address was still live: replace it
                             heap[addr] = new
-                            live += size - old[1]
+                            live += size - (old & 0xFFFFFFFF)
                             self.replaced_allocations += 1
-                        elif len(heap) > max_live:
+                        elif may_fill and len(heap) > max_live:
                             del heap[addr]
                             self._heap_full()
                         else:
                             live += size
                     else:
-                        c[5 if op == 1 else 6] += 1
-                        old = heap.pop(addr, None)
+                        c[op + 4] += 1  # FREE (1) -> 5, FREE_REALLOC (2) -> 6
+                        old = heap_pop(addr, None)
                         if old is None:
                             c[8] += 1
                         else:
-                            c[7] += old[1]
-                            live -= old[1]
+                            old &= 0xFFFFFFFF
+                            c[7] += old
+                            live -= old
                 elif kind == 4:  # CPU
                     _, pid, line_offset, cpu, wall = e
-                    c = counters.get(pid) or self._unknown()
+                    c = row_of(pid) or self._row(pid)
+                    if c is None:
+                        self._stray(e)
+                        continue
                     c[0] += cpu
                     c[1] += wall
                     if line_offset:
-                        lc = line_cpu.get((pid, line_offset))
-                        if lc is None:
-                            if len(line_cpu) < max_line_keys:
-                                line_cpu[(pid, line_offset)] = [cpu, wall]
-                            else:
-                                self._line_table_full()
-                        else:
+                        lc = line_of((pid, line_offset)) or self._line_row(pid, line_offset)
+                        if lc is not None:
                             lc[0] += cpu
                             lc[1] += wall
                 elif kind == 5:  # call count
-                    c = counters.get(e[1]) or self._unknown()
-                    c[2] += e[2]
+                    c = row_of(e[1]) or self._row(e[1])
+                    if c is None:
+                        self._stray(e)
+                    else:
+                        c[2] += e[2]
                 elif kind == 2:
                     self._define_path(e)
                 elif kind == 0:
@@ -177,9 +251,118 @@ class ProfileTables:
         finally:
             self.live_bytes = live
 
-    def _unknown(self) -> list[int]:
-        self.dangling += 1
-        return self.counters[UNKNOWN_PATH]
+    def _row(self, pid: int) -> list[int] | None:
+        """A new cache row for a defined path: its nine counters to add, ``slot << 32`` (for
+        the heap) and the offset of its counters; ``None`` for an undefined path."""
+        b = self._at.get(pid)
+        if not b:
+            return None
+        if len(self._hot) >= HOT_ROWS:
+            self._sync()
+        row = self._hot[pid] = [0, 0, 0, 0, 0, 0, 0, 0, 0, b // _N << 32, b]
+        return row
+
+    def _line_row(self, pid: int, offset: int) -> list[int] | None:
+        """A new cache row for a line key (cpu, wall, slot); ``None`` (counted) when the line
+        table is full."""
+        key = offset << 32 | pid
+        j = self._line_at.get(key)
+        if j is None:
+            if len(self._line_keys) >= self.limits.max_line_keys:
+                self._line_table_full()
+                return None
+            j = self._line_at[key] = len(self._lines)
+            self._line_keys.append(key)
+            self._lines.extend((0, 0))
+            self._line_base.extend((0, 0))
+            self._line_changed += b"\x00\x00"
+        if len(self._hot_lines) >= HOT_ROWS:
+            self._sync()
+        row = self._hot_lines[(pid, offset)] = [0, 0, j]
+        return row
+
+    def _stray(self, e: Entry) -> int:
+        """Apply an entry that names an undefined path (or path 0): its counters and heap entry
+        go to :data:`UNKNOWN_PATH`, its line CPU keeps the path it named. Returns the change of
+        the live bytes."""
+        pid = e[1]
+        if pid:
+            self.dangling += 1
+        c = self._hot.get(-1)
+        if c is None:
+            if len(self._hot) >= HOT_ROWS:
+                self._sync()
+            c = self._hot[-1] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]  # UNKNOWN_PATH's row
+        kind = e[0]
+        if kind == 5:
+            c[2] += e[2]
+            return 0
+        if kind == 4:
+            _, _, offset, cpu, wall = e
+            c[0] += cpu
+            c[1] += wall
+            lc = offset and (self._hot_lines.get((pid, offset)) or self._line_row(pid, offset))
+            if lc:
+                lc[0] += cpu
+                lc[1] += wall
+            return 0
+        _, _, op, _, addr, size = e
+        heap = self._heap
+        if op:
+            c[5 if op == 1 else 6] += 1
+            old = heap.pop(addr, None)
+            if old is None:
+                c[8] += 1
+                return 0
+            c[7] += old & 0xFFFFFFFF
+            return -(old & 0xFFFFFFFF)
+        c[3] += 1
+        c[4] += size
+        old = heap.get(addr)
+        if old is not None:
+            heap[addr] = size  # slot 0 << 32 | size
+            self.replaced_allocations += 1
+            return size - (old & 0xFFFFFFFF)
+        if len(heap) >= self.limits.max_live_allocations:
+            self._heap_full()
+            return 0
+        heap[addr] = size
+        return size
+
+    def _sync(self) -> None:
+        """Add the cached rows to the columns, flag what changed and empty the cache. A counter
+        that would pass 2**64 - 1 stops there."""
+        if not (self._hot or self._hot_lines):
+            return
+        counts, changed = self._counts, self._changed
+        for row in self._hot.values():
+            b = row[10]
+            for k in range(_N):
+                if row[k]:
+                    changed[b] = 1
+                    try:
+                        counts[b + k] += row[k]
+                    except OverflowError:
+                        counts[b + k] = _U64
+                        self._saturated()
+        values, flags = self._lines, self._line_changed
+        for row in self._hot_lines.values():
+            j = row[2]
+            for i in (0, 1):
+                if row[i]:
+                    flags[j] = 1
+                    try:
+                        values[j + i] += row[i]
+                    except OverflowError:
+                        values[j + i] = _U64
+                        self._saturated()
+        self._hot.clear()
+        self._hot_lines.clear()
+
+    def _saturated(self) -> None:
+        if not self.saturated:
+            self.warnings.append("a counter reached 2**64 - 1 and stays there (saturated)")
+        self.saturated += 1
 
     def _heap_full(self) -> None:
         if not self.untracked_allocations:
@@ -199,22 +382,52 @@ class ProfileTables:
 
     def _define_path(self, e: Entry) -> None:
         _, pid, caller, module, line_offset, file_id, line, function_id = e
+        defs = self._defs
         depth = 0
         if caller:
-            parent = self.paths.get(caller)
-            if parent is None:
+            parent = self._at.get(caller)
+            if not parent:  # undefined (UNKNOWN_PATH's slot 0 is no path either)
                 self.dangling += 1
                 module = 0
             else:
-                module = parent.module
-                depth = parent.depth + 1
-        self.paths[pid] = PathNode(
-            pid, caller, module, file_id, line, function_id, line_offset, depth
-        )
-        self.counters.setdefault(pid, [0] * _N)
-        self._stacks.pop(pid, None)
+                p = parent // _N * _D
+                module = defs[p + _MODULE]
+                depth = min(defs[p + _DEPTH] + 1, _U32)
+        row = (pid, caller, module, file_id, line, function_id, line_offset, depth)
+        b = self._at.get(pid)
+        if b is None:
+            self._at[pid] = len(self._counts)
+            defs.extend(row)
+            self._counts.extend(_ZEROS)
+            self._base.extend(_ZEROS)
+            self._changed += bytes(_N)
+        else:  # a redefinition: the counters stay, every cached stack may be stale
+            d = b // _N * _D
+            defs[d : d + _D] = array("I", row)
+            self._nodes.clear()
+            self._stacks.clear()
 
     # -- views -------------------------------------------------------------------------------
+
+    @property
+    def paths(self) -> Mapping[int, PathNode]:
+        """Defined call paths: path ID -> :class:`PathNode` (read-only, built on access)."""
+        return _PathsView(self)
+
+    @property
+    def counters(self) -> Mapping[int, tuple[int, ...]]:
+        """Path ID (:data:`UNKNOWN_PATH` included) -> its nine counters (read-only)."""
+        return _CountersView(self)
+
+    @property
+    def heap(self) -> Mapping[int, tuple[int, int]]:
+        """The live heap: address -> ``(path, size)`` (read-only)."""
+        return _HeapView(self)
+
+    @property
+    def line_cpu(self) -> Mapping[tuple[int, int], tuple[int, int]]:
+        """``(path, line offset)`` -> ``(cpu, wall)`` (read-only)."""
+        return _LineView(self)
 
     def string(self, sid: int) -> str:
         """The string with that ID; a placeholder for 0 or an undefined ID."""
@@ -225,37 +438,61 @@ class ProfileTables:
         name_id = self.modules.get(module_id)
         return self.string(name_id) if name_id is not None else f"<module {module_id}>"
 
+    def _node(self, b: int) -> PathNode:
+        """The node of the path whose counters are at ``b`` (cached)."""
+        slot = b // _N
+        node = self._nodes.get(slot)
+        if node is None:
+            if len(self._nodes) >= NODE_CACHE:
+                self._nodes.clear()
+            d = slot * _D
+            node = self._nodes[slot] = PathNode(*self._defs[d : d + _D])
+        return node
+
     def stack(self, path_id: int) -> tuple[PathNode, ...]:
         """The call path's elements, leaf first, root last."""
         cached = self._stacks.get(path_id)
         if cached is not None:
             return cached
+        at = self._at.get
+        defs = self._defs
         nodes: list[PathNode] = []
         seen: set[int] = set()
         pid = path_id
         while pid and pid not in seen:  # a hostile stream may define a cycle
-            node = self.paths.get(pid)
-            if node is None:
+            b = at(pid)
+            if b is None:
                 break
-            nodes.append(node)
+            nodes.append(self._node(b))
             seen.add(pid)
-            pid = node.caller
+            pid = defs[b // _N * _D + _CALLER]
         stack = tuple(nodes)
+        if len(self._stacks) >= STACK_CACHE:
+            self._stacks.clear()
         self._stacks[path_id] = stack
         return stack
 
     def line_number(self, path_id: int, line_offset: int) -> int:
         """Source line of a line offset within the function at the leaf of ``path_id``."""
-        node = self.paths.get(path_id)
-        return (node.line if node else 0) + line_offset - 1
+        b = self._at.get(path_id)
+        line = self._defs[b // _N * _D + _LINE] if b else 0
+        return line + line_offset - 1
 
     def stats(self, path_id: int) -> PathStats:
-        c = self.counters.get(path_id)
-        return PathStats.of(c) if c else PathStats()
+        self._sync()
+        b = self._at.get(path_id)
+        return PathStats(*self._counts[b : b + _N]) if b is not None else PathStats()
 
     def snapshot(self) -> dict[int, PathStats]:
         """Cumulative counters of every call path that has any."""
-        return {p: PathStats.of(c) for p, c in self.counters.items() if any(c)}
+        self._sync()
+        counts = self._counts
+        out: dict[int, PathStats] = {}
+        for pid, b in self._at.items():
+            row = counts[b : b + _N]
+            if any(row):
+                out[pid] = PathStats(*row)
+        return out
 
     def take_delta(self, lines: bool = True) -> Delta:
         """Per call path, what changed since the previous call (the first call: since start).
@@ -263,35 +500,43 @@ class ProfileTables:
         ``lines=False`` skips the line-level CPU table (its ``line_cpu`` is empty and its baseline
         stays where it was): consumers that only need call paths, like the chunk builder, then do
         not pay for diffing up to ``Limits.max_line_keys`` entries."""
-        base = self._baseline
-        changed: dict[int, PathStats] = {}
-        for pid, c in self.counters.items():
-            old = base.get(pid)
-            if old is None:
-                if any(c):
-                    changed[pid] = PathStats.of(c)
-                    base[pid] = c[:]
-            elif c != old:
-                changed[pid] = PathStats(*map(sub, c, old))
-                base[pid] = c[:]
+        self._sync()
+        counts, base, changed, defs = self._counts, self._base, self._changed, self._defs
+        find = changed.find
+        paths: dict[int, PathStats] = {}
+        b = find(1)
+        while b >= 0:
+            changed[b] = 0
+            now = counts[b : b + _N]
+            old = base[b : b + _N]
+            if now != old:
+                paths[defs[b // _N * _D]] = PathStats(*map(sub, now, old))  # row 0: ID 0
+                base[b : b + _N] = now
+            b = find(1, b + 1)
         line_changes: dict[tuple[int, int], tuple[int, int]] = {}
-        line_base = self._line_baseline
-        for key, lc in self.line_cpu.items() if lines else ():
-            old = line_base.get(key, (0, 0))
-            if lc[0] != old[0] or lc[1] != old[1]:
-                line_changes[key] = (lc[0] - old[0], lc[1] - old[1])
-                line_base[key] = lc[:]
-        return Delta(changed, line_changes, self.live_bytes, len(self.heap))
+        if lines:
+            values, line_base, flags = self._lines, self._line_base, self._line_changed
+            keys = self._line_keys
+            find = flags.find
+            j = find(1)
+            while j >= 0:
+                flags[j] = 0
+                cpu, wall = values[j] - line_base[j], values[j + 1] - line_base[j + 1]
+                if cpu or wall:
+                    key = keys[j >> 1]
+                    line_changes[(key & _U32, key >> 32)] = (cpu, wall)
+                    line_base[j : j + 2] = values[j : j + 2]
+                j = find(1, j + 2)
+        return Delta(paths, line_changes, self.live_bytes, len(self._heap))
 
     def totals(self) -> Totals:
-        sums = [0] * _N
-        for c in self.counters.values():
-            for i in range(_N):
-                sums[i] += c[i]
+        self._sync()
+        counts = self._counts
+        sums = [sum(counts[i::_N]) for i in range(_N)]
         return Totals(
             strings=len(self.strings),
             modules=len(self.modules),
-            paths=len(self.paths),
+            paths=len(self._at) - 1,
             cpu=sums[CPU],
             wall=sums[WALL],
             calls=sums[CALLS],
@@ -302,20 +547,99 @@ class ProfileTables:
             freed_bytes=sums[FREED_BYTES],
             unknown_frees=sums[UNKNOWN_FREES],
             live_bytes=self.live_bytes,
-            live_count=len(self.heap),
+            live_count=len(self._heap),
         )
 
     def leak_sites(self) -> list[tuple[int, int, int]]:
         """Allocating call paths of the allocations still live: ``(path, count, bytes)``,
         largest first."""
-        sites: dict[int, list[int]] = {}
-        for pid, size in self.heap.values():
-            s = sites.get(pid)
+        sites: dict[int, list[int]] = {}  # slot -> count, bytes
+        for packed in self._heap.values():
+            slot, size = packed >> 32, packed & _U32
+            s = sites.get(slot)
             if s is None:
-                sites[pid] = [1, size]
+                sites[slot] = [1, size]
             else:
                 s[0] += 1
                 s[1] += size
+        defs = self._defs
         return sorted(
-            ((p, n, b) for p, (n, b) in sites.items()), key=lambda t: (-t[2], -t[1], t[0])
+            ((defs[slot * _D], n, b) for slot, (n, b) in sites.items()),
+            key=lambda t: (-t[2], -t[1], t[0]),
         )
+
+
+# -- read-only views of the compact tables -----------------------------------------------------
+
+
+class _PathsView(Mapping[int, PathNode]):
+    __slots__ = ("_t",)
+
+    def __init__(self, tables: ProfileTables) -> None:
+        self._t = tables
+
+    def __getitem__(self, pid: int) -> PathNode:
+        b = self._t._at.get(pid)
+        if not b:
+            raise KeyError(pid)
+        return self._t._node(b)
+
+    def __iter__(self) -> Iterator[int]:
+        return (pid for pid, b in self._t._at.items() if b)
+
+    def __len__(self) -> int:
+        return len(self._t._at) - 1
+
+
+class _CountersView(Mapping[int, tuple[int, ...]]):
+    __slots__ = ("_t",)
+
+    def __init__(self, tables: ProfileTables) -> None:
+        self._t = tables
+
+    def __getitem__(self, pid: int) -> tuple[int, ...]:
+        self._t._sync()
+        b = self._t._at[pid]
+        return tuple(self._t._counts[b : b + _N])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._t._at)
+
+    def __len__(self) -> int:
+        return len(self._t._at)
+
+
+class _HeapView(Mapping[int, tuple[int, int]]):
+    __slots__ = ("_t",)
+
+    def __init__(self, tables: ProfileTables) -> None:
+        self._t = tables
+
+    def __getitem__(self, addr: int) -> tuple[int, int]:
+        packed = self._t._heap[addr]
+        return self._t._defs[(packed >> 32) * _D], packed & _U32
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._t._heap)
+
+    def __len__(self) -> int:
+        return len(self._t._heap)
+
+
+class _LineView(Mapping[tuple[int, int], tuple[int, int]]):
+    __slots__ = ("_t",)
+
+    def __init__(self, tables: ProfileTables) -> None:
+        self._t = tables
+
+    def __getitem__(self, key: tuple[int, int]) -> tuple[int, int]:
+        path, offset = key
+        self._t._sync()
+        j = self._t._line_at[offset << 32 | path]
+        return self._t._lines[j], self._t._lines[j + 1]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return ((key & _U32, key >> 32) for key in self._t._line_keys)
+
+    def __len__(self) -> int:
+        return len(self._t._line_keys)
