@@ -2,12 +2,15 @@
 
 Each fuzz input is turned into a stream and a way to split it (:func:`split_input`). The check
 feeds the stream to the :class:`~rokuprof.bsprof.decoder.Decoder` whole and in the input-derived
-pieces, and compares both runs with each other and with the construct reference parser. Any
-exception from the decoder or any disagreement is a finding.
+pieces, and compares both runs with each other and with the construct reference parser. When the
+native core is built, it decodes the same pieces (whole and split, entries recorded) and must
+agree with the pure decoder, and its tables with the pure tables. Any exception from a decoder
+or any disagreement is a finding.
 
     python fuzz/fuzz_decoder.py -max_total_time=120 fuzz/corpus    # fuzz (needs atheris)
     python fuzz/fuzz_decoder.py crash-1234abcd                     # replay one input
     python fuzz/fuzz_decoder.py --make-corpus fuzz/corpus          # write seed inputs
+    python fuzz/fuzz_decoder.py --make-native-corpus DIR           # seeds for fuzz_native.c
 """
 
 from __future__ import annotations
@@ -29,15 +32,22 @@ def _import_core():
     from rokuprof.bsprof import errors, grammar, reference
     from rokuprof.bsprof.decoder import Decoder
     from rokuprof.bsprof.model import Header, Limits
+    from rokuprof.profile.reader import PythonProfileReader
 
-    return errors, grammar, reference, Decoder, Header, Limits
+    try:
+        from rokuprof._native.reader import NativeDecoder, NativeProfileReader
+    except ImportError:  # the native core is not built: fuzz the pure path only
+        NativeDecoder = NativeProfileReader = None
+    native = (NativeDecoder, NativeProfileReader, PythonProfileReader)
+    return errors, grammar, reference, Decoder, Header, Limits, native
 
 
 if atheris is not None and __name__ == "__main__":
     with atheris.instrument_imports(include=["rokuprof"]):
-        errors, grammar, reference, Decoder, Header, Limits = _import_core()
+        errors, grammar, reference, Decoder, Header, Limits, NATIVE = _import_core()
 else:
-    errors, grammar, reference, Decoder, Header, Limits = _import_core()
+    errors, grammar, reference, Decoder, Header, Limits, NATIVE = _import_core()
+NativeDecoder, NativeProfileReader, PythonProfileReader = NATIVE
 
 DOCUMENTED = (
     errors.BadMagic,
@@ -56,6 +66,8 @@ SMALL_LIMITS = Limits(
     max_modules=4,
     max_paths=30,
     max_string_table_chars=200,
+    max_live_allocations=8,
+    max_line_keys=8,
 )
 
 
@@ -88,11 +100,17 @@ def split_input(data: bytes) -> tuple[bytes, list[int], object]:
     return stream, cuts, limits
 
 
-def _run(pieces: list[bytes], limits) -> tuple:
-    decoder = Decoder(limits)
+def _run(pieces: list[bytes], limits, native: bool = False) -> tuple:
+    decoder = NativeDecoder(limits, record=True) if native else Decoder(limits)
     entries = []
     for piece in pieces:
-        entries.extend(decoder.feed(piece))
+        if native:
+            count = decoder.feed(piece)
+            got = decoder.take_entries()
+            assert count == len(got), "feed() count differs from the entries recorded"
+            entries.extend(got)
+        else:
+            entries.extend(decoder.feed(piece))
     decoder.close()
     error = decoder.error
     if error is not None:
@@ -139,6 +157,23 @@ def check(data: bytes) -> None:
     assert whole[3] == ref.warnings, "warnings differ from the reference"
     assert whole[4] == ref_error, (whole[4], ref_error)
     assert whole[7] == ref.ended, "end marker seen differently"
+    if NativeDecoder is not None:
+        assert _run([stream], limits, native=True) == whole, "native core differs (whole)"
+        assert _run(pieces, limits, native=True) == whole, "native core differs (split)"
+        _check_tables(pieces, limits)
+
+
+def _check_tables(pieces: list[bytes], limits) -> None:
+    """The native tables answer like the pure tables, with a delta after every piece."""
+    pure, native = PythonProfileReader(limits), NativeProfileReader(limits)
+    for piece in pieces:
+        pure.feed(piece)
+        native.feed(piece)
+        assert native.tables.take_delta() == pure.tables.take_delta(), "deltas differ"
+    for name in ("totals", "snapshot", "leak_sites"):
+        assert getattr(native.tables, name)() == getattr(pure.tables, name)(), name
+    assert native.warnings == pure.warnings, "warnings differ"
+    assert dict(native.tables.heap) == dict(pure.tables.heap), "heaps differ"
 
 
 def seed_inputs() -> list[bytes]:
@@ -171,11 +206,25 @@ def seed_inputs() -> list[bytes]:
     return seeds
 
 
+def native_seed_inputs() -> list[bytes]:
+    """Seeds for fuzz/fuzz_native.c (the C core alone): the bodies of :func:`seed_inputs`
+    behind its control byte (bit 0 line flag, bit 1 small limits, bits 5..2 cuts)."""
+    seeds = []
+    for seed in seed_inputs():
+        stream, _, limits = split_input(seed)
+        line_data = bool(seed[0] & 0b10)
+        body = stream[len(HEADERS[line_data]) :] if stream.startswith(HEADERS[line_data]) else b""
+        control = int(line_data) | (2 if limits else 0) | 2 << 2
+        seeds.append(bytes([control, 60, 190]) + body)
+    return seeds
+
+
 def main(argv: list[str]) -> None:
-    if len(argv) > 2 and argv[1] == "--make-corpus":
+    if len(argv) > 2 and argv[1] in ("--make-corpus", "--make-native-corpus"):
         corpus = Path(argv[2])
         corpus.mkdir(parents=True, exist_ok=True)
-        for i, seed in enumerate(seed_inputs()):
+        seeds = seed_inputs() if argv[1] == "--make-corpus" else native_seed_inputs()
+        for i, seed in enumerate(seeds):
             (corpus / f"seed-{i:02d}").write_bytes(seed)
         return
     if atheris is None:

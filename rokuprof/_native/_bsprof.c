@@ -97,13 +97,13 @@ static PyObject *Core_state(CoreObject *self, PyObject *Py_UNUSED(ignored))
     CORE(self);
     bsp_state s;
     bsp_get_state(self->core, &s);
-    return Py_BuildValue("KKKKKKKk(iii)", (unsigned long long)s.dangling,
+    return Py_BuildValue("KKKKKKK(iii)", (unsigned long long)s.dangling,
                          (unsigned long long)s.replaced_allocations,
                          (unsigned long long)s.untracked_allocations,
                          (unsigned long long)s.untracked_line_cpu,
                          (unsigned long long)s.live_bytes, (unsigned long long)s.live_count,
-                         (unsigned long long)s.saturated, (unsigned long)s.saturated_path,
-                         s.warnings[0], s.warnings[1], s.warnings[2]);
+                         (unsigned long long)s.saturated, s.warnings[0], s.warnings[1],
+                         s.warnings[2]);
 }
 
 static int as_id(PyObject *arg, uint32_t *id)
@@ -539,7 +539,7 @@ static PyMethodDef Core_methods[] = {
      "(string, module, path definitions, string characters) counted against the limits."},
     {"state", (PyCFunction)Core_state, METH_NOARGS,
      "(dangling, replaced, untracked allocations, untracked line CPU, live bytes, live "
-     "count, saturated entries, first saturated path, (warning codes in order))."},
+     "count, saturations, (warning codes in order))."},
     {"string", (PyCFunction)Core_string, METH_O, "The text of a string ID, or None."},
     {"strings", (PyCFunction)Core_strings, METH_NOARGS, "[(ID, text)] in definition order."},
     {"module", (PyCFunction)Core_module, METH_O, "The name string ID of a module, or None."},

@@ -371,7 +371,6 @@ struct bsp_core {
     uint64_t live_bytes;
 
     uint64_t dangling, replaced, untracked_allocs, untracked_lines, saturated;
-    uint32_t saturated_path;
     int warnings[3];
 
     VEC(uint32_t, dirty_slots);
@@ -603,22 +602,18 @@ static void warn(bsp_core *c, int which)
     }
 }
 
-/* Counters stop at 2^64-1 rather than wrap (as ProfileTables): an entry that would take one
- * past it adds what fits to its path's counters and nothing else (no heap or line change). */
-static inline int overflows(uint64_t counter, uint64_t add) { return counter + add < counter; }
-
-static inline void add_saturating(uint64_t *counter, uint64_t add)
+/* Counters stop at 2^64-1 rather than wrap, as in ProfileTables; each time one would have
+ * passed it is counted (and the first time, warned about). */
+static inline void add(bsp_core *c, uint64_t *counter, uint64_t value)
 {
-    *counter = overflows(*counter, add) ? UINT64_MAX : *counter + add;
-}
-
-static void saturate(bsp_core *c, uint32_t path)
-{
-    if (!c->saturated) {
-        c->saturated_path = path;
-        warn(c, BSP_WARN_SATURATED);
+    uint64_t sum = *counter + value;
+    if (sum < value) {
+        sum = UINT64_MAX;
+        if (!c->saturated)
+            warn(c, BSP_WARN_SATURATED);
+        c->saturated++;
     }
-    c->saturated++;
+    *counter = sum;
 }
 
 static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_offset,
@@ -630,21 +625,16 @@ static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_o
     uint64_t *k = c->slots[s].c;
     touch(c, s);
     if (op == 0) {
-        if (overflows(k[BSP_ALLOCS], 1) || overflows(k[BSP_ALLOC_BYTES], size)) {
-            add_saturating(&k[BSP_ALLOCS], 1);
-            add_saturating(&k[BSP_ALLOC_BYTES], size);
-            saturate(c, path);
-            return 1;
-        }
-        k[BSP_ALLOCS]++;
-        k[BSP_ALLOC_BYTES] += size;
+        add(c, &k[BSP_ALLOCS], 1);
+        add(c, &k[BSP_ALLOC_BYTES], size);
         int found;
         cell *slot = heap_claim(&c->live, address, &c->hs, &found);
         if (!slot)
             return 0;
-        if (found) { /* the address was still live: replace it */
+        uint32_t owner = s ? path : 0; /* an allocation on an undefined path: the unknown one */
+        if (found) {                   /* the address was still live: replace it */
             c->live_bytes += (uint64_t)size - slot->size;
-            slot->path = path;
+            slot->path = owner;
             slot->size = size;
             c->replaced++;
         } else if (c->live.count >= c->lim.max_live_allocations) {
@@ -652,24 +642,17 @@ static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_o
                 warn(c, BSP_WARN_HEAP_FULL);
             c->untracked_allocs++;
         } else {
-            heap_fill(&c->live, slot, address, path, size);
+            heap_fill(&c->live, slot, address, owner, size);
             c->live_bytes += size;
         }
     } else {
-        uint64_t *frees = &k[op == 1 ? BSP_FREES : BSP_FREE_REALLOCS];
-        if (overflows(*frees, 1)) {
-            saturate(c, path);
-            return 1;
-        }
-        (*frees)++;
+        add(c, &k[op == 1 ? BSP_FREES : BSP_FREE_REALLOCS], 1);
         uint32_t old_size;
         if (heap_remove(&c->live, address, &old_size, &c->hs)) {
+            add(c, &k[BSP_FREED_BYTES], old_size);
             c->live_bytes -= old_size;
-            if (overflows(k[BSP_FREED_BYTES], old_size))
-                saturate(c, path);
-            add_saturating(&k[BSP_FREED_BYTES], old_size);
         } else {
-            add_saturating(&k[BSP_UNKNOWN_FREES], 1);
+            add(c, &k[BSP_UNKNOWN_FREES], 1);
         }
     }
     return 1;
@@ -683,22 +666,16 @@ static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t 
     uint32_t s = slot_of(c, path);
     uint64_t *k = c->slots[s].c;
     touch(c, s);
-    if (overflows(k[BSP_CPU], cpu) || overflows(k[BSP_WALL], wall)) {
-        add_saturating(&k[BSP_CPU], cpu);
-        add_saturating(&k[BSP_WALL], wall);
-        saturate(c, path);
-        return 1;
-    }
-    k[BSP_CPU] += cpu;
-    k[BSP_WALL] += wall;
-    if (line_offset) {
+    add(c, &k[BSP_CPU], cpu);
+    add(c, &k[BSP_WALL], wall);
+    if (line_offset) { /* keyed by the path named, defined or not */
         uint64_t key = (uint64_t)path << 32 | line_offset;
         uint32_t *i = map64_get(&c->line_index, key, &c->hs);
         line_entry *e;
         if (i) {
             e = &c->lines[*i];
-            add_saturating(&e->cpu, cpu);
-            add_saturating(&e->wall, wall);
+            add(c, &e->cpu, cpu);
+            add(c, &e->wall, wall);
         } else if (c->lines_len < c->lim.max_line_keys && c->lines_len < 0xFFFFFFFFu) {
             if (!GROW(c->lines, c->lines_cap, c->lines_len + 1) ||
                 !GROW(c->dirty_lines, c->dirty_lines_cap, c->lines_len + 1) ||
@@ -730,12 +707,7 @@ static int apply_calls(bsp_core *c, uint32_t path, uint32_t count)
         return 0;
     uint32_t s = slot_of(c, path);
     touch(c, s);
-    if (overflows(c->slots[s].c[BSP_CALLS], count)) {
-        c->slots[s].c[BSP_CALLS] = UINT64_MAX;
-        saturate(c, path);
-        return 1;
-    }
-    c->slots[s].c[BSP_CALLS] += count;
+    add(c, &c->slots[s].c[BSP_CALLS], count);
     return 1;
 }
 
@@ -1102,7 +1074,6 @@ void bsp_get_state(const bsp_core *c, bsp_state *out)
     out->untracked_allocations = c->untracked_allocs;
     out->untracked_line_cpu = c->untracked_lines;
     out->saturated = c->saturated;
-    out->saturated_path = c->saturated_path;
     out->live_bytes = c->live_bytes;
     out->live_count = c->live.count;
     for (int i = 0; i < 3; i++)
@@ -1200,7 +1171,8 @@ int bsp_take_delta(bsp_core *c, int lines, const bsp_path_counts **paths, size_t
     *nlines = 0;
     if (!lines)
         return 1;
-    qsort(c->dirty_lines, c->dirty_lines_len, sizeof(uint32_t), cmp_u32);
+    if (c->dirty_lines_len)
+        qsort(c->dirty_lines, c->dirty_lines_len, sizeof(uint32_t), cmp_u32);
     if (!GROW(c->delta_lines, c->delta_lines_cap, c->dirty_lines_len))
         return 0;
     n = 0;
@@ -1274,7 +1246,7 @@ int bsp_leak_sites(bsp_core *c, const bsp_site **sites, size_t *n)
         c->sites[k].bytes = size;
         k++;
     }
-    qsort(c->sites, k, sizeof(bsp_site), cmp_site_path);
+    qsort(c->sites, k, sizeof(bsp_site), cmp_site_path); /* c->sites is never NULL here */
     size_t m = 0;
     for (size_t j = 0; j < k; j++) {
         if (m && c->sites[m - 1].path == c->sites[j].path) {

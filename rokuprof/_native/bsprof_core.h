@@ -76,7 +76,7 @@ typedef struct {
 } bsp_line_counts;
 
 typedef struct {
-    uint32_t path;
+    uint32_t path; /* 0: allocations on undefined paths */
     uint64_t count;
     uint64_t bytes;
 } bsp_site;
@@ -96,8 +96,7 @@ typedef struct {
     uint64_t replaced_allocations;  /* alloc at an address still live */
     uint64_t untracked_allocations; /* allocations past the live-heap limit */
     uint64_t untracked_line_cpu;    /* CPU entries whose line was not kept */
-    uint64_t saturated;             /* entries that took a counter past 2^64-1 (it stays) */
-    uint32_t saturated_path;        /* the path of the first of them */
+    uint64_t saturated;             /* times a counter would have passed 2^64-1 (it stays) */
     uint64_t live_bytes;
     uint64_t live_count;
     int warnings[3];                /* BSP_WARN_* in the order they happened, 0 = none */

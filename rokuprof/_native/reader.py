@@ -217,9 +217,7 @@ _WARNINGS = {
         "line-level CPU stopped at {limits.max_line_keys} (path, line) pairs (limit); "
         "call-path totals are still complete"
     ),
-    _bsprof.WARN_SATURATED: (
-        "a counter of path {path} reached 2**64 - 1 and stays there (saturated)"
-    ),
+    _bsprof.WARN_SATURATED: "a counter reached 2**64 - 1 and stays there (saturated)",
 }
 
 _UNBOUNDED = 2**64 - 1
@@ -410,10 +408,8 @@ class NativeTables:
 
     @property
     def warnings(self) -> list[str]:
-        state = self._core.state()
-        return [
-            _WARNINGS[code].format(limits=self.limits, path=state[7]) for code in state[8] if code
-        ]
+        codes = self._core.state()[7]
+        return [_WARNINGS[code].format(limits=self.limits) for code in codes if code]
 
     def memory(self) -> int:
         """Bytes the native tables and buffers hold."""
