@@ -1,0 +1,51 @@
+"""The exit statuses of every rokuprof command, and the one way to end a command with an error.
+
+=====  ===========  ==========================================================================
+ 0     OK           success; ``watch``: every run ended complete or interrupted (Ctrl-C);
+                    ``daemon``: a clean stop (SIGTERM), whatever its sessions' outcomes
+ 1     FAILED       the work started and could not be finished for a reason outside the data:
+                    an output could not be written midway, the device could not be reached
+                    (``control``, ``discover``), the daemon could not start
+ 2     USAGE        bad usage, or a problem found before any work started (nothing is written):
+                    a missing or unreadable input, not a .bsprof, an output that cannot be
+                    created or written, a malformed or unknown host, a port out of range, a bad
+                    config
+ 3     INCOMPLETE   the data was incomplete or corrupt (what could be read was used), a
+                    conversion that produced nothing (the reason is printed), a ``watch`` run
+                    that ended truncated or failed
+=====  ===========  ==========================================================================
+
+The daemon's sessions do not change its status: they are in its logs, metrics and each
+``session.json``, and a non-zero status would make systemd count a normal stop as a failure.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import typer
+
+from rokuprof.views.text import printable
+
+OK = 0
+FAILED = 1
+USAGE = 2
+INCOMPLETE = 3
+
+
+def _stderr_line(prefix: str, message: object) -> None:
+    from rokuprof.cli.output import stderr_console
+
+    err = stderr_console()
+    err.print(f"{prefix} {printable(message)}", markup=False, highlight=False, soft_wrap=True)
+
+
+def fail(message: object, status: int = USAGE) -> NoReturn:
+    """Print ``error: <message>`` as one line on stderr (device text escaped) and exit."""
+    _stderr_line("error:", message)
+    raise typer.Exit(status)
+
+
+def warn(message: object) -> None:
+    """Print ``warning: <message>`` as one line on stderr (device text escaped)."""
+    _stderr_line("warning:", message)

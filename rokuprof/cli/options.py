@@ -1,0 +1,24 @@
+"""Options several commands share, spelled the same everywhere (see the conventions in app.py):
+``-j``/``--json``, ``-q``/``--quiet``, and enumerations whose choices typer lists in help."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+JsonFlag = Annotated[
+    bool, typer.Option("--json", "-j", help="Print the result as JSON on standard output.")
+]
+QuietFlag = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")]
+
+
+def choice(name: str, *values: str) -> type[StrEnum]:
+    """A ``StrEnum`` of ``values`` (each member's name and value are the same): typer validates
+    it and lists the choices in help, e.g. ``View = choice("View", "auto", "live", "plain")``."""
+    return StrEnum(name, {value: value for value in values})  # type: ignore[return-value]
+
+
+#: How ``watch`` and ``demo`` show a run while it streams.
+View = choice("View", "auto", "live", "plain")
