@@ -7,7 +7,8 @@ directories in a temporary directory, then measures:
   that needs sizes and ages must pay; the baseline of the ratios, measured in the same run;
 * ``rescan``: the uploader's start-up scan (:meth:`Uploader.rescan`), best of ``--repeat``;
 * the memory the uploader holds afterwards (tracemalloc, after a collection) and the peak
-  during the scan, in total and per pending chunk.
+  during the scan, in total and per pending chunk, and what it holds after scanning an empty
+  spool (the baseline: the rest is the backlog's share).
 
 The page cache is warm (the files were just written). Point ``PYTHONPATH`` at another checkout
 to measure other code with the same script::
@@ -87,6 +88,21 @@ def rescan(root: Path) -> Uploader:
     return uploader
 
 
+def held_memory(root: Path) -> tuple[int, int]:
+    """(bytes an uploader holds after scanning ``root``, peak bytes during the scan), traced
+    after a warm-up scan so that one-time allocations (imports, caches) do not count."""
+    rescan(root)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    held = [rescan(root)]  # keep it alive while measuring what it holds
+    gc.collect()
+    kept, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del held
+    return kept - before, peak - before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=200_000)
@@ -112,16 +128,10 @@ def main() -> None:
             )
         del uploader
 
-        gc.collect()
-        tracemalloc.start()
-        before = tracemalloc.get_traced_memory()[0]
-        held = [rescan(root)]  # keep it alive while measuring what it holds
-        gc.collect()
-        kept, peak = tracemalloc.get_traced_memory()
-        del held
-        tracemalloc.stop()
-        kept -= before
-        peak -= before
+        kept, peak = held_memory(root)
+        empty = root / "empty"
+        empty.mkdir()
+        kept_empty, _ = held_memory(empty)
 
     print(f"walk (scandir + 1 stat per file, baseline): {t_walk:.3f} s")
     print(
@@ -129,8 +139,9 @@ def main() -> None:
         f"({t_scan / t_walk:.2f}x the walk, {t_scan / count * 1e6:.1f} us per chunk)"
     )
     print(
-        f"uploader memory after the scan: {kept / 2**20:.2f} MiB "
-        f"({kept / count:.1f} B per pending chunk)"
+        f"uploader memory after the scan: {kept / 2**20:.2f} MiB ({kept / count:.1f} B per"
+        f" pending chunk; {kept_empty / 2**20:.2f} MiB after scanning an empty spool, so"
+        f" {(kept - kept_empty) / 2**20:.2f} MiB is the backlog's share)"
     )
     print(f"peak memory during the scan: {peak / 2**20:.2f} MiB ({peak / count:.1f} B per chunk)")
 
