@@ -80,6 +80,17 @@ async def watch(
         return await capture.run()
 
 
+def summary_json(summary: CaptureSummary) -> dict[str, object]:
+    """The closing report as JSON (``--json``): each session's ``session.json`` and path."""
+    return {
+        "host": summary.host,
+        "device": summary.device,
+        "stop_reason": summary.stop_reason,
+        "problems": list(summary.problems),
+        "sessions": [{"path": str(s.path), **s.record.to_json()} for s in summary.sessions],
+    }
+
+
 def summary_lines(summary: CaptureSummary) -> list[str]:
     """The closing report: each session, its status and where it is."""
     lines = []

@@ -120,7 +120,7 @@ class RokuTyper(typer.Typer):
         kwargs.setdefault("cls", RokuGroup)
         kwargs.setdefault("context_settings", CONTEXT)
         kwargs.setdefault("pretty_exceptions_enable", False)
-        kwargs.setdefault("rich_markup_mode", "markdown")  # reflow docstring paragraphs in help
+        kwargs.setdefault("rich_markup_mode", None)  # plain help: no boxes, nothing cut in a pipe
         super().__init__(**kwargs)
 
     def command(self, *args: Any, **kwargs: Any) -> Any:
@@ -130,7 +130,6 @@ class RokuTyper(typer.Typer):
 
 app = RokuTyper(
     name="rokuprof",
-    help="Capture Roku BrightScript profiler data (.bsprof) and turn it into profiles.",
     no_args_is_help=True,
     add_completion=True,
 )
@@ -152,6 +151,9 @@ def _root(
     ),
 ) -> None:
     """Capture Roku BrightScript profiler data (.bsprof) and turn it into profiles.
+
+    `rokuprof COMMAND -h` describes each command. Shell completion: `rokuprof
+    --install-completion` (bash, zsh, fish, PowerShell).
 
     Exit status (every command): 0 success; 1 the work could not be finished (an output could
     not be written midway, a device could not be reached); 2 bad usage or a problem found

@@ -65,19 +65,26 @@ class CaptureSource:
                     feed(data)
                     done += len(data)
                     progress.update(task, completed=done)
-                    data = self.stream.read(READ_SIZE)
+                    data = _read_some(self.stream)
         finally:
             if self.stream is not sys.stdin.buffer:
                 self.stream.close()
         return done
 
 
+def _read_some(stream: BinaryIO) -> bytes:
+    """Up to READ_SIZE bytes, returning what a pipe has so far rather than waiting for more
+    (``curl -N ... | rokuprof inspect -`` is decoded as it arrives)."""
+    read1 = getattr(stream, "read1", None)
+    return read1(READ_SIZE) if read1 is not None else stream.read(READ_SIZE)
+
+
 def _check_magic(head: bytes, label: str) -> None:
     # A capture cut short inside the magic is still a capture (an incomplete one).
+    if not head:
+        raise CaptureInputError(f"{label} is not a .bsprof file (it is empty)")
     if head != MAGIC[: len(head)]:
-        raise CaptureInputError(
-            f"{label} is not a .bsprof capture (it does not start with 'bsprof')"
-        )
+        raise CaptureInputError(f"{label} is not a .bsprof file (it does not start with 'bsprof')")
 
 
 def open_capture(arg: str, stdin: BinaryIO | None = None) -> CaptureSource:

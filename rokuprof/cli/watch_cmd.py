@@ -7,15 +7,19 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from rokuprof.capture.limits import ArchiveLimits
-from rokuprof.capture.loop import CaptureConfig
-from rokuprof.capture.watch import summary_lines
+from rokuprof.capture.loop import CaptureConfig, CaptureSummary
+from rokuprof.capture.session import FAILED, TRUNCATED
+from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.capture.watch import watch as run_watch
-from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
+from rokuprof.cli import exits
+from rokuprof.cli.app import app
+from rokuprof.cli.checks import host_problem, output_dir_problem
+from rokuprof.cli.options import JsonFlag, QuietFlag, View
+from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.daemon.config import parse_size
-from rokuprof.views.text import error_line, printable
+from rokuprof.views.text import printable
 
 
 def _size(option: str):
@@ -30,30 +34,74 @@ def _size(option: str):
     return parse
 
 
+def summary_status(summary: CaptureSummary) -> int:
+    """3 when a run ended truncated or failed (its data is incomplete or corrupt), else 0."""
+    cut = any(s.record.status in (TRUNCATED, FAILED) for s in summary.sessions)
+    return exits.INCOMPLETE if cut else exits.OK
+
+
+def report_summary(summary: CaptureSummary, as_json: bool) -> None:
+    """The closing report on standard output (JSON with ``--json``); never wrapped."""
+    if as_json:
+        print_json(summary_json(summary))
+        return
+    console = stdout_console()
+    for line in summary_lines(summary):
+        console.print(printable(line), markup=False, soft_wrap=True)  # may quote device text
+
+
 @app.command()
 def watch(
-    host: Annotated[str, typer.Argument(help="The Roku's address (IP or host name).")],
-    out: Annotated[Path, typer.Option(help="Where sessions are written.")] = Path("rokuprof-data"),
+    host: Annotated[str, typer.Argument(help="The Roku's address (IP or host name, no port).")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="DIR", help="Where sessions are written.")
+    ] = Path("rokuprof-data"),
     chunk_seconds: Annotated[
-        float, typer.Option(min=0.1, max=60, help="Write Sentry chunks this often (seconds).")
+        float,
+        typer.Option(
+            min=0.1, max=60, metavar="SECONDS", help="Write Sentry chunks this often (seconds)."
+        ),
     ] = 60.0,
-    profiler_port: Annotated[int, typer.Option(min=1, max=65535)] = 8090,
-    ecp_port: Annotated[int, typer.Option(min=1, max=65535)] = 8060,
+    profiler_port: Annotated[
+        int,
+        typer.Option(min=1, max=65535, metavar="PORT", help="Profiler stream port (bsprof)."),
+    ] = 8090,
+    ecp_port: Annotated[
+        int,
+        typer.Option(
+            min=1, max=65535, metavar="PORT", help="ECP port (serial number, app, launches)."
+        ),
+    ] = 8060,
     console_port: Annotated[
-        int, typer.Option(min=1, max=65535, help="Debug console port (profiler status).")
+        int,
+        typer.Option(
+            min=1, max=65535, metavar="PORT", help="Debug console port (profiler status)."
+        ),
     ] = 8080,
-    runs: Annotated[int | None, typer.Option(min=1, help="Stop after this many runs.")] = None,
+    runs: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Stop after this many runs.")
+    ] = None,
     duration: Annotated[
-        float | None, typer.Option(min=0.1, help="Stop after this many seconds.")
+        float | None,
+        typer.Option(min=0.1, metavar="SECONDS", help="Stop after this many seconds."),
     ] = None,
     environment: Annotated[
-        str | None, typer.Option(help="Sentry environment of the chunks (default: production).")
+        str | None,
+        typer.Option(
+            metavar="NAME", help="Sentry environment of the chunks (default: production)."
+        ),
     ] = None,
     release: Annotated[
-        str | None, typer.Option(help="Sentry release (default: `<app name>@<app version>`).")
+        str | None,
+        typer.Option(metavar="NAME", help="Sentry release (default: `<app name>@<app version>`)."),
     ] = None,
     idle_timeout: Annotated[
-        float, typer.Option(min=1, help="End a run as truncated after this long without data.")
+        float,
+        typer.Option(
+            min=1,
+            metavar="SECONDS",
+            help="End a run as truncated after this long without data.",
+        ),
     ] = 120.0,
     no_ecp: Annotated[
         bool, typer.Option("--no-ecp", help="Do not ask ECP for the serial number and app.")
@@ -62,14 +110,16 @@ def watch(
         bool, typer.Option("--no-console", help="Do not ask the debug console for bsprof-status.")
     ] = False,
     view: Annotated[
-        str,
-        typer.Option(help="auto (live view on a terminal, log lines otherwise), live, plain."),
-    ] = "auto",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")] = False,
+        View,
+        typer.Option(help="auto: a live view on a terminal, log lines otherwise."),
+    ] = View.auto,
+    quiet: QuietFlag = False,
+    as_json: JsonFlag = False,
     max_bytes_after_error: Annotated[
         str,
         typer.Option(
             callback=_size("--max-bytes-after-error"),
+            metavar="SIZE",
             help="After corrupt data keep archiving this much (a later rokuprof may read it), "
             "then close the connection and end the run as failed. Sizes: 16MiB, 500MB, 0.",
         ),
@@ -78,6 +128,7 @@ def watch(
         str,
         typer.Option(
             callback=_size("--max-session-bytes"),
+            metavar="SIZE",
             help="End a run as truncated when its archive reaches this size (0: no cap).",
         ),
     ] = "4GiB",
@@ -85,6 +136,7 @@ def watch(
         str,
         typer.Option(
             callback=_size("--min-free-bytes"),
+            metavar="SIZE",
             help="End a run, and wait before the next, when the output file system has less "
             "free space than this (0: no floor).",
         ),
@@ -96,10 +148,16 @@ def watch(
     bsprof_data_dest=network in its manifest): the app waits for this client before it starts.
     Each run becomes `OUT/<serial>/<session>/` with `capture.bsprof` (the exact bytes),
     `session.json` and `chunks/*.json` (Sentry V2 profile chunks, written every
-    `--chunk-seconds`). Ctrl-C ends the current run as "interrupted" and exits 0.
+    `--chunk-seconds`). Ctrl-C ends the current run as "interrupted".
+
+    Exit status: 0 every run ended complete or interrupted; 3 a run ended truncated or failed
+    (what arrived is kept and converted); 2 bad usage, a host that is malformed or does not
+    resolve, an output directory that cannot be written (checked before waiting).
+    With `--json` the closing summary is one JSON document (each session's session.json and
+    path) and the run log goes quiet.
     """
-    if view not in ("auto", "live", "plain"):
-        raise typer.BadParameter("choose auto, live or plain", param_hint="--view")
+    if (problem := host_problem(host)) is not None:
+        exits.fail(problem)
     try:
         config = CaptureConfig(
             host=host,
@@ -122,10 +180,10 @@ def watch(
             ),
         )
     except ValueError as error:
-        Console(stderr=True).print(error_line(error))
-        raise typer.Exit(EXIT_USAGE) from None
-    console = Console(highlight=False)
-    summary = asyncio.run(run_watch(config, view="quiet" if quiet else view, console=console))
-    for line in summary_lines(summary):
-        console.print(printable(line), markup=False, soft_wrap=True)  # may quote device text
-    raise typer.Exit(EXIT_OK)
+        exits.fail(error)
+    if (problem := output_dir_problem(out)) is not None:
+        exits.fail(problem)
+    shown = "quiet" if quiet or as_json else View(view).value
+    summary = asyncio.run(run_watch(config, view=shown, console=stdout_console()))
+    report_summary(summary, as_json)
+    raise typer.Exit(summary_status(summary))
