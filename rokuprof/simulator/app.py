@@ -278,6 +278,14 @@ class AppConfig:
     #: (name in the model, name the device reports) for functions, files and thread modules:
     #: e.g. hostile names, to test what the views make of them
     names: tuple[tuple[str, str], ...] = ()
+    # Another build of the same app, for comparing runs (``rokuprof diff``). These change what
+    # is recorded, never the random draws, so everything else in the run stays identical.
+    #: (function, factor): a tick spent in the function costs ``factor`` times the wall and CPU
+    slower: tuple[tuple[str, float], ...] = ()
+    #: functions this build does not have: their visits, and whatever they call, record nothing
+    absent: tuple[str, ...] = ()
+    #: functions whose allocations are never freed in this build
+    leaking: tuple[str, ...] = ()
 
 
 @dataclass
@@ -310,6 +318,9 @@ class SyntheticApp:
         self._out: list[Entry] = []
         self._started = False
         self._names = dict(self.config.names)
+        self._slower = dict(self.config.slower)
+        self._absent = frozenset(self.config.absent)
+        self._leaking = frozenset(self.config.leaking)
 
     # -- public ------------------------------------------------------------------------------
 
@@ -405,12 +416,15 @@ class SyntheticApp:
     def _walk(self, thread: Thread, wall_us: int) -> None:
         rng = self.rng
         record = self._record()
+        absent = False  # a function this build lacks: draw as if recording, record nothing
         fn = FUNCTIONS[thread.root]
         caller = 0
         caller_line = 0
         depth = 0
         while True:
             line_offset = rng.randint(1, fn.lines) if self.config.line_data else 0
+            if record and fn.name in self._absent:
+                absent, record = True, False
             pid = self._path(thread, caller, caller_line, fn) if record else 0
             if record and fn.calls:
                 self._pending_calls[pid] = self._pending_calls.get(pid, 0) + fn.calls
@@ -426,10 +440,13 @@ class SyntheticApp:
             caller, caller_line = pid, line_offset or 1
             fn = FUNCTIONS[_weighted(callees, pick - fn.stay)]
             depth += 1
-        if record:
+        if absent:
+            rng.random()  # the jitter below
+        elif record:
             jitter = rng.uniform(0.8, 1.2)
             key = (pid, line_offset)
             pending = self._pending_cpu.get(key)
+            wall_us = int(wall_us * self._slower.get(fn.name, 1.0))
             cpu = int(wall_us * fn.ops_per_us * jitter)
             if pending is None:
                 self._pending_cpu[key] = [cpu, wall_us]
@@ -457,6 +474,8 @@ class SyntheticApp:
             if fn.leaks:
                 continue
             due = self.clock + rng.uniform(*fn.lifetime)
+            if fn.name in self._leaking:
+                continue
             self._seq += 1
             # A free is only recorded if the allocation was (else it happened while paused).
             heapq.heappush(self._frees, (due, self._seq, addr, pid if record else -1))
