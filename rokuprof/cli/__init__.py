@@ -8,6 +8,7 @@ from rokuprof.cli import (  # noqa: F401  (importing a command module registers 
     convert_cmd,
     daemon_cmd,
     demo_cmd,
+    diff_cmd,
     discover_cmd,
     export_cmd,
     inspect_cmd,

@@ -1,0 +1,252 @@
+"""``rokuprof diff A B``: what changed between two captures of the same app, per function."""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from rokuprof.cli import exits
+from rokuprof.cli.app import app
+from rokuprof.cli.inputs import STDIN, CaptureInputError, CaptureSource, open_capture
+from rokuprof.cli.output import print_json, stderr_console, stdout_console
+from rokuprof.cli.progress import SHOW_FROM
+from rokuprof.export import ExportInput, build_input
+from rokuprof.export.diff import SORT_KEYS, compare, diff_html, regressions
+from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
+from rokuprof.store.files import write_atomic
+from rokuprof.views.diff_view import render_diff
+from rokuprof.views.text import printable
+
+SortKey = StrEnum("SortKey", {key: key for key in SORT_KEYS})
+
+#: ``--fail-over`` found a function whose self wall grew more than allowed (for CI).
+EXIT_REGRESSION = exits.FAILED
+
+HELP = """Compare two captures of the same app (two runs, two builds), function by function.
+
+A is the baseline, B the run to judge; each is a .bsprof file, `-` (standard input, for one of
+them) or a session directory. Functions are keyed as `inspect` keys them (module, function,
+file). For each: the change in self and total wall time and CPU, calls, allocated bytes and
+bytes still live at the end, and whether it is only in A (gone) or only in B (new).
+
+Rows are ordered by the largest change of a function's own (self) figures as a share of the
+run's total of that figure, so a function made slower, added, removed or leaking comes first,
+not its callers; `--sort` orders by one figure's absolute change instead. `--per-second`
+divides every figure by its run's length (footer time minus header time; without a footer, the
+busiest thread's busy time), for runs of different lengths.
+
+`--json` prints every figure: `{"per_second", "sort", "a": run, "b": run, "summary",
+"functions": [...]}`, a run being `{"app", "app_version", "status", "problem", "seconds",
+"timing", "wall_unit", "functions", "totals"}` and a function `{"module", "function", "file",
+"status": changed|same|added|removed, "score", "self_wall_growth_pct", "a", "b", "delta"}` with
+figures `self_wall`, `total_wall`, `self_cpu`, `total_cpu`, `calls`, `self_alloc_bytes`,
+`total_alloc_bytes`, `self_live_bytes`, `total_live_bytes` (wall in the stream's wall unit;
+`a`/`b` null where the function is missing), plus `"fail_over"` with `--fail-over`.
+
+Exit status: 0 compared; 1 `--fail-over` found a function whose self wall grew by more than
+PCT percent (it says which; this wins over 3), or `--html` could not be written; 2 bad usage
+or a problem found before any work started (an input missing, unreadable or not a .bsprof, both
+inputs `-`, an `--html` file that cannot be written; nothing is written); 3 an input was
+incomplete or corrupt (what was read is compared, and a line on stderr says what is missing)."""
+
+
+@app.command(name="diff", help=HELP)
+def diff_command(
+    a: Annotated[
+        str,
+        typer.Argument(
+            metavar="A", help="Baseline: a .bsprof file, `-` (standard input) or a session dir."
+        ),
+    ],
+    b: Annotated[
+        str,
+        typer.Argument(
+            metavar="B", help="The run to judge: a .bsprof file, `-` or a session directory."
+        ),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("-j", "--json", help="Print every figure as JSON.")
+    ] = False,
+    top: Annotated[
+        int,
+        typer.Option(metavar="N", min=0, help="How many functions to list (0: all)."),
+    ] = 25,
+    sort: Annotated[
+        SortKey,
+        typer.Option(
+            help="Order by the largest change of a function's own figures as a share of the "
+            "run (`change`), or by one figure's absolute change."
+        ),
+    ] = SortKey.change,
+    per_second: Annotated[
+        bool,
+        typer.Option("--per-second", help="Divide each run's figures by its run length."),
+    ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also write a differential flame graph (B's shape, coloured by change).",
+        ),
+    ] = None,
+    fail_over: Annotated[
+        float | None,
+        typer.Option(
+            metavar="PCT",
+            min=0,
+            help="Exit 1 when a function's self wall grew by more than PCT percent "
+            "(one only in B counts as grown without bound).",
+        ),
+    ] = None,
+    min_share: Annotated[
+        float,
+        typer.Option(
+            metavar="PCT",
+            min=0,
+            max=100,
+            help="--fail-over ignores functions below PCT percent of the run's self wall "
+            "in both A and B.",
+        ),
+    ] = 1.0,
+    wall_unit: Annotated[
+        str,
+        typer.Option(
+            metavar="UNIT",
+            help=f"Unit of the .bsprof wall-time field: {', '.join(WALL_UNITS)} (not published "
+            "by Roku; microseconds is the working assumption).",
+        ),
+    ] = DEFAULT_WALL_UNIT,
+) -> None:
+    """Compare two captures (see HELP)."""
+    err = stderr_console()
+    if wall_unit not in WALL_UNITS:
+        raise typer.BadParameter(
+            f"unknown wall unit {wall_unit!r}; choose from {', '.join(WALL_UNITS)}",
+            param_hint="--wall-unit",
+        )
+    if a == STDIN and b == STDIN:
+        exits.fail("only one of A and B can be standard input (-)")
+    if html is not None:
+        _check_output(html)
+    sources: list[CaptureSource] = []
+    for arg in (a, b):
+        try:
+            sources.append(open_capture(arg))
+        except CaptureInputError as exc:
+            for opened in sources:
+                opened.stream.close()
+            exits.fail(exc)
+    inputs = [_load(source, err, wall_unit) for source in sources]
+    comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort.value)
+    failed = regressions(comparison, fail_over, min_share) if fail_over is not None else []
+    labels = (sources[0].label, sources[1].label)
+    shown = top or None
+
+    if as_json:
+        report = comparison.to_json(shown)
+        report["a"]["input"], report["b"]["input"] = labels
+        if fail_over is not None:
+            report["fail_over"] = {
+                "pct": fail_over,
+                "min_share_pct": min_share,
+                "failed": [
+                    {"module": d.module, "function": d.function, "file": d.file} for d in failed
+                ],
+            }
+        print_json(report)
+    else:
+        out = stdout_console()
+        render_diff(comparison, out, labels=labels, top=shown)
+        if fail_over is not None:
+            _say_regressions(out, failed, fail_over, min_share)
+
+    if html is not None:
+        _write_html(html, inputs[0], inputs[1], f"{labels[0]} → {labels[1]}")
+        err.print(f"differential flame graph: {printable(html)}", markup=False, soft_wrap=True)
+    for source, inp in zip(sources, inputs, strict=True):
+        if inp.run.problem:
+            exits.warn(f"{source.label}: {inp.run.problem}; compared what was read")
+    if failed:
+        raise typer.Exit(EXIT_REGRESSION)
+    if any(inp.run.problem for inp in inputs):
+        raise typer.Exit(exits.INCOMPLETE)
+    raise typer.Exit(exits.OK)
+
+
+def _load(source: CaptureSource, err: Console, wall_unit: str) -> ExportInput:
+    """Decode one capture and lay out its run (progress on a terminal for large inputs)."""
+    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit), total_bytes=source.size)
+    try:
+        source.read(converter.feed, err, what="decoding")
+    except OSError as exc:
+        exits.fail(f"cannot read {source.label}: {exc.strerror or exc}")
+    show = err.is_terminal and converter.received >= SHOW_FROM
+    with Progress(
+        TextColumn(f"laying out {_braces(printable(source.label))}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=not show,
+    ) as progress:
+        task = progress.add_task("layout", total=None)
+        return build_input(
+            converter, progress=lambda d, t: progress.update(task, completed=d, total=t)
+        )
+
+
+def _braces(label: str) -> str:
+    """A label inside a ``str.format`` template (rich's progress columns) stays as it is."""
+    return label.replace("{", "{{").replace("}", "}}")
+
+
+def _say_regressions(out: Console, failed: list, over: float, min_share: float) -> None:
+    if not failed:
+        out.print(
+            f"--fail-over {over:g}%: no function's self wall grew by more than {over:g}% "
+            f"(functions under {min_share:g}% of the run ignored)",
+            soft_wrap=True,
+            highlight=False,
+        )
+        return
+    out.print(
+        f"--fail-over {over:g}%: {len(failed)} function(s) grew by more than {over:g}%:",
+        style="bold red",
+        soft_wrap=True,
+        highlight=False,
+    )
+    for d in failed:
+        growth = d.growth("self_wall")
+        how = "new in B" if growth == float("inf") else f"{growth:+.1f}%"
+        out.print(
+            f"  {printable(d.function)} ({printable(d.module)}, {printable(d.file)}): {how}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
+
+
+def _check_output(path: Path) -> None:
+    """``--html``: fail before any work when the file could not be written."""
+    if path.is_dir():
+        exits.fail(f"cannot write {path}: it is a directory")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        exits.fail(f"cannot write {path}: no directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        exits.fail(f"cannot write {path}: {parent} is not writable")
+
+
+def _write_html(path: Path, a: ExportInput, b: ExportInput, label: str) -> None:
+    try:
+        write_atomic(path, diff_html(a, b, label=label))
+    except OSError as exc:
+        exits.fail(f"cannot write {path}: {exc.strerror or exc}", status=exits.FAILED)

@@ -1,0 +1,324 @@
+"""Comparing two captures of the same app, function by function (``rokuprof diff``; pure core).
+
+:func:`function_figures` adds up one capture per function, keyed as ``inspect`` keys them:
+``(module, function, file)``. Self figures count the call paths whose leaf is the function;
+total figures count every call path that has it anywhere on its stack, once per path even when
+it recurses (as ``inspect`` counts them). Calls are the calls of the paths it is the leaf of.
+
+:func:`compare` sets two captures side by side: per function the change of every figure, whether
+it is in both captures or only in one, and how much it changed (:attr:`FunctionDiff.score`):
+the largest change of one of its *self* figures as a share of that figure's run total. Self
+figures, because a function made slower also raises the total of every caller; ranking by self
+puts the function itself first. ``per_second`` divides each capture's figures by its run length
+(:attr:`~rokuprof.export.model.RunInfo.duration`: footer minus header time, or the busiest
+thread's busy time when there is no usable footer, the rule the Sentry conversion uses), for
+runs of different lengths.
+
+:func:`regressions` is the ``--fail-over`` check. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from rokuprof.export.model import ExportInput, function_key
+
+FunctionKey = tuple[str, str, str]  # (module, function, file)
+
+#: Every figure, in display order; the JSON names them so.
+METRICS = (
+    "self_wall",
+    "total_wall",
+    "self_cpu",
+    "total_cpu",
+    "calls",
+    "self_alloc_bytes",
+    "total_alloc_bytes",
+    "self_live_bytes",
+    "total_live_bytes",
+)
+#: The figures a function's own code accounts for: what ranks the functions.
+SELF_METRICS = ("self_wall", "self_cpu", "calls", "self_alloc_bytes", "self_live_bytes")
+#: ``sort`` keys: ``change`` (the default, :attr:`FunctionDiff.score`) or one figure.
+SORT_KEYS = ("change", *METRICS)
+
+CHANGED, SAME, ADDED, REMOVED = "changed", "same", "added", "removed"
+
+
+@dataclass(slots=True)
+class Figures:
+    """One function in one capture (counts, or per second of run with ``per_second``)."""
+
+    self_wall: float = 0
+    total_wall: float = 0
+    self_cpu: float = 0
+    total_cpu: float = 0
+    calls: float = 0
+    self_alloc_bytes: float = 0
+    total_alloc_bytes: float = 0
+    self_live_bytes: float = 0
+    total_live_bytes: float = 0
+
+    def get(self, metric: str) -> float:
+        return getattr(self, metric)
+
+    def scaled(self, factor: float) -> Figures:
+        return Figures(*(getattr(self, f.name) * factor for f in fields(self)))
+
+    def to_json(self) -> dict[str, float]:
+        return {m: _plain(getattr(self, m)) for m in METRICS}
+
+
+def function_figures(inp: ExportInput) -> dict[FunctionKey, Figures]:
+    """Per function, the figures of one capture (integers, exactly as the tables count)."""
+    out: dict[FunctionKey, Figures] = {}
+    keys: dict[tuple[int, int], FunctionKey] = {}
+
+    def key(thread: int, frame: int) -> FunctionKey:
+        k = keys.get((thread, frame))
+        if k is None:
+            k = keys[(thread, frame)] = function_key(inp, thread, frame)
+        return k
+
+    for p in inp.paths:
+        if not p.frames:
+            continue
+        leaf = key(p.thread, p.frames[0])
+        f = out.get(leaf)
+        if f is None:
+            f = out[leaf] = Figures()
+        f.self_wall += p.wall
+        f.self_cpu += p.cpu
+        f.calls += p.calls
+        f.self_alloc_bytes += p.alloc_bytes
+        f.self_live_bytes += p.live_bytes
+        for k in {key(p.thread, frame) for frame in p.frames}:
+            f = out.get(k)
+            if f is None:
+                f = out[k] = Figures()
+            f.total_wall += p.wall
+            f.total_cpu += p.cpu
+            f.total_alloc_bytes += p.alloc_bytes
+            f.total_live_bytes += p.live_bytes
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RunSide:
+    """One of the two captures, as the comparison saw it."""
+
+    app: str | None
+    app_version: str | None
+    status: str  # complete | incomplete | corrupt
+    problem: str | None
+    seconds: float  # run length (0.0 when unknown: no header)
+    timing: str | None  # how the run length was found: "footer" | "busiest thread" | None
+    wall_unit: str
+    totals: Figures  # sums of the self figures over all functions (as compared)
+    functions: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "app": self.app,
+            "app_version": self.app_version,
+            "status": self.status,
+            "problem": self.problem,
+            "seconds": self.seconds,
+            "timing": self.timing,
+            "wall_unit": self.wall_unit,
+            "functions": self.functions,
+            "totals": {m: _plain(self.totals.get(m)) for m in SELF_METRICS},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionDiff:
+    """One function: its figures in A and B (``None`` where it is missing) and the change."""
+
+    key: FunctionKey
+    status: str  # changed | same | added (only in B) | removed (only in A)
+    a: Figures | None
+    b: Figures | None
+    score: float  # largest |change| of a self figure as a share of its run total (0..1+)
+
+    @property
+    def module(self) -> str:
+        return self.key[0]
+
+    @property
+    def function(self) -> str:
+        return self.key[1]
+
+    @property
+    def file(self) -> str:
+        return self.key[2]
+
+    def before(self, metric: str) -> float:
+        return self.a.get(metric) if self.a is not None else 0
+
+    def after(self, metric: str) -> float:
+        return self.b.get(metric) if self.b is not None else 0
+
+    def delta(self, metric: str) -> float:
+        return self.after(metric) - self.before(metric)
+
+    def growth(self, metric: str = "self_wall") -> float | None:
+        """Relative change in percent; ``inf`` from nothing to something, ``None`` for
+        nothing to nothing."""
+        before, after = self.before(metric), self.after(metric)
+        if before:
+            return 100.0 * (after - before) / before
+        return math.inf if after else None
+
+    def to_json(self) -> dict[str, object]:
+        growth = self.growth()
+        return {
+            "module": self.module,
+            "function": self.function,
+            "file": self.file,
+            "status": self.status,
+            "score": round(self.score, 6),
+            "self_wall_growth_pct": None
+            if growth is None or math.isinf(growth)
+            else round(growth, 3),
+            "a": self.a.to_json() if self.a is not None else None,
+            "b": self.b.to_json() if self.b is not None else None,
+            "delta": {m: _plain(self.delta(m)) for m in METRICS},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Two captures side by side; :attr:`functions` ordered by ``sort`` (largest change first)."""
+
+    a: RunSide
+    b: RunSide
+    per_second: bool
+    sort: str
+    functions: list[FunctionDiff]
+
+    def count(self, status: str) -> int:
+        return sum(1 for f in self.functions if f.status == status)
+
+    def to_json(self, top: int | None = None) -> dict[str, object]:
+        shown = self.functions if top is None else self.functions[:top]
+        return {
+            "per_second": self.per_second,
+            "sort": self.sort,
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "summary": {
+                "functions": len(self.functions),
+                **{s: self.count(s) for s in (CHANGED, ADDED, REMOVED, SAME)},
+            },
+            "functions": [f.to_json() for f in shown],
+        }
+
+
+def _plain(value: float) -> float | int:
+    """Counts stay integers in JSON; rates are rounded to a sensible precision."""
+    if isinstance(value, int) or float(value).is_integer():
+        return int(value)
+    return round(value, 6)
+
+
+def _side(inp: ExportInput, figures: dict[FunctionKey, Figures]) -> RunSide:
+    totals = Figures()
+    for f in figures.values():
+        for m in SELF_METRICS:
+            setattr(totals, m, totals.get(m) + f.get(m))
+    run = inp.run
+    return RunSide(
+        app=run.app,
+        app_version=run.app_version,
+        status=run.status,
+        problem=run.problem,
+        seconds=run.duration,
+        timing=inp.summary.timing,
+        wall_unit=run.wall_unit,
+        totals=totals,
+        functions=len(figures),
+    )
+
+
+def _sort_key(sort: str):
+    if sort == "change":
+        return lambda d: (-d.score, -abs(d.delta("self_wall")), d.key)
+    return lambda d: (-abs(d.delta(sort)), -d.score, d.key)
+
+
+def compare(
+    a: ExportInput, b: ExportInput, *, per_second: bool = False, sort: str = "change"
+) -> Comparison:
+    """Compare capture ``a`` (before) with ``b`` (after); see the module docstring.
+
+    With ``per_second``, a capture whose run length is unknown (no header) is not scaled."""
+    if sort not in SORT_KEYS:
+        raise ValueError(f"unknown sort key {sort!r} (one of {', '.join(SORT_KEYS)})")
+    fa, fb = function_figures(a), function_figures(b)
+    if per_second:
+        fa = _per_second(fa, a.run.duration)
+        fb = _per_second(fb, b.run.duration)
+    side_a, side_b = _side(a, fa), _side(b, fb)
+    scale = {m: max(side_a.totals.get(m), side_b.totals.get(m)) for m in SELF_METRICS}
+    diffs = []
+    for key in fa.keys() | fb.keys():
+        before, after = fa.get(key), fb.get(key)
+        if before is None:
+            status = ADDED
+        elif after is None:
+            status = REMOVED
+        else:
+            status = CHANGED if any(before.get(m) != after.get(m) for m in METRICS) else SAME
+        score = 0.0
+        for m in SELF_METRICS:
+            if scale[m]:
+                change = (after.get(m) if after else 0) - (before.get(m) if before else 0)
+                score = max(score, abs(change) / scale[m])
+        diffs.append(FunctionDiff(key, status, before, after, score))
+    diffs.sort(key=_sort_key(sort))
+    return Comparison(side_a, side_b, per_second, sort, diffs)
+
+
+def _per_second(figures: dict[FunctionKey, Figures], seconds: float) -> dict[FunctionKey, Figures]:
+    if seconds <= 0:
+        return figures
+    return {k: f.scaled(1 / seconds) for k, f in figures.items()}
+
+
+def regressions(
+    comparison: Comparison, over_pct: float, min_share_pct: float = 0.0
+) -> list[FunctionDiff]:
+    """Functions whose self wall grew by more than ``over_pct`` percent (a function only in B
+    counts as grown without bound), among those whose self wall is at least ``min_share_pct``
+    percent of its run's self wall in A or in B (so that noise in tiny functions does not
+    count); largest growth first."""
+    total_a = comparison.a.totals.self_wall
+    total_b = comparison.b.totals.self_wall
+
+    def share(d: FunctionDiff) -> float:
+        return max(
+            100.0 * d.before("self_wall") / total_a if total_a else 0.0,
+            100.0 * d.after("self_wall") / total_b if total_b else 0.0,
+        )
+
+    found = []
+    for d in comparison.functions:
+        growth = d.growth("self_wall")
+        if growth is not None and growth > over_pct and share(d) >= min_share_pct:
+            found.append(d)
+    found.sort(key=lambda d: (-(d.growth("self_wall") or 0.0), d.key))
+    return found
+
+
+def diff_html(a: ExportInput, b: ExportInput, *, label: str = "A → B") -> bytes:
+    """A differential flame graph in the report's page: B's call tree, each frame coloured by
+    how its figures changed from A (the same call path, matched by thread, function and file
+    from the root)."""
+    from rokuprof.export.report import build_model, render_html
+    from rokuprof.export.report.model import baseline
+
+    model = build_model(b)
+    model["diff"] = {"label": label, "base": baseline(model, build_model(a))}
+    return render_html(model).encode()

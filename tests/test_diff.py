@@ -1,0 +1,330 @@
+"""``rokuprof diff``: two generated runs of the simulator's app with planted differences."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from rokuprof.bsprof.encoder import encode_entries
+from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
+from rokuprof.bsprof.model import Footer
+from rokuprof.export import input_from_bytes
+from rokuprof.export.diff import (
+    ADDED,
+    CHANGED,
+    METRICS,
+    REMOVED,
+    SAME,
+    SELF_METRICS,
+    compare,
+    function_figures,
+    regressions,
+)
+from rokuprof.profile.functions import aggregate_functions
+from rokuprof.simulator.app import AppConfig, SyntheticApp
+from rokuprof.views.text import printable
+
+ROOT = Path(__file__).resolve().parent.parent
+START_MS = 1_700_000_000_000
+SEED = 7
+JSON_FILE = "pkg:/source/utils/json.brs"
+
+# The planted differences between build A and build B (see AppConfig: none of them changes the
+# app's random draws, so nothing else differs).
+SLOWER = ("ContentLoaderTask", "parseString", JSON_FILE)  # twice as slow in B
+ADDED_FN = ("VideoPlayerTask", "loadSubtitles", "pkg:/components/tasks/VideoPlayerTask.brs")
+REMOVED_FN = ("main", "registryWrite", "pkg:/source/utils/registry.brs")
+LEAKING = ("HomeScene", "decodeImage", "pkg:/components/rows/imaging.brs")  # frees nothing in B
+BUILD_A = {"absent": ("loadSubtitles",)}
+BUILD_B = {
+    "absent": ("registryWrite",),
+    "slower": (("parseString", 2.0),),
+    "leaking": ("decodeImage",),
+}
+
+
+def stream(seconds: float, *, footer: bool = True, seed: int = SEED, **build) -> bytes:
+    app = SyntheticApp(AppConfig(seed=seed, **build))
+    header = app.header(START_MS)
+    data = build_header(header) + encode_entries(app.advance(seconds) + app.finish(), True)
+    data += END_MARKER
+    if footer:
+        data += build_footer(Footer(START_MS + int(seconds * 1000)))
+    return data
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("diff")
+    a, b = tmp / "a.bsprof", tmp / "b.bsprof"
+    a.write_bytes(stream(20.0, **BUILD_A))
+    b.write_bytes(stream(20.0, **BUILD_B))
+    return a, b
+
+
+def run_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    """``rokuprof diff ARGS`` with its output in a pipe (an 80-column one, were it a terminal)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80")
+    proc = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "diff", *args],
+        input=stdin or b"", capture_output=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    )
+
+
+def run_json(*args: str) -> dict:
+    proc = run_cli(*args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+# -- the pure core ------------------------------------------------------------------------------
+
+
+def test_finds_exactly_the_planted_differences_at_the_top(planted: tuple[Path, Path]) -> None:
+    a, b = (input_from_bytes(p.read_bytes()) for p in planted)
+    comparison = compare(a, b)
+    top = comparison.functions[:4]
+    assert {d.key for d in top} == {SLOWER, ADDED_FN, REMOVED_FN, LEAKING}
+    by_key = {d.key: d for d in comparison.functions}
+
+    slower = by_key[SLOWER]
+    assert slower.status == CHANGED
+    assert slower.growth("self_wall") == pytest.approx(100.0)
+    assert slower.delta("calls") == 0 and slower.delta("self_alloc_bytes") == 0
+
+    assert by_key[ADDED_FN].status == ADDED and by_key[ADDED_FN].a is None
+    assert by_key[ADDED_FN].after("self_wall") > 0
+    assert by_key[REMOVED_FN].status == REMOVED and by_key[REMOVED_FN].b is None
+    assert by_key[REMOVED_FN].before("self_wall") > 0
+
+    leak = by_key[LEAKING]
+    assert leak.delta("self_wall") == 0 and leak.delta("self_alloc_bytes") == 0
+    assert leak.delta("self_live_bytes") > 10 * leak.before("self_live_bytes") > 0
+
+    # Nothing else changed in its own figures; callers' totals did (and only those).
+    for d in comparison.functions[4:]:
+        assert d.score == 0 and all(d.delta(m) == 0 for m in SELF_METRICS), d
+    callers = {d.function for d in comparison.functions[4:] if d.status == CHANGED}
+    assert "parseValue" in callers and "onPlaybackStarted" in callers and "eventLoop" in callers
+    poster = next(d for d in comparison.functions if d.function == "drawPoster")  # decodeImage's
+    assert [m for m in METRICS if poster.delta(m)] == ["total_live_bytes"]  # caller
+    assert comparison.count(SAME) > 0
+
+
+def test_figures_are_inspects(planted: tuple[Path, Path]) -> None:
+    data = planted[1].read_bytes()
+    inp = input_from_bytes(data)
+    figures = function_figures(inp)
+    functions = aggregate_functions(inp.reader.tables)
+    assert len(figures) == len(functions)
+    for f in functions:
+        mine = figures[(f.module, f.function, f.file)]
+        assert (mine.self_wall, mine.total_wall, mine.self_cpu, mine.total_cpu, mine.calls) == (
+            f.self_wall,
+            f.total_wall,
+            f.self_cpu,
+            f.total_cpu,
+            f.calls,
+        )
+    # Live bytes: the live heap's allocating paths, by leaf function.
+    tables = inp.reader.tables
+    live: dict[tuple[str, str, str], int] = defaultdict(int)
+    for pid, _, size in tables.leak_sites():
+        stack = tables.stack(pid)
+        if stack:
+            leaf = stack[0]
+            module = tables.module_name(stack[-1].module)
+            live[(module, tables.string(leaf.function_id), tables.string(leaf.file_id))] += size
+    assert {k: f.self_live_bytes for k, f in figures.items() if f.self_live_bytes} == live
+    assert sum(f.self_alloc_bytes for f in figures.values()) == tables.totals().alloc_bytes
+
+
+def test_per_second_divides_by_each_runs_length() -> None:
+    short, long = input_from_bytes(stream(6.0)), input_from_bytes(stream(12.0))
+    raw = {d.key: d for d in compare(short, long).functions}
+    rated = compare(short, long, per_second=True)
+    assert (rated.a.seconds, rated.b.seconds) == (6.0, 12.0)
+    assert rated.a.timing == rated.b.timing == "footer"
+    for d in rated.functions:
+        for m in ("self_wall", "total_cpu", "calls", "self_alloc_bytes"):
+            assert d.before(m) == pytest.approx(raw[d.key].before(m) / 6.0)
+            assert d.after(m) == pytest.approx(raw[d.key].after(m) / 12.0)
+    # The same app for twice as long: the busiest function's rate hardly moves, its count doubles.
+    busiest = max(rated.functions, key=lambda d: d.after("self_wall"))
+    assert abs(busiest.growth("self_wall")) < 25 < raw[busiest.key].growth("self_wall")
+
+
+def test_per_second_without_a_footer_uses_the_busiest_threads_time() -> None:
+    inp = input_from_bytes(stream(6.0, footer=False))
+    comparison = compare(inp, inp, per_second=True)
+    busy: dict[int, int] = defaultdict(int)
+    for p in inp.paths:
+        busy[p.thread] += p.wall
+    assert comparison.a.timing == "busiest thread"
+    assert comparison.a.seconds == pytest.approx(max(busy.values()) / 1e6)
+    assert all(d.status == SAME for d in comparison.functions)
+
+
+def test_regressions_honour_the_threshold_and_the_floor(planted: tuple[Path, Path]) -> None:
+    comparison = compare(*(input_from_bytes(p.read_bytes()) for p in planted))
+    assert [d.key for d in regressions(comparison, 50)] == [ADDED_FN, SLOWER]  # new: unbounded
+    assert [d.key for d in regressions(comparison, 100)] == [ADDED_FN]  # +100% is not > 100
+    added = next(d for d in comparison.functions if d.key == ADDED_FN)
+    added_share = 100 * added.after("self_wall") / comparison.b.totals.self_wall
+    assert 0 < added_share < 5
+    assert [d.key for d in regressions(comparison, 50, min_share_pct=added_share + 0.1)] == [SLOWER]
+    assert math.isinf(added.growth())
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def test_table_in_a_pipe_lists_the_planted_functions_first_unwrapped(
+    planted: tuple[Path, Path],
+) -> None:
+    proc = run_cli(*map(str, planted))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and "\x1b" not in proc.stdout
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("│")]
+    names = [row.split("│")[1].strip() for row in rows]
+    assert set(names[:4]) == {"parseString", "loadSubtitles", "registryWrite", "decodeImage"}
+    assert all(JSON_FILE in row or "pkg:/" in row for row in rows)  # every column, even at 80
+    assert len({len(row) for row in rows}) == 1  # one line per row, none wrapped
+    by_name = dict(zip(names, rows, strict=True))
+    assert "new" in by_name["loadSubtitles"] and "gone" in by_name["registryWrite"]
+    assert "+100.0%" in by_name["parseString"] and "+2.6" in by_name["parseString"]
+    assert "MiB" in by_name["decodeImage"].split("│")[-3]  # Δ live
+    assert "1 only in B (new), 1 only in A (gone)" in proc.stdout
+
+
+def test_json_has_the_documented_shape(planted: tuple[Path, Path]) -> None:
+    report = run_json(*map(str, planted), "--top", "0")
+    assert set(report) == {"per_second", "sort", "a", "b", "summary", "functions"}
+    assert report["a"]["input"] == str(planted[0]) and report["a"]["seconds"] == 20.0
+    assert report["summary"]["added"] == 1 and report["summary"]["removed"] == 1
+    assert report["summary"]["functions"] == len(report["functions"])
+    first = report["functions"][:4]
+    assert {(f["module"], f["function"], f["file"]) for f in first} == {
+        SLOWER,
+        ADDED_FN,
+        REMOVED_FN,
+        LEAKING,
+    }
+    added = next(f for f in first if f["status"] == "added")
+    assert added["a"] is None and added["delta"]["self_wall"] == added["b"]["self_wall"] > 0
+    slower = next(f for f in first if f["function"] == "parseString")
+    assert slower["self_wall_growth_pct"] == 100.0
+    assert slower["delta"]["self_wall"] == slower["b"]["self_wall"] - slower["a"]["self_wall"]
+    top3 = run_json(*map(str, planted), "--top", "3", "--sort", "self_live_bytes")
+    assert len(top3["functions"]) == 3 and top3["sort"] == "self_live_bytes"
+    assert top3["functions"][0]["function"] == "decodeImage"
+
+
+def test_per_second_option(tmp_path: Path) -> None:
+    a, b = tmp_path / "short.bsprof", tmp_path / "long.bsprof"
+    a.write_bytes(stream(6.0))
+    b.write_bytes(stream(12.0))
+    report = run_json(str(a), str(b), "--per-second", "--top", "0")
+    assert report["per_second"] is True
+    assert (report["a"]["seconds"], report["b"]["seconds"]) == (6.0, 12.0)
+    counts = run_json(str(a), str(b), "--top", "0")
+    raw = {(f["module"], f["function"], f["file"]): f for f in counts["functions"]}
+    for f in report["functions"]:
+        before = raw[(f["module"], f["function"], f["file"])]
+        if f["a"] is not None:  # None: a function that only appears after 6 s
+            assert f["a"]["self_wall"] == pytest.approx(before["a"]["self_wall"] / 6.0)
+        assert f["b"]["calls"] == pytest.approx(before["b"]["calls"] / 12.0, abs=1e-6)
+    table = run_cli(str(a), str(b), "--per-second")
+    assert table.returncode == 0 and "figures per second of run" in table.stdout
+    assert "ms/s" in table.stdout
+
+
+def test_fail_over_exit_status(planted: tuple[Path, Path]) -> None:
+    a, b = map(str, planted)
+    proc = run_cli(a, b, "--fail-over", "50")
+    assert proc.returncode == 1, proc.stderr
+    assert "2 function(s) grew by more than 50%" in proc.stdout
+    assert "loadSubtitles" in proc.stdout.split("grew by more than")[-1]
+    # loadSubtitles is new (unbounded growth) but under 5 % of the run: --min-share skips it.
+    assert run_cli(a, b, "--fail-over", "150", "--min-share", "5").returncode == 0
+    assert run_cli(a, b, "--fail-over", "99", "--min-share", "5").returncode == 1
+    report = json.loads(run_cli(a, b, "--fail-over", "99", "--min-share", "5", "--json").stdout)
+    assert report["fail_over"]["failed"] == [
+        dict(zip(("module", "function", "file"), SLOWER, strict=True))
+    ]
+    assert run_cli(a, a, "--fail-over", "0").returncode == 0  # a run against itself
+
+
+def test_inputs_from_stdin_and_a_session_directory(planted: tuple[Path, Path], tmp_path) -> None:
+    a, b = planted
+    session = tmp_path / "session"
+    session.mkdir()
+    (session / "capture.bsprof").write_bytes(b.read_bytes())
+    proc = run_cli("-", str(session), "--json", "--top", "0", stdin=a.read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["a"]["input"] == "standard input"
+    assert report["b"]["input"] == str(session / "capture.bsprof")
+    direct = run_json(str(a), str(b), "--top", "0")
+    assert report["functions"] == direct["functions"]
+
+
+def test_an_incomplete_input_is_compared_with_a_warning(planted, tmp_path: Path) -> None:
+    a, b = planted
+    cut = tmp_path / "cut.bsprof"
+    cut.write_bytes(b.read_bytes()[: b.stat().st_size // 2])
+    proc = run_cli(str(a), str(cut))
+    assert proc.returncode == 3
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"warning: {cut}: ") and line.endswith("compared what was read")
+    assert "incomplete" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("{missing}", "{a}"), "cannot read {missing}"),
+        (("{a}", "{junk}"), "{junk} is not a .bsprof"),
+        (("-", "-"), "only one of A and B can be standard input"),
+        (("{a}", "{tmp}"), "is a directory without a capture.bsprof"),
+        (("{a}", "{a}", "--html", "{tmp}/no/such/dir/x.html"), "cannot write"),
+        (("{a}", "{a}", "--html", "{tmp}"), "it is a directory"),
+        (("{a}", "{a}", "--top", "-1"), "--top"),
+        (("{a}",), "Missing argument"),
+    ],
+)
+def test_bad_inputs_exit_2_with_one_line(planted, tmp_path: Path, args, message) -> None:
+    junk = tmp_path / "junk.bsprof"
+    junk.write_bytes(b"PK\x03\x04 not a profile")
+    names = {"a": planted[0], "missing": tmp_path / "missing.bsprof", "junk": junk}
+    names["tmp"] = tmp_path
+    proc = run_cli(*(arg.format(**names) for arg in args))
+    assert proc.returncode == 2, proc
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("error: ") and message.format(**names) in line, line
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    assert not list(tmp_path.glob("**/*.html"))
+
+
+def test_device_text_is_shown_literally(tmp_path: Path) -> None:
+    hostile = "[/]reg\x1b]0;pwned\x07\u202e"
+    names = (("registryWrite", hostile), ("pkg:/source/main.brs", "pkg:/[bold]m\x9b.brs"))
+    a, b = tmp_path / "a.bsprof", tmp_path / "b.bsprof"
+    a.write_bytes(stream(6.0, names=names))
+    b.write_bytes(stream(6.0, names=names, slower=(("registryWrite", 3.0),)))
+    proc = run_cli(str(a), str(b))
+    assert proc.returncode == 0, proc.stderr
+    assert printable(hostile) in proc.stdout and printable("pkg:/[bold]m\x9b.brs") in proc.stdout
+    assert "\x1b" not in proc.stdout and "\x9b" not in proc.stdout and "\u202e" not in proc.stdout
+    report = run_json(str(a), str(b))
+    assert report["functions"][0]["function"] == hostile  # the exact text in JSON
