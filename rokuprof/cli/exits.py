@@ -5,7 +5,8 @@
                     ``daemon``: a clean stop (SIGTERM), whatever its sessions' outcomes
  1     FAILED       the work started and could not be finished for a reason outside the data:
                     an output could not be written midway, the device could not be reached
-                    (``control``, ``discover``), the daemon could not start
+                    (``control``, ``discover``), the daemon could not start; ``diff
+                    --fail-over``: a function's self wall grew more than allowed
  2     USAGE        bad usage, or a problem found before any work started (nothing is written):
                     a missing or unreadable input, not a .bsprof, an output that cannot be
                     created or written, a malformed or unknown host, a port out of range, a bad
