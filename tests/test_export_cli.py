@@ -3,6 +3,7 @@ input and session directories (a subprocess where a real pipe matters)."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import shutil
@@ -14,6 +15,9 @@ import pytest
 from sentry_sdk.envelope import Envelope as SdkEnvelope
 from typer.testing import CliRunner
 
+from rokuprof.bsprof.decoder import Decoder
+from rokuprof.bsprof.grammar import build_stream
+from rokuprof.bsprof.model import Footer
 from rokuprof.cli import app
 from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from rokuprof.cli.inputs import CAPTURE_FILE
@@ -145,3 +149,30 @@ def test_sentry_v1_replaces_an_earlier_export(tmp_path):
     (stale.parent / "notes.txt").write_text("mine")
     assert run(FULL, "-f", "sentry-v1", "-o", tmp_path).exit_code == EXIT_OK
     assert not stale.exists() and (stale.parent / "notes.txt").exists()
+
+
+def test_sentry_v1_names_the_profiles_sentry_would_refuse(tmp_path):
+    """A run dated after the year 9999 has no RFC 3339 timestamp: Relay would refuse its V1
+    profiles, so they are left out and the summary line says which and why."""
+    data = SAMPLES / "cafe-tv-cpu-only.bsprof"
+    decoder = Decoder()
+    entries = list(decoder.feed(data.read_bytes()))
+    shift = 300_000_000_000_000 - decoder.header.start_ms
+    header = dataclasses.replace(decoder.header, start_ms=decoder.header.start_ms + shift)
+    far = tmp_path / "far.bsprof"
+    far.write_bytes(build_stream(header, entries, Footer(decoder.footer.end_ms + shift)))
+    result = run(far, "-f", "sentry-v1,folded", "-o", tmp_path)
+    assert result.exit_code == EXIT_OK, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("sentry-v1:"))
+    assert "(0 bytes); profile 000001 left out (Relay would refuse it: timestamp" in line
+    assert "; profile 000002 left out" in line
+    assert list((tmp_path / "far.sentry-v1").iterdir()) == []
+    folded = next(x for x in result.stdout.splitlines() if x.startswith("folded:"))
+    assert folded.endswith("bytes)")  # nothing left out: no note
+
+
+def test_sentry_v1_summary_has_no_note_when_sentry_gets_everything(tmp_path):
+    result = run(FULL, "-f", "sentry-v1", "-o", tmp_path)
+    assert result.exit_code == EXIT_OK, result.output
+    (line,) = result.stdout.splitlines()
+    assert line.startswith("sentry-v1:") and line.endswith("bytes)")

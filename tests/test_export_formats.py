@@ -10,6 +10,7 @@ import gzip
 import json
 import struct
 from collections import Counter, defaultdict
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,13 @@ from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer
 from rokuprof.export import FORMATS, METRICS, export, export_parts, input_from_bytes
 from rokuprof.export.folded import clean
-from rokuprof.export.sentry_v1 import UNNAMED
+from rokuprof.export.sentry_v1 import IDLE_FRAME, UNNAMED
 from rokuprof.export.sentry_v1 import build as build_v1
 from rokuprof.profile.functions import aggregate_functions
 from rokuprof.sentry.chunk import HEAP_MEASUREMENT
 from rokuprof.sentry.convert import convert_bytes
 from rokuprof.sentry.envelope import Envelope
-from rokuprof.sentry.validate_v1 import validate_envelope_v1
+from rokuprof.sentry.validate_v1 import relay_kept_samples, validate_envelope_v1
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 START_MS = 1_795_273_445_000
@@ -398,34 +399,77 @@ def check_nflxprofile(inp, samples: Counter) -> None:
     assert +count == +samples
 
 
+def sentry_times_us(profile: dict) -> Counter:
+    """Self time per leaf frame (µs) as Sentry derives it from a V1 profile, written here from
+    what Relay and Sentry's processor do: Relay drops empty-stack samples at a thread's edges,
+    then threads with one sample; the processor fills an empty stack between two busy samples
+    with the frames both share (root side), and a sample lasts until its thread's next one (the
+    last is not counted). Keys: ``(thread id, leaf frame index)``."""
+    stacks = profile["stacks"]
+    by_thread = defaultdict(list)
+    for s in profile["samples"]:
+        by_thread[s["thread_id"]].append((int(s["elapsed_since_start_ns"]), s["stack_id"]))
+    out: Counter = Counter()
+    for tid, rows in by_thread.items():
+        rows.sort()
+        busy = [i for i, (_, sid) in enumerate(rows) if stacks[sid]]
+        if not busy:
+            continue
+        rows = rows[busy[0] : busy[-1] + 1]
+        if len(rows) < 2:
+            continue
+        filled = []
+        for i, (t, sid) in enumerate(rows):
+            stack = stacks[sid]
+            if not stack:
+                before = next(stacks[s] for _, s in reversed(rows[:i]) if stacks[s])
+                after = next(stacks[s] for _, s in rows[i + 1 :] if stacks[s])
+                shared = 0
+                while shared < min(len(before), len(after)) and (
+                    before[-1 - shared] == after[-1 - shared]
+                ):
+                    shared += 1
+                stack = before[len(before) - shared :]
+            filled.append((t, stack))
+        for (t, stack), (t_next, _) in pairwise(filled):
+            if stack:
+                out[(tid, stack[0])] += (t_next - t) / 1000
+    return out
+
+
+def v1_key(profile: dict, tid: str, frame_index: int) -> tuple[str, str, str] | None:
+    """inspect's key of a V1 frame on a thread; None for the idle frame."""
+    f = profile["frames"][frame_index]
+    if f == IDLE_FRAME:
+        return None
+    function = "" if f["function"] == UNNAMED and not f["abs_path"] else f["function"]
+    return (profile["thread_metadata"][tid]["name"], function, f["abs_path"])
+
+
 def check_sentry_v1(inp, samples: Counter) -> None:
     v1 = build_v1(inp)
     parts = export_parts(inp, "sentry-v1")
     assert len(parts) == 3 * len([p for p in v1.profiles if not p.problems])
+    assert v1.dropped == {}  # every busy run is closed, so Relay keeps every thread
     count: Counter = Counter()
+    us: Counter = Counter()
     for p in v1.profiles:
         assert p.problems == []
         envelope = Envelope.from_bytes(parts[f"{p.index:06d}.envelope"])
         assert validate_envelope_v1(envelope) == []
         assert [i.type for i in envelope.items] == ["transaction", "profile"]
         profile = p.profile["profile"]
-        names = {tid: m["name"] for tid, m in profile["thread_metadata"].items()}
-        by_thread = defaultdict(list)
+        assert relay_kept_samples(profile) == profile["samples"]
         for s in profile["samples"]:
-            by_thread[s["thread_id"]].append(s)
-        for tid, rows in by_thread.items():
-            for s in rows:
-                stack = profile["stacks"][s["stack_id"]]
-                if stack:
-                    f = profile["frames"][stack[0]]
-                    function = (
-                        "" if f["function"] == UNNAMED and not f["abs_path"] else f["function"]
-                    )
-                    count[(names[tid], function, f["abs_path"])] += 1
-    for (thread, sid), n in v1.dropped.items():
-        leaf = inp.frames[inp.timeline.stacks[sid][0]]
-        count[(inp.threads[thread], leaf.function, leaf.file)] += n
+            stack = profile["stacks"][s["stack_id"]]
+            assert stack  # an idle sample has the (idle) frame, never []
+            if k := v1_key(profile, s["thread_id"], stack[0]):
+                count[k] += 1
+        for (tid, leaf), t in sentry_times_us(profile).items():
+            if k := v1_key(profile, tid, leaf):
+                us[k] += t
     assert +count == +samples
+    assert_times_match(us, samples, "sentry-v1 as Sentry times it")
 
 
 def check_all(data: bytes) -> None:

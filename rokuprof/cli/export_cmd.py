@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, app
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.progress import SHOW_FROM
-from rokuprof.export import FORMATS, METRICS, build_input, export_parts
+from rokuprof.export import FORMATS, METRICS, build_input, export_parts, export_with_notes
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
@@ -150,12 +150,13 @@ def export_command(
     else:
         targets = _targets(out, names, source.stem, source.directory, metric)
         for fmt in names:
+            files, notes = export_with_notes(inp, fmt, metric=metric)
             try:
-                written = _write(targets[fmt], export_parts(inp, fmt, metric=metric))
+                written = _write(targets[fmt], files)
             except OSError as exc:
                 err.print(f"[red]error:[/] cannot write {targets[fmt]}: {exc.strerror or exc}")
                 raise typer.Exit(EXIT_FAILED) from None
-            typer.echo(f"{fmt}: {targets[fmt]} ({written:,} bytes)")
+            typer.echo("; ".join([f"{fmt}: {targets[fmt]} ({written:,} bytes)", *notes]))
     if inp.run.problem:
         err.print(
             f"warning: {source.label}: {inp.run.problem}; exported what was read", soft_wrap=True

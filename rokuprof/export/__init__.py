@@ -124,6 +124,19 @@ def export_parts(inp: ExportInput, fmt: str, *, metric: str = "wall") -> dict[st
     return out if isinstance(out, dict) else {"": out}
 
 
+def export_with_notes(
+    inp: ExportInput, fmt: str, *, metric: str = "wall"
+) -> tuple[dict[str, bytes], list[str]]:
+    """:func:`export_parts` and what the format left out, one short sentence each (only
+    ``sentry-v1`` leaves anything out: profiles Relay would refuse, lone samples)."""
+    if fmt == "sentry-v1":
+        from rokuprof.export.sentry_v1 import build
+
+        v1 = build(inp)
+        return v1.files(), v1.notes()
+    return export_parts(inp, fmt, metric=metric), []
+
+
 def export(inp: ExportInput, fmt: str, *, metric: str = "wall") -> bytes:
     """One format as one file's bytes (``sentry-v1``: a JSON array of its profile payloads)."""
     if metric not in METRICS:
@@ -150,6 +163,7 @@ __all__ = [
     "build_input",
     "export",
     "export_parts",
+    "export_with_notes",
     "frame_label",
     "function_key",
     "input_from_bytes",

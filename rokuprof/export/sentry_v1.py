@@ -1,11 +1,18 @@
 """Sentry V1 (transaction-based) profiles: one profile and its transaction per segment of the
 synthetic timeline of at most 30 s, as payload JSON and as envelopes.
 
-Segments sit on a grid of :data:`SEGMENT_SLOTS` slots (29.99 s at 101 Hz) from the run start. A
-busy run that crosses a segment border gets an idle sample at the border in the earlier segment,
-so its samples keep their time (Sentry gives a sample the time until the next one on its thread).
-Relay drops a thread with a single non-idle sample in a profile; such samples are left out of
-that segment and counted in :attr:`V1Export.dropped`, never silently.
+Sentry gives a sample the time until the next sample on its thread, so every busy run is closed
+by an idle sample where it ends: where the thread goes idle, at a gap, at the end of the run, and
+at a segment border (segments sit on a grid of :data:`SEGMENT_SLOTS` slots, 29.99 s at 101 Hz,
+from the run start; the closing sample at a border belongs to the earlier segment).
+
+An idle sample carries a one-frame stack, ``(idle)`` (not in app), as Sentry's Node profiler
+sends V8's idle node, rather than the empty stack ``[]`` the spec also allows: Sentry's processor
+fills an empty stack between two busy samples with the frames the two share, and Relay removes
+empty-stack samples at the edges of a thread. On a Roku an idle gap lies *between* calls of the
+root function, so an empty stack would turn every gap into the root's self time and cut the last
+busy sample of a profile short. Relay drops a thread with a single sample in a profile; closing
+every busy run leaves no such thread, and :attr:`V1Export.dropped` counts any all the same.
 
 All the profiles of a run share one trace; each has its own transaction (named after the app,
 ``op`` ``app.run``). Ids are derived from the run (start, app, content), so exporting the same
@@ -30,6 +37,8 @@ SEGMENT_SLOTS = 3029  # 29.99 s at 101 Hz: under Relay's 30 s limit for a V1 pro
 OS_NAME = "Roku OS"
 UNKNOWN = "unknown"
 UNNAMED = "<unnamed>"
+#: The one frame of an idle sample's stack (see the module docstring).
+IDLE_FRAME: dict[str, object] = {"function": "(idle)", "in_app": False}
 
 
 @dataclass
@@ -48,6 +57,28 @@ class V1Profile:
 class V1Export:
     profiles: list[V1Profile]
     dropped: dict[tuple[int, int], int]  # (thread, timeline stack) -> lone samples left out
+
+    def files(self) -> dict[str, bytes]:
+        """``NNNNNN.profile.json``, ``.transaction.json`` and ``.envelope`` per profile Relay
+        would take (the others are left out and named by :meth:`notes`)."""
+        files: dict[str, bytes] = {}
+        for p in self.profiles:
+            if not p.problems:
+                files[f"{p.index:06d}.profile.json"] = p.profile_json
+                files[f"{p.index:06d}.transaction.json"] = p.transaction_json
+                files[f"{p.index:06d}.envelope"] = p.envelope
+        return files
+
+    def notes(self) -> list[str]:
+        """What Sentry would not get, one short sentence each (empty: everything)."""
+        out = [
+            f"profile {p.index:06d} left out (Relay would refuse it: {p.problems[0].detail})"
+            for p in self.profiles
+            if p.problems
+        ]
+        if lone := sum(self.dropped.values()):
+            out.append(f"{lone} lone sample(s) left out (Relay drops a one-sample thread)")
+        return out
 
 
 def _dumps(obj: object) -> bytes:
@@ -90,35 +121,31 @@ class _Ids:
 
 
 def _segments(inp: ExportInput) -> tuple[dict[int, dict[int, list[tuple[int, int]]]], dict]:
-    """``{segment: {thread: [(slot, stack)]}}`` and the lone samples left out."""
+    """``{segment: {thread: [(slot, stack)]}}`` and the samples Relay would drop."""
     seg_of: dict[int, dict[int, list[tuple[int, int]]]] = {}
+
+    def add(slot: int, segment: int, thread: int, sid: int) -> None:
+        seg_of.setdefault(segment, {}).setdefault(thread, []).append((slot, sid))
+
     for thread, runs in inp.timeline.runs.items():
+        last: int | None = None  # slot of the thread's latest busy sample
         for slot, sid, n in runs:
             if sid == IDLE:
-                lane = seg_of.setdefault(slot // SEGMENT_SLOTS, {}).get(thread)
-                if lane and lane[-1][1] != IDLE:  # idle only closes a busy run
-                    lane.append((slot, IDLE))
-                elif slot % SEGMENT_SLOTS == 0:  # a run that ends right at the border
-                    border_lane = seg_of.get(slot // SEGMENT_SLOTS - 1, {}).get(thread)
-                    if border_lane and border_lane[-1][1] != IDLE:
-                        border_lane.append((slot, IDLE))
                 continue
-            for i in range(n):
-                s = slot + i
-                seg = s // SEGMENT_SLOTS
-                lane = seg_of.setdefault(seg, {}).setdefault(thread, [])
-                if not lane:
-                    previous = seg_of.get(seg - 1, {}).get(thread)
-                    if previous and previous[-1][1] != IDLE:
-                        previous.append((seg * SEGMENT_SLOTS, IDLE))  # close it at the border
-                lane.append((s, sid))
+            for s in range(slot, slot + n):
+                if last is not None and (last + 1 != s or s % SEGMENT_SLOTS == 0):
+                    add(last + 1, last // SEGMENT_SLOTS, thread, IDLE)  # its run ended there
+                add(s, s // SEGMENT_SLOTS, thread, sid)
+                last = s
+        if last is not None:
+            add(last + 1, last // SEGMENT_SLOTS, thread, IDLE)
     dropped: dict[tuple[int, int], int] = {}
     for lanes in seg_of.values():
         for thread, lane in list(lanes.items()):
-            busy = [sid for _, sid in lane if sid != IDLE]
-            if len(busy) < 2:
-                for sid in busy:
-                    dropped[(thread, sid)] = dropped.get((thread, sid), 0) + 1
+            if len(lane) < 2:  # Relay drops a thread with a single sample in a profile
+                for _, sid in lane:
+                    if sid != IDLE:
+                        dropped[(thread, sid)] = dropped.get((thread, sid), 0) + 1
                 del lanes[thread]
     return seg_of, dropped
 
@@ -163,6 +190,9 @@ def build(inp: ExportInput, *, environment: str = "production") -> V1Export:
                 stack_id = stack_ids.get(sid)
                 if stack_id is None:
                     stack = []
+                    if sid == IDLE:
+                        stack.append(len(frames))
+                        frames.append(dict(IDLE_FRAME))
                     for f in timeline.stacks[sid]:
                         fid = frame_ids.get(f)
                         if fid is None:
@@ -272,16 +302,8 @@ def build(inp: ExportInput, *, environment: str = "production") -> V1Export:
 
 
 def export(inp: ExportInput) -> dict[str, bytes]:
-    """``NNNNNN.profile.json``, ``NNNNNN.transaction.json`` and ``NNNNNN.envelope`` per profile
-    (profiles that fail validation are left out; :func:`build` reports them)."""
-    files: dict[str, bytes] = {}
-    for p in build(inp).profiles:
-        if p.problems:
-            continue
-        files[f"{p.index:06d}.profile.json"] = p.profile_json
-        files[f"{p.index:06d}.transaction.json"] = p.transaction_json
-        files[f"{p.index:06d}.envelope"] = p.envelope
-    return files
+    """The files of every profile Relay would take (see :meth:`V1Export.files`)."""
+    return build(inp).files()
 
 
 def payloads_json(inp: ExportInput) -> bytes:

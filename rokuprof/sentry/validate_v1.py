@@ -10,8 +10,11 @@ of what V2 chunks share (frames, stacks, index bounds, 50 MiB, measurement units
   envelope as that transaction (:func:`validate_envelope_v1`);
 * samples carry ``elapsed_since_start_ns`` as a uint64 *string* (a number is refused), an integer
   ``stack_id`` and a string ``thread_id``; ``thread_metadata`` is an object;
-* at least two samples are left once threads with at most one non-idle sample are dropped;
-* last sample minus first sample at most 30 s.
+* some samples are left once Relay has removed, per thread, the idle (empty-stack) samples
+  before its first and after its last busy sample and then every thread with a single sample
+  (:func:`relay_kept_samples`);
+* no kept sample more than 30 s after the profile's ``timestamp`` (Relay measures from there,
+  not from the first sample).
 
 Problems are :class:`~rokuprof.sentry.validate.Problem` values named with Relay's discard
 reasons, as :func:`~rokuprof.sentry.validate.validate_chunk` does for V2.
@@ -213,19 +216,37 @@ def _check_types(fail, data: Mapping) -> bool:
     return sound
 
 
-def _check_rules(fail, data: Mapping) -> None:
-    samples, stacks, frames = data["samples"], data["stacks"], data["frames"]
-    busy: dict[str, int] = {}
-    for s in samples:
+def relay_kept_samples(data: Mapping) -> list[Mapping]:
+    """The samples of a V1 ``profile`` object that Relay keeps: per thread, empty-stack (idle)
+    samples before its first and after its last busy sample are removed, then every thread left
+    with fewer than two samples. Expects the types :func:`validate_profile_v1` checks."""
+    samples, stacks = data["samples"], data["stacks"]
+    busy_range: dict[str, tuple[int, int]] = {}
+    for i, s in enumerate(samples):
         sid = s["stack_id"]
         if sid < len(stacks) and stacks[sid]:
-            busy[s["thread_id"]] = busy.get(s["thread_id"], 0) + 1
-    kept = [s for s in samples if busy.get(s["thread_id"], 0) > 1]
-    if len(kept) < 2:
+            first, _ = busy_range.get(s["thread_id"], (i, i))
+            busy_range[s["thread_id"]] = (first, i)
+    trimmed = [
+        s
+        for i, s in enumerate(samples)
+        if s["thread_id"] in busy_range
+        and busy_range[s["thread_id"]][0] <= i <= busy_range[s["thread_id"]][1]
+    ]
+    count: dict[str, int] = {}
+    for s in trimmed:
+        count[s["thread_id"]] = count.get(s["thread_id"], 0) + 1
+    return [s for s in trimmed if count[s["thread_id"]] > 1]
+
+
+def _check_rules(fail, data: Mapping) -> None:
+    samples, stacks, frames = data["samples"], data["stacks"], data["frames"]
+    kept = relay_kept_samples(data)
+    if not kept:
         fail(
             NOT_ENOUGH_SAMPLES,
-            f"{len(kept)} sample(s) left once threads with at most one non-idle sample are "
-            f"dropped (need 2; {len(samples)} in all)",
+            f"no sample left once idle samples at the edges and threads with a single sample "
+            f"are dropped ({len(samples)} in all; a thread needs 2)",
         )
     bad = [i for i, s in enumerate(samples) if s["stack_id"] >= len(stacks)]
     if bad:
@@ -234,12 +255,12 @@ def _check_rules(fail, data: Mapping) -> None:
     if bad:
         fail(MALFORMED_STACKS, f"{len(bad)} stacks name a frame outside the {len(frames)}")
     if kept:
-        times = [int(s["elapsed_since_start_ns"]) for s in kept]
-        span = max(times) - min(times)
-        if span > MAX_PROFILE_NS:
+        latest = max(int(s["elapsed_since_start_ns"]) for s in kept)
+        if latest > MAX_PROFILE_NS:
             fail(
                 DURATION_IS_TOO_LONG,
-                f"samples span {span / 1e9:.3f} s (more than {MAX_PROFILE_SECONDS:g} s)",
+                f"a sample {latest / 1e9:.3f} s after the profile's timestamp "
+                f"(more than {MAX_PROFILE_SECONDS:g} s)",
             )
 
 
