@@ -309,3 +309,21 @@ async def test_a_refused_second_client_is_not_a_session(tmp_path: Path) -> None:
 def test_config_is_checked(bad: dict) -> None:
     with pytest.raises(ValueError):
         CaptureConfig(host="h", **bad)
+
+
+async def test_a_capture_writes_owner_only_files_and_directories(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        async with SimulatedDevice(sim(run_seconds=1.0)) as dev:
+            summary = await run_capture(DeviceCapture(cap_config(dev, tmp_path / "out", runs=1)))
+    finally:
+        os.umask(old)
+    [session] = summary.sessions
+    made = [p for p in (tmp_path / "out").rglob("*")]
+    assert session.path / "capture.bsprof" in made and session.path / "chunks" in made
+    for path in [tmp_path / "out", *made]:
+        want = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(path.stat().st_mode) == want, path

@@ -16,8 +16,9 @@ import os
 import time
 from pathlib import Path
 
+from rokuprof.store.files import make_dirs, open_new
+
 ARCHIVE_NAME = "capture.bsprof"
-FILE_MODE = 0o600  # a profile carries app internals: owner-only
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -35,8 +36,8 @@ class ArchiveWriter:
 
     async def open(self) -> None:
         """Create the file (never an existing one); does not suspend."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, _FLAGS, FILE_MODE)
+        make_dirs(self.path.parent)
+        self._fd = open_new(self.path, _FLAGS)  # owner-only unless [capture] file_mode widens it
         self._last_sync = time.monotonic()
 
     async def write(self, data: bytes | memoryview) -> None:

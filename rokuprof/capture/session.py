@@ -24,7 +24,7 @@ from pathlib import Path
 
 from rokuprof import __version__
 from rokuprof.capture.archive import ARCHIVE_NAME, ArchiveWriter
-from rokuprof.store.files import write_atomic
+from rokuprof.store.files import make_dirs, write_atomic
 
 SESSION_FILE = "session.json"
 CHUNKS_DIR = "chunks"
@@ -115,7 +115,7 @@ class SessionFiles:
     async def create(self) -> None:
         """Make the directory and open the archive, without suspending: the caller archives
         bytes it already holds right after (two metadata calls, as cheap as a write)."""
-        self.path.mkdir(parents=True, exist_ok=False)
+        make_dirs(self.path, exist_ok=False)
         await self.archive.open()
 
     async def write_chunk(self, chunk: bytes) -> Path:
