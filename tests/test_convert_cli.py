@@ -167,3 +167,49 @@ def test_unwritable_output_fails_cleanly(stream, tmp_path):
     (out / "chunks" / "000001.json.tmp").mkdir()  # in the way of the first chunk's write
     result = convert(stream, "--out", out)
     assert result.exit_code == 1 and "cannot write" in result.stderr
+
+
+def test_no_chunk_at_all_is_exit_3_with_the_reason(tmp_path):
+    """`--wall-unit ns` turns 45 s of wall time into a handful of samples: no chunk, and say so."""
+    result = runner.invoke(
+        app,
+        ["convert", str(SAMPLES / "cafe-tv-full.bsprof"), "-o", str(tmp_path), "--wall-unit", "ns"],
+    )
+    assert result.exit_code == EXIT_INCOMPLETE
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: no chunk was produced") and "--wall-unit ns" in line
+
+
+@pytest.mark.parametrize("content", [b"", b"hello, not a profile\n", bytes(range(256))])
+def test_not_a_bsprof_creates_nothing(tmp_path, content):
+    source = tmp_path / "in.bsprof"
+    source.write_bytes(content)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["convert", str(source), "-o", str(out)])
+    assert result.exit_code == EXIT_USAGE and not out.exists()
+    (line,) = result.stderr.splitlines()
+    assert "not a .bsprof file" in line
+
+
+def test_an_unwritable_subdirectory_fails_before_anything_is_written(tmp_path):
+    """A file where DIR/envelopes should be: exit 2 at once, naming that path; no chunk written."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "envelopes").write_text("in the way")
+    result = runner.invoke(
+        app, ["convert", str(SAMPLES / "cafe-tv-full.bsprof"), "-o", str(out), "--envelopes"]
+    )
+    assert result.exit_code == EXIT_USAGE
+    assert f"{out / 'envelopes'} exists and is not a directory" in result.stderr
+    assert not list(out.glob("chunks/*.json"))
+
+
+def test_json_summary_and_session_directory_input(tmp_path):
+    session = tmp_path / "session"
+    session.mkdir()
+    (session / "capture.bsprof").write_bytes((SAMPLES / "cafe-tv-full.bsprof").read_bytes())
+    result = runner.invoke(app, ["convert", str(session), "-o", str(tmp_path / "out"), "-j"])
+    assert result.exit_code == EXIT_OK
+    report = json.loads(result.stdout)
+    assert report["status"] == "complete" and report["chunk_files"] == report["chunks"] > 0
+    assert len(list((tmp_path / "out" / "chunks").glob("*.json"))) == report["chunks"]

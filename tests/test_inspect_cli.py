@@ -1,6 +1,8 @@
 """``rokuprof inspect`` end to end: report figures worked out by hand, exit statuses, views."""
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -155,18 +157,48 @@ def test_corrupt_file_names_offset_and_keeps_what_came_before(tmp_path):
     assert f"corrupt at byte {len(good)}: unknown entry type 7" in human
 
 
-def test_not_a_bsprof_file(tmp_path):
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [(b"hello", "does not start with 'bsprof'"), (b"", "it is empty"), (os.urandom(64), "")],
+)
+def test_not_a_bsprof_file_is_one_line_and_exit_2(tmp_path, content, why):
+    """Text, an empty file or random bytes: no table of zeros, one line naming the file."""
     path = tmp_path / "notes.txt"
-    path.write_text("hello")
-    code, report = inspect_json(path)
-    assert code == 3 and report["error"]["offset"] == 0 and report["header"] is None
+    path.write_bytes(b"x" + content[1:] if content[:1] == b"b" else content)
+    result = runner.invoke(app, ["inspect", str(path), "--json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and f"{path} is not a .bsprof file" in lines[0] and why in lines[0]
 
 
-@pytest.mark.parametrize("make", [lambda p: p / "missing.bsprof", lambda p: p])
-def test_unreadable_file_exits_2(tmp_path, make):
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [(lambda p: p / "missing.bsprof", "cannot read"), (lambda p: p, "not a session")],
+)
+def test_unreadable_file_exits_2(tmp_path, make, message):
     result = runner.invoke(app, ["inspect", str(make(tmp_path))])
     assert result.exit_code == 2
-    assert "cannot read" in result.stderr
+    assert message in result.stderr
+
+
+def test_session_directory_and_standard_input(tmp_path):
+    """A session directory (what watch writes) and `-` read the same capture as the file."""
+    session = tmp_path / "session"
+    session.mkdir()
+    (session / "capture.bsprof").write_bytes((SAMPLES / "cafe-tv-full.bsprof").read_bytes())
+    by_file = runner.invoke(app, ["inspect", str(SAMPLES / "cafe-tv-full.bsprof"), "-j"])
+    by_dir = runner.invoke(app, ["inspect", str(session), "-j"])
+    assert by_file.exit_code == by_dir.exit_code == 0
+    assert json.loads(by_dir.stdout) == json.loads(by_file.stdout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "inspect", "-", "--json"],
+        input=(SAMPLES / "cafe-tv-full.bsprof").read_bytes(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == json.loads(by_file.stdout)
 
 
 def test_bad_usage_exits_2():
@@ -187,8 +219,29 @@ def test_module_entry_point_and_sample_outputs_are_current():
 
 @pytest.mark.parametrize(("columns", "shown"), [(80, False), (160, True)])
 def test_narrow_terminals_drop_columns_instead_of_folding_names(complete_file, columns, shown):
-    out = runner.invoke(app, ["inspect", str(complete_file)], env={"COLUMNS": str(columns)}).stdout
+    env = {"COLUMNS": str(columns), "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}  # a terminal to rich
+    out = runner.invoke(app, ["inspect", str(complete_file)], env=env).stdout
+    out = re.sub("\x1b\\[[0-9;]*m", "", out)  # bold and italic stay on a terminal
     assert max(len(line) for line in out.splitlines()) <= columns
     header = next(line for line in out.splitlines() if "function" in line and "module" in line)
     assert ("file" in header) is shown and ("self CPU" in header) is shown
     assert all(name in out for name in ("fib", "Main", "draw"))
+
+
+def test_a_pipe_gets_every_column_whatever_the_terminal_width(tmp_path):
+    """``inspect FILE > out.txt``: no 80-column layout, no dropped column, nothing wrapped."""
+    sample = SAMPLES / "cafe-tv-full.bsprof"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "inspect", str(sample)],
+        capture_output=True, timeout=60, check=False, env={**os.environ, "COLUMNS": "80"},
+    )  # fmt: skip
+    assert proc.returncode == 0
+    lines = proc.stdout.decode().splitlines()
+    header = next(line for line in lines if "function" in line and "module" in line)
+    for column in ("self %", "self CPU", "file", "total wall", "calls"):
+        assert column in header
+    assert (
+        max(map(len, lines)) > 80
+        and "pkg:/components/tasks/ContentLoaderTask.brs" in proc.stdout.decode()
+    )
+    assert "\x1b[" not in proc.stdout.decode()  # no colour codes in a file

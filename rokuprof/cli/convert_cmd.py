@@ -11,14 +11,20 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, app
-from rokuprof.cli.progress import SHOW_FROM, read_with_progress
+from rokuprof.capture.chunks import report_json
+from rokuprof.cli import exits
+from rokuprof.cli.app import app
+from rokuprof.cli.checks import output_dir_problem
+from rokuprof.cli.inputs import CaptureInputError, CaptureSource, open_capture
+from rokuprof.cli.options import JsonFlag
+from rokuprof.cli.output import print_json, stderr_console, stdout_console
+from rokuprof.cli.progress import SHOW_FROM
 from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, ChunkSettings
-from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.envelope import chunk_envelope
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
-from rokuprof.views.text import error_line, printable
+from rokuprof.views.text import printable
 
 EXIT_FAILED = 1  # the output could not be written
 CHUNKS_DIR = "chunks"
@@ -32,29 +38,44 @@ class OutputFormat(StrEnum):
 WallUnit = StrEnum("WallUnit", {name: name for name in WALL_UNITS})
 
 
-def _fail(err: Console, message: str) -> typer.Exit:
-    err.print(error_line(message))
-    return typer.Exit(EXIT_USAGE)
-
-
-def _prepare_out(out: Path, subdirs: list[str], force: bool, err: Console) -> None:
-    if out.exists() and not out.is_dir():
-        raise _fail(err, f"{out} exists and is not a directory")
+def _prepare_out(out: Path, subdirs: list[str], force: bool) -> None:
+    """Create ``out`` and its subdirectories and prove each writable, before any decoding;
+    refuse to mix with an earlier conversion unless ``force``."""
+    directories = [out] + [out / sub for sub in subdirs]
+    for directory in directories:
+        if directory.exists() and not directory.is_dir():
+            exits.fail(f"{directory} exists and is not a directory")
     patterns = {CHUNKS_DIR: "*.json", ENVELOPES_DIR: "*.envelope"}
     existing = [p for sub in patterns for p in sorted((out / sub).glob(patterns[sub]))]
     if existing and not force:
-        raise _fail(
-            err,
+        exits.fail(
             f"{out} already holds {len(existing)} converted file(s) "
-            f"(e.g. {existing[0]}); use --force to replace them",
+            f"(e.g. {existing[0]}); use --force to replace them"
         )
+    for directory in directories:
+        if (problem := output_dir_problem(directory)) is not None:
+            exits.fail(problem)
     try:
         for path in existing:
             path.unlink()
-        for sub in subdirs:
-            (out / sub).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _fail(err, f"cannot prepare {out}: {exc.strerror or exc}") from None
+        exits.fail(f"cannot replace {exc.filename or out}: {exc.strerror or exc}")
+
+
+def _no_chunk_reason(summary: ConversionSummary) -> str:
+    """Why a conversion produced no chunk, for the one line that says so."""
+    if summary.entries == 0 or summary.run_start is None:
+        return "no profile data was decoded"
+    samples = summary.report.samples + sum(x.samples for x in summary.report.leftovers)
+    why = (
+        f"the wall times, read as {summary.wall_unit}, add up to {samples} sample(s) at "
+        "101 Hz: too few for a chunk"
+    )
+    if summary.wall_unit != DEFAULT_WALL_UNIT:
+        why += (
+            f"; is --wall-unit {summary.wall_unit} right? (the usual unit is {DEFAULT_WALL_UNIT})"
+        )
+    return why
 
 
 HELP = (
@@ -63,16 +84,27 @@ HELP = (
     "Samples are synthesised at 101 Hz from each call path's wall time and spread over the "
     "run's start and end from the header and footer (without a footer: over the busiest "
     "thread's busy time).\n\n"
+    "FILE may be `-` (standard input) or a session directory (its capture.bsprof). "
+    "`--json` prints the summary as JSON.\n\n"
     "Exit status: 0 converted completely; 3 the file is incomplete or corrupt (what was decoded "
-    "is converted) or a chunk failed validation; 2 unreadable file or bad usage; 1 the output "
-    "could not be written."
+    "is converted), a chunk failed validation, or no chunk could be made (the reason is "
+    "printed); 2 bad usage, an input that is missing, unreadable or not a .bsprof, or an output "
+    "directory that cannot be written (nothing is written); 1 an output file could not be "
+    "written midway."
 )
 
 
 @app.command(help=HELP)
 def convert(
-    file: Annotated[Path, typer.Argument(help="A .bsprof file (complete, cut short or corrupt).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],
+    file: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE",
+            help="A .bsprof file (complete, cut short or corrupt), `-` (standard input) or a "
+            "session directory.",
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Output directory.")],
     to: Annotated[
         OutputFormat, typer.Option("--to", help="Output format.", case_sensitive=False)
     ] = OutputFormat.sentry,
@@ -82,9 +114,14 @@ def convert(
     ] = False,
     release: Annotated[
         str | None,
-        typer.Option(help="Sentry release (default: `<app name>@<app version>` from the header)."),
+        typer.Option(
+            metavar="NAME",
+            help="Sentry release (default: `<app name>@<app version>` from the header).",
+        ),
     ] = None,
-    environment: Annotated[str, typer.Option(help="Sentry environment.")] = "production",
+    environment: Annotated[
+        str, typer.Option(metavar="NAME", help="Sentry environment.")
+    ] = "production",
     wall_unit: Annotated[
         WallUnit,
         typer.Option(
@@ -95,17 +132,21 @@ def convert(
     chunk_seconds: Annotated[
         float,
         typer.Option(
-            min=0.1, max=MAX_CHUNK_SECONDS, help="Time window of one chunk, at most 60 s."
+            min=0.1,
+            max=MAX_CHUNK_SECONDS,
+            metavar="SECONDS",
+            help="Time window of one chunk, at most 60 s.",
         ),
     ] = MAX_CHUNK_SECONDS,
     force: Annotated[
         bool, typer.Option("--force", help="Replace chunk and envelope files already in DIR.")
     ] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Convert a .bsprof file into Sentry chunks (see HELP)."""
-    err = Console(stderr=True, highlight=False)
+    err = stderr_console()
     if to is not OutputFormat.sentry:  # pragma: no cover - only sentry exists today
-        raise _fail(err, f"unsupported format {to.value!r}")
+        exits.fail(f"unsupported format {to.value!r}")
     try:
         settings = ChunkSettings(
             wall_unit=WallUnit(wall_unit).value,
@@ -114,24 +155,59 @@ def convert(
             environment=environment,
         )
     except ValueError as exc:
-        raise _fail(err, str(exc)) from None
+        exits.fail(exc)
     try:
-        size = file.stat().st_size
-    except OSError as exc:
-        raise _fail(err, f"cannot read {file}: {exc.strerror or exc}") from None
-    if not file.is_file():
-        raise _fail(err, f"cannot read {file}: not a file")
+        source = open_capture(file)  # before any output exists: a bad input creates nothing
+    except CaptureInputError as exc:
+        exits.fail(exc)
     subdirs = [CHUNKS_DIR] + ([ENVELOPES_DIR] if envelopes else [])
-    _prepare_out(out, subdirs, force, err)
-
-    converter = OfflineConverter(settings, total_bytes=size)
     try:
-        read_with_progress(file, converter.feed, err, what="decoding")
+        _prepare_out(out, subdirs, force)
+    except BaseException:
+        source.close()
+        raise
+    converter = OfflineConverter(settings, total_bytes=source.size)
+    try:
+        source.read(converter.feed, err, what="decoding")
     except OSError as exc:
-        raise _fail(err, f"cannot read {file}: {exc.strerror or exc}") from None
+        exits.fail(f"cannot read {source.label}: {exc.strerror or exc}")
+    written = _write_chunks(converter, source, out, envelopes, err)
 
+    summary = converter.summary
+    assert summary is not None
+    where = f"{out / CHUNKS_DIR}" + (f" and {out / ENVELOPES_DIR}" if envelopes else "")
+    if as_json:
+        print_json(
+            {
+                "input": source.label,
+                "status": summary.status,
+                "problem": summary.problem,
+                "warnings": summary.warnings,
+                "bytes_read": summary.bytes_read,
+                "entries": summary.entries,
+                "wall_unit": summary.wall_unit,
+                "chunk_files": written,
+                "out": str(out),
+                **report_json(summary.report),
+            }
+        )
+    else:
+        console = stdout_console()
+        for line in summary.lines():  # thread (module) names and warnings come from the device
+            console.print(printable(line), markup=False, soft_wrap=True)
+        console.print(f"wrote {written} chunk file(s) to {where}", markup=False, soft_wrap=True)
+    if written == 0:
+        exits.fail(f"no chunk was produced: {_no_chunk_reason(summary)}", exits.INCOMPLETE)
+    lost = bool(summary.report.rejected)
+    raise typer.Exit(exits.OK if summary.complete and not lost else exits.INCOMPLETE)
+
+
+def _write_chunks(
+    converter: OfflineConverter, source: CaptureSource, out: Path, envelopes: bool, err: Console
+) -> int:
+    """Lay out the samples and write each chunk (and envelope); the number of chunks written."""
     written = 0
-    show = err.is_terminal and size >= SHOW_FROM
+    show = err.is_terminal and (source.size or converter.received) >= SHOW_FROM
     with Progress(
         TextColumn("laying out samples"),
         BarColumn(),
@@ -145,23 +221,17 @@ def convert(
         def step(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
+        path = out
         try:
             for chunk in converter.chunks(step):
                 name = f"{chunk.index:06d}"
-                write_atomic(out / CHUNKS_DIR / f"{name}.json", chunk.data)
+                path = out / CHUNKS_DIR / f"{name}.json"
+                write_atomic(path, chunk.data)
                 if envelopes:
                     envelope = chunk_envelope(chunk, sent_at=time.time())
-                    write_atomic(out / ENVELOPES_DIR / f"{name}.envelope", envelope.to_bytes())
+                    path = out / ENVELOPES_DIR / f"{name}.envelope"
+                    write_atomic(path, envelope.to_bytes())
                 written += 1
         except OSError as exc:
-            err.print(error_line(f"cannot write to {out}: {exc.strerror or exc}"))
-            raise typer.Exit(EXIT_FAILED) from None
-
-    summary = converter.summary
-    assert summary is not None
-    for line in summary.lines():
-        typer.echo(printable(line))  # thread (module) names and warnings come from the device
-    where = f"{out / CHUNKS_DIR}" + (f" and {out / ENVELOPES_DIR}" if envelopes else "")
-    typer.echo(f"wrote {written} chunk file(s) to {where}")
-    lost = bool(summary.report.rejected)
-    raise typer.Exit(EXIT_OK if summary.complete and not lost else EXIT_INCOMPLETE)
+            exits.fail(f"cannot write {exc.filename or path}: {exc.strerror or exc}", exits.FAILED)
+    return written

@@ -67,9 +67,13 @@ class CaptureSource:
                     progress.update(task, completed=done)
                     data = _read_some(self.stream)
         finally:
-            if self.stream is not sys.stdin.buffer:
-                self.stream.close()
+            self.close()
         return done
+
+    def close(self) -> None:
+        """Close the input (standard input stays open)."""
+        if self.stream is not sys.stdin.buffer:
+            self.stream.close()
 
 
 def _read_some(stream: BinaryIO) -> bytes:

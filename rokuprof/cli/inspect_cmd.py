@@ -1,46 +1,61 @@
-"""``rokuprof inspect FILE``: what a .bsprof file contains."""
+"""``rokuprof inspect FILE``: what a .bsprof capture contains."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, app
-from rokuprof.cli.progress import read_with_progress
+from rokuprof.cli import exits
+from rokuprof.cli.app import app
+from rokuprof.cli.inputs import CaptureInputError, open_capture
+from rokuprof.cli.options import JsonFlag
+from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
 from rokuprof.views.inspect_view import render_inspect
-from rokuprof.views.text import error_line, json_dumps
 
 
 @app.command()
 def inspect(
-    file: Annotated[Path, typer.Argument(help="A .bsprof file (complete, cut short or corrupt).")],
+    file: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE",
+            help="A .bsprof file (complete, cut short or corrupt), `-` for standard input, "
+            "or a session directory.",
+        ),
+    ],
     top: Annotated[
-        int, typer.Option(min=1, help="How many functions and leak sites to list.")
+        int,
+        typer.Option(
+            "--top", "-n", min=1, metavar="N", help="How many functions and leak sites to list."
+        ),
     ] = 15,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Summarise a .bsprof file: app, device, totals, top functions, memory and leaks.
+    """Summarise a capture: app, device, totals, top functions, memory and leaks.
 
-    Exit status: 0 complete, 3 incomplete or corrupt (what could be read is still shown),
-    2 unreadable file or bad usage.
+    `-` reads standard input as it arrives (`curl -N http://ROKU:8090/bsprof/channel.bsprof |
+    rokuprof inspect -`). Written to a pipe or a file, every column is kept and nothing wraps.
+
+    Exit status: 0 complete; 3 incomplete or corrupt (what could be read is still shown);
+    2 bad usage, or an input that is missing, unreadable or not a .bsprof.
     """
-    out = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    err = stderr_console()
+    try:
+        source = open_capture(file)
+    except CaptureInputError as exc:
+        exits.fail(exc)
     reader = ProfileReader()
     try:
-        read_with_progress(file, reader.feed, err)
+        source.read(reader.feed, err)
     except OSError as exc:
-        err.print(error_line(f"cannot read {file}: {exc.strerror or exc}"))
-        raise typer.Exit(EXIT_USAGE) from None
+        exits.fail(f"cannot read {source.label}: {exc.strerror or exc}")
     reader.close()
     report = inspect_report(reader, top)
     if as_json:
-        print(json_dumps(report, indent=2))
+        print_json(report)
     else:
-        render_inspect(report, out)
-    raise typer.Exit(EXIT_OK if reader.complete else EXIT_INCOMPLETE)
+        render_inspect(report, stdout_console())
+    raise typer.Exit(exits.OK if reader.complete else exits.INCOMPLETE)
