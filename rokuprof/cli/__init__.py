@@ -12,6 +12,7 @@ from rokuprof.cli import (  # noqa: F401  (importing a command module registers 
     discover_cmd,
     export_cmd,
     inspect_cmd,
+    report_cmd,
     simulate_cmd,
     watch_cmd,
 )

@@ -1,0 +1,159 @@
+"""``rokuprof report INPUT [-o FILE] [--open]``: a capture as one self-contained HTML page."""
+
+from __future__ import annotations
+
+import os
+import webbrowser
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from rokuprof.cli import exits
+from rokuprof.cli.app import app
+from rokuprof.cli.inputs import CaptureInputError, open_capture
+from rokuprof.cli.output import stderr_console, stdout_console
+from rokuprof.cli.progress import SHOW_FROM
+from rokuprof.export import ExportInput, build_input
+from rokuprof.export.report import build_model, render_html
+from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
+from rokuprof.store.files import write_atomic
+from rokuprof.views.text import printable
+
+SUFFIX = ".report.html"
+
+HELP = f"""Write an interactive HTML report of a capture: flame graph, call tree, functions,
+lines, memory, timeline and the run's facts, in one file.
+
+INPUT is a .bsprof file, `-` for standard input, or a session directory (its capture.bsprof).
+The page is self-contained: its script, style and data are inline and it makes no network
+request, so it opens offline anywhere and can be attached to a bug. Figures are the profile
+tables' exact counters (the numbers `inspect` shows); the timeline is the 101 Hz synthetic
+samples `convert` lays out, and selecting a time range there makes every view follow it.
+
+Output: `-o FILE`, by default next to the input as `<stem>{SUFFIX}` (a session directory:
+inside it; standard input: `profile{SUFFIX}` in the current directory), replaced atomically.
+`--open` then opens it in the default browser.
+
+Exit status: 0 the report was written from a complete capture; 3 the capture is incomplete or
+corrupt (the report is written from what was read and shows where it stopped; a line on stderr
+says so); 2 bad usage or a problem found before any work started (an input missing, unreadable
+or not a .bsprof, an output that cannot be written; nothing is written); 1 the report could not
+be written midway."""
+
+
+@app.command(name="report", help=HELP)
+def report_command(
+    input_: Annotated[
+        str,
+        typer.Argument(
+            metavar="INPUT", help="A .bsprof file, `-` (standard input) or a session directory."
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            "--output",
+            metavar="FILE",
+            help=f"The HTML file to write (default: next to the input, `<stem>{SUFFIX}`).",
+        ),
+    ] = None,
+    open_: Annotated[
+        bool, typer.Option("--open", help="Open the report in the default web browser.")
+    ] = False,
+    wall_unit: Annotated[
+        str,
+        typer.Option(
+            metavar="UNIT",
+            help=f"Unit of the .bsprof wall-time field: {', '.join(WALL_UNITS)} (not published "
+            "by Roku; microseconds is the working assumption).",
+        ),
+    ] = DEFAULT_WALL_UNIT,
+) -> None:
+    """Write an HTML report (see HELP)."""
+    err = stderr_console()
+    if wall_unit not in WALL_UNITS:
+        raise typer.BadParameter(
+            f"unknown wall unit {wall_unit!r}; choose from {', '.join(WALL_UNITS)}",
+            param_hint="--wall-unit",
+        )
+    try:
+        source = open_capture(input_)
+    except CaptureInputError as exc:
+        exits.fail(exc)
+    if out is None:
+        out = (source.directory or Path(".")) / f"{source.stem}{SUFFIX}"
+    if (problem := _output_problem(out)) is not None:
+        source.stream.close()
+        exits.fail(problem)
+
+    inp = _load(source, err, wall_unit)
+    html = render_html(build_model(inp)).encode("utf-8")
+    try:
+        write_atomic(out, html)
+    except OSError as exc:
+        exits.fail(f"cannot write {out}: {exc.strerror or exc}", status=exits.FAILED)
+    stdout_console().print(
+        f"report: {printable(out)} ({len(html):,} bytes)", markup=False, soft_wrap=True
+    )
+    if open_:
+        _open(out, err)
+    if inp.run.problem:
+        exits.warn(f"{source.label}: {inp.run.problem}; the report shows what was read")
+        raise typer.Exit(exits.INCOMPLETE)
+    raise typer.Exit(exits.OK)
+
+
+def _output_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be written (checked before any work), or ``None``."""
+    if path.is_dir():
+        return f"cannot write {path}: it is a directory"
+    parent = path.parent
+    if not parent.is_dir():
+        return f"cannot write {path}: no directory {parent}"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot write {path}: {parent} is not writable"
+    return None
+
+
+def _load(source, err: Console, wall_unit: str) -> ExportInput:
+    """Decode the capture and lay out its run (progress on a terminal for large inputs)."""
+    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit), total_bytes=source.size)
+    try:
+        source.read(converter.feed, err, what="decoding")
+    except OSError as exc:
+        exits.fail(f"cannot read {source.label}: {exc.strerror or exc}")
+    show = err.is_terminal and converter.received >= SHOW_FROM
+    with Progress(
+        TextColumn("laying out samples"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=not show,
+    ) as progress:
+        task = progress.add_task("layout", total=None)
+        return build_input(
+            converter, progress=lambda d, t: progress.update(task, completed=d, total=t)
+        )
+
+
+def _open(path: Path, err: Console) -> None:
+    """Open the report in a browser; say so (and where the file is) when there is none."""
+    try:
+        opened = webbrowser.open(path.resolve().as_uri())
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        err.print(
+            f"no web browser found to open it; open {printable(path.resolve())} yourself",
+            markup=False,
+            soft_wrap=True,
+            highlight=False,
+        )

@@ -1,0 +1,1336 @@
+// rokuprof report: the page's script (plain JavaScript, no library).
+//
+// Reads the data model (JSON in #report-data, see rokuprof/export/report/model.py), builds typed
+// arrays, and draws: a timeline strip (busy share per thread, live heap; drag to pick a time range
+// that every view follows), then tabs: flame graph / icicle, call tree, functions, lines, memory
+// and facts. Device text (names, files, app facts) only ever reaches the page through textContent
+// and DOM APIs, never as markup. window.__report is the hook the browser tests drive.
+"use strict";
+(() => {
+  const D = JSON.parse(document.getElementById("report-data").textContent);
+  const S = D.strings;
+  const facts = D.facts;
+  const WPS = facts.wallPerSecond || 1e6; // wall units per second
+  const HZ = D.timeline.hz;
+
+  // ---------------------------------------------------------------- model
+  const T = D.threads.length;
+  const threadName = D.threads.map((t) => S[t[1]]);
+  const FN = D.functions;
+  const nF = FN.name.length;
+  const fnName = FN.name.map((i) => S[i]);
+  const fnFile = FN.file.map((i) => S[i]);
+  const fnThread = Int32Array.from(FN.thread);
+  const fnLine = FN.line;
+  const N = D.nodes.parent.length;
+  const parent = Int32Array.from(D.nodes.parent);
+  const nodeFn = Int32Array.from(D.nodes.fn);
+  const depth = new Int32Array(N);
+  const nodeThread = new Int32Array(N);
+  const kids = Array.from({ length: N }, () => []);
+  for (let i = 0; i < N; i++) {
+    const p = parent[i];
+    if (p >= 0) {
+      depth[i] = depth[p] + 1;
+      nodeThread[i] = nodeThread[p];
+      kids[p].push(i);
+    } else {
+      nodeThread[i] = i;
+    }
+  }
+  const P = D.paths.node.length;
+  const pathNode = Int32Array.from(D.paths.node);
+  const COLS = ["cpu", "wall", "calls", "allocCount", "allocBytes", "frees", "reallocs", "freedBytes", "liveCount", "liveBytes"];
+  const pathCol = {};
+  for (const c of COLS) pathCol[c] = Float64Array.from(D.paths[c]);
+  const callLine = D.paths.callLine;
+
+  // Timeline lanes: per thread, runs (start slot, node, samples).
+  const lanes = [];
+  const nodeSamples = new Float64Array(N);
+  for (const [t, flat] of D.timeline.lanes) {
+    const k = flat.length / 3;
+    const start = new Int32Array(k), node = new Int32Array(k), count = new Int32Array(k);
+    let end = 0;
+    for (let i = 0; i < k; i++) {
+      start[i] = end + flat[3 * i];
+      node[i] = flat[3 * i + 1];
+      count[i] = flat[3 * i + 2];
+      end = start[i] + count[i];
+      nodeSamples[node[i]] += count[i];
+    }
+    lanes.push({ t, start, node, count });
+  }
+  const SLOTS = Math.max(1, D.timeline.slots);
+  const heap = [];
+  {
+    let s = 0, b = 0;
+    const h = D.timeline.heap;
+    for (let i = 0; i < h.length; i += 2) {
+      s += h[i];
+      b += h[i + 1];
+      heap.push([s, b]);
+    }
+  }
+
+  // ---------------------------------------------------------------- formatting
+  const nf0 = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+  const grouped = (v) => nf0.format(Math.round(v));
+  function fixed(v, digits) {
+    return v.toFixed(Math.max(0, digits));
+  }
+  function sig(v) {
+    // three significant figures, no trailing noise
+    const a = Math.abs(v);
+    return a >= 100 ? fixed(v, 0) : a >= 10 ? fixed(v, 1) : fixed(v, 2);
+  }
+  function fmtSeconds(s) {
+    const a = Math.abs(s);
+    if (a === 0) return "0";
+    if (a >= 60) return `${grouped(s)} s`;
+    if (a >= 1) return `${sig(s)} s`;
+    if (a >= 1e-3) return `${sig(s * 1e3)} ms`;
+    return `${sig(s * 1e6)} µs`;
+  }
+  const fmtWall = (v) => fmtSeconds(v / WPS);
+  function fmtBytes(v) {
+    const a = Math.abs(v);
+    if (a < 1024) return `${grouped(v)} B`;
+    if (a < 1024 ** 2) return `${sig(v / 1024)} KiB`;
+    if (a < 1024 ** 3) return `${sig(v / 1024 ** 2)} MiB`;
+    return `${sig(v / 1024 ** 3)} GiB`;
+  }
+  function fmtOps(v) {
+    const a = Math.abs(v);
+    if (a < 1e4) return grouped(v);
+    if (a < 1e6) return `${sig(v / 1e3)} k`;
+    if (a < 1e9) return `${sig(v / 1e6)} M`;
+    return `${sig(v / 1e9)} G`;
+  }
+  const fmtCount = (v) => grouped(v);
+  const pct = (v, total) => (total > 0 ? `${((100 * v) / total).toFixed(1)}%` : "–");
+  function fmtClock(epoch) {
+    if (epoch == null) return "unknown";
+    return new Date(epoch * 1000).toISOString().replace("T", " ").replace(/\.(\d{3})Z$/, ".$1 UTC");
+  }
+
+  // Metrics the flame graph and call tree can size frames by.
+  const METRICS = [
+    { key: "wall", label: "Wall time", fmt: fmtWall, unit: "time" },
+    { key: "cpu", label: "CPU", fmt: (v) => `${fmtOps(v)} ops`, unit: "operations" },
+    { key: "calls", label: "Calls", fmt: fmtCount, unit: "calls" },
+    { key: "allocBytes", label: "Alloc bytes", fmt: fmtBytes, unit: "bytes" },
+    { key: "liveBytes", label: "Live bytes at end", fmt: fmtBytes, unit: "bytes" },
+  ];
+  const METRIC = Object.fromEntries(METRICS.map((m) => [m.key, m]));
+  const FMT = {
+    wall: fmtWall,
+    cpu: (v) => fmtOps(v),
+    calls: fmtCount,
+    allocCount: fmtCount,
+    allocBytes: fmtBytes,
+    frees: fmtCount,
+    reallocs: fmtCount,
+    freedBytes: fmtBytes,
+    liveCount: fmtCount,
+    liveBytes: fmtBytes,
+  };
+
+  // ---------------------------------------------------------------- colours
+  // Frames are coloured by source file; the files with most wall time get the clearest hues.
+  const PALETTE = [
+    [214, 62, 70], [28, 80, 66], [145, 45, 62], [350, 60, 74], [265, 45, 74], [45, 78, 62],
+    [188, 55, 60], [12, 62, 70], [95, 40, 62], [320, 40, 74], [230, 35, 72], [60, 50, 58],
+  ];
+  const fileOrder = new Map();
+  {
+    const wallByFile = new Map();
+    for (let p = 0; p < P; p++) {
+      const f = fnFile[nodeFn[pathNode[p]]];
+      wallByFile.set(f, (wallByFile.get(f) || 0) + pathCol.wall[p] + 1e-9 * pathCol.allocBytes[p]);
+    }
+    for (let f = 0; f < nF; f++) if (!wallByFile.has(fnFile[f])) wallByFile.set(fnFile[f], 0);
+    [...wallByFile.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).forEach(([f], i) => fileOrder.set(f, i));
+  }
+  function hsl(h, s, l) {
+    return `hsl(${h} ${s}% ${l}%)`;
+  }
+  function hashString(text) {
+    let h = 2166136261;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+    return h >>> 0;
+  }
+  function fileColour(file, name, dim) {
+    const i = fileOrder.get(file) || 0;
+    const [h, s, l] = PALETTE[i % PALETTE.length];
+    const shade = (hashString(name) % 9) - 4; // a little variation between a file's functions
+    if (dim) return hsl(h, 10, 90);
+    return hsl(h, s, Math.min(86, l + shade + (i >= PALETTE.length ? 6 : 0)));
+  }
+  const threadColour = (t) => {
+    const [h, s, l] = PALETTE[(t + 0) % PALETTE.length];
+    return hsl(h, s, l - 12);
+  };
+
+  // ---------------------------------------------------------------- state
+  const SUGGESTED_WAITS = ["wait", "waitPort", "sleep"];
+  const state = {
+    tab: "flame",
+    thread: -1, // -1: all threads
+    metric: "wall",
+    icicle: false,
+    zoom: -1, // node, -1: the root of the current thread selection
+    search: "",
+    range: null, // [first slot, end slot) or null
+    hideIdle: false,
+    waits: new Set(SUGGESTED_WAITS.filter((w) => fnName.includes(w))),
+    sort: {
+      tree: { key: "total:wall", dir: -1 },
+      functions: { key: "selfWall", dir: -1 },
+      allocs: { key: "allocBytes", dir: -1 },
+      churn: { key: "reallocs", dir: -1 },
+      leaks: { key: "liveBytes", dir: -1 },
+    },
+    fnFilter: "",
+    expanded: new Set(),
+  };
+  try {
+    const saved = JSON.parse(localStorage.getItem("rokuprof.waits") || "null");
+    if (Array.isArray(saved)) state.waits = new Set(saved.filter((w) => typeof w === "string"));
+  } catch {
+    /* storage unavailable (file:// in some browsers): keep the suggestions */
+  }
+
+  // ---------------------------------------------------------------- figures for the state
+  // self[c][node]: a node's own figures in the selected range, idle functions removed when hidden.
+  let self = {}, total = {}, fnSelf = {}, fnTotal = {}, rangeFactor = null, hiddenFn = null;
+  function compute() {
+    hiddenFn = new Uint8Array(nF);
+    if (state.hideIdle) for (let f = 0; f < nF; f++) if (state.waits.has(fnName[f])) hiddenFn[f] = 1;
+    rangeFactor = null;
+    if (state.range) {
+      const [a, b] = state.range;
+      const inRange = new Float64Array(N);
+      for (const lane of lanes) {
+        const { start, node, count } = lane;
+        let i = upperBound(start, a) - 1;
+        if (i < 0) i = 0;
+        for (; i < start.length && start[i] < b; i++) {
+          const s = Math.max(a, start[i]), e = Math.min(b, start[i] + count[i]);
+          if (e > s) inRange[node[i]] += e - s;
+        }
+      }
+      rangeFactor = new Float64Array(N);
+      for (let n = 0; n < N; n++) rangeFactor[n] = nodeSamples[n] > 0 ? inRange[n] / nodeSamples[n] : 0;
+    }
+    for (const c of COLS) {
+      const s = new Float64Array(N);
+      const col = pathCol[c];
+      for (let p = 0; p < P; p++) s[pathNode[p]] += col[p];
+      for (let n = 0; n < N; n++) {
+        if (rangeFactor) s[n] *= rangeFactor[n];
+        if (nodeFn[n] >= 0 && hiddenFn[nodeFn[n]]) s[n] = 0;
+      }
+      self[c] = s;
+      const t = Float64Array.from(s);
+      for (let n = N - 1; n >= 0; n--) if (parent[n] >= 0) t[parent[n]] += t[n];
+      total[c] = t;
+      fnSelf[c] = new Float64Array(nF);
+      fnTotal[c] = new Float64Array(nF);
+    }
+    // Per function: self from the nodes it is the leaf of; total once per call path (recursion
+    // counts once), as `inspect` does.
+    const stamp = new Int32Array(nF).fill(-1);
+    for (let n = 0; n < N; n++) {
+      const f0 = nodeFn[n];
+      if (f0 < 0) continue;
+      let any = false;
+      for (const c of COLS) {
+        const v = self[c][n];
+        if (v) {
+          fnSelf[c][f0] += v;
+          any = true;
+        }
+      }
+      if (!any) continue;
+      for (let m = n; m >= 0; m = parent[m]) {
+        const f = nodeFn[m];
+        if (f < 0 || stamp[f] === n) continue;
+        stamp[f] = n;
+        for (const c of COLS) fnTotal[c][f] += self[c][n];
+      }
+    }
+  }
+  function upperBound(arr, x) {
+    let lo = 0, hi = arr.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (arr[mid] <= x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  const threadRoots = () => (state.thread < 0 ? [...Array(T).keys()] : [state.thread]);
+  const rootValue = (c) => threadRoots().reduce((s, t) => s + total[c][t], 0);
+
+  // ---------------------------------------------------------------- DOM helpers
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    if (attrs) {
+      for (const [k, v] of Object.entries(attrs)) {
+        if (v == null || v === false) continue;
+        if (k === "text") e.textContent = v;
+        else if (k === "class") e.className = v;
+        else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+        else e.setAttribute(k, v === true ? "" : String(v));
+      }
+    }
+    for (const c of children) if (c != null) e.append(c);
+    return e;
+  }
+  const text = (t) => document.createTextNode(t == null ? "" : String(t));
+  const fnWhere = (f) => (fnLine[f] ? `${fnFile[f]}:${fnLine[f]}` : fnFile[f]);
+
+  // ---------------------------------------------------------------- page skeleton
+  const app = document.getElementById("app");
+  const title = [facts.app || "(unnamed app)", facts.appVersion].filter(Boolean).join(" ");
+  document.title = `${title} — rokuprof report`;
+  const device = [facts.vendor, facts.model].filter(Boolean).join(" ");
+  const STATUS_TEXT = { complete: "complete", incomplete: "incomplete — truncated", corrupt: "corrupt — decoding stopped" };
+  const header = el(
+    "header",
+    { class: "top" },
+    el("h1", { text: title }),
+    el("span", { class: "sub", text: [device && `on ${device}`, facts.firmware && `firmware ${facts.firmware}`].filter(Boolean).join(", ") }),
+    el("span", { class: "sub", text: `${fmtSeconds(facts.duration)} run, ${fmtClock(facts.start)}` }),
+    el("span", { class: `badge ${facts.status}`, id: "status", text: STATUS_TEXT[facts.status] || facts.status }),
+    el("span", { class: "brand", text: `rokuprof ${facts.rokuprof}` }),
+  );
+  app.append(header);
+  if (facts.problem) app.append(el("p", { class: `problem ${facts.status}`, id: "problem", text: `This capture is ${facts.status}: ${facts.problem}. The report shows everything read before that.` }));
+  const main = el("main");
+  app.append(main);
+
+  // Timeline
+  const tlCanvas = el("canvas", { id: "timeline", "aria-label": "Timeline: busy share per thread and live heap; drag to select a time range" });
+  const rangeText = el("span", { class: "range", id: "range-text" });
+  const clearRange = el("button", { class: "btn", id: "range-clear", hidden: true, text: "Whole run", onclick: () => setRange(null) });
+  main.append(
+    el(
+      "section",
+      { class: "panel timeline" },
+      el("div", { class: "head" }, el("h2", { text: "Timeline" }), rangeText, clearRange, el("span", { class: "hint", text: "Drag across the timeline to look at a time range; every view follows it." })),
+      tlCanvas,
+    ),
+  );
+
+  // Toolbar shared by the views
+  const TABS = [
+    ["flame", "Flame graph"],
+    ["tree", "Call tree"],
+    ["functions", "Functions"],
+    ["lines", "Lines"],
+    ["memory", "Memory"],
+    ["facts", "Facts"],
+  ];
+  const tabButtons = {};
+  const nav = el("nav", { class: "tabs", role: "tablist" });
+  for (const [key, label] of TABS) {
+    tabButtons[key] = el("button", { role: "tab", id: `tab-${key}`, "aria-selected": "false", text: label, onclick: () => setTab(key) });
+    nav.append(tabButtons[key]);
+  }
+  const threadSelect = el("select", { id: "thread", onchange: (e) => setThread(Number(e.target.value)) }, el("option", { value: -1, text: "All threads" }));
+  threadName.forEach((name, t) => threadSelect.append(el("option", { value: t, text: name })));
+  const hideIdleBox = el("input", { type: "checkbox", id: "hide-idle", onchange: (e) => setHideIdle(e.target.checked) });
+  const waitsBox = el("span", { class: "waits", id: "waits" });
+  const toolbar = el(
+    "div",
+    { class: "toolbar" },
+    el("label", null, "Thread", threadSelect),
+    el("label", { title: "Leave out the functions marked as waits (idle time) everywhere" }, hideIdleBox, "Hide idle"),
+    waitsBox,
+  );
+  main.append(nav, toolbar);
+  const views = {};
+  for (const [key] of TABS) {
+    views[key] = el("section", { class: "view", id: `view-${key}`, role: "tabpanel", hidden: true });
+    main.append(views[key]);
+  }
+  app.append(el("footer", { class: "bottom", text: `Made by rokuprof ${facts.rokuprof} from ${grouped(facts.bytes)} bytes of .bsprof stream. Figures are the profile tables' exact counters; in a time range they are apportioned by each call path's samples in the range.` }));
+
+  function renderWaits() {
+    waitsBox.replaceChildren(el("span", { class: "note", text: "Waits:" }));
+    const names = [...state.waits].sort();
+    for (const w of names) {
+      waitsBox.append(el("span", { class: "chip", "data-wait": w }, text(w), el("button", { title: `Not a wait: ${w}`, "aria-label": `remove ${w}`, text: "×", onclick: () => toggleWait(w, false) })));
+    }
+    for (const w of SUGGESTED_WAITS) {
+      if (!state.waits.has(w)) waitsBox.append(el("button", { class: "chip suggested", title: "Mark as a wait", text: `+ ${w}`, onclick: () => toggleWait(w, true) }));
+    }
+    const add = el("input", { type: "text", placeholder: "mark a function…", size: 14, id: "wait-add", list: "fn-names" });
+    add.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && add.value.trim()) toggleWait(add.value.trim(), true);
+    });
+    waitsBox.append(add);
+  }
+  const datalist = el("datalist", { id: "fn-names" });
+  [...new Set(fnName)].sort().forEach((n) => datalist.append(el("option", { value: n })));
+  app.append(datalist);
+
+  // ---------------------------------------------------------------- state changes
+  const dirty = new Set();
+  function invalidate(all) {
+    for (const [key] of TABS) dirty.add(key);
+    if (all) compute();
+    drawTimeline();
+    renderActive();
+  }
+  function renderActive() {
+    for (const [key] of TABS) {
+      const on = key === state.tab;
+      views[key].hidden = !on;
+      tabButtons[key].setAttribute("aria-selected", on ? "true" : "false");
+    }
+    toolbar.hidden = state.tab === "facts";
+    if (dirty.has(state.tab)) {
+      dirty.delete(state.tab);
+      RENDER[state.tab]();
+    }
+  }
+  function setTab(key) {
+    state.tab = key;
+    if (history.replaceState) history.replaceState(null, "", `#${key}`);
+    renderActive();
+  }
+  function setThread(t) {
+    state.thread = t;
+    threadSelect.value = String(t);
+    state.zoom = -1;
+    invalidate(false);
+  }
+  function setHideIdle(on) {
+    state.hideIdle = on;
+    hideIdleBox.checked = on;
+    invalidate(true);
+  }
+  function toggleWait(name, on) {
+    if (on) state.waits.add(name);
+    else state.waits.delete(name);
+    try {
+      localStorage.setItem("rokuprof.waits", JSON.stringify([...state.waits]));
+    } catch {
+      /* not kept */
+    }
+    renderWaits();
+    invalidate(true);
+  }
+  function setRange(range) {
+    if (range) {
+      let [a, b] = range;
+      a = Math.max(0, Math.floor(a));
+      b = Math.min(SLOTS, Math.ceil(b));
+      state.range = b > a ? [a, b] : null;
+    } else state.range = null;
+    clearRange.hidden = !state.range;
+    rangeText.textContent = state.range
+      ? `${fmtSeconds(state.range[0] / HZ)} – ${fmtSeconds(state.range[1] / HZ)} (${fmtSeconds((state.range[1] - state.range[0]) / HZ)} of ${fmtSeconds(SLOTS / HZ)})`
+      : `whole run, ${fmtSeconds(SLOTS / HZ)}`;
+    invalidate(true);
+  }
+
+  // ---------------------------------------------------------------- timeline
+  const TL = { lane: 20, gap: 3, heap: 54, axis: 18, left: 150 };
+  let tlDrag = null;
+  function tlGeometry() {
+    const width = tlCanvas.clientWidth || 1000;
+    const heapOn = heap.length > 0;
+    const height = TL.axis + lanes.length * (TL.lane + TL.gap) + (heapOn ? TL.heap + 8 : 0) + 2;
+    return { width, height, heapOn, plot: width - TL.left - 8 };
+  }
+  const slotX = (g, s) => TL.left + (s / SLOTS) * g.plot;
+  const xSlot = (g, x) => Math.min(SLOTS, Math.max(0, ((x - TL.left) / g.plot) * SLOTS));
+  function drawTimeline() {
+    const g = tlGeometry();
+    const dpr = window.devicePixelRatio || 1;
+    tlCanvas.style.height = `${g.height}px`;
+    tlCanvas.width = Math.round(g.width * dpr);
+    tlCanvas.height = Math.round(g.height * dpr);
+    const ctx = tlCanvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, g.width, g.height);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    // axis
+    const seconds = SLOTS / HZ;
+    const step = niceStep(seconds / Math.max(2, g.plot / 110));
+    ctx.fillStyle = "#8d97a5";
+    ctx.strokeStyle = "#eef0f3";
+    for (let s = 0; s <= seconds + 1e-9; s += step) {
+      const x = slotX(g, s * HZ);
+      ctx.fillRect(x, TL.axis - 5, 1, 4);
+      ctx.textAlign = "center";
+      ctx.fillText(fmtSeconds(s).replace(/^0$/, "0 s"), Math.min(x, g.width - 24), 7);
+      ctx.beginPath();
+      ctx.moveTo(x + 0.5, TL.axis);
+      ctx.lineTo(x + 0.5, g.height);
+      ctx.stroke();
+    }
+    // lanes: busy share per pixel column
+    const cols = Math.max(1, Math.floor(g.plot));
+    let y = TL.axis;
+    const busyAll = [];
+    for (const lane of lanes) {
+      const busy = new Float64Array(cols);
+      const per = SLOTS / cols;
+      const { start, node, count } = lane;
+      for (let i = 0; i < start.length; i++) {
+        const f = nodeFn[node[i]];
+        if (state.hideIdle && f >= 0 && hiddenFn[f]) continue;
+        let a = start[i], b = start[i] + count[i];
+        while (a < b) {
+          const c = Math.min(cols - 1, Math.floor(a / per));
+          const edge = Math.min(b, (c + 1) * per);
+          busy[c] += Math.max(0, edge - a);
+          a = edge > a ? edge : b;
+        }
+      }
+      busyAll.push(busy);
+      ctx.fillStyle = "#5f6b7a";
+      ctx.textAlign = "right";
+      const name = threadName[lane.t];
+      ctx.fillText(name.length > 20 ? `${name.slice(0, 19)}…` : name, TL.left - 10, y + TL.lane / 2);
+      ctx.fillStyle = "#f1f3f6";
+      ctx.fillRect(TL.left, y, g.plot, TL.lane);
+      ctx.fillStyle = threadColour(lane.t);
+      for (let c = 0; c < cols; c++) {
+        const share = Math.min(1, busy[c] / per);
+        if (share > 0) {
+          const h = Math.max(1, share * TL.lane);
+          ctx.fillRect(TL.left + c, y + TL.lane - h, 1, h);
+        }
+      }
+      y += TL.lane + TL.gap;
+    }
+    // heap
+    if (g.heapOn) {
+      y += 6;
+      const max = heap.reduce((m, [, b]) => Math.max(m, b), 1);
+      ctx.fillStyle = "#5f6b7a";
+      ctx.textAlign = "right";
+      ctx.fillText("live heap", TL.left - 10, y + 12);
+      ctx.fillStyle = "#8d97a5";
+      ctx.fillText(fmtBytes(max), TL.left - 10, y + 28);
+      ctx.fillStyle = "#f1f3f6";
+      ctx.fillRect(TL.left, y, g.plot, TL.heap);
+      ctx.beginPath();
+      ctx.moveTo(TL.left, y + TL.heap);
+      let lastY = y + TL.heap;
+      for (const [s, b] of heap) {
+        const x = slotX(g, s);
+        const hy = y + TL.heap - (b / max) * (TL.heap - 4);
+        ctx.lineTo(x, lastY);
+        ctx.lineTo(x, hy);
+        lastY = hy;
+      }
+      ctx.lineTo(TL.left + g.plot, lastY);
+      ctx.lineTo(TL.left + g.plot, y + TL.heap);
+      ctx.closePath();
+      ctx.fillStyle = "rgba(53, 89, 214, 0.18)";
+      ctx.fill();
+      ctx.strokeStyle = "#3559d6";
+      ctx.lineWidth = 1.3;
+      ctx.stroke();
+      ctx.lineWidth = 1;
+    }
+    // selection
+    const sel = tlDrag ? [Math.min(tlDrag.a, tlDrag.b), Math.max(tlDrag.a, tlDrag.b)] : state.range;
+    if (sel) {
+      const x0 = slotX(g, sel[0]), x1 = slotX(g, sel[1]);
+      ctx.fillStyle = "rgba(29, 35, 48, 0.28)";
+      ctx.fillRect(TL.left, TL.axis, x0 - TL.left, g.height - TL.axis);
+      ctx.fillRect(x1, TL.axis, TL.left + g.plot - x1, g.height - TL.axis);
+      ctx.strokeStyle = "#3559d6";
+      ctx.lineWidth = 2;
+      ctx.strokeRect(x0, TL.axis, Math.max(1, x1 - x0), g.height - TL.axis - 1);
+      ctx.lineWidth = 1;
+    }
+    timelineInfo.busy = busyAll.map((b) => Array.from(b));
+  }
+  const timelineInfo = { busy: [] };
+  function niceStep(raw) {
+    const p = 10 ** Math.floor(Math.log10(raw || 1));
+    for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+    return 10 * p;
+  }
+  tlCanvas.addEventListener("pointerdown", (e) => {
+    const g = tlGeometry();
+    const s = xSlot(g, e.offsetX);
+    tlDrag = { a: s, b: s, x: e.offsetX };
+    tlCanvas.setPointerCapture(e.pointerId);
+  });
+  tlCanvas.addEventListener("pointermove", (e) => {
+    if (!tlDrag) return;
+    tlDrag.b = xSlot(tlGeometry(), e.offsetX);
+    drawTimeline();
+  });
+  tlCanvas.addEventListener("pointerup", (e) => {
+    if (!tlDrag) return;
+    const d = tlDrag;
+    tlDrag = null;
+    if (Math.abs(e.offsetX - d.x) < 3) setRange(null);
+    else setRange([Math.min(d.a, d.b), Math.max(d.a, d.b)]);
+  });
+
+  // ---------------------------------------------------------------- flame graph
+  const ROW = 20;
+  const flameCanvas = el("canvas", { id: "flame", "aria-label": "Flame graph" });
+  const flameWrap = el("div", { class: "flame-wrap" }, flameCanvas);
+  const crumbs = el("div", { class: "crumbs", id: "crumbs" });
+  const searchBox = el("input", { type: "search", id: "search", placeholder: "Search functions or files", "aria-label": "Search" });
+  const matchesText = el("span", { class: "matches", id: "matches" });
+  const metricSeg = el("span", { class: "seg", id: "metric", role: "group", "aria-label": "Size frames by" });
+  for (const m of METRICS) metricSeg.append(el("button", { "data-metric": m.key, "aria-pressed": "false", text: m.label, onclick: () => setMetric(m.key) }));
+  const shapeSeg = el(
+    "span",
+    { class: "seg", id: "shape" },
+    el("button", { "data-shape": "flame", "aria-pressed": "true", text: "Flame", onclick: () => setShape(false) }),
+    el("button", { "data-shape": "icicle", "aria-pressed": "false", text: "Icicle", onclick: () => setShape(true) }),
+  );
+  const legend = el("div", { class: "legend", id: "legend" });
+  const tip = el("div", { class: "tip", hidden: true, role: "tooltip" });
+  document.body.append(tip);
+  searchBox.addEventListener("input", () => {
+    state.search = searchBox.value;
+    dirty.add("flame");
+    renderActive();
+  });
+  views.flame.append(
+    el("div", { class: "toolbar" }, metricSeg, shapeSeg, searchBox, matchesText),
+    crumbs,
+    flameWrap,
+    legend,
+  );
+  function setMetric(key) {
+    state.metric = key;
+    dirty.add("flame");
+    dirty.add("tree");
+    renderActive();
+  }
+  function setShape(icicle) {
+    state.icicle = icicle;
+    dirty.add("flame");
+    renderActive();
+  }
+  function searchTest() {
+    const q = state.search.trim().toLowerCase();
+    if (!q) return null;
+    return (f) => f >= 0 && (fnName[f].toLowerCase().includes(q) || fnFile[f].toLowerCase().includes(q));
+  }
+  const VROOT = -2; // the "all threads" frame
+  let flame = { rects: [], width: 0, total: 0, rows: 0 };
+  function flameLayout(width) {
+    const c = state.metric;
+    const t = total[c];
+    const rects = [];
+    const roots = threadRoots();
+    // The chain above the zoomed frame, each drawn full width.
+    const chain = [];
+    let focus = state.zoom;
+    if (focus >= 0 && !roots.includes(nodeThread[focus])) focus = -1;
+    state.zoom = focus;
+    if (focus >= 0) for (let n = focus; n >= 0; n = parent[n]) chain.unshift(n);
+    if (state.thread < 0) chain.unshift(VROOT);
+    else if (chain.length === 0) chain.push(state.thread);
+    const top = chain[chain.length - 1];
+    const value = top === VROOT ? rootValue(c) : t[top];
+    chain.forEach((n, d) => rects.push({ node: n, x: 0, w: width, depth: d, value }));
+    const scale = value > 0 ? width / value : 0;
+    let rows = chain.length;
+    const children = (n) => (n === VROOT ? roots : kids[n]);
+    const order = (list) => list.filter((k) => t[k] > 0).sort((a, b) => t[b] - t[a] || (a - b));
+    function place(n, x, d) {
+      let cx = x;
+      for (const k of order(children(n))) {
+        const w = t[k] * scale;
+        rects.push({ node: k, x: cx, w, depth: d, value: t[k] });
+        if (d + 1 > rows) rows = d + 1;
+        if (w >= 0.05) place(k, cx, d + 1);
+        cx += w;
+      }
+    }
+    if (value > 0) place(top, 0, chain.length);
+    return { rects, width, total: value, rows, chainLength: chain.length };
+  }
+  function nodeLabel(n) {
+    if (n === VROOT) return "all threads";
+    if (nodeFn[n] < 0) return threadName[n];
+    return fnName[nodeFn[n]];
+  }
+  const textWidths = new Map();
+  function renderFlame() {
+    for (const b of metricSeg.children) b.setAttribute("aria-pressed", b.dataset.metric === state.metric ? "true" : "false");
+    for (const b of shapeSeg.children) b.setAttribute("aria-pressed", (b.dataset.shape === "icicle") === state.icicle ? "true" : "false");
+    const width = Math.max(300, flameWrap.clientWidth - 2 || 1000);
+    flame = flameLayout(width);
+    const H = Math.max(flame.rows, 1) * ROW + 4;
+    const dpr = window.devicePixelRatio || 1;
+    flameCanvas.width = Math.round(width * dpr);
+    flameCanvas.height = Math.round(H * dpr);
+    flameCanvas.style.width = `${width}px`;
+    flameCanvas.style.height = `${H}px`;
+    flame.height = H;
+    const ctx = flameCanvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, H);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    const match = searchTest();
+    const diff = D.diff ? diffColours() : null;
+    for (const r of flame.rects) {
+      r.y = state.icicle ? r.depth * ROW : H - (r.depth + 1) * ROW;
+      if (r.w < 0.5) continue;
+      const n = r.node;
+      const f = n >= 0 ? nodeFn[n] : -1;
+      let fill;
+      if (diff && n >= 0) fill = diff(n);
+      else if (f < 0) fill = n === VROOT ? "#d5dae2" : "#aab4c3";
+      else fill = fileColour(fnFile[f], fnName[f], match && !match(f));
+      if (f < 0 && match) fill = "#e7eaef";
+      ctx.fillStyle = fill;
+      ctx.fillRect(r.x + 0.5, r.y + 0.5, Math.max(0.5, r.w - 1), ROW - 1);
+      if (match && match(f)) {
+        ctx.strokeStyle = "#111827";
+        ctx.lineWidth = 1.5;
+        ctx.strokeRect(r.x + 1, r.y + 1, Math.max(0.5, r.w - 2), ROW - 2);
+        ctx.lineWidth = 1;
+      }
+      if (r.w > 28) {
+        const label = nodeLabel(n);
+        const room = r.w - 10;
+        const fitted = fit(ctx, label, room);
+        if (fitted) {
+          ctx.fillStyle = "#1d2330";
+          if (f >= 0 && match && !match(f)) ctx.fillStyle = "#8d97a5";
+          ctx.fillText(fitted, r.x + 5, r.y + ROW / 2 + 0.5);
+        }
+      }
+    }
+    if (!state.icicle) flameWrap.scrollTop = flameWrap.scrollHeight;
+    renderCrumbs();
+    renderSearchShare(match);
+    renderLegend();
+  }
+  function fit(ctx, label, room) {
+    const w = measure(ctx, label);
+    if (w <= room) return label;
+    if (room < 24) return "";
+    let lo = 1, hi = label.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (measure(ctx, `${label.slice(0, mid)}…`) <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    return `${label.slice(0, lo)}…`;
+  }
+  function measure(ctx, s) {
+    let w = textWidths.get(s);
+    if (w === undefined) {
+      w = ctx.measureText(s).width;
+      if (textWidths.size < 50000) textWidths.set(s, w);
+    }
+    return w;
+  }
+  function renderCrumbs() {
+    crumbs.replaceChildren();
+    const chain = flame.rects.slice(0, flame.chainLength).map((r) => r.node);
+    chain.forEach((n, i) => {
+      if (i) crumbs.append(el("span", { class: "sep", text: "›" }));
+      crumbs.append(el("button", { "data-node": n, text: nodeLabel(n), onclick: () => zoomTo(n) }));
+    });
+  }
+  function renderSearchShare(match) {
+    matchesText.replaceChildren();
+    if (!match) return;
+    // Sum the outermost matching frames under the zoomed frame (nested matches count once).
+    let sum = 0, frames = 0;
+    const fns = new Set();
+    const t = total[state.metric];
+    const inMatch = new Set();
+    for (const r of flame.rects.slice(flame.chainLength)) {
+      const f = r.node >= 0 ? nodeFn[r.node] : -1;
+      if (!match(f)) continue;
+      frames++;
+      fns.add(f);
+      let nested = false;
+      for (let p = parent[r.node]; p >= 0; p = parent[p]) if (inMatch.has(p)) nested = true;
+      inMatch.add(r.node);
+      if (!nested) sum += t[r.node];
+    }
+    state.searchShare = flame.total > 0 ? sum / flame.total : 0;
+    matchesText.append(
+      el("b", { text: `${fns.size} function${fns.size === 1 ? "" : "s"}` }),
+      text(` in ${frames} frame${frames === 1 ? "" : "s"}: `),
+      el("b", { id: "match-share", text: pct(sum, flame.total) }),
+      text(` of ${METRIC[state.metric].label.toLowerCase()} (${METRIC[state.metric].fmt(sum)})`),
+    );
+  }
+  function renderLegend() {
+    legend.replaceChildren();
+    if (D.diff) {
+      legend.append(
+        el("span", null, el("i", { style: null }), text(`Colour: change of each frame's total, ${D.diff.label || "A → B"}. Red grew, blue shrank.`)),
+      );
+      return;
+    }
+    const files = [...fileOrder.entries()].sort((a, b) => a[1] - b[1]).slice(0, 12);
+    for (const [file] of files) {
+      const sw = el("i");
+      sw.style.background = fileColour(file, "", false);
+      legend.append(el("span", null, sw, text(file)));
+    }
+  }
+  function zoomTo(n) {
+    state.zoom = n === VROOT || (n >= 0 && n < T && state.thread === n) ? -1 : n;
+    dirty.add("flame");
+    renderActive();
+  }
+  function rectAt(x, y) {
+    const d = state.icicle ? Math.floor(y / ROW) : Math.floor((flame.height - y) / ROW);
+    for (const r of flame.rects) if (r.depth === d && x >= r.x && x < r.x + r.w && r.w >= 0.5) return r;
+    return null;
+  }
+  flameCanvas.addEventListener("click", (e) => {
+    const r = rectAt(e.offsetX, e.offsetY);
+    if (r) zoomTo(r.node);
+  });
+  flameCanvas.addEventListener("mousemove", (e) => {
+    const r = rectAt(e.offsetX, e.offsetY);
+    if (!r) {
+      tip.hidden = true;
+      return;
+    }
+    showTip(r.node, e.clientX, e.clientY);
+  });
+  flameCanvas.addEventListener("mouseleave", () => (tip.hidden = true));
+  function showTip(n, cx, cy) {
+    tip.replaceChildren();
+    const f = n >= 0 ? nodeFn[n] : -1;
+    tip.append(el("div", { class: "name", text: nodeLabel(n) }));
+    if (f >= 0) tip.append(el("div", { class: "where", text: `${fnWhere(f)} · ${threadName[fnThread[f]]}` }));
+    const body = el("table");
+    const rows = [];
+    const value = (c, which) => (n === VROOT ? rootValue(c) : which[c][n]);
+    for (const m of METRICS) {
+      const tv = value(m.key, total);
+      const sv = n === VROOT ? 0 : self[m.key][n];
+      rows.push([m.label, `${m.fmt(tv)} total (${pct(tv, rootValue(m.key))}) · ${m.fmt(sv)} self`, m.key === state.metric]);
+    }
+    const calls = value("calls", total);
+    const ownCalls = n === VROOT ? 0 : self.calls[n];
+    if (ownCalls > 0) {
+      rows.push(["Per call", `${fmtWall(value("wall", total) / ownCalls)} wall · ${fmtOps(value("cpu", total) / ownCalls)} ops`, false]);
+    } else if (calls > 0) rows.push(["Calls below", fmtCount(calls), false]);
+    if (D.diff && n >= 0) {
+      const base = diffBase(n);
+      rows.push([`Before`, `${METRIC[state.metric].fmt(base)} → ${METRIC[state.metric].fmt(total[state.metric][n])}`, true]);
+    }
+    for (const [k, v, cur] of rows) body.append(el("tr", { class: cur ? "cur" : null }, el("td", { text: k }), el("td", { text: v })));
+    tip.append(body);
+    tip.hidden = false;
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    tip.style.left = `${Math.min(cx + 14, window.innerWidth - w - 8)}px`;
+    tip.style.top = `${cy + 16 + h > window.innerHeight ? cy - h - 10 : cy + 16}px`;
+  }
+
+  // Diff mode: D.diff.base[metric][node] = the baseline's self figure of the same call path.
+  let diffTotals = null;
+  function diffBase(n) {
+    if (!diffTotals || diffTotals.metric !== state.metric) {
+      const b = D.diff.base[state.metric] || [];
+      const t = new Float64Array(N);
+      for (let i = 0; i < N; i++) t[i] = b[i] || 0;
+      for (let i = N - 1; i >= 0; i--) if (parent[i] >= 0) t[parent[i]] += t[i];
+      diffTotals = { metric: state.metric, t };
+    }
+    return diffTotals.t[n];
+  }
+  function diffColours() {
+    return (n) => {
+      const b = diffBase(n), a = total[state.metric][n];
+      if (b === 0) return a > 0 ? "hsl(0 80% 58%)" : "#e5e7eb";
+      const r = (a - b) / b;
+      const k = Math.min(1, Math.abs(r));
+      if (Math.abs(r) < 0.02) return "#e5e7eb";
+      return r > 0 ? hsl(0, 35 + 45 * k, 88 - 30 * k) : hsl(215, 35 + 45 * k, 88 - 30 * k);
+    };
+  }
+
+  // ---------------------------------------------------------------- sortable tables
+  // columns: {key, label, text?, cls?, get(row), fmt?(v, row), title?}
+  function dataTable(id, columns, rows, sortState, onSort, limit = 1000, extra) {
+    const col = columns.find((c) => c.key === sortState.key) || columns[0];
+    const sorted = rows.slice().sort((a, b) => {
+      const va = col.get(a), vb = col.get(b);
+      const d = typeof va === "string" ? va.localeCompare(vb) : va - vb;
+      return d * sortState.dir || (columns[0].get(a) < columns[0].get(b) ? -1 : 1);
+    });
+    const thead = el("tr");
+    for (const c of columns) {
+      const th = el("th", { class: c.text ? "text" : null, "data-key": c.key, title: c.title || null, "aria-sort": c.key === col.key ? (sortState.dir < 0 ? "descending" : "ascending") : null, text: c.label });
+      th.addEventListener("click", () => {
+        if (sortState.key === c.key) sortState.dir = -sortState.dir;
+        else {
+          sortState.key = c.key;
+          sortState.dir = c.text ? 1 : -1;
+        }
+        onSort();
+      });
+      thead.append(th);
+    }
+    const maxes = {};
+    for (const c of columns) if (c.bar) maxes[c.key] = Math.max(1e-12, ...rows.map((r) => c.get(r)));
+    const tbody = el("tbody");
+    for (const row of sorted.slice(0, limit)) {
+      const tr = el("tr", extra ? extra(row) : null);
+      for (const c of columns) {
+        const v = c.get(row);
+        const td = el("td", { class: [c.text ? "text" : "", c.cls || "", c.bar ? "bar" : ""].join(" ").trim() || null, "data-key": c.key });
+        if (c.render) c.render(td, row);
+        else td.textContent = c.fmt ? c.fmt(v, row) : String(v);
+        if (!c.text) {
+          td.setAttribute("data-value", String(v));
+          if (c.exact !== false) td.title = Number.isInteger(v) ? grouped(v) : String(v);
+        }
+        if (c.bar && v > 0) td.style.backgroundImage = `linear-gradient(to left, var(--bar) ${((100 * v) / maxes[c.key]).toFixed(1)}%, transparent 0)`;
+        tr.append(td);
+      }
+      tbody.append(tr);
+    }
+    const table = el("table", { class: "data", id }, el("thead", null, thead), tbody);
+    const wrap = el("div", { class: "tablewrap" }, table);
+    if (sorted.length > limit) wrap.append(el("div", { class: "more", text: `… and ${sorted.length - limit} more (sort by another column to see them)` }));
+    return wrap;
+  }
+  const swatchFor = (f) => {
+    const s = el("span", { class: "swatch" });
+    s.style.background = fileColour(fnFile[f], fnName[f], false);
+    return s;
+  };
+  const visibleFn = (f) => (state.thread < 0 || fnThread[f] === state.thread) && !hiddenFn[f];
+
+  // ---------------------------------------------------------------- call tree
+  function renderTree() {
+    const v = views.tree;
+    v.replaceChildren();
+    const m = state.metric;
+    v.append(el("p", { class: "note", text: `Each row is a call path; expand a row to see what it called. Sorting orders siblings. The flame graph's metric (${METRIC[m].label.toLowerCase()}) picks which branches open first.` }));
+    const cols = [
+      { key: "name", label: "Function", text: true, get: (n) => nodeLabel(n) },
+      { key: "total:wall", label: "Total wall", get: (n) => total.wall[n], fmt: fmtWall, bar: true },
+      { key: "self:wall", label: "Self wall", get: (n) => self.wall[n], fmt: fmtWall },
+      { key: "total:cpu", label: "Total CPU", get: (n) => total.cpu[n], fmt: fmtOps },
+      { key: "self:cpu", label: "Self CPU", get: (n) => self.cpu[n], fmt: fmtOps },
+      { key: "self:calls", label: "Calls", get: (n) => self.calls[n], fmt: fmtCount },
+      { key: "total:allocBytes", label: "Alloc bytes", get: (n) => total.allocBytes[n], fmt: fmtBytes },
+      { key: "total:liveBytes", label: "Live bytes", get: (n) => total.liveBytes[n], fmt: fmtBytes },
+      { key: "loc", label: "Location", text: true, get: (n) => (nodeFn[n] >= 0 ? fnWhere(nodeFn[n]) : "") },
+    ];
+    const sortState = state.sort.tree;
+    const col = cols.find((c) => c.key === sortState.key) || cols[1];
+    const roots = threadRoots();
+    if (state.expanded.size === 0) {
+      // open the heaviest branch a few levels deep
+      for (const r of roots) {
+        let n = r;
+        for (let d = 0; d < 4 && n >= 0; d++) {
+          state.expanded.add(n);
+          const ks = kids[n].filter((k) => total[m][k] > 0).sort((a, b) => total[m][b] - total[m][a]);
+          n = ks.length ? ks[0] : -1;
+        }
+      }
+    }
+    const thead = el("tr");
+    for (const c of cols) {
+      const th = el("th", { class: c.text ? "text" : null, "data-key": c.key, "aria-sort": c.key === col.key ? (sortState.dir < 0 ? "descending" : "ascending") : null, text: c.label });
+      th.addEventListener("click", () => {
+        if (sortState.key === c.key) sortState.dir = -sortState.dir;
+        else {
+          sortState.key = c.key;
+          sortState.dir = c.text ? 1 : -1;
+        }
+        renderTree();
+      });
+      thead.append(th);
+    }
+    const tbody = el("tbody");
+    const cmp = (a, b) => {
+      const va = col.get(a), vb = col.get(b);
+      const d = typeof va === "string" ? va.localeCompare(vb) : va - vb;
+      return d * sortState.dir || a - b;
+    };
+    const maxWall = Math.max(1e-12, ...roots.map((r) => total.wall[r]));
+    let count = 0;
+    const LIMIT = 3000;
+    const walk = (n, d) => {
+      if (count >= LIMIT) return;
+      const any = COLS.some((c) => total[c][n] > 0);
+      if (!any) return;
+      count++;
+      const open = state.expanded.has(n);
+      const ks = kids[n].filter((k) => COLS.some((c) => total[c][k] > 0));
+      const tr = el("tr", { "data-node": n, "data-depth": d });
+      for (const c of cols) {
+        const v = c.get(n);
+        const td = el("td", { class: c.key === "name" ? "text fn" : c.key === "loc" ? "text loc" : null, "data-key": c.key });
+        if (c.key === "name") {
+          td.style.paddingLeft = `${8 + d * 16}px`;
+          const tog = el("span", { class: "toggle", text: ks.length ? (open ? "▾" : "▸") : "" });
+          td.append(tog);
+          if (nodeFn[n] >= 0) td.append(swatchFor(nodeFn[n]));
+          td.append(text(v));
+          td.title = v;
+          if (ks.length)
+            td.addEventListener("click", () => {
+              if (open) state.expanded.delete(n);
+              else state.expanded.add(n);
+              renderTree();
+            });
+          td.style.cursor = ks.length ? "pointer" : "default";
+        } else if (c.text) {
+          td.textContent = v;
+          td.title = v;
+        } else {
+          td.textContent = c.fmt(v);
+          td.setAttribute("data-value", String(v));
+          td.title = Number.isInteger(v) ? grouped(v) : String(v);
+          if (c.bar && v > 0) {
+            td.classList.add("bar");
+            td.style.backgroundImage = `linear-gradient(to left, var(--bar) ${((100 * v) / maxWall).toFixed(1)}%, transparent 0)`;
+          }
+        }
+        tr.append(td);
+      }
+      tbody.append(tr);
+      if (open) for (const k of ks.sort(cmp)) walk(k, d + 1);
+    };
+    for (const r of roots.slice().sort(cmp)) walk(r, 0);
+    const wrap = el("div", { class: "tablewrap" }, el("table", { class: "data", id: "calltree" }, el("thead", null, thead), tbody));
+    if (count >= LIMIT) wrap.append(el("div", { class: "more", text: `Showing the first ${LIMIT} rows; collapse branches to see more.` }));
+    v.append(
+      el("div", { class: "toolbar" }, el("button", { class: "btn", text: "Collapse all", onclick: () => { state.expanded = new Set(roots); renderTree(); } }), el("button", { class: "btn", text: "Expand all", onclick: () => { for (let n = 0; n < N; n++) if (roots.includes(nodeThread[n])) state.expanded.add(n); renderTree(); } })),
+      wrap,
+    );
+  }
+
+  // ---------------------------------------------------------------- functions table
+  const fnFilterBox = el("input", { type: "search", id: "fn-filter", placeholder: "Filter by name or file" });
+  fnFilterBox.addEventListener("input", () => {
+    state.fnFilter = fnFilterBox.value;
+    dirty.add("functions");
+    renderActive();
+  });
+  function fnRows() {
+    const q = state.fnFilter.trim().toLowerCase();
+    const rows = [];
+    for (let f = 0; f < nF; f++) {
+      if (!visibleFn(f)) continue;
+      if (q && !fnName[f].toLowerCase().includes(q) && !fnFile[f].toLowerCase().includes(q)) continue;
+      if (!COLS.some((c) => fnTotal[c][f] || fnSelf[c][f])) continue;
+      rows.push(f);
+    }
+    return rows;
+  }
+  function renderFunctions() {
+    const v = views.functions;
+    v.replaceChildren();
+    const rows = fnRows();
+    const wallAll = threadRoots().reduce((s, t) => s + total.wall[t], 0);
+    const cols = [
+      { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => { td.append(swatchFor(f), text(fnName[f])); td.title = fnName[f]; } },
+      { key: "module", label: "Thread", text: true, get: (f) => threadName[fnThread[f]] },
+      { key: "selfWall", label: "Self wall", get: (f) => fnSelf.wall[f], fmt: fmtWall, bar: true },
+      { key: "selfPct", label: "Self %", get: (f) => (wallAll ? (100 * fnSelf.wall[f]) / wallAll : 0), fmt: (v) => `${v.toFixed(1)}%`, exact: false },
+      { key: "totalWall", label: "Total wall", get: (f) => fnTotal.wall[f], fmt: fmtWall },
+      { key: "selfCpu", label: "Self CPU", get: (f) => fnSelf.cpu[f], fmt: fmtOps, title: "CPU in operations (device-independent)" },
+      { key: "totalCpu", label: "Total CPU", get: (f) => fnTotal.cpu[f], fmt: fmtOps },
+      { key: "calls", label: "Calls", get: (f) => fnSelf.calls[f], fmt: fmtCount },
+      { key: "perCall", label: "Wall/call", title: "Total wall time per call", get: (f) => (fnSelf.calls[f] ? fnTotal.wall[f] / fnSelf.calls[f] : 0), fmt: (v) => (v ? fmtWall(v) : "–"), exact: false },
+      { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },
+      { key: "allocBytes", label: "Alloc bytes", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes },
+      { key: "frees", label: "Frees", title: "Frees and realloc frees made by the function", get: (f) => fnSelf.frees[f] + fnSelf.reallocs[f], fmt: fmtCount },
+      { key: "liveBytes", label: "Live bytes", title: "Bytes it allocated that were still live at the end", get: (f) => fnSelf.liveBytes[f], fmt: fmtBytes },
+      { key: "file", label: "File", text: true, cls: "loc", get: (f) => fnWhere(f) },
+    ];
+    v.append(
+      el("div", { class: "toolbar" }, fnFilterBox, el("span", { class: "matches", id: "fn-count", text: `${rows.length} function${rows.length === 1 ? "" : "s"}` })),
+      dataTable("functions", cols, rows, state.sort.functions, renderFunctions, 1000, (f) => ({ "data-fn": f })),
+    );
+  }
+
+  // ---------------------------------------------------------------- lines
+  function renderLines() {
+    const v = views.lines;
+    v.replaceChildren();
+    const factor = (p) => (rangeFactor ? rangeFactor[pathNode[p]] : 1);
+    if (!facts.lineData) {
+      v.append(el("p", { class: "note", text: "This capture has no line data. Set bsprof_enable_lines=1 in the app's manifest (it needs rsg_version=1.2) to see CPU and wall time per source line." }));
+    } else {
+      const L = D.lines;
+      const byFn = new Map();
+      for (let i = 0; i < L.length; i += 4) {
+        const p = L[i], f = nodeFn[pathNode[p]];
+        if (!visibleFn(f)) continue;
+        const k = factor(p);
+        if (!k) continue;
+        let m = byFn.get(f);
+        if (!m) byFn.set(f, (m = new Map()));
+        const cur = m.get(L[i + 1]) || [0, 0];
+        cur[0] += L[i + 2] * k;
+        cur[1] += L[i + 3] * k;
+        m.set(L[i + 1], cur);
+      }
+      const hot = [...byFn.keys()].sort((a, b) => fnSelf.cpu[b] - fnSelf.cpu[a]).slice(0, 16);
+      v.append(el("h2", { class: "section", text: "Hot lines: the functions with most self CPU, their lines ranked by CPU" }));
+      const cards = el("div", { class: "cards", id: "line-cards" });
+      for (const f of hot) {
+        const lines = [...byFn.get(f).entries()].map(([line, [cpu, wall]]) => ({ line, cpu, wall }));
+        const cpuSum = lines.reduce((s, l) => s + l.cpu, 0);
+        const sortState = (state.sort[`lines:${f}`] ||= { key: "cpu", dir: -1 });
+        const card = el("div", { class: "card", "data-fn": f });
+        const draw = () => {
+          card.replaceChildren(
+            el("h3", null, swatchFor(f), text(fnName[f])),
+            el("div", { class: "where", text: `${fnFile[f]} · ${threadName[fnThread[f]]} · self CPU ${fmtOps(fnSelf.cpu[f])} ops, self wall ${fmtWall(fnSelf.wall[f])}` }),
+            dataTable(null, [
+              { key: "line", label: "Line", get: (l) => l.line, fmt: (x) => String(x) },
+              { key: "cpu", label: "CPU (ops)", get: (l) => l.cpu, fmt: fmtOps, bar: true },
+              { key: "share", label: "% of function", get: (l) => (cpuSum ? (100 * l.cpu) / cpuSum : 0), fmt: (x) => `${x.toFixed(1)}%`, exact: false },
+              { key: "wall", label: "Wall", get: (l) => l.wall, fmt: fmtWall },
+            ], lines, sortState, draw, 12),
+          );
+        };
+        draw();
+        cards.append(card);
+      }
+      if (!hot.length) cards.append(el("p", { class: "note", text: "No line figures in this selection." }));
+      v.append(cards);
+    }
+    // Allocation sites: the call sites of allocating functions (the tables keep no line offsets
+    // for memory operations, so the site is where the allocating function was called from).
+    if (facts.memoryOps) {
+      v.append(el("h2", { class: "section", text: "Allocation sites: where each allocating function was called from, ranked by bytes" }));
+      const byFn = new Map();
+      for (const [p, lines] of D.sites) {
+        const n = pathNode[p], f = nodeFn[n];
+        if (!visibleFn(f)) continue;
+        const k = factor(p);
+        const bytes = pathCol.allocBytes[p] * k;
+        if (!bytes) continue;
+        const caller = parent[n] >= 0 ? nodeFn[parent[n]] : -1;
+        const key = `${caller}:${lines[1] || 0}`;
+        let m = byFn.get(f);
+        if (!m) byFn.set(f, (m = new Map()));
+        const cur = m.get(key) || { caller, line: lines[1] || 0, bytes: 0, count: 0, live: 0 };
+        cur.bytes += bytes;
+        cur.count += pathCol.allocCount[p] * k;
+        cur.live += pathCol.liveBytes[p] * k;
+        m.set(key, cur);
+      }
+      const top = [...byFn.keys()].sort((a, b) => fnSelf.allocBytes[b] - fnSelf.allocBytes[a]).slice(0, 12);
+      const cards = el("div", { class: "cards", id: "alloc-cards" });
+      for (const f of top) {
+        const sites = [...byFn.get(f).values()];
+        const sortState = (state.sort[`sites:${f}`] ||= { key: "bytes", dir: -1 });
+        const card = el("div", { class: "card" });
+        const draw = () =>
+          card.replaceChildren(
+            el("h3", null, swatchFor(f), text(fnName[f])),
+            el("div", { class: "where", text: `${fnWhere(f)} · ${fmtBytes(fnSelf.allocBytes[f])} in ${fmtCount(fnSelf.allocCount[f])} allocations` }),
+            dataTable(null, [
+              { key: "site", label: "Called from", text: true, cls: "loc", get: (s) => (s.caller >= 0 ? `${fnName[s.caller]} (${fnFile[s.caller]}:${s.line})` : "(thread root)") },
+              { key: "bytes", label: "Bytes", get: (s) => s.bytes, fmt: fmtBytes, bar: true },
+              { key: "count", label: "Allocs", get: (s) => s.count, fmt: fmtCount },
+              { key: "live", label: "Live at end", get: (s) => s.live, fmt: fmtBytes },
+            ], sites, sortState, draw, 12),
+          );
+        draw();
+        cards.append(card);
+      }
+      v.append(cards);
+    }
+  }
+
+  // ---------------------------------------------------------------- memory
+  function renderMemory() {
+    const v = views.memory;
+    v.replaceChildren();
+    if (!facts.memoryOps) {
+      v.append(el("p", { class: "note", text: "This capture has no memory operations. Profile with memory tracking on (bsprof_enable_mem=1) to see allocations, frees and leaks." }));
+      return;
+    }
+    const tt = D.totals;
+    const stat = (k, val, id) => el("div", { class: "stat", id }, el("div", { class: "k", text: k }), el("div", { class: "v", text: val }));
+    v.append(
+      el(
+        "div",
+        { class: "stats" },
+        stat("Allocations", `${fmtCount(tt.allocCount)}`),
+        stat("Allocated", fmtBytes(tt.allocBytes)),
+        stat("Frees", fmtCount(tt.frees)),
+        stat("Reallocations", fmtCount(tt.reallocs)),
+        stat("Live at the end", `${fmtBytes(tt.liveBytes)} in ${fmtCount(tt.liveCount)} blocks`, "live-total"),
+        stat("Frees of unknown addresses", fmtCount(tt.unknownFrees)),
+      ),
+    );
+    const factor = (p) => (rangeFactor ? rangeFactor[pathNode[p]] : 1);
+    // leak sites
+    const leaks = [];
+    for (const [p, lines] of D.sites) {
+      const n = pathNode[p];
+      if (!visibleFn(nodeFn[n])) continue;
+      const k = factor(p);
+      const live = pathCol.liveBytes[p] * k;
+      if (live > 0) leaks.push({ p, n, lines, live, count: pathCol.liveCount[p] * k });
+    }
+    const chain = (s) => {
+      const out = el("div", { class: "chain" });
+      const nodes = [];
+      for (let m = s.n; m >= 0 && nodeFn[m] >= 0; m = parent[m]) nodes.push(m);
+      nodes.reverse().forEach((m, i) => {
+        const f = nodeFn[m];
+        const line = s.lines[nodes.length - 1 - i] || fnLine[f];
+        if (i) out.append(text(" › "));
+        const item = el("span", { title: `${fnFile[f]}:${line}` });
+        item.append(i === nodes.length - 1 ? el("b", { text: fnName[f] }) : text(fnName[f]), text(`:${line}`));
+        out.append(item);
+      });
+      return out;
+    };
+    v.append(el("h2", { class: "section", text: "Leak sites: memory still allocated at the end, by the call path that allocated it" }));
+    v.append(
+      dataTable("leaks", [
+        { key: "liveBytes", label: "Live bytes", get: (s) => s.live, fmt: fmtBytes, bar: true },
+        { key: "liveCount", label: "Blocks", get: (s) => s.count, fmt: fmtCount },
+        { key: "fn", label: "Allocated by", text: true, cls: "fn", get: (s) => fnName[nodeFn[s.n]] },
+        { key: "thread", label: "Thread", text: true, get: (s) => threadName[nodeThread[s.n]] },
+        { key: "path", label: "Call path (root › … › allocating function, with lines)", text: true, get: (s) => s.p, render: (td, s) => td.append(chain(s)) },
+      ], leaks, state.sort.leaks, () => { dirty.add("memory"); renderMemoryNow(); }, 200),
+    );
+    // allocation per function and realloc churn
+    const rows = [];
+    for (let f = 0; f < nF; f++) if (visibleFn(f) && (fnSelf.allocCount[f] || fnSelf.frees[f] || fnSelf.reallocs[f] || fnTotal.allocBytes[f])) rows.push(f);
+    v.append(el("h2", { class: "section", text: "Allocation per function" }));
+    v.append(
+      dataTable("allocs", [
+        { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => td.append(swatchFor(f), text(fnName[f])) },
+        { key: "thread", label: "Thread", text: true, get: (f) => threadName[fnThread[f]] },
+        { key: "allocBytes", label: "Alloc bytes", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes, bar: true },
+        { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },
+        { key: "avg", label: "Avg size", get: (f) => (fnSelf.allocCount[f] ? fnSelf.allocBytes[f] / fnSelf.allocCount[f] : 0), fmt: fmtBytes, exact: false },
+        { key: "totalAlloc", label: "Total alloc bytes", title: "Including what its callees allocated", get: (f) => fnTotal.allocBytes[f], fmt: fmtBytes },
+        { key: "frees", label: "Frees", get: (f) => fnSelf.frees[f], fmt: fmtCount },
+        { key: "freedBytes", label: "Freed bytes", get: (f) => fnSelf.freedBytes[f], fmt: fmtBytes },
+        { key: "liveBytes", label: "Live at end", get: (f) => fnSelf.liveBytes[f], fmt: fmtBytes },
+      ], rows, state.sort.allocs, renderMemoryNow, 300),
+    );
+    const churn = rows.filter((f) => fnSelf.reallocs[f] > 0);
+    v.append(el("h2", { class: "section", text: "Reallocation churn: functions that grow buffers by reallocating" }));
+    if (!churn.length) v.append(el("p", { class: "note", text: "No reallocations in this selection." }));
+    else
+      v.append(
+        dataTable("churn", [
+          { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => td.append(swatchFor(f), text(fnName[f])) },
+          { key: "thread", label: "Thread", text: true, get: (f) => threadName[fnThread[f]] },
+          { key: "reallocs", label: "Reallocations", get: (f) => fnSelf.reallocs[f], fmt: fmtCount, bar: true },
+          { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },
+          { key: "ratio", label: "Realloc share", get: (f) => (fnSelf.allocCount[f] ? (100 * fnSelf.reallocs[f]) / fnSelf.allocCount[f] : 0), fmt: (x) => `${x.toFixed(1)}%`, exact: false },
+          { key: "allocBytes", label: "Alloc bytes", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes },
+        ], churn, state.sort.churn, renderMemoryNow, 100),
+      );
+  }
+  function renderMemoryNow() {
+    const top = window.scrollY;
+    renderMemory();
+    window.scrollTo(0, top);
+  }
+
+  // ---------------------------------------------------------------- facts
+  function renderFacts() {
+    const v = views.facts;
+    v.replaceChildren();
+    const dl = el("dl", { class: "facts panel", id: "facts" });
+    const ratio = facts.sampleRatio ? `${facts.sampleRatio[0]} requested, ${facts.sampleRatio[1]} actual` : "unknown";
+    const flags = [facts.lineData ? "line data" : "no line data", facts.memoryOps ? "memory operations" : "no memory operations"].join(", ");
+    const rows = [
+      ["App", [facts.app, facts.appVersion].filter(Boolean).join(" ") || "unknown"],
+      ["Supplemental info", facts.supplemental || "–"],
+      ["Device", device || "unknown"],
+      ["Firmware", facts.firmware || "unknown"],
+      ["Profiler flags", flags],
+      ["Sample ratio", ratio],
+      ["Start", fmtClock(facts.start)],
+      ["End", fmtClock(facts.end)],
+      ["Duration", fmtSeconds(facts.duration)],
+      ["Capture status", facts.problem ? `${STATUS_TEXT[facts.status] || facts.status}: ${facts.problem}` : STATUS_TEXT[facts.status] || facts.status],
+      ["Stream", `${grouped(facts.bytes)} bytes, ${grouped(facts.entries)} entries, .bsprof format ${facts.format || "?"}`],
+      ["Wall-time unit", `${facts.wallUnit} (${grouped(WPS)} per second; Roku does not publish it)`],
+      ["Threads", threadName.join(", ")],
+      ["Totals", `${fmtWall(D.totals.wall)} wall, ${fmtOps(D.totals.cpu)} CPU ops, ${fmtCount(D.totals.calls)} calls, ${fmtCount(D.totals.paths)} call paths`],
+      ["Timeline", `${grouped(SLOTS)} synthetic samples per thread at ${HZ} Hz`],
+      ["Made by", `rokuprof ${facts.rokuprof}`],
+    ];
+    for (const w of facts.warnings || []) rows.push(["Warning", w]);
+    for (const [k, val] of rows) dl.append(el("dt", { text: k }), el("dd", { "data-fact": k, text: val }));
+    v.append(dl);
+  }
+
+  const RENDER = { flame: renderFlame, tree: renderTree, functions: renderFunctions, lines: renderLines, memory: renderMemory, facts: renderFacts };
+
+  // ---------------------------------------------------------------- start
+  let resizeTimer = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      drawTimeline();
+      dirty.add("flame");
+      renderActive();
+    }, 80);
+  });
+  const wanted = (window.location.hash || "").slice(1) || D.view;
+  if (TABS.some(([k]) => k === wanted)) state.tab = wanted;
+  renderWaits();
+  compute();
+  setRange(null);
+
+  // The hook the browser tests use (and a console API for the curious).
+  window.__report = {
+    state,
+    model: D,
+    tabs: TABS.map(([k]) => k),
+    setTab, setThread, setMetric, setRange, setHideIdle, zoomTo,
+    flame: () => flame.rects.map((r) => ({
+      node: r.node, depth: r.depth, x: r.x, w: r.w, y: r.y, value: r.value,
+      fn: r.node >= 0 ? nodeFn[r.node] : -1,
+      key: r.node >= 0 && nodeFn[r.node] >= 0 ? [threadName[fnThread[nodeFn[r.node]]], fnName[nodeFn[r.node]], fnFile[nodeFn[r.node]]] : null,
+      parent: r.node >= 0 ? parent[r.node] : -1,
+    })),
+    flameSize: () => ({ width: flame.width, total: flame.total, height: flame.height }),
+    functionFigures: () => {
+      const out = [];
+      for (let f = 0; f < nF; f++) {
+        const row = { module: threadName[fnThread[f]], function: fnName[f], file: fnFile[f] };
+        for (const c of COLS) {
+          row[`self_${c}`] = fnSelf[c][f];
+          row[`total_${c}`] = fnTotal[c][f];
+        }
+        out.push(row);
+      }
+      return out;
+    },
+    timeline: () => ({ slots: SLOTS, hz: HZ, busy: timelineInfo.busy, left: TL.left, plot: tlGeometry().plot }),
+  };
+  requestAnimationFrame(() => {
+    window.__reportReady = true;
+    if (performance.mark) performance.mark("rokuprof-report-ready");
+  });
+})();

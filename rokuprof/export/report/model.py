@@ -1,0 +1,252 @@
+"""The report's data model: an :class:`~rokuprof.export.model.ExportInput` as compact JSON-ready
+columns for the page's script.
+
+Everything is an index into a table: ``strings`` holds every name and file once, ``functions``
+are ``inspect``'s keys ``(module, function, file)``, ``nodes`` the call tree merged by function
+(the thread roots first), ``paths`` the ``.bsprof`` call paths with their exact counters (a node's
+self figures are the sums of its paths), and the timeline gives, per thread, runs of synthetic
+samples as ``(gap, node, count)`` triples so that the page can add up any time range per node.
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from rokuprof import __version__
+from rokuprof.export.model import IDLE, ExportInput
+
+SCHEMA = "rokuprof-report/1"
+
+#: Path counters in the model, in ``paths`` column order after ``node`` and ``id``.
+PATH_COLUMNS = (
+    "cpu",
+    "wall",
+    "calls",
+    "allocCount",
+    "allocBytes",
+    "frees",
+    "reallocs",
+    "freedBytes",
+    "liveCount",
+    "liveBytes",
+    "callLine",
+)
+
+#: Base metrics of a diff: the model's names of the per-node self figures.
+DIFF_METRICS = ("wall", "cpu", "calls", "allocBytes", "liveBytes")
+
+
+class _Strings:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def id(self, text: str) -> int:
+        i = self._ids.get(text)
+        if i is None:
+            i = self._ids[text] = len(self.items)
+            self.items.append(text)
+        return i
+
+
+def _facts(inp: ExportInput) -> dict[str, object]:
+    run, reader = inp.run, inp.reader
+    header = reader.header
+    return {
+        "app": run.app,
+        "appVersion": run.app_version,
+        "supplemental": header.supplemental if header else None,
+        "vendor": run.vendor,
+        "model": run.model,
+        "firmware": run.firmware,
+        "format": f"{header.major}.{header.minor}.{header.patch}" if header else None,
+        "sampleRatio": [header.requested_sample_ratio, header.actual_sample_ratio]
+        if header
+        else None,
+        "lineData": run.line_data,
+        "memoryOps": run.memory_ops,
+        "start": run.start,
+        "end": run.end,
+        "duration": run.duration,
+        "status": run.status,
+        "problem": run.problem,
+        "warnings": list(run.warnings),
+        "bytes": reader.decoder.received,
+        "entries": reader.entry_count,
+        "rokuprof": __version__,
+        "wallUnit": run.wall_unit,
+        "wallPerSecond": run.units_per_second,
+    }
+
+
+def _totals(inp: ExportInput) -> dict[str, int]:
+    t = inp.reader.tables.totals()
+    return {
+        "cpu": t.cpu,
+        "wall": t.wall,
+        "calls": t.calls,
+        "allocCount": t.alloc_count,
+        "allocBytes": t.alloc_bytes,
+        "frees": t.free_count,
+        "reallocs": t.free_realloc_count,
+        "freedBytes": t.freed_bytes,
+        "unknownFrees": t.unknown_frees,
+        "liveBytes": t.live_bytes,
+        "liveCount": t.live_count,
+        "paths": t.paths,
+    }
+
+
+def build_model(inp: ExportInput) -> dict[str, object]:
+    """The report's data (see the module docstring): plain lists, dicts, strings and ints."""
+    strings = _Strings()
+    threads = inp.thread_order()
+    thread_index = {m: i for i, m in enumerate(threads)}
+
+    fn_cols: dict[str, list[int]] = {"thread": [], "name": [], "file": [], "line": []}
+    fn_ids: dict[tuple[int, str, str], int] = {}
+
+    def function(thread: int, frame: int) -> int:
+        f = inp.frames[frame]
+        key = (thread, f.function, f.file)
+        i = fn_ids.get(key)
+        if i is None:
+            i = fn_ids[key] = len(fn_cols["name"])
+            fn_cols["thread"].append(thread)
+            fn_cols["name"].append(strings.id(f.function))
+            fn_cols["file"].append(strings.id(f.file))
+            fn_cols["line"].append(f.line)
+        return i
+
+    parents: list[int] = [-1] * len(threads)
+    fns: list[int] = [-1] * len(threads)
+    children: dict[tuple[int, int], int] = {}
+
+    def node_of(thread: int, frames: tuple[int, ...]) -> int:
+        """The node of a stack (leaf first), created on first use."""
+        node = thread
+        for frame in reversed(frames):
+            fn = function(thread, frame)
+            child = children.get((node, fn))
+            if child is None:
+                child = children[(node, fn)] = len(parents)
+                parents.append(node)
+                fns.append(fn)
+            node = child
+        return node
+
+    # Paths first (their order decides node order: stable and deterministic).
+    snapshot = inp.reader.tables.snapshot()
+    cols: dict[str, list[int]] = {"node": [], "id": []} | {c: [] for c in PATH_COLUMNS}
+    sites: list[list[object]] = []
+    lines: list[int] = []
+    for p in inp.paths:
+        t = thread_index[p.thread]
+        stats = snapshot.get(p.id)
+        index = len(cols["node"])
+        cols["node"].append(node_of(t, p.frames))
+        cols["id"].append(p.id)
+        for name, value in (
+            ("cpu", p.cpu),
+            ("wall", p.wall),
+            ("calls", p.calls),
+            ("allocCount", p.alloc_count),
+            ("allocBytes", p.alloc_bytes),
+            ("frees", stats.free_count if stats else 0),
+            ("reallocs", stats.free_realloc_count if stats else 0),
+            ("freedBytes", stats.freed_bytes if stats else 0),
+            ("liveCount", p.live_count),
+            ("liveBytes", p.live_bytes),
+            ("callLine", p.lines[1] if len(p.lines) > 1 else 0),
+        ):
+            cols[name].append(value)
+        if p.alloc_count or p.live_bytes:
+            sites.append([index, list(p.lines)])
+        for line, cpu, wall in p.line_cpu:
+            lines += (index, line, cpu, wall)
+
+    # The timeline, per thread: (gap since the previous run's end, node, samples).
+    node_of_stack: dict[tuple[int, int], int] = {}
+    lanes = []
+    tl = inp.timeline
+    for thread in threads:
+        runs = tl.runs.get(thread)
+        if not runs:
+            continue
+        t = thread_index[thread]
+        flat: list[int] = []
+        end = 0
+        for slot, sid, n in runs:
+            if sid == IDLE:
+                continue  # an idle sample only ends a run
+            node = node_of_stack.get((t, sid))
+            if node is None:
+                node = node_of_stack[(t, sid)] = node_of(t, tl.stacks[sid])
+            if flat and slot == end and flat[-2] == node:
+                flat[-1] += n
+            else:
+                flat += (slot - end, node, n)
+            end = slot + n
+        lanes.append([t, flat])
+    heap: list[int] = []
+    prev_slot = prev_bytes = 0
+    for slot, value in tl.heap:
+        heap += (slot - prev_slot, value - prev_bytes)
+        prev_slot, prev_bytes = slot, value
+
+    return {
+        "schema": SCHEMA,
+        "facts": _facts(inp),
+        "totals": _totals(inp),
+        "threads": [[m, strings.id(inp.threads[m])] for m in threads],
+        "functions": fn_cols,
+        "nodes": {"parent": parents, "fn": fns},
+        "paths": cols,
+        "sites": sites,
+        "lines": lines,
+        "timeline": {
+            "hz": tl.hz,
+            "slots": tl.last_slot(),
+            "lanes": lanes,
+            "heap": heap,
+        },
+        "strings": strings.items,
+    }
+
+
+def node_selves(model: dict, column: str) -> list[int]:
+    """Per node of ``model``: the sum of its call paths' ``column`` (its self figure)."""
+    nodes = model["nodes"]["parent"]
+    paths = model["paths"]
+    out = [0] * len(nodes)
+    for node, value in zip(paths["node"], paths[column], strict=True):
+        out[node] += value
+    return out
+
+
+def node_keys(model: dict) -> list[tuple]:
+    """Per node: the chain of ``(thread name, function, file)`` from its thread's root (the
+    thread root: ``(thread name,)``), which identifies the same call path in another run."""
+    strings = model["strings"]
+    threads = [strings[name] for _, name in model["threads"]]
+    fns = model["functions"]
+    keys: list[tuple] = []
+    nodes = model["nodes"]
+    for node, (parent, fn) in enumerate(zip(nodes["parent"], nodes["fn"], strict=True)):
+        if parent < 0:
+            keys.append((threads[node],))
+        else:
+            own = (threads[fns["thread"][fn]], strings[fns["name"][fn]], strings[fns["file"][fn]])
+            keys.append((*keys[parent], own))
+    return keys
+
+
+def baseline(model_b: dict, model_a: dict) -> dict[str, list[int]]:
+    """For a diff page drawn in B's shape: per metric, per node of B, A's self figure of the same
+    call path (0 where A has none) — the ``base`` of ``model["diff"]``."""
+    index_a = {key: node for node, key in enumerate(node_keys(model_a))}
+    match = [index_a.get(key, -1) for key in node_keys(model_b)]
+    out: dict[str, list[int]] = {}
+    for metric in DIFF_METRICS:
+        selves = node_selves(model_a, metric)
+        out[metric] = [selves[m] if m >= 0 else 0 for m in match]
+    return out

@@ -1,0 +1,71 @@
+"""The report page: one self-contained HTML string (style, script and data inline).
+
+The data is JSON inside ``<script type="application/json">``; every ``<``, ``>``, ``&``, U+2028
+and U+2029 in it is written as a ``\\uXXXX`` escape, so no text from a device (a function named
+``</script>``, say) can end the element or be read as markup. The page's own script is allowed by
+its hash in a Content-Security-Policy that also forbids every network request. The script and
+stylesheet are the package's ``assets/report.js`` and ``assets/report.css``, read once (package
+data, not a file the user gives).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+
+_ESCAPES = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+@cache
+def asset(name: str) -> str:
+    """A bundled asset's text (``report.js``, ``report.css``)."""
+    text = resources.files(__package__).joinpath("assets", name).read_text("utf-8")
+    if "</" in text and name.endswith(".js"):
+        raise ValueError(f"{name} must not contain '</' (it is inlined in a <script>)")
+    return text
+
+
+def embed_json(data: object) -> str:
+    """Compact JSON that is safe inside a ``<script>`` element (see the module docstring)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).translate(
+        _ESCAPES
+    )
+
+
+def _csp(script: str) -> str:
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    return (
+        "default-src 'none'; "
+        f"script-src 'sha256-{digest}'; "
+        "style-src 'unsafe-inline'; img-src data:; connect-src 'none'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+
+
+def render_html(model: dict[str, object]) -> str:
+    """The whole page for a model from :func:`~rokuprof.export.report.model.build_model`."""
+    script, style = "\n" + asset("report.js"), asset("report.css")
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_csp(script)}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="generator" content="rokuprof">\n'
+        "<title>rokuprof report</title>\n"
+        f"<style>\n{style}</style>\n"
+        "</head><body>\n"
+        '<noscript><p class="noscript">This report needs JavaScript.</p></noscript>\n'
+        '<div id="app"></div>\n'
+        f'<script id="report-data" type="application/json">{embed_json(model)}</script>\n'
+        f"<script>{script}</script>\n"
+        "</body></html>\n"
+    )
