@@ -101,6 +101,14 @@ FORMATS: dict[str, ExporterInfo] = {
             "Sentry transaction profiles (V1): profile, transaction and envelope per 30 s",
             "sentry_v1",
         ),
+        ExporterInfo(
+            "report",
+            ".report.html",
+            False,
+            False,
+            "rokuprof's own self-contained HTML report (the same as `rokuprof report`)",
+            "report",
+        ),
     )
 }
 

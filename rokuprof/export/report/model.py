@@ -11,6 +11,8 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import math
+
 from rokuprof import __version__
 from rokuprof.export.model import IDLE, ExportInput
 
@@ -48,6 +50,11 @@ class _Strings:
         return i
 
 
+def _number(value: float | None) -> float | None:
+    """A float JSON can carry (a device may send NaN or infinity as a sample ratio)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
 def _facts(inp: ExportInput) -> dict[str, object]:
     run, reader = inp.run, inp.reader
     header = reader.header
@@ -59,14 +66,14 @@ def _facts(inp: ExportInput) -> dict[str, object]:
         "model": run.model,
         "firmware": run.firmware,
         "format": f"{header.major}.{header.minor}.{header.patch}" if header else None,
-        "sampleRatio": [header.requested_sample_ratio, header.actual_sample_ratio]
+        "sampleRatio": [_number(header.requested_sample_ratio), _number(header.actual_sample_ratio)]
         if header
         else None,
         "lineData": run.line_data,
         "memoryOps": run.memory_ops,
-        "start": run.start,
-        "end": run.end,
-        "duration": run.duration,
+        "start": _number(run.start),
+        "end": _number(run.end),
+        "duration": _number(run.duration) or 0.0,
         "status": run.status,
         "problem": run.problem,
         "warnings": list(run.warnings),

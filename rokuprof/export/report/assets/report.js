@@ -1259,7 +1259,7 @@
     const v = views.facts;
     v.replaceChildren();
     const dl = el("dl", { class: "facts panel", id: "facts" });
-    const ratio = facts.sampleRatio ? `${facts.sampleRatio[0]} requested, ${facts.sampleRatio[1]} actual` : "unknown";
+    const ratio = facts.sampleRatio ? `${facts.sampleRatio[0] ?? "?"} requested, ${facts.sampleRatio[1] ?? "?"} actual` : "unknown";
     const flags = [facts.lineData ? "line data" : "no line data", facts.memoryOps ? "memory operations" : "no memory operations"].join(", ");
     const rows = [
       ["App", [facts.app, facts.appVersion].filter(Boolean).join(" ") || "unknown"],
