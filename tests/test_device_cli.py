@@ -112,4 +112,4 @@ async def test_control_errors() -> None:
     code, _, err = await rokuprof("control", "127.0.0.1", "status", "--console-port", str(port))
     assert code == 1 and "cannot connect to the console at 127.0.0.1" in err
     code, _, err = await rokuprof("control", "127.0.0.1", "reboot")
-    assert code == 2 and "unknown action" in err
+    assert code == 2 and "'reboot' is not one of 'status', 'pause', 'resume', 'chanperf'" in err

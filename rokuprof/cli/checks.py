@@ -19,7 +19,7 @@ RESOLVE_TIMEOUT = 10.0
 
 # RFC 1123 labels; an address with a port, a URL or a path is not a host name.
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
-_PORT_HINT = "the ports are --profiler-port, --ecp-port and --console-port"
+WATCH_PORTS = "--profiler-port, --ecp-port and --console-port"
 
 
 def output_dir_problem(path: Path) -> str | None:
@@ -37,8 +37,9 @@ def output_dir_problem(path: Path) -> str | None:
     return None
 
 
-def host_form_problem(host: str) -> str | None:
-    """Why ``host`` is not an IP address or a host name (``None`` if it is one)."""
+def host_form_problem(host: str, ports: str = WATCH_PORTS) -> str | None:
+    """Why ``host`` is not an IP address or a host name (``None`` if it is one); ``ports``
+    names the options that take the ports instead."""
     shown = repr(host)
     if not host.strip():
         return f"{shown} is not a host name: give the Roku's address, e.g. 192.168.1.50"
@@ -48,10 +49,10 @@ def host_form_problem(host: str) -> str | None:
     except ValueError:
         pass
     if "://" in host:
-        return f"{shown} is a URL, not a host name: give the address alone ({_PORT_HINT})"
+        return f"{shown} is a URL, not a host name: give the address alone (ports: {ports})"
     name, colon, port = host.rpartition(":")
     if colon and port.isdigit():
-        return f"{shown} is not a host name: give {name!r} alone ({_PORT_HINT})"
+        return f"{shown} is not a host name: give {name!r} alone and the port with {ports}"
     labels = host.removesuffix(".").split(".")
     if len(host) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
         return f"{shown} is not a host name (letters, digits, '-' and '.' only)"
@@ -70,10 +71,13 @@ resolve: Resolver = _getaddrinfo
 
 
 def host_problem(
-    host: str, resolver: Resolver | None = None, timeout: float = RESOLVE_TIMEOUT
+    host: str,
+    ports: str = WATCH_PORTS,
+    resolver: Resolver | None = None,
+    timeout: float = RESOLVE_TIMEOUT,
 ) -> str | None:
     """Why ``host`` cannot be used (malformed, or it does not resolve within ``timeout``)."""
-    problem = host_form_problem(host)
+    problem = host_form_problem(host, ports)
     if problem is not None:
         return problem
     try:

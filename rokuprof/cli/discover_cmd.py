@@ -6,14 +6,16 @@ import asyncio
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
+from rokuprof.cli import exits
+from rokuprof.cli.app import EXIT_OK, app
+from rokuprof.cli.options import JsonFlag
+from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
 from rokuprof.device.survey import survey
-from rokuprof.views.text import error_line, json_dumps, printable, text
+from rokuprof.views.text import printable, text
 
 
 def _address(value: str, default_port: int) -> tuple[str, int]:
@@ -28,8 +30,10 @@ def _address(value: str, default_port: int) -> tuple[str, int]:
 
 @app.command()
 def discover(
-    timeout: Annotated[float, typer.Option(min=0.1, max=60, help="Seconds to listen.")] = 3.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    timeout: Annotated[
+        float, typer.Option(min=0.1, max=60, metavar="SECONDS", help="Seconds to listen.")
+    ] = 3.0,
+    as_json: JsonFlag = False,
     target: Annotated[
         list[str] | None,
         typer.Option(hidden=True, help="Send M-SEARCH to HOST:PORT instead (repeatable)."),
@@ -39,22 +43,24 @@ def discover(
     ] = "0.0.0.0:0",
 ) -> None:
     """Find Roku devices (SSDP) and show each one's serial, name, model, address, software
-    version, developer mode and ECP mode (from ECP device-info)."""
+    version, developer mode and ECP mode (from ECP device-info).
+
+    Exit status: 0 the search ran (whether or not a Roku answered; `--json` prints `[]` then);
+    1 the discovery socket could not be used; 2 bad usage.
+    """
     try:
         targets = [_address(t, SSDP_PORT) for t in target] if target else [(SSDP_GROUP, SSDP_PORT)]
         local = _address(bind, 0)
     except typer.BadParameter as error:
-        Console(stderr=True).print(error_line(error))
-        raise typer.Exit(EXIT_USAGE) from None
-    err = Console(stderr=True, highlight=False)
+        exits.fail(error.format_message())
+    err = stderr_console()
     try:
         found = asyncio.run(survey(timeout, targets=targets, bind=local))
     except DeviceError as error:
-        err.print(error_line(error))
-        raise typer.Exit(1) from None
+        exits.fail(error, exits.FAILED)
     rows = [d.to_json() for d in found]
     if as_json:
-        print(json_dumps(rows, indent=2))
+        print_json(rows)
         raise typer.Exit(EXIT_OK)
     if not rows:
         err.print(
@@ -76,7 +82,7 @@ def discover(
             dev,
             text(row["ecp_mode"] or "?"),
         )
-    out = Console(highlight=False)
+    out = stdout_console()
     out.print(table)
     for row in rows:
         if row["error"]:

@@ -11,8 +11,11 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, app
+from rokuprof.cli import exits
+from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
+from rokuprof.cli.options import choice
+from rokuprof.cli.output import stderr_console
 from rokuprof.cli.progress import SHOW_FROM
 from rokuprof.export import FORMATS, METRICS, build_input, export_parts, export_with_notes
 from rokuprof.sentry.chunk import ChunkSettings
@@ -21,6 +24,9 @@ from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
 
 EXIT_FAILED = 1  # an output could not be written
+Metric = choice("Metric", *METRICS)
+WallUnit = choice("WallUnit", *WALL_UNITS)
+DEFAULT_METRIC, DEFAULT_UNIT = Metric("wall"), WallUnit(DEFAULT_WALL_UNIT)
 _MULTI_FILE_PART = re.compile(r"\d{6}\.(profile\.json|transaction\.json|envelope)")
 
 
@@ -83,6 +89,7 @@ def export_command(
         typer.Option(
             "--format",
             "-f",
+            metavar="FORMATS",
             help=f"Comma-separated formats: {', '.join(FORMATS)}, or all.",
         ),
     ],
@@ -90,32 +97,26 @@ def export_command(
         str | None,
         typer.Option(
             "--output",
+            "--out",
             "-o",
+            metavar="PATH",
             help="Output file (one format; `-` = standard output) or directory "
             "(default: next to the input).",
         ),
     ] = None,
-    metric: Annotated[
-        str,
-        typer.Option(help=f"Weight of `folded` stacks: {', '.join(METRICS)}."),
-    ] = "wall",
+    metric: Annotated[Metric, typer.Option(help="Weight of `folded` stacks.")] = DEFAULT_METRIC,
     wall_unit: Annotated[
-        str,
+        WallUnit,
         typer.Option(
-            help=f"Unit of the .bsprof wall-time field: {', '.join(WALL_UNITS)} (not published "
-            "by Roku; microseconds is the working assumption)."
+            help="Unit of the .bsprof wall-time field (not published by Roku; microseconds is "
+            "the working assumption)."
         ),
-    ] = DEFAULT_WALL_UNIT,
+    ] = DEFAULT_UNIT,
 ) -> None:
     """Export a capture (see HELP)."""
-    err = Console(stderr=True, highlight=False)
+    err = stderr_console()
     names = parse_formats(formats)
-    if metric not in METRICS:
-        raise typer.BadParameter(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
-    if wall_unit not in WALL_UNITS:
-        raise typer.BadParameter(
-            f"unknown wall unit {wall_unit!r}; choose from {', '.join(WALL_UNITS)}"
-        )
+    metric, wall_unit = Metric(metric).value, WallUnit(wall_unit).value
     to_stdout = out == STDIN
     if to_stdout and (len(names) != 1 or FORMATS[names[0]].multi_file):
         _fail(err, "-o - takes exactly one single-file format")
@@ -154,20 +155,16 @@ def export_command(
             try:
                 written = _write(targets[fmt], files)
             except OSError as exc:
-                err.print(f"[red]error:[/] cannot write {targets[fmt]}: {exc.strerror or exc}")
-                raise typer.Exit(EXIT_FAILED) from None
+                exits.fail(f"cannot write {targets[fmt]}: {exc.strerror or exc}", EXIT_FAILED)
             typer.echo("; ".join([f"{fmt}: {targets[fmt]} ({written:,} bytes)", *notes]))
     if inp.run.problem:
-        err.print(
-            f"warning: {source.label}: {inp.run.problem}; exported what was read", soft_wrap=True
-        )
+        exits.warn(f"{source.label}: {inp.run.problem}; exported what was read")
         raise typer.Exit(EXIT_INCOMPLETE)
     raise typer.Exit(EXIT_OK)
 
 
 def _fail(err: Console, message: str) -> None:
-    err.print(f"[red]error:[/] {message}", soft_wrap=True, markup=True)
-    raise typer.Exit(EXIT_USAGE)
+    exits.fail(message)
 
 
 def _targets(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from typing import Annotated
 
 import typer
 
-from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
+from rokuprof.cli import exits
+from rokuprof.cli.app import app
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
-from rokuprof.simulator.fleet import fleet_configs, run_fleet
+from rokuprof.simulator.fleet import PORT_OFFSETS, PORT_STRIDE, fleet_configs, run_fleet
 from rokuprof.simulator.runs import RunRecord
 
 
@@ -64,13 +64,16 @@ def _print_run(device: SimulatedDevice, run: RunRecord, as_json: bool) -> None:
 
 @app.command()
 def simulate(
-    devices: Annotated[int, typer.Option(min=1, help="How many devices.")] = 1,
-    host: Annotated[str, typer.Option(help="Address every service binds to.")] = "127.0.0.1",
+    devices: Annotated[int, typer.Option(min=1, metavar="N", help="How many devices.")] = 1,
+    host: Annotated[
+        str, typer.Option(metavar="HOST", help="Address every service binds to.")
+    ] = "127.0.0.1",
     base_port: Annotated[
         int | None,
         typer.Option(
             min=1,
             max=65535,
+            metavar="PORT",
             help="Device i uses P+10i (ECP), +1 (profiler), +2 (console), +3 (SSDP). "
             "Default: ports chosen by the OS.",
         ),
@@ -97,11 +100,22 @@ def simulate(
         float | None, typer.Option(min=0, help="Stop after this many seconds.")
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="One JSON object per line instead of tables.")
+        bool, typer.Option("--json", "-j", help="One JSON object per line instead of tables.")
     ] = False,
 ) -> None:
     """Run simulated Roku devices (SSDP, ECP, debug console, profiler stream) until Ctrl-C or
-    until every device has finished its runs. Each run waits for a profiler client."""
+    until every device has finished its runs. Each run waits for a profiler client.
+
+    Exit status: 0 stopped (Ctrl-C, --duration, or every run done); 2 bad usage, ports out of
+    range, or an address or port that cannot be bound.
+    """
+    if base_port is not None:
+        last = base_port + PORT_STRIDE * (devices - 1) + max(PORT_OFFSETS.values())
+        if last > 65535:
+            exits.fail(
+                f"--base-port {base_port} with {devices} device(s) needs ports up to {last} "
+                f"(at most 65535): use --base-port {65535 - last + base_port} or lower"
+            )
     base = DeviceConfig(
         host=host,
         run_seconds=run_seconds,
@@ -130,6 +144,5 @@ def simulate(
     except KeyboardInterrupt:
         pass  # Ctrl-C: the devices were stopped on the way out
     except OSError as exc:  # a port in use, an address not on this machine
-        print(f"error: cannot start the simulated devices: {exc}", file=sys.stderr)
-        raise typer.Exit(EXIT_USAGE) from None
-    raise typer.Exit(EXIT_OK)
+        exits.fail(f"cannot start the simulated devices: {exc}")
+    raise typer.Exit(exits.OK)
