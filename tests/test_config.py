@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -205,7 +206,7 @@ def test_a_dsn_others_can_read_draws_a_warning(
 ) -> None:
     monkeypatch.delenv(DSN_ENV, raising=False)
     path = tmp_path / "rokuprof.toml"
-    path.write_text(f'[sentry]\ndsn = "{DSN}"\n')
+    path.write_text(f'[[devices]]\nhost = "127.0.0.1"\n[sentry]\ndsn = "{DSN}"\n')
     path.chmod(0o644)
     (warning,) = load_config(path, env={}).warnings
     assert f"{path} holds a Sentry DSN and is readable by group and others (mode 0644)" in warning
@@ -263,3 +264,37 @@ def test_archive_limits_are_sizes_and_errors_name_the_key() -> None:
     assert "capture.max_session_bytes: expected a size" in errors
     assert "capture.min_free_bytes: a size cannot be negative" in errors
     assert "capture.max_bytes_after: unknown key (did you mean 'max_bytes_after_error'?)" in errors
+
+
+def _check(tmp_path: Path, text: str, *extra: str):
+    path = tmp_path / "rokuprof.toml"
+    path.write_text(text)
+    path.chmod(0o600)
+    return CliRunner().invoke(app, ["config", "check", str(path), *extra], env={DSN_ENV: ""})
+
+
+def test_config_check_reports_every_problem_a_run_would_hit(tmp_path: Path) -> None:
+    """out is a regular file, nothing to capture, a DSN that is not one, a non-numeric project
+    ID: all reported at once (exit 2), in words a user can act on."""
+    (tmp_path / "out-file").write_text("")
+    result = _check(
+        tmp_path,
+        f'[capture]\nout = "{tmp_path / "out-file"}"\n[sentry]\ndsn = "not-a-dsn"\n',
+    )
+    assert result.exit_code == 2
+    assert "capture.out: " in result.stderr and "exists and is not a directory" in result.stderr
+    assert "sentry.dsn: not a DSN (expected https://KEY@HOST/ID)" in result.stderr
+    result = _check(tmp_path, '[sentry]\ndsn = "https://key@sentry.example.com/abc"\n')
+    assert result.exit_code == 2
+    assert "the project ID must be a number, not 'abc'" in result.stderr
+    assert "nothing to capture" in result.stderr
+    assert "problem(s)" in result.stderr.splitlines()[0]
+
+
+def test_config_check_json(tmp_path: Path) -> None:
+    good = _check(tmp_path, '[[devices]]\nhost = "127.0.0.1"\n', "--json")
+    assert good.exit_code == 0
+    report = json.loads(good.stdout)
+    assert report["ok"] is True and report["problems"] == [] and report["summary"]
+    bad = _check(tmp_path, "[discovery]\nenabled = false\n", "-j")
+    assert bad.exit_code == 2 and json.loads(bad.stdout)["problems"]

@@ -7,32 +7,67 @@ from typing import Annotated
 
 import typer
 
-from rokuprof.cli.app import EXIT_OK, EXIT_USAGE, app
-from rokuprof.daemon.config import ConfigError, load_config
+from rokuprof.cli import exits
+from rokuprof.cli.app import RokuTyper, app
+from rokuprof.cli.options import JsonFlag
+from rokuprof.cli.output import print_json, stderr_console, stdout_console
+from rokuprof.daemon.config import ConfigError, DaemonConfig, load_config
+from rokuprof.views.text import printable
 
-config_app = typer.Typer(help="Check daemon config files.", no_args_is_help=True)
+config_app = RokuTyper(help="Check daemon config files.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
+
+
+def _problems(path: Path) -> tuple[DaemonConfig | None, str, list[str]]:
+    """The config (None if unusable), how to name it, and every problem found."""
+    try:
+        return load_config(path, runnable=True), str(path), []
+    except ConfigError as error:
+        return None, str(error.source), list(error.errors)
+
+
+def load_or_fail(path: Path) -> DaemonConfig:
+    """The config at ``path``, or every problem on stderr and exit status 2."""
+    config, source, problems = _problems(path)
+    if config is None:
+        err = stderr_console()
+        err.print(printable(f"{source}: {len(problems)} problem(s)"), markup=False)
+        for line in problems:
+            err.print(f"  {printable(line)}", markup=False, soft_wrap=True)
+        raise typer.Exit(exits.USAGE)
+    return config
 
 
 @config_app.command("check")
 def check(
     file: Annotated[Path, typer.Argument(help="A rokuprof daemon config file (TOML).")],
+    as_json: JsonFlag = False,
 ) -> None:
     """Print OK and a summary (and warnings, e.g. a DSN others can read), or every problem
-    found (exit status 2).
+    found.
 
-    ``$ROKUPROF_SENTRY_DSN`` overrides ``sentry.dsn`` here as in the daemon.
+    `$ROKUPROF_SENTRY_DSN` overrides `sentry.dsn` here as in the daemon. With `--json`:
+    `{"ok", "file", "problems", "summary", "warnings"}` on standard output.
+
+    Exit status: 0 usable; 2 a problem was found (each is listed) or bad usage.
     """
-    try:
-        config = load_config(file)
-    except ConfigError as error:
-        typer.echo(f"{error.source}: {len(error.errors)} problem(s)", err=True)
-        for line in error.errors:
-            typer.echo(f"  {line}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    typer.echo(f"OK {file}")
+    if as_json:
+        config, _, problems = _problems(file)
+        print_json(
+            {
+                "ok": config is not None,
+                "file": str(file),
+                "problems": problems,
+                "summary": config.summary() if config is not None else [],
+                "warnings": list(config.warnings) if config is not None else [],
+            }
+        )
+        raise typer.Exit(exits.OK if config is not None else exits.USAGE)
+    config = load_or_fail(file)
+    out = stdout_console()
+    out.print(printable(f"OK {file}"), markup=False)
     for line in config.summary():
-        typer.echo(f"  {line}")
+        out.print(f"  {printable(line)}", markup=False, soft_wrap=True)
     for warning in config.warnings:
-        typer.echo(f"warning: {warning}", err=True)
-    raise typer.Exit(EXIT_OK)
+        exits.warn(warning)
+    raise typer.Exit(exits.OK)

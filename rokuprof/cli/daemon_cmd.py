@@ -8,39 +8,52 @@ from typing import Annotated
 
 import typer
 
-from rokuprof.cli.app import EXIT_USAGE, app
-from rokuprof.daemon.config import ConfigError, load_config
+from rokuprof.cli import exits
+from rokuprof.cli.app import app
+from rokuprof.cli.config_cmd import load_or_fail
+from rokuprof.cli.options import choice
 from rokuprof.daemon.daemon import Daemon
 from rokuprof.daemon.logs import FORMATS, setup_logging
+
+LogFormat = choice("LogFormat", *FORMATS)
+LogLevel = choice("LogLevel", "debug", "info", "warning", "error")
 
 
 @app.command()
 def daemon(
-    config: Annotated[Path, typer.Option("--config", "-c", help="The daemon's TOML config.")],
+    config: Annotated[
+        Path, typer.Option("--config", "-c", metavar="FILE", help="The daemon's TOML config.")
+    ],
     log_format: Annotated[
-        str, typer.Option("--log-format", help=f"Log lines: {' or '.join(FORMATS)}.")
-    ] = "human",
-    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning...")] = "info",
+        LogFormat, typer.Option(help="Log lines for people (human) or for a collector (json).")
+    ] = LogFormat("human"),  # noqa: B008 - an enum member, not a call with effects
+    log_level: Annotated[
+        LogLevel, typer.Option(help="The least severe log lines shown.")
+    ] = LogLevel("info"),  # noqa: B008
+    log_libraries: Annotated[
+        bool,
+        typer.Option(
+            "--log-libraries",
+            help="Also show the HTTP libraries' own log lines at --log-level (else warnings only).",
+        ),
+    ] = False,
 ) -> None:
     """Run the capture daemon (systemd Type=notify service; SIGTERM stops it cleanly).
 
-    Exit status: 0 after a clean stop, 1 if it could not start, 2 for a bad config.
+    Exit status: 0 after a clean stop, whatever its sessions' outcomes (each is in the logs,
+    the metrics and its session.json; a non-zero status would make systemd count a normal stop
+    as a failure); 1 it could not start; 2 bad usage or a bad config (every problem is listed).
     """
-    if log_format not in FORMATS:
-        typer.echo(f"error: --log-format must be one of {', '.join(FORMATS)}", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    try:
-        cfg = load_config(config)
-    except ConfigError as error:
-        typer.echo(f"{error.source}: {len(error.errors)} problem(s)", err=True)
-        for line in error.errors:
-            typer.echo(f"  {line}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+    cfg = load_or_fail(config)
     dsn = cfg.sentry.dsn
     secrets = [dsn.public_key, dsn.secret_key or ""] if dsn is not None else []
     try:
-        setup_logging(log_format, log_level.upper(), secrets=secrets)
+        setup_logging(
+            LogFormat(log_format).value,
+            LogLevel(log_level).value.upper(),
+            secrets=secrets,
+            libraries=log_libraries,
+        )
     except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        exits.fail(error)
     raise typer.Exit(asyncio.run(Daemon(cfg).run()))

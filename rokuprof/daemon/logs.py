@@ -75,14 +75,20 @@ class HumanFormatter(logging.Formatter):
         return printable(super().format(record), multiline=True)  # the traceback's lines
 
 
+#: Third-party loggers kept at WARNING unless asked for.
+LIBRARY_LOGGERS = ("httpx", "httpcore", "asyncio", "hpack", "h11")
+
+
 def setup_logging(
     fmt: str = "human",
     level: int | str = logging.INFO,
     *,
     stream: TextIO | None = None,
     secrets: Iterable[str] = (),
+    libraries: bool = False,
 ) -> logging.Handler:
-    """Route every log record to ``stream`` (stderr) in ``fmt``; return the handler."""
+    """Route every log record to ``stream`` (stderr) in ``fmt``; return the handler. The
+    libraries' own loggers (httpx, httpcore, asyncio) stay at WARNING unless ``libraries``."""
     if fmt not in FORMATS:
         raise ValueError(f"log format must be one of {', '.join(FORMATS)}")
     handler = logging.StreamHandler(stream or sys.stderr)
@@ -98,5 +104,6 @@ def setup_logging(
     handler._rokuprof = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level)
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request is noise
+    for name in LIBRARY_LOGGERS:  # one line per request, per TCP event: noise
+        logging.getLogger(name).setLevel(logging.NOTSET if libraries else logging.WARNING)
     return handler
