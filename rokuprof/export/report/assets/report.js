@@ -654,7 +654,7 @@
         const w = t[k] * scale;
         rects.push({ node: k, x: cx, w, depth: d, value: t[k] });
         if (d + 1 > rows) rows = d + 1;
-        if (w >= 0.05) place(k, cx, d + 1);
+        place(k, cx, d + 1); // every frame, drawn or not: the layout is exact
         cx += w;
       }
     }

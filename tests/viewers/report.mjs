@@ -1,0 +1,294 @@
+// Open rokuprof HTML reports in headless Chromium, drive them like a person would, and report
+// what the page showed.
+//
+//   node tests/viewers/report.mjs [--drive] [--shots DIR] FILE...  > result.json
+//
+// Each file is served from an HTTP server on 127.0.0.1; every request other than the file itself
+// is blocked and recorded. Per file the result holds the console messages, page errors, dialogs,
+// blocked requests, the time from navigation start until the page said it was interactive
+// (window.__reportReady, performance mark "rokuprof-report-ready"), and, with --drive, what the
+// page showed after each step (switching the metric, zooming, searching, sorting, selecting a time
+// range, ...). With --shots DIR, a PNG of each view goes to DIR/<file stem>-<view>.png.
+//
+// Exit status: 0 when every file was examined, 1 when the harness itself failed.
+
+import { readFile, stat } from "node:fs/promises";
+import http from "node:http";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const require = createRequire(import.meta.url);
+const { chromium } = require("playwright-core");
+
+const CHROMIUM = process.env.ROKUPROF_CHROMIUM || "/usr/bin/chromium";
+const STEP_TIMEOUT_MS = 20000;
+const RUN_TIMEOUT_MS = 170000;
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-dev-shm-usage",
+];
+
+function serve(files) {
+  const server = http.createServer(async (req, res) => {
+    const m = /^\/(\d+)\/[^/]+$/.exec(new URL(req.url, "http://127.0.0.1").pathname);
+    if (!m || !files[Number(m[1])]) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    const body = await readFile(files[Number(m[1])]);
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-length": body.length });
+    res.end(body);
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+// ---------------------------------------------------------------- what the page shows
+
+function readTable(id) {
+  const table = document.getElementById(id);
+  if (!table) return null;
+  const heads = [...table.querySelectorAll("thead th")].map((th) => ({
+    key: th.dataset.key,
+    label: th.textContent,
+    sort: th.getAttribute("aria-sort"),
+  }));
+  const rows = [...table.querySelectorAll("tbody tr")].map((tr) => {
+    const row = { attrs: { ...tr.dataset } };
+    for (const td of tr.querySelectorAll("td")) {
+      row[td.dataset.key] = td.dataset.value !== undefined ? { text: td.textContent, value: Number(td.dataset.value) } : td.textContent;
+    }
+    return row;
+  });
+  return { heads, rows };
+}
+
+async function table(page, id) {
+  return page.evaluate(readTable, id);
+}
+
+async function flame(page) {
+  return page.evaluate(() => ({ rects: window.__report.flame(), size: window.__report.flameSize(), state: { metric: window.__report.state.metric, zoom: window.__report.state.zoom, thread: window.__report.state.thread } }));
+}
+
+async function shot(page, dir, stem, view) {
+  if (!dir) return null;
+  const file = path.join(dir, `${stem}-${view}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+async function clickTab(page, key) {
+  await page.click(`#tab-${key}`);
+  await page.waitForSelector(`#view-${key}:not([hidden])`, { timeout: STEP_TIMEOUT_MS });
+}
+
+// Drive every view; each step's observation goes into `steps`.
+async function drive(page, dir, stem) {
+  const steps = {};
+  const shots = {};
+  steps.initial = await flame(page);
+  shots.flame = await shot(page, dir, stem, "flame");
+
+  // The metric switch: every metric's layout.
+  steps.metrics = {};
+  for (const key of ["cpu", "calls", "allocBytes", "liveBytes", "wall"]) {
+    await page.click(`#metric button[data-metric="${key}"]`);
+    steps.metrics[key] = await flame(page);
+  }
+
+  // Zoom: click the middle of the widest frame two levels below the thread frames.
+  const canvas = await page.$("#flame");
+  const box = await canvas.boundingBox();
+  const candidates = steps.metrics.wall.rects.filter((r) => r.depth === 3 && r.w > 40).sort((a, b) => b.w - a.w);
+  if (candidates.length) {
+    const target = candidates[0];
+    await page.mouse.click(box.x + target.x + target.w / 2, box.y + target.y + 10);
+    steps.zoom = { target, after: await flame(page), crumbs: await page.$$eval("#crumbs button", (bs) => bs.map((b) => b.textContent)) };
+    // hover: the tooltip
+    const z = steps.zoom.after.rects.find((r) => r.node === target.node);
+    await page.mouse.move(box.x + z.x + z.w / 2, box.y + z.y + 10);
+    steps.tooltip = await page.$eval(".tip", (t) => (t.hidden ? null : t.innerText));
+    shots.zoom = await shot(page, dir, stem, "flame-zoomed");
+    // breadcrumb back to the top
+    await page.click("#crumbs button >> nth=0");
+    steps.unzoom = await flame(page);
+  }
+
+  // Search
+  await page.fill("#search", "parse");
+  steps.search = {
+    text: await page.$eval("#matches", (m) => m.textContent),
+    share: await page.evaluate(() => window.__report.state.searchShare),
+    layout: await flame(page),
+  };
+  shots.search = await shot(page, dir, stem, "flame-search");
+  await page.fill("#search", "");
+
+  await page.click('#shape button[data-shape="icicle"]');
+  shots.icicle = await shot(page, dir, stem, "icicle");
+  steps.icicle = await flame(page);
+  await page.click('#shape button[data-shape="flame"]');
+
+  // Call tree: sorted by total wall, then by self CPU; expand and collapse.
+  await clickTab(page, "tree");
+  steps.tree = await table(page, "calltree");
+  shots.tree = await shot(page, dir, stem, "tree");
+  await page.click('#calltree th[data-key="self:cpu"]');
+  steps.treeByCpu = await table(page, "calltree");
+  const closed = await page.$('#calltree tr[data-depth="0"] td[data-key="name"]');
+  if (closed) {
+    await closed.click();
+    steps.treeCollapsed = await table(page, "calltree");
+    await (await page.$('#calltree tr[data-depth="0"] td[data-key="name"]')).click();
+    steps.treeReopened = await table(page, "calltree");
+  }
+
+  // Functions: figures, sorting, filtering, hide idle.
+  await clickTab(page, "functions");
+  steps.functions = await table(page, "functions");
+  shots.functions = await shot(page, dir, stem, "functions");
+  await page.click('#functions th[data-key="selfCpu"]');
+  steps.functionsByCpu = await table(page, "functions");
+  await page.click('#functions th[data-key="selfCpu"]');
+  steps.functionsByCpuAsc = await table(page, "functions");
+  await page.fill("#fn-filter", "parse");
+  steps.functionsFiltered = await table(page, "functions");
+  await page.fill("#fn-filter", "");
+  await page.check("#hide-idle");
+  steps.functionsNoIdle = await table(page, "functions");
+  steps.waits = await page.$$eval("#waits .chip[data-wait]", (cs) => cs.map((c) => c.dataset.wait));
+  await page.uncheck("#hide-idle");
+  const threads = await page.$$eval("#thread option", (os) => os.map((o) => [o.value, o.textContent]));
+  steps.threads = threads;
+  if (threads.length > 2) {
+    await page.selectOption("#thread", threads[2][0]);
+    steps.functionsOneThread = { thread: threads[2][1], table: await table(page, "functions") };
+    await page.selectOption("#thread", "-1");
+  }
+
+  await clickTab(page, "lines");
+  steps.lines = await page.$$eval("#line-cards .card", (cards) =>
+    cards.map((c) => ({ title: c.querySelector("h3").textContent, rows: [...c.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.dataset.value ?? td.textContent)) })),
+  );
+  steps.linesNote = await page.$eval("#view-lines", (v) => v.querySelector(".note")?.textContent ?? null);
+  shots.lines = await shot(page, dir, stem, "lines");
+
+  await clickTab(page, "memory");
+  steps.leaks = await table(page, "leaks");
+  steps.allocs = await table(page, "allocs");
+  steps.churn = await table(page, "churn");
+  shots.memory = await shot(page, dir, stem, "memory");
+
+  await clickTab(page, "facts");
+  steps.facts = await page.$$eval("#facts dd", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.fact, d.textContent])));
+  steps.status = await page.$eval("#status", (s) => s.textContent);
+  steps.problem = await page.$eval("#problem", (p) => p.textContent).catch(() => null);
+  shots.facts = await shot(page, dir, stem, "facts");
+
+  // Time range: drag across the second quarter of the timeline.
+  await clickTab(page, "functions");
+  const tl = await page.$("#timeline");
+  const tbox = await tl.boundingBox();
+  const geo = await page.evaluate(() => window.__report.timeline());
+  const x0 = tbox.x + geo.left + geo.plot * 0.25, x1 = tbox.x + geo.left + geo.plot * 0.5;
+  await page.mouse.move(x0, tbox.y + 30);
+  await page.mouse.down();
+  await page.mouse.move((x0 + x1) / 2, tbox.y + 30, { steps: 4 });
+  await page.mouse.move(x1, tbox.y + 30, { steps: 4 });
+  await page.mouse.up();
+  steps.range = {
+    range: await page.evaluate(() => window.__report.state.range),
+    text: await page.$eval("#range-text", (r) => r.textContent),
+    functions: await table(page, "functions"),
+  };
+  shots.range = await shot(page, dir, stem, "range");
+  await clickTab(page, "flame");
+  steps.range.flame = await flame(page);
+  await page.click("#range-clear");
+  steps.rangeCleared = { range: await page.evaluate(() => window.__report.state.range), flame: await flame(page) };
+  return { steps, shots };
+}
+
+async function examine(browser, baseUrl, file, index, options) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
+  const own = `${baseUrl}/${index}/${encodeURIComponent(path.basename(file))}`;
+  const result = { file, console: [], pageErrors: [], dialogs: [], requests: [], blockedRequests: [], readyMs: null, loadMs: null };
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    result.requests.push(url);
+    if (url === own) return route.continue();
+    result.blockedRequests.push(url);
+    return route.abort();
+  });
+  const page = await context.newPage();
+  page.on("console", (msg) => result.console.push({ type: msg.type(), text: msg.text() }));
+  page.on("pageerror", (err) => result.pageErrors.push(String(err && err.stack ? err.stack : err)));
+  page.on("dialog", async (dialog) => {
+    result.dialogs.push(dialog.message());
+    await dialog.dismiss();
+  });
+  await page.goto(own);
+  try {
+    await page.waitForFunction(() => window.__reportReady === true, null, { timeout: STEP_TIMEOUT_MS, polling: 20 });
+    const t = await page.evaluate(() => ({
+      ready: performance.getEntriesByName("rokuprof-report-ready")[0]?.startTime ?? null,
+      load: performance.getEntriesByType("navigation")[0]?.loadEventEnd ?? null,
+      title: document.title,
+    }));
+    result.readyMs = t.ready;
+    result.loadMs = t.load;
+    result.title = t.title;
+  } catch (err) {
+    result.pageErrors.push(`never ready: ${err}`);
+    await context.close();
+    return result;
+  }
+  const stem = path.basename(file).replace(/\.html$/, "");
+  if (options.drive) Object.assign(result, await drive(page, options.shots, stem));
+  else if (options.shots) result.shots = { flame: await shot(page, options.shots, stem, "flame") };
+  result.bodyText = await page.evaluate(() => document.body.innerText);
+  result.scripts = await page.evaluate(() => document.scripts.length);
+  await context.close();
+  return result;
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const options = { drive: false, shots: null };
+  const files = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--drive") options.drive = true;
+    else if (args[i] === "--shots") options.shots = path.resolve(args[++i]);
+    else files.push(path.resolve(args[i]));
+  }
+  for (const f of files) await stat(f);
+  const server = await serve(files);
+  const baseUrl = `http://127.0.0.1:${server.address().port}`;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 60000 });
+  const watchdog = setTimeout(() => {
+    process.stderr.write(`report.mjs: gave up after ${RUN_TIMEOUT_MS / 1000} s\n`);
+    process.exit(1);
+  }, RUN_TIMEOUT_MS);
+  try {
+    const results = [];
+    for (const [i, f] of files.entries()) results.push(await examine(browser, baseUrl, f, i, options));
+    process.stdout.write(`${JSON.stringify({ results })}\n`);
+  } finally {
+    clearTimeout(watchdog);
+    await browser.close();
+    server.close();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`report.mjs: ${err && err.stack ? err.stack : err}\n`);
+  process.exit(1);
+});
