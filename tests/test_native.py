@@ -405,3 +405,12 @@ def test_version_says_which_core_is_active(monkeypatch):
     assert result.output.splitlines()[1] == (
         "decoder core: pure Python (ROKUPROF_PURE_PYTHON is set)"
     )
+
+
+def test_accepts_bytearray_and_memoryview():
+    header = Header(1, 0, 0, 0, 1.0, 1.0, True, True, 0, "a", "", "1", "R", "X", "1")
+    entries = [(0, 1, "main"), (1, 1, 1), (2, 1, 0, 1, 0, 1, 10, 1), (4, 1, 3, 500, 700)]
+    data = build_stream(header, entries, Footer(7))
+    pieces = [bytearray(data[:30]), memoryview(data)[30:41], memoryview(bytearray(data[41:]))]
+    assert native_decode(pieces) == native_decode([data]) == decode([data])
+    assert native_decode(pieces).entries == tuple(entries)
