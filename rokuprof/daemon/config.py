@@ -326,7 +326,11 @@ def _archive_limits(c: _Checker, cap: Mapping) -> ArchiveLimits:
 
 
 def build_config(
-    data: Mapping, *, env: Mapping[str, str] | None = None, source: str = "config"
+    data: Mapping,
+    *,
+    env: Mapping[str, str] | None = None,
+    source: str = "config",
+    runnable: bool = False,
 ) -> DaemonConfig:
     """A :class:`DaemonConfig` from parsed TOML; raises :class:`ConfigError` listing every
     problem."""
@@ -341,6 +345,8 @@ def build_config(
         "capture",
     )
     out = c.string(cap, "out", "capture", str(DEFAULT_OUT), empty=False)
+    if Path(out).expanduser().exists() and not Path(out).expanduser().is_dir():
+        c.error("capture.out", f"{out} exists and is not a directory")
     defaults = Limits()
     bounds = {
         key: int(c.number(cap, key, "capture", getattr(defaults, key), low=0, high=2**31) or 0)
@@ -404,10 +410,15 @@ def build_config(
             dsn_text = raw_dsn
     dsn = None
     if dsn_text is not None:
+        key = f"${DSN_ENV}" if from_env else "sentry.dsn"
         try:
             dsn = Dsn.parse(dsn_text)
         except DsnError as exc:
-            c.error(f"${DSN_ENV}" if from_env else "sentry.dsn", str(exc))
+            why = str(exc) if "://" in dsn_text else "not a DSN (expected https://KEY@HOST/ID)"
+            c.error(key, why)
+        else:
+            if not dsn.project_id.isdigit():
+                c.error(key, f"the project ID must be a number, not {dsn.project_id!r}")
     environment = c.string(sen, "environment", "sentry", "production", empty=False)
     if any(ch in environment for ch in "/\n\r\t"):
         c.error("sentry.environment", "must not contain slashes or newlines")
@@ -446,6 +457,8 @@ def build_config(
             except ValueError as exc:
                 c.error("metrics.listen", str(exc))
 
+    if runnable and not devices and not discovery.enabled:
+        c.error("devices", "no [[devices]] and [discovery] enabled = false: nothing to capture")
     if c.errors:
         raise ConfigError(c.errors, source)
     return DaemonConfig(
@@ -498,8 +511,11 @@ def dsn_file_warning(path: Path, data: Mapping) -> str | None:
     )
 
 
-def load_config(path: Path | str, *, env: Mapping[str, str] | None = None) -> DaemonConfig:
-    """Read and check a TOML config file; :class:`ConfigError` on any problem."""
+def load_config(
+    path: Path | str, *, env: Mapping[str, str] | None = None, runnable: bool = False
+) -> DaemonConfig:
+    """Read and check a TOML config file; :class:`ConfigError` on any problem. ``runnable``:
+    also refuse a config that would capture nothing (``config check`` and ``daemon`` do)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text("utf-8"))
@@ -509,6 +525,6 @@ def load_config(path: Path | str, *, env: Mapping[str, str] | None = None) -> Da
         raise ConfigError(["the file is not UTF-8 text"], str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
-    config = build_config(data, env=env, source=str(path))
+    config = build_config(data, env=env, source=str(path), runnable=runnable)
     warning = dsn_file_warning(path, data)
     return replace(config, warnings=(warning,)) if warning else config
