@@ -7,15 +7,17 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from typer.testing import CliRunner
 
-from rokuprof.cli import app
+from rokuprof.cli import app, checks
 from rokuprof.sentry import validate_chunk
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
+from rokuprof.simulator.config import Fault
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,3 +134,65 @@ def test_bad_options_are_usage_errors() -> None:
     assert result.exit_code == 2
     result = runner.invoke(app, ["watch", "127.0.0.1", "--view", "fancy"])
     assert result.exit_code == 2
+
+
+async def test_session_json_carries_the_chunks_release_and_environment(tmp_path: Path) -> None:
+    """session.json says what every chunk says: `<app>@<version>` and `production`."""
+    cfg = DeviceConfig(run_seconds=0.6, runs=1, seed=8, speed=4.0)
+    async with (
+        SimulatedDevice(cfg) as dev,
+        watching(dev, tmp_path, "--runs", "1", "--chunk-seconds", "0.2", "-q") as proc,
+    ):
+        code, _, err = await finish(proc)
+    assert code == 0, err
+    [session] = list((tmp_path / "YN00AA000001").iterdir())
+    record = json.loads((session / "session.json").read_text("utf-8"))
+    chunks = [json.loads(p.read_bytes()) for p in sorted((session / "chunks").glob("*.json"))]
+    assert chunks and record["release"] and record["environment"] == "production"
+    app = record["app"]
+    assert record["release"] == f"{app['name']}@{app['version']}"
+    assert {(c["release"], c["environment"]) for c in chunks} == {
+        (record["release"], record["environment"])
+    }
+
+
+async def test_a_cut_run_exits_3_and_json_reports_it(tmp_path: Path) -> None:
+    """A run the device resets mid-stream ends `truncated`: exit 3, and `--json` is one
+    document naming the session."""
+    cfg = DeviceConfig(
+        run_seconds=2.0, runs=1, seed=9, speed=4.0, faults=(Fault("reset", after_bytes=2000),)
+    )
+    async with SimulatedDevice(cfg) as dev, watching(dev, tmp_path, "--runs", "1", "-j") as proc:
+        code, out, err = await finish(proc)
+    assert code == 3, err
+    report = json.loads(out)
+    [session] = report["sessions"]
+    assert session["status"] == "truncated" and Path(session["path"]).is_dir()
+    assert "Traceback" not in err
+
+
+def test_bad_host_and_output_fail_at_once_with_one_line(tmp_path: Path) -> None:
+    """Before waiting for a run: a host with a port, an empty host, an output that is a file,
+    a host that does not resolve (resolver injected: no DNS query leaves this machine)."""
+    runner = CliRunner()
+    (tmp_path / "file").write_text("")
+    cases = [
+        (["watch", "127.0.0.1:42411"], "is not a host name: give '127.0.0.1' alone"),
+        (["watch", ""], "'' is not a host name"),
+        (["watch", "127.0.0.1", "-o", str(tmp_path / "file")], "exists and is not a directory"),
+        (["watch", "127.0.0.1", "-o", str(tmp_path / "file" / "sub")], "cannot write to"),
+        (["watch", "no-such-roku.invalid"], "cannot resolve host 'no-such-roku.invalid'"),
+    ]
+
+    def resolver(host: str) -> object:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    original, checks.resolve = checks.resolve, resolver
+    try:
+        for args, message in cases:
+            result = runner.invoke(app, [*args, "--duration", "0.5"])
+            assert result.exit_code == 2, (args, result.output)
+            (line,) = result.stderr.splitlines()
+            assert line.startswith("error: ") and message in line, line
+    finally:
+        checks.resolve = original

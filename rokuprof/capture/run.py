@@ -44,6 +44,8 @@ from rokuprof.capture.status import CaptureObserver, CaptureStatus
 from rokuprof.device.errors import DeviceError, DeviceTimeout, HttpStatusError, ProtocolError
 from rokuprof.device.stream import ConnectionLost, ProfilerStream
 from rokuprof.profile.reader import ProfileReader
+from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.frames import release_name
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +199,7 @@ class RunCapture:
             profiler_id=files.profiler_id,
             device=device,
             start=start,
-            environment=self.settings.environment,
+            environment=self.settings.environment or ChunkSettings().environment,
             release=self.settings.release,
         )
         st = self.status
@@ -243,6 +245,7 @@ class RunCapture:
         header = self.reader.header
         self.status.app = f"{header.target_name} {header.target_version}".strip()
         self.record.app = {"name": header.target_name, "version": header.target_version}
+        self.record.release = self.settings.release or release_name(header)  # as the chunks say
         self.record.profiler = {
             "format_version": header.version,
             "line_data": header.line_data,
