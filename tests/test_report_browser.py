@@ -1,0 +1,388 @@
+"""The HTML report in real headless Chromium: it loads without a console message or a network
+request, shows ``inspect``'s figures, and its controls (metric switch, zoom, breadcrumb, search,
+sorting, filters, hide idle, time range) do what they say. A screenshot of each view is kept in
+``test-artifacts/report/`` (gitignored)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from rokuprof.export import export, input_from_bytes
+from rokuprof.export.model import IDLE
+from rokuprof.profile.report import inspect_report
+from tests.test_report import HOSTILE, stream
+from tests.viewers import REPO
+from tests.viewers.report import model, open_reports, problems
+
+SAMPLES = REPO / "samples"
+ARTIFACTS = REPO / "test-artifacts" / "report"
+METRIC_FIELDS = {  # the page's metric -> ExportInput.CallPath field
+    "wall": "wall",
+    "cpu": "cpu",
+    "calls": "calls",
+    "allocBytes": "alloc_bytes",
+    "liveBytes": "live_bytes",
+}
+
+
+@cache
+def sample(name: str):
+    return input_from_bytes((SAMPLES / f"{name}.bsprof").read_bytes())
+
+
+def write_report(directory: Path, name: str, inp) -> Path:
+    path = directory / f"{name}.html"
+    path.write_bytes(export(inp, "report"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def driven(tmp_path_factory):
+    """The full sample's report, driven through every view."""
+    directory = tmp_path_factory.mktemp("report")
+    path = write_report(directory, "cafe-tv-full", sample("cafe-tv-full"))
+    [result] = open_reports([path], drive=True, shots=ARTIFACTS)
+    return result, model(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    """Other reports, loaded only: the CPU-only and corrupt samples, hostile names."""
+    directory = tmp_path_factory.mktemp("reports")
+    paths = [write_report(directory, n, sample(n)) for n in ("cafe-tv-cpu-only", "cafe-tv-corrupt")]
+    hostile = stream(3.0, name=HOSTILE, names=(("parseJSON", HOSTILE), ("main", HOSTILE)))
+    paths.append(write_report(directory, "hostile", input_from_bytes(hostile)))
+    results = open_reports(paths, drive=True, shots=ARTIFACTS)
+    return dict(zip(("cpu-only", "corrupt", "hostile"), results, strict=True))
+
+
+def totals_per_function(inp, field: str) -> Counter:
+    """Per (module, function, file): the field summed once per call path that has the function
+    anywhere on its stack (inspect's "total")."""
+    out: Counter = Counter()
+    for p in inp.paths:
+        value = getattr(p, field)
+        if not value:
+            continue
+        thread = inp.threads[p.thread]
+        for key in {(thread, inp.frames[f].function, inp.frames[f].file) for f in p.frames}:
+            out[key] += value
+    return out
+
+
+def flame_widths(layout: dict) -> Counter:
+    """Per function key: the width of its outermost frames (a frame inside a frame of the same
+    function is already counted), scaled back to the metric's units."""
+    rects = layout["rects"]
+    by_node = {r["node"]: r for r in rects}
+    scale = layout["size"]["total"] / layout["size"]["width"]
+    out: Counter = Counter()
+    for r in rects:
+        if r["key"] is None:
+            continue
+        key = tuple(r["key"])
+        p = by_node.get(r["parent"])
+        nested = False
+        while p is not None:
+            if p["key"] is not None and tuple(p["key"]) == key:
+                nested = True
+            p = by_node.get(p["parent"])
+        if not nested:
+            out[key] += r["w"] * scale
+    return out
+
+
+def test_page_loads_cleanly_without_any_request(driven, loaded):
+    for result in [driven[0], *loaded.values()]:
+        assert problems(result) == [], result["file"]
+        assert len(result["requests"]) == 1  # the file itself, nothing else
+        assert result["readyMs"] is not None and result["scripts"] == 2
+
+
+def test_flame_widths_equal_inspect_for_every_metric(driven):
+    result, _ = driven
+    inp = sample("cafe-tv-full")
+    inspect = {
+        (f["module"], f["function"], f["file"]): f for f in inspect_report(inp.reader)["functions"]
+    }
+    for metric, field in METRIC_FIELDS.items():
+        layout = result["steps"]["metrics"][metric]
+        assert layout["state"]["metric"] == metric
+        expected = totals_per_function(inp, field)
+        assert layout["size"]["total"] == sum(getattr(p, field) for p in inp.paths)
+        widths = flame_widths(layout)
+        assert expected and widths.keys() == {k for k, v in expected.items() if v}
+        for key, value in expected.items():
+            assert widths[key] == pytest.approx(value, rel=1e-9, abs=1e-6), (metric, key)
+        if metric in ("wall", "cpu"):
+            for key, f in inspect.items():
+                assert widths[key] == pytest.approx(f[f"total_{metric}"], rel=1e-9, abs=1e-6)
+
+
+def test_functions_table_shows_inspects_figures(driven):
+    result, data = driven
+    inp = sample("cafe-tv-full")
+    inspect = {
+        (f["module"], f["function"], f["file"]): f for f in inspect_report(inp.reader)["functions"]
+    }
+    s, fns = data["strings"], data["functions"]
+    threads = [s[n] for _, n in data["threads"]]
+    table = result["steps"]["functions"]
+    assert [h["key"] for h in table["heads"]][:5] == [
+        "function",
+        "module",
+        "selfWall",
+        "selfPct",
+        "totalWall",
+    ]
+    seen = set()
+    for row in table["rows"]:
+        f = int(row["attrs"]["fn"])
+        key = (threads[fns["thread"][f]], s[fns["name"][f]], s[fns["file"][f]])
+        seen.add(key)
+        want = inspect[key]
+        assert row["function"] == key[1] and row["module"] == key[0]
+        assert row["selfWall"]["value"] == want["self_wall"]
+        assert row["totalWall"]["value"] == want["total_wall"]
+        assert row["selfCpu"]["value"] == want["self_cpu"]
+        assert row["totalCpu"]["value"] == want["total_cpu"]
+        assert row["calls"]["value"] == want["calls"]
+        assert row["calls"]["text"] == f"{want['calls']:,}"
+        # wall is shown in seconds/ms with its unit; the printed figure rounds the exact value
+        text = row["selfWall"]["text"]
+        number, unit = text.split(" ") if " " in text else (text, "s")
+        seconds = float(number) * {"s": 1, "ms": 1e-3, "µs": 1e-6}[unit]
+        assert seconds == pytest.approx(want["self_wall"] / 1e6, rel=0.01, abs=1e-6)
+    assert seen == set(inspect)
+    walls = [r["selfWall"]["value"] for r in table["rows"]]
+    assert walls == sorted(walls, reverse=True)  # the default order: self wall, largest first
+
+
+def test_sorting_tables(driven):
+    steps = driven[0]["steps"]
+    by_cpu = [r["selfCpu"]["value"] for r in steps["functionsByCpu"]["rows"]]
+    assert by_cpu == sorted(by_cpu, reverse=True) and by_cpu[0] > by_cpu[-1]
+    heads = {h["key"]: h["sort"] for h in steps["functionsByCpu"]["heads"]}
+    assert heads["selfCpu"] == "descending" and heads["selfWall"] is None
+    asc = [r["selfCpu"]["value"] for r in steps["functionsByCpuAsc"]["rows"]]
+    assert asc == sorted(asc)
+    # the call tree orders siblings by the clicked column
+    rows = steps["treeByCpu"]["rows"]
+    assert {h["key"]: h["sort"] for h in steps["treeByCpu"]["heads"]}["self:cpu"] == "descending"
+    siblings: dict = {}
+    stack: list = []
+    for r in rows:
+        depth = int(r["attrs"]["depth"])
+        del stack[depth:]
+        parent = stack[-1] if stack else None
+        siblings.setdefault(parent, []).append(r["self:cpu"]["value"])
+        stack.append(r["attrs"]["node"])
+    assert any(len(v) > 1 for v in siblings.values())
+    for values in siblings.values():
+        assert values == sorted(values, reverse=True)
+
+
+def test_call_tree_expands_and_collapses(driven):
+    steps = driven[0]["steps"]
+    tree, sorted_, collapsed = steps["tree"], steps["treeByCpu"], steps["treeCollapsed"]
+    reopened = steps["treeReopened"]  # sorted by self CPU, first branch closed and opened again
+    assert len(collapsed["rows"]) < len(sorted_["rows"]) == len(tree["rows"])
+    assert [r["attrs"]["node"] for r in reopened["rows"]] == [
+        r["attrs"]["node"] for r in sorted_["rows"]
+    ]
+    # thread rows carry the thread's totals
+    inp = sample("cafe-tv-full")
+    per_thread = Counter()
+    for p in inp.paths:
+        per_thread[inp.threads[p.thread]] += p.wall
+    for r in tree["rows"]:
+        if r["attrs"]["depth"] == "0":
+            assert r["total:wall"]["value"] == per_thread[r["name"].strip("▾▸ ")]
+
+
+def test_zoom_hover_and_breadcrumb(driven):
+    steps = driven[0]["steps"]
+    zoom = steps["zoom"]
+    target, after = zoom["target"], zoom["after"]
+    assert after["state"]["zoom"] == target["node"]
+    assert after["size"]["total"] == target["value"]
+    zoomed = next(r for r in after["rects"] if r["node"] == target["node"])
+    assert zoomed["x"] == 0 and zoomed["w"] == after["size"]["width"]
+    assert zoom["crumbs"][0] == "all threads" and zoom["crumbs"][-1] == target["key"][1]
+    assert len(zoom["crumbs"]) == target["depth"] + 1
+    tip = steps["tooltip"]
+    assert target["key"][1] in tip and target["key"][2] in tip  # name, file:line
+    assert "Wall time" in tip and "Per call" in tip and "self" in tip
+    assert steps["unzoom"]["state"]["zoom"] == -1
+    assert steps["unzoom"]["size"]["total"] == steps["initial"]["size"]["total"]
+
+
+def test_search_highlights_and_sums_the_share(driven):
+    search = driven[0]["steps"]["search"]
+    inp = sample("cafe-tv-full")
+    matching = [
+        p
+        for p in inp.paths
+        if any(
+            "parse" in inp.frames[f].function.lower() or "parse" in inp.frames[f].file.lower()
+            for f in p.frames
+        )
+    ]
+    share = sum(p.wall for p in matching) / sum(p.wall for p in inp.paths)
+    assert search["share"] == pytest.approx(share, rel=1e-9)
+    names = {
+        inp.frames[f].function
+        for p in matching
+        for f in p.frames
+        if "parse" in inp.frames[f].function.lower()
+    }
+    assert search["text"].startswith(f"{len(names)} functions in ")
+    assert f"{100 * share:.1f}%" in search["text"]
+
+
+def test_hide_idle_threads_and_name_filter(driven):
+    steps = driven[0]["steps"]
+    assert steps["waits"] == ["waitPort"]  # the suggestion found in this profile
+    names = [r["function"] for r in steps["functionsNoIdle"]["rows"]]
+    assert "waitPort" not in names and "waitPort" in [
+        r["function"] for r in steps["functions"]["rows"]
+    ]
+    filtered = steps["functionsFiltered"]["rows"]
+    assert filtered and all("parse" in (r["function"] + r["file"]).lower() for r in filtered)
+    one = steps["functionsOneThread"]
+    assert one["table"]["rows"] and {r["module"] for r in one["table"]["rows"]} == {one["thread"]}
+
+
+def test_line_view_ranks_lines_by_cpu(driven):
+    steps = driven[0]["steps"]
+    inp = sample("cafe-tv-full")
+    lines: dict = {}
+    for p in inp.paths:
+        key = inp.frames[p.frames[0]].function, inp.threads[p.thread]
+        for line, cpu, _ in p.line_cpu:
+            lines.setdefault(key, Counter())[line] += cpu
+    cards = steps["lines"]
+    assert cards
+    for card in cards:
+        function = card["title"]
+        matches = [v for (f, _), v in lines.items() if f == function]
+        assert matches, function
+        cpus = [float(r[1]) for r in card["rows"]]
+        assert cpus == sorted(cpus, reverse=True)
+        want = matches[0].most_common(len(cpus))
+        assert [int(r[0]) for r in card["rows"]][:3] == [line for line, _ in want][:3]
+        assert cpus[0] == want[0][1]
+
+
+def test_memory_view(driven):
+    steps = driven[0]["steps"]
+    inp = sample("cafe-tv-full")
+    leaks = steps["leaks"]["rows"]
+    assert sum(r["liveBytes"]["value"] for r in leaks) == sum(p.live_bytes for p in inp.paths)
+    assert leaks[0]["liveBytes"]["value"] == max(p.live_bytes for p in inp.paths)
+    assert " › " in leaks[0]["path"]
+    allocs = steps["allocs"]["rows"]
+    assert sum(r["allocBytes"]["value"] for r in allocs) == sum(p.alloc_bytes for p in inp.paths)
+    churn = steps["churn"]["rows"]
+    assert churn and churn[0]["reallocs"]["value"] == max(r["reallocs"]["value"] for r in churn)
+
+
+def test_facts(driven):
+    steps = driven[0]["steps"]
+    facts = steps["facts"]
+    assert facts["App"] == "Café TV 2.4.1" and facts["Device"] == "Roku 4800X"
+    assert (
+        facts["Firmware"] == "14.1.4 build 4123"
+        and facts["Sample ratio"] == "1 requested, 1 actual"
+    )
+    assert (
+        facts["Capture status"] == "complete"
+        and facts["Profiler flags"] == "line data, memory operations"
+    )
+    assert facts["Made by"].startswith("rokuprof ")
+    assert steps["status"] == "complete" and steps["problem"] is None
+
+
+def test_time_range_makes_every_view_follow(driven):
+    steps = driven[0]["steps"]
+    inp = sample("cafe-tv-full")
+    a, b = steps["range"]["range"]
+    slots = inp.timeline.last_slot()
+    assert a == pytest.approx(slots * 0.25, abs=slots * 0.01) and b == pytest.approx(
+        slots * 0.5, abs=slots * 0.01
+    )
+    assert "–" in steps["range"]["text"]
+    # per function: self wall in the range ~ its busy samples in the range x the period
+    period = inp.run.units_per_second / inp.timeline.hz
+    in_range: Counter = Counter()
+    for thread, runs in inp.timeline.runs.items():
+        for slot, sid, n in runs:
+            if sid != IDLE:
+                overlap = max(0, min(b, slot + n) - max(a, slot))
+                f = inp.frames[inp.timeline.stacks[sid][0]]
+                in_range[(inp.threads[thread], f.function)] += overlap * period
+    paths_of: Counter = Counter()
+    for p in inp.paths:
+        paths_of[(inp.threads[p.thread], inp.frames[p.frames[0]].function)] += 1
+    rows = steps["range"]["functions"]["rows"]
+    whole = {
+        (r["module"], r["function"]): r["selfWall"]["value"] for r in steps["functions"]["rows"]
+    }
+    changed = 0
+    for r in rows:
+        key = (r["module"], r["function"])
+        got = r["selfWall"]["value"]
+        assert got == pytest.approx(in_range[key], abs=(paths_of[key] + 1) * period), key
+        changed += got != whole[key]
+    assert changed > len(rows) // 2
+    flame_total = steps["range"]["flame"]["size"]["total"]
+    assert flame_total == pytest.approx(sum(in_range.values()), rel=0.02)
+    assert flame_total < 0.4 * steps["initial"]["size"]["total"]
+    cleared = steps["rangeCleared"]
+    assert (
+        cleared["range"] is None
+        and cleared["flame"]["size"]["total"] == steps["initial"]["size"]["total"]
+    )
+
+
+def test_reports_without_memory_or_lines_and_corrupt(loaded):
+    cpu_only = loaded["cpu-only"]["steps"]
+    assert "no line data" in cpu_only["linesNote"]
+    assert cpu_only["leaks"] is None and cpu_only["metrics"]["liveBytes"]["size"]["total"] == 0
+    corrupt = loaded["corrupt"]["steps"]
+    assert corrupt["status"] == "corrupt — decoding stopped"
+    problem = sample("cafe-tv-corrupt").run.problem
+    assert (
+        problem and problem in corrupt["problem"] and problem in corrupt["facts"]["Capture status"]
+    )
+
+
+def test_hostile_names_are_shown_as_text(loaded):
+    result = loaded["hostile"]
+    assert result["title"] == f"{HOSTILE} 2.4.1 — rokuprof report"
+    assert HOSTILE.replace("\u2028", "") in result["bodyText"].replace("\u2028", "")
+    names = [r["function"] for r in result["steps"]["functions"]["rows"]]
+    assert HOSTILE in names
+    assert result["scripts"] == 2 and result["dialogs"] == []
+
+
+def test_screenshots_of_each_view_are_kept(driven):
+    shots = driven[0]["shots"]
+    for view in (
+        "flame",
+        "zoom",
+        "search",
+        "icicle",
+        "tree",
+        "functions",
+        "lines",
+        "memory",
+        "facts",
+        "range",
+    ):
+        path = Path(shots[view])
+        assert path.stat().st_size > 10_000 and path.read_bytes()[:4] == b"\x89PNG", view
