@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSinkFactory, sentry_sink_factory
+from rokuprof.capture.exports import export_finished_run, export_formats
 from rokuprof.capture.limits import ArchiveLimits, floor_message, free_bytes
 from rokuprof.capture.run import NoData, RunCapture, RunSettings
 from rokuprof.capture.session import SessionRecord, safe_name
@@ -72,6 +73,7 @@ class CaptureConfig:
     release: str | None = None
     device_dir: str | None = None  # overrides the serial number / host as directory name
     chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
+    exports: tuple[str, ...] = ()  # formats written into the session directory at a run's end
     limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)  # bytes on the disk
     free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
@@ -86,6 +88,7 @@ class CaptureConfig:
             raise ValueError("runs must be >= 1")
         if self.duration is not None and self.duration <= 0:
             raise ValueError("duration must be > 0")
+        object.__setattr__(self, "exports", export_formats(self.exports))
 
     def run_settings(self) -> RunSettings:
         return RunSettings(
@@ -404,6 +407,8 @@ class DeviceCapture:
                     await task
             if capture.record is None:
                 self.status.run_started = None
+        if self.config.exports:
+            await self._export(capture, record)
         self._last_warning = ""
         self._cuts = min(self._cuts + 1, 20) if capture.cut is not None else 0
         session = CapturedSession(record, path)
@@ -413,6 +418,14 @@ class DeviceCapture:
         self.status.state = FINISHED
         self.observer.on_session_end(self.status, record, path)
         return session
+
+    async def _export(self, capture: RunCapture, record: SessionRecord) -> None:
+        """The end-of-run exports (a worker thread; a failure is recorded, never raised)."""
+        outcome = await export_finished_run(
+            capture.files, record, self.config.exports, limits=self.config.limits
+        )
+        for message in outcome.errors.values():
+            self.observer.on_message(self.status, "warning", message)
 
 
 def _result(task: asyncio.Task):

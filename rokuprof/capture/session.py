@@ -6,6 +6,7 @@
         capture.bsprof          every body byte received, in order
         session.json            device, app, start/end, bytes, entries, status, errors
         chunks/000001.json ...  one Sentry V2 chunk payload per file
+        capture.pb.gz ...       exports asked for (watch --export, [capture] export)
 
 ``<device>`` is the serial number (else the host), ``<session>`` the UTC start time and a short
 id, so listings sort by time. ``session.json`` and the chunks are written atomically
@@ -80,6 +81,7 @@ class SessionRecord:
     errors: list[dict[str, object]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     chunk_report: dict[str, object] = field(default_factory=dict)
+    exports: dict[str, object] = field(default_factory=dict)  # format -> file, bytes or error
     environment: str | None = None
     release: str | None = None
 

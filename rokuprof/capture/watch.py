@@ -105,6 +105,22 @@ def summary_lines(summary: CaptureSummary) -> list[str]:
         )
         if r.status != "complete" and r.end_reason:
             lines.append(f"              {r.end_reason}")
+        if r.exports:
+            lines.append(f"              exports: {_exports_text(r.exports)}")
     for problem in summary.problems:
         lines.append(f"note: {problem}")
     return lines
+
+
+def _exports_text(exports: dict[str, object]) -> str:
+    """``capture.pb.gz (12.3 KiB), folded failed: ...``."""
+    parts = []
+    for fmt, e in exports.items():
+        if not isinstance(e, dict):
+            continue
+        if "error" in e:
+            parts.append(f"{fmt} failed: {e['error']}")
+        else:
+            notes = "".join(f"; {n}" for n in e.get("notes", []))
+            parts.append(f"{e['file']} ({human_bytes(int(e['bytes']))}{notes})")
+    return ", ".join(parts)

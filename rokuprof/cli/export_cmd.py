@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from rokuprof.capture.exports import export_formats, output_name, write_parts
 from rokuprof.cli import exits
 from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
@@ -21,34 +21,22 @@ from rokuprof.export import FORMATS, METRICS, build_input, export_parts, export_
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
-from rokuprof.store.files import write_atomic
 
 EXIT_FAILED = 1  # an output could not be written
 Metric = choice("Metric", *METRICS)
 WallUnit = choice("WallUnit", *WALL_UNITS)
 DEFAULT_METRIC, DEFAULT_UNIT = Metric("wall"), WallUnit(DEFAULT_WALL_UNIT)
-_MULTI_FILE_PART = re.compile(r"\d{6}\.(profile\.json|transaction\.json|envelope)")
 
 
 def parse_formats(text: str) -> list[str]:
     """``"pprof,speedscope"`` -> ``["pprof", "speedscope"]``; ``all`` -> every format."""
-    names = [n.strip().lower() for n in text.split(",") if n.strip()]
-    if names == ["all"]:
-        return list(FORMATS)
-    unknown = [n for n in names if n not in FORMATS]
-    if unknown or not names:
-        raise typer.BadParameter(
-            f"unknown format {', '.join(map(repr, unknown)) or '(none)'}; "
-            f"choose from {', '.join(FORMATS)} or all"
-        )
-    return list(dict.fromkeys(names))
-
-
-def output_name(stem: str, fmt: str, metric: str) -> str:
-    suffix = FORMATS[fmt].suffix
-    if fmt == "folded" and metric != "wall":
-        suffix = f".{metric}{suffix}"
-    return stem + suffix
+    try:
+        names = list(export_formats(text.split(",")))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if not names:
+        raise typer.BadParameter(f"no format given; choose from {', '.join(FORMATS)} or all")
+    return names
 
 
 def _format_help() -> str:
@@ -153,7 +141,7 @@ def export_command(
         for fmt in names:
             files, notes = export_with_notes(inp, fmt, metric=metric)
             try:
-                written = _write(targets[fmt], files)
+                written = write_parts(targets[fmt], files)
             except OSError as exc:
                 exits.fail(f"cannot write {targets[fmt]}: {exc.strerror or exc}", EXIT_FAILED)
             typer.echo("; ".join([f"{fmt}: {targets[fmt]} ({written:,} bytes)", *notes]))
@@ -179,17 +167,3 @@ def _targets(
     if as_dir:
         return {fmt: path / output_name(stem, fmt, metric) for fmt in names}
     return {names[0]: path}
-
-
-def _write(target: Path, parts: dict[str, bytes]) -> int:
-    """Write one format's files atomically; a multi-file format replaces its earlier files."""
-    if list(parts) == [""]:
-        write_atomic(target, parts[""])
-        return len(parts[""])
-    target.mkdir(parents=True, exist_ok=True)
-    for old in target.iterdir():
-        if _MULTI_FILE_PART.fullmatch(old.name) and old.name not in parts:
-            old.unlink()
-    for name, data in parts.items():
-        write_atomic(target / name, data)
-    return sum(map(len, parts.values()))

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary
 from rokuprof.capture.session import FAILED, TRUNCATED
@@ -19,6 +20,7 @@ from rokuprof.cli.checks import host_problem, output_dir_problem
 from rokuprof.cli.options import JsonFlag, QuietFlag, View
 from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.daemon.config import parse_size
+from rokuprof.export import FORMATS
 from rokuprof.views.text import printable
 
 
@@ -32,6 +34,15 @@ def _size(option: str):
             raise typer.BadParameter(str(error), param_hint=option) from None
 
     return parse
+
+
+def _formats(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    try:
+        return export_formats(value.split(","))
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--export") from None
 
 
 def summary_status(summary: CaptureSummary) -> int:
@@ -113,6 +124,14 @@ def watch(
         View,
         typer.Option(help="auto: a live view on a terminal, log lines otherwise."),
     ] = View.auto,
+    export: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FORMATS",
+            help="When a run ends, also write it into its session directory in these formats "
+            f"(comma-separated: {', '.join(FORMATS)}, or all), as `rokuprof export` would.",
+        ),
+    ] = None,
     quiet: QuietFlag = False,
     as_json: JsonFlag = False,
     max_bytes_after_error: Annotated[
@@ -148,7 +167,9 @@ def watch(
     bsprof_data_dest=network in its manifest): the app waits for this client before it starts.
     Each run becomes `OUT/<serial>/<session>/` with `capture.bsprof` (the exact bytes),
     `session.json` and `chunks/*.json` (Sentry V2 profile chunks, written every
-    `--chunk-seconds`). Ctrl-C ends the current run as "interrupted".
+    `--chunk-seconds`). Ctrl-C ends the current run as "interrupted". `--export pprof,folded`
+    adds `capture.pb.gz`, `capture.folded`, ... when a run ends (in a worker thread; a failed
+    export is recorded in session.json and never fails the capture).
 
     Exit status: 0 every run ended complete or interrupted; 3 a run ended truncated or failed
     (what arrived is kept and converted); 2 bad usage, a host that is malformed or does not
@@ -173,6 +194,7 @@ def watch(
             idle_timeout=idle_timeout,
             use_ecp=not no_ecp,
             use_console=not no_console,
+            exports=_formats(export),
             archive_limits=ArchiveLimits(
                 max_bytes_after_error=max_bytes_after_error,  # type: ignore[arg-type]
                 max_session_bytes=max_session_bytes,  # type: ignore[arg-type]

@@ -4,7 +4,7 @@
 
     [capture]   out = "/var/lib/rokuprof", chunk_seconds = 60, file_mode = "0600"
                 max_bytes_after_error = "16MiB", max_session_bytes = "4GiB",
-                min_free_bytes = "1GiB"
+                min_free_bytes = "1GiB", export = ["pprof", "speedscope"]
     [[devices]] host = "192.168.1.20", name = "living-room",
                 profiler_port = 8090, ecp_port = 8060, console_port = 8080
     [discovery] enabled = false, interval_seconds = 60
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
+from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.sentry.dsn import Dsn, DsnError
 from rokuprof.store.files import DEFAULT_FILE_MODE, check_file_mode, dir_mode_for
@@ -57,6 +58,7 @@ class CaptureSection:
     limits: Limits = field(default_factory=Limits)  # per device stream: paths, strings, heap
     archive: ArchiveLimits = field(default_factory=ArchiveLimits)  # archive bytes, free space
     file_mode: int = DEFAULT_FILE_MODE  # of every file written under out (directories follow)
+    export: tuple[str, ...] = ()  # formats written into each session directory at a run's end
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,10 @@ class DaemonConfig:
         lines.append("archive: " + ", ".join(parts))
         mode = self.capture.file_mode
         lines.append(f"files: mode {mode:04o}, directories {dir_mode_for(mode):04o}")
+        export = self.capture.export
+        lines.append(
+            f"exports at each run's end: {', '.join(export)}" if export else "exports: none"
+        )
         lines.append(f"devices: {len(self.devices)}")
         for d in self.devices:
             name = f" ({d.name})" if d.name else ""
@@ -341,7 +347,7 @@ def build_config(
     cap = c.table(
         data,
         "capture",
-        ("out", "chunk_seconds", "file_mode", *_LIMIT_KEYS, *_ARCHIVE_KEYS),
+        ("out", "chunk_seconds", "file_mode", "export", *_LIMIT_KEYS, *_ARCHIVE_KEYS),
         "capture",
     )
     out = c.string(cap, "out", "capture", str(DEFAULT_OUT), empty=False)
@@ -358,6 +364,7 @@ def build_config(
         limits=replace(defaults, **bounds),
         archive=_archive_limits(c, cap),
         file_mode=_file_mode(c, cap),
+        export=_export(c, cap),
     )
 
     devices: list[DeviceEntry] = []
@@ -471,6 +478,22 @@ def build_config(
         spool=spool,
         source=source,
     )
+
+
+def _export(c: _Checker, cap: Mapping) -> tuple[str, ...]:
+    """``[capture] export = ["pprof", "speedscope"]`` (or ``["all"]``): known formats only."""
+    value = cap.get("export", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        c.error(
+            "capture.export",
+            f'must be a list of format names such as ["pprof"], got {_show(value)}',
+        )
+        return ()
+    try:
+        return export_formats(value)
+    except ValueError as exc:
+        c.error("capture.export", str(exc))
+        return ()
 
 
 def _file_mode(c: _Checker, cap: Mapping) -> int:

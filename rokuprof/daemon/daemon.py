@@ -32,7 +32,7 @@ from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.metrics import Family, MetricsServer
 from rokuprof.daemon.notify import Notifier
-from rokuprof.daemon.recovery import recover
+from rokuprof.daemon.recovery import export_recovered_session, recover
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, SsdpDevice, discover
 from rokuprof.store.files import make_dirs, set_file_mode
@@ -92,6 +92,7 @@ class Daemon:
         self.last_discovery_error = ""
         self._tasks: list[asyncio.Task] = []
         self._upload_task: asyncio.Task | None = None
+        self._exporting: set[Path] = set()  # recovered sessions being exported (kept by retention)
 
     # -- devices -----------------------------------------------------------------------------
 
@@ -107,6 +108,7 @@ class Daemon:
             archive_limits=self.config.capture.archive,
             environment=self.config.sentry.environment,
             device_dir=device_dir,
+            exports=self.config.capture.export,
             **self.options.capture,  # type: ignore[arg-type]
         )
 
@@ -130,7 +132,8 @@ class Daemon:
         return slot
 
     def active_sessions(self) -> list[Path]:
-        return [p for s in self.slots.values() if (p := s.active_session()) is not None]
+        live = [p for s in self.slots.values() if (p := s.active_session()) is not None]
+        return live + sorted(self._exporting)
 
     # -- background jobs ---------------------------------------------------------------------
 
@@ -177,6 +180,17 @@ class Daemon:
             except OSError as exc:
                 log.error("retention failed: %s", exc)
             await asyncio.sleep(self.options.retention_interval)
+
+    async def _export_recovered(self, sessions: list[Path]) -> None:
+        """The exports of sessions a crash left, after start-up (one at a time, in a thread)."""
+        cap = self.config.capture
+        for session in sessions:
+            try:
+                await asyncio.to_thread(
+                    export_recovered_session, session, cap.export, limits=cap.limits
+                )
+            finally:
+                self._exporting.discard(session)
 
     def status_line(self) -> str:
         states: dict[str, int] = {}
@@ -326,9 +340,12 @@ class Daemon:
         set_file_mode(self.config.capture.file_mode)
         await asyncio.to_thread(make_dirs, self.out)
         cap = self.config.capture
-        await asyncio.to_thread(
+        recovered = await asyncio.to_thread(
             recover, self.out, chunk_seconds=cap.chunk_seconds, limits=cap.limits
         )
+        if cap.export and recovered.converted_sessions:
+            self._exporting.update(recovered.converted_sessions)
+            self._spawn(self._export_recovered(recovered.converted_sessions), "recovered-exports")
         listen = self.config.metrics.listen
         if listen is not None:
             self.metrics = MetricsServer(self.collect, self.health, listen[0], listen[1])

@@ -8,6 +8,8 @@ path, and only the rest of the archive becomes new chunks (``chunks/NNNNNN.json`
 existing ones, each written atomically). ``session.json`` gets its ``recovered`` entry last, in
 one atomic write; until then the session is converted again at the next start, and the chunk
 files a killed conversion left count as already built, so no sample is ever built twice.
+With ``[capture] export``, the daemon then writes a converted session's exports, after start-up
+(:func:`export_recovered_session`).
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.catchup import CatchUp, chunk_samples
+from rokuprof.capture.exports import export_session, record_outcome
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.files import sweep_tmp, write_atomic
 from rokuprof.store.retention import finish_deletions
@@ -183,6 +187,23 @@ def catch_up_session(
     record["chunks"] = _count(session / CHUNKS_DIR) + _count(session / REJECTED_DIR)
     write_atomic(record_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
     return new
+
+
+def export_recovered_session(session: Path, formats: Sequence[str], **converter_options) -> None:
+    """Write the ``[capture] export`` formats of a session a crash left (after
+    :func:`catch_up_session`) and record them in its ``session.json``; a failure is recorded
+    or logged, never raised."""
+    outcome = export_session(session, formats, **converter_options)
+    record_path = session / SESSION_FILE
+    try:
+        record = json.loads(record_path.read_text("utf-8"))
+        record_outcome(record, outcome)
+        write_atomic(record_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    except (OSError, ValueError) as exc:
+        log.error("cannot record the exports of %s: %s", session, exc)
+        return
+    for message in outcome.errors.values():
+        log.warning("session %s/%s: %s", session.parent.name, session.name, message)
 
 
 def recover(root: Path, *, chunk_seconds: float = 60.0, limits: Limits | None = None) -> Recovery:

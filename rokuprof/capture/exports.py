@@ -1,0 +1,147 @@
+"""End-of-run exports (``watch --export``, the daemon's ``[capture] export``): a finished
+session's archive in viewers' formats, written into its directory as ``rokuprof export`` would
+(``capture.pb.gz``, ``capture.speedscope.json``, ..., ``capture.sentry-v1/``).
+
+:func:`export_session` is the blocking part (decode the archive with the offline converter, run
+the pure exporters, write each file atomically); :func:`export_finished_run` runs it in a worker
+thread and records the outcome in ``session.json`` (``exports``, and an ``errors`` entry of kind
+``export`` per format that failed). An export never fails the capture: whatever goes wrong is
+recorded, never raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rokuprof.capture.archive import ARCHIVE_NAME
+from rokuprof.capture.session import SessionFiles, SessionRecord
+from rokuprof.export import FORMATS, build_input, export_with_notes
+from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.store.files import make_dirs, write_atomic
+
+log = logging.getLogger(__name__)
+
+READ_SIZE = 1 << 20
+STEM = ARCHIVE_NAME.removesuffix(".bsprof")  # capture.bsprof -> capture.pb.gz, ...
+_MULTI_FILE_PART = re.compile(r"\d{6}\.(profile\.json|transaction\.json|envelope)")
+
+
+def export_formats(names: Iterable[str]) -> tuple[str, ...]:
+    """Format names as given (``["pprof", "folded"]``, or ``["all"]``), checked, without
+    repeats; ``ValueError`` naming the unknown ones and the known ones."""
+    wanted = [n.strip().lower() for n in names if n.strip()]
+    if wanted == ["all"]:
+        return tuple(FORMATS)
+    unknown = [n for n in wanted if n not in FORMATS]
+    if unknown:
+        raise ValueError(
+            f"unknown export format {', '.join(map(repr, unknown))}; "
+            f"choose from {', '.join(FORMATS)} or all"
+        )
+    return tuple(dict.fromkeys(wanted))
+
+
+def output_name(stem: str, fmt: str, metric: str = "wall") -> str:
+    """``<stem><suffix>``; folded stacks of another metric than wall: ``<stem>.<metric>.folded``."""
+    suffix = FORMATS[fmt].suffix
+    if fmt == "folded" and metric != "wall":
+        suffix = f".{metric}{suffix}"
+    return stem + suffix
+
+
+def write_parts(target: Path, parts: dict[str, bytes]) -> int:
+    """Write one format's files atomically (``{"": data}``: the file ``target``; else files in
+    the directory ``target``, replacing that format's earlier files there); return the bytes."""
+    if list(parts) == [""]:
+        write_atomic(target, parts[""])
+        return len(parts[""])
+    make_dirs(target)
+    for old in target.iterdir():
+        if _MULTI_FILE_PART.fullmatch(old.name) and old.name not in parts:
+            old.unlink()
+    for name, data in parts.items():
+        write_atomic(target / name, data)
+    return sum(map(len, parts.values()))
+
+
+@dataclass
+class ExportOutcome:
+    """What :func:`export_session` did, per format."""
+
+    written: dict[str, dict[str, object]] = field(default_factory=dict)  # fmt -> file, bytes
+    errors: dict[str, str] = field(default_factory=dict)  # fmt -> why it was not written
+
+    def to_json(self) -> dict[str, dict[str, object]]:
+        """``session.json``'s ``exports``: per format its file and size (and notes), or error."""
+        out: dict[str, dict[str, object]] = dict(self.written)
+        out.update({fmt: {"error": message} for fmt, message in self.errors.items()})
+        return out
+
+
+def export_session(session: Path, formats: Sequence[str], **converter_options) -> ExportOutcome:
+    """Export ``session``'s archive in every format into the session directory (blocking; run
+    it in a thread). ``converter_options``: those of :class:`OfflineConverter` (settings,
+    limits). Never raises for a format or an unreadable archive: the outcome says."""
+    outcome = ExportOutcome()
+    archive = Path(session) / ARCHIVE_NAME
+    try:
+        converter = OfflineConverter(total_bytes=archive.stat().st_size, **converter_options)
+        with archive.open("rb") as f:
+            while block := f.read(READ_SIZE):
+                converter.feed(block)
+        inp = build_input(converter)
+    except Exception as exc:  # an unreadable archive must not fail the capture
+        message = f"cannot read {ARCHIVE_NAME}: {_why(exc)}"
+        outcome.errors = dict.fromkeys(formats, message)
+        return outcome
+    for fmt in formats:
+        name = output_name(STEM, fmt)
+        try:
+            parts, notes = export_with_notes(inp, fmt)
+            size = write_parts(Path(session) / name, parts)
+        except Exception as exc:  # a failed format must not fail the others
+            log.warning("export %s of %s failed: %s", fmt, session, _why(exc), exc_info=True)
+            outcome.errors[fmt] = f"cannot export {name}: {_why(exc)}"
+            continue
+        entry: dict[str, object] = {"file": name, "bytes": size}
+        if notes:
+            entry["notes"] = notes
+        outcome.written[fmt] = entry
+    return outcome
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return f"{type(exc).__name__}: {exc}"
+
+
+def record_outcome(record: SessionRecord | dict, outcome: ExportOutcome) -> None:
+    """Put the outcome in a session record (the object or its ``session.json`` dict)."""
+    exports = outcome.to_json()
+    errors = [{"kind": "export", "message": m, "format": f} for f, m in outcome.errors.items()]
+    if isinstance(record, SessionRecord):
+        record.exports = exports
+        record.errors.extend(errors)
+    else:
+        record["exports"] = exports
+        record.setdefault("errors", []).extend(errors)
+
+
+async def export_finished_run(
+    files: SessionFiles, record: SessionRecord, formats: Sequence[str], **converter_options
+) -> ExportOutcome:
+    """Export a run that has just ended, off the event loop, and rewrite its ``session.json``
+    with the outcome. Never raises (but for cancellation)."""
+    outcome = await asyncio.to_thread(export_session, files.path, formats, **converter_options)
+    record_outcome(record, outcome)
+    try:
+        await files.write_record(record)
+    except OSError as exc:
+        log.error("cannot record the exports of %s: %s", files.path, _why(exc))
+    return outcome
