@@ -777,9 +777,12 @@
   function renderLegend() {
     legend.replaceChildren();
     if (D.diff) {
-      legend.append(
-        el("span", null, el("i", { style: null }), text(`Colour: change of each frame's total, ${D.diff.label || "A → B"}. Red grew, blue shrank.`)),
-      );
+      legend.append(el("span", { text: `Colour: how each frame's total changed, ${D.diff.label || "A → B"}:` }));
+      for (const [label, colour] of [["grew", hsl(0, 70, 66)], ["new", "hsl(0 80% 58%)"], ["shrank", hsl(215, 70, 66)], ["within 2%", "#e5e7eb"]]) {
+        const sw = el("i");
+        sw.style.background = colour;
+        legend.append(el("span", null, sw, text(label)));
+      }
       return;
     }
     const files = [...fileOrder.entries()].sort((a, b) => a[1] - b[1]).slice(0, 12);
@@ -812,6 +815,12 @@
     showTip(r.node, e.clientX, e.clientY);
   });
   flameCanvas.addEventListener("mouseleave", () => (tip.hidden = true));
+  document.addEventListener("keydown", (e) => {
+    // Escape: one level out of a zoom (not while typing in a field)
+    if (e.key !== "Escape" || state.tab !== "flame" || state.zoom < 0 || e.target.closest("input, select")) return;
+    const up = parent[state.zoom];
+    zoomTo(up >= 0 ? up : VROOT);
+  });
   function showTip(n, cx, cy) {
     tip.replaceChildren();
     const f = n >= 0 ? nodeFn[n] : -1;
