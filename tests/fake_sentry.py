@@ -1,6 +1,7 @@
 """A fake Sentry on loopback for tests: takes envelopes over HTTP, records them, and answers
 what the test scripts (200, 429 with ``Retry-After`` and/or ``X-Sentry-Rate-Limits``, 500, 413,
-or no answer at all).
+or no answer at all), optionally after a delay (a slow Sentry: ``FakeSentry(delay=0.2)`` or
+``Reply(delay=...)``). It counts how many requests it holds at once (``most_at_once``).
 
 ::
 
@@ -33,6 +34,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b'{"id":"ok"}'
     hang: bool = False  # never answer (the client must time out)
+    delay: float | None = None  # seconds before answering (None: the server's default)
 
 
 @dataclass
@@ -41,8 +43,9 @@ class Request:
     path: str
     headers: dict[str, str]
     body: bytes
-    at: float
+    at: float  # time.monotonic() when the whole request had arrived
     status: int | None = None
+    answered_at: float | None = None  # time.monotonic() when the answer was written
 
     def envelope(self) -> Envelope:
         return Envelope.from_bytes(self.body)
@@ -57,8 +60,11 @@ Policy = Callable[[Request], Reply]
 class FakeSentry:
     """See the module docstring."""
 
-    def __init__(self, policy: Policy | None = None) -> None:
+    def __init__(self, policy: Policy | None = None, *, delay: float = 0.0) -> None:
         self.policy = policy or (lambda request: Reply())
+        self.delay = delay
+        self.holding = 0  # requests received and not answered yet
+        self.most_at_once = 0
         self.requests: list[Request] = []
         self._script: list[Reply] = []
         self._server: asyncio.Server | None = None
@@ -127,10 +133,20 @@ class FakeSentry:
                     self.arrived.set()
                     await self._closing.wait()
                     break
+                delay = self.delay if reply.delay is None else reply.delay
+                if delay > 0:
+                    self.holding += 1
+                    self.most_at_once = max(self.most_at_once, self.holding)
+                    self.arrived.set()
+                    try:
+                        await asyncio.sleep(delay)
+                    finally:
+                        self.holding -= 1
                 request.status = reply.status
                 head = [f"HTTP/1.1 {reply.status} X", f"Content-Length: {len(reply.body)}"]
                 head += [f"{k}: {v}" for k, v in reply.headers.items()]
                 writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + reply.body)
+                request.answered_at = time.monotonic()
                 await writer.drain()
                 self.arrived.set()
         except (ConnectionError, asyncio.IncompleteReadError):

@@ -12,6 +12,7 @@
     [spool]     max_bytes = "2GiB"   (undelivered chunks; the oldest are dropped past it)
     [retention] max_age_days = 30, max_bytes = "20GiB"
     [metrics]   listen = "127.0.0.1:9464"   ("" turns the endpoint off)
+    [pyroscope] url = "http://127.0.0.1:4040", name = "roku"   (push each session's pprof)
 
 ``ROKUPROF_SENTRY_DSN`` in the environment overrides ``sentry.dsn``. Every problem is collected
 and reported at once (:class:`ConfigError`); unknown keys are errors, with a suggestion.
@@ -35,7 +36,9 @@ from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.sentry.dsn import Dsn, DsnError
 from rokuprof.store.files import DEFAULT_FILE_MODE, check_file_mode, dir_mode_for
+from rokuprof.store.pyroscope import check_url
 from rokuprof.store.spool import DEFAULT_MAX_BYTES as DEFAULT_SPOOL_BYTES
+from rokuprof.store.uploader import MAX_IN_FLIGHT
 
 DSN_ENV = "ROKUPROF_SENTRY_DSN"
 DEFAULT_OUT = Path("rokuprof-data")
@@ -86,13 +89,17 @@ class SentrySection:
     dsn: Dsn | None = None
     environment: str = "production"
     dsn_from_env: bool = False
+    max_in_flight: int = 4  # uploads at once (one per session)
 
     def describe(self) -> str:
         """Where chunks go, without the key."""
         if self.dsn is None:
             return "no DSN: chunks stay on disk"
         where = " (from $" + DSN_ENV + ")" if self.dsn_from_env else ""
-        return f"{self.dsn.envelope_url}{where}, environment {self.environment!r}"
+        return (
+            f"{self.dsn.envelope_url}{where}, environment {self.environment!r},"
+            f" up to {self.max_in_flight} upload(s) at once"
+        )
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,12 @@ class MetricsSection:
 
 
 @dataclass(frozen=True)
+class PyroscopeSection:
+    url: str | None = None  # Grafana Pyroscope base URL: each session's pprof goes to /ingest
+    name: str = "roku"  # application name; labels device and app are added
+
+
+@dataclass(frozen=True)
 class DaemonConfig:
     capture: CaptureSection = field(default_factory=CaptureSection)
     devices: tuple[DeviceEntry, ...] = ()
@@ -120,6 +133,7 @@ class DaemonConfig:
     retention: RetentionSection = field(default_factory=RetentionSection)
     metrics: MetricsSection = field(default_factory=MetricsSection)
     spool: SpoolSection = field(default_factory=SpoolSection)
+    pyroscope: PyroscopeSection = field(default_factory=PyroscopeSection)
     source: str = "defaults"
     warnings: tuple[str, ...] = ()  # usable, but worth telling (e.g. a DSN others can read)
 
@@ -173,6 +187,12 @@ class DaemonConfig:
         )
         m = self.metrics.listen
         lines.append(f"metrics: http://{format_host(m[0])}:{m[1]}/metrics" if m else "metrics: off")
+        pyro = self.pyroscope
+        lines.append(
+            f"pyroscope: {pyro.url} as {pyro.name}{{device,app}}, each session's pprof"
+            if pyro.url
+            else "pyroscope: off"
+        )
         return lines
 
 
@@ -309,7 +329,7 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_TOP = ("capture", "devices", "discovery", "sentry", "spool", "retention", "metrics")
+_TOP = ("capture", "devices", "discovery", "sentry", "spool", "retention", "metrics", "pyroscope")
 _DEVICE_KEYS = ("host", "name", "profiler_port", "ecp_port", "console_port")
 
 
@@ -406,7 +426,7 @@ def build_config(
         interval_seconds=c.number(disc, "interval_seconds", "discovery", 60.0, low=0.0),
     )
 
-    sen = c.table(data, "sentry", ("dsn", "environment"), "sentry")
+    sen = c.table(data, "sentry", ("dsn", "environment", "max_in_flight"), "sentry")
     dsn_text = env.get(DSN_ENV) or None
     from_env = dsn_text is not None
     if dsn_text is None:
@@ -429,7 +449,16 @@ def build_config(
     environment = c.string(sen, "environment", "sentry", "production", empty=False)
     if any(ch in environment for ch in "/\n\r\t"):
         c.error("sentry.environment", "must not contain slashes or newlines")
-    sentry = SentrySection(dsn=dsn, environment=environment, dsn_from_env=from_env)
+    in_flight = sen.get("max_in_flight", SentrySection.max_in_flight)
+    if isinstance(in_flight, bool) or not isinstance(in_flight, int):
+        c.error("sentry.max_in_flight", f"must be a whole number, got {_show(in_flight)}")
+        in_flight = SentrySection.max_in_flight
+    elif not 1 <= in_flight <= MAX_IN_FLIGHT:
+        c.error("sentry.max_in_flight", f"must be 1 to {MAX_IN_FLIGHT}, got {in_flight}")
+        in_flight = SentrySection.max_in_flight
+    sentry = SentrySection(
+        dsn=dsn, environment=environment, dsn_from_env=from_env, max_in_flight=in_flight
+    )
 
     spool = SpoolSection()
     spo = c.table(data, "spool", ("max_bytes",), "spool")
@@ -466,6 +495,10 @@ def build_config(
 
     if runnable and not devices and not discovery.enabled:
         c.error("devices", "no [[devices]] and [discovery] enabled = false: nothing to capture")
+    pyroscope = _pyroscope(c, data)
+    if pyroscope.url and "pprof" not in capture.export:  # what is pushed is the pprof export
+        capture = replace(capture, export=(*capture.export, "pprof"))
+
     if c.errors:
         raise ConfigError(c.errors, source)
     return DaemonConfig(
@@ -476,8 +509,21 @@ def build_config(
         retention=retention,
         metrics=MetricsSection(listen),
         spool=spool,
+        pyroscope=pyroscope,
         source=source,
     )
+
+
+def _pyroscope(c: _Checker, data: Mapping) -> PyroscopeSection:
+    """``[pyroscope] url = "http://HOST:4040"`` (off when absent or empty), ``name``."""
+    pyr = c.table(data, "pyroscope", ("url", "name"), "pyroscope")
+    url = c.string(pyr, "url", "pyroscope", "").strip()
+    name = c.string(pyr, "name", "pyroscope", "roku", empty=False).strip()
+    if url and (problem := check_url(url)):
+        c.error("pyroscope.url", problem)
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        c.error("pyroscope.name", f"letters, digits, '.', '_' and '-' only, got {_show(name)}")
+    return PyroscopeSection(url or None, name)
 
 
 def _export(c: _Checker, cap: Mapping) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from rokuprof.daemon.recovery import export_recovered_session, recover
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, SsdpDevice, discover
 from rokuprof.store.files import make_dirs, set_file_mode
+from rokuprof.store.pyroscope import PyroscopePusher
 from rokuprof.store.retention import RetentionPolicy, enforce
 from rokuprof.store.spool import Spool
 from rokuprof.store.uploader import Uploader
@@ -59,6 +60,7 @@ class DaemonOptions:
     discovery_targets: tuple[tuple[str, int], ...] = ((SSDP_GROUP, SSDP_PORT),)
     discovery_bind: tuple[str, int] = ("0.0.0.0", 0)
     restart_backoff_cap: float = 60.0
+    pyroscope: dict[str, object] = field(default_factory=dict)  # extra PyroscopePusher arguments
 
 
 class Daemon:
@@ -78,13 +80,23 @@ class Daemon:
         self.options = options or DaemonOptions()
         self.out = Path(config.capture.out)
         self.slots: dict[str, DeviceSlot] = {}
-        uploader_args = {"max_spool_bytes": config.spool.max_bytes, **self.options.uploader}
+        uploader_args = {
+            "max_spool_bytes": config.spool.max_bytes,
+            "max_in_flight": config.sentry.max_in_flight,
+            **self.options.uploader,
+        }
         self.uploader = Uploader(
             Spool(self.out),
             config.sentry.dsn,
             **uploader_args,  # type: ignore[arg-type]
         )
         self.metrics: MetricsServer | None = None
+        pyro = config.pyroscope
+        self.pyroscope = (
+            PyroscopePusher(self.out, pyro.url, name=pyro.name, **self.options.pyroscope)  # type: ignore[arg-type]
+            if pyro.url
+            else None
+        )
         self.stopping = False
         self.started_at = time.time()
         self.discovery_rounds = 0
@@ -133,7 +145,8 @@ class Daemon:
 
     def active_sessions(self) -> list[Path]:
         live = [p for s in self.slots.values() if (p := s.active_session()) is not None]
-        return live + sorted(self._exporting)
+        pushing = [self.pyroscope.current] if self.pyroscope and self.pyroscope.current else []
+        return live + sorted(self._exporting) + pushing
 
     # -- background jobs ---------------------------------------------------------------------
 
@@ -353,6 +366,8 @@ class Daemon:
             log.info("metrics on http://%s:%d/metrics", listen[0], self.metrics.port)
         self._upload_task = asyncio.create_task(self.uploader.run(), name="uploader")
         self._spawn(self._retention_loop(), "retention")
+        if self.pyroscope is not None:
+            self._spawn(self.pyroscope.run(), "pyroscope")
         for entry in self.config.devices:
             self.add_device(entry)
         if self.config.discovery.enabled:

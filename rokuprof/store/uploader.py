@@ -6,6 +6,13 @@ start) finds anything else pending. It holds at most ``window`` pending chunks i
 oldest) plus the spool's totals, whatever the backlog; when the window is used up it rescans.
 A chunk is marked delivered only after a 2xx.
 
+Up to ``max_in_flight`` uploads run at once, oldest chunk first, at most one per session: the
+chunks of one session reach Sentry in order, different sessions (devices) side by side. A chunk
+is never in flight twice. After a failure or a refused key only one request goes out (the
+probe) until Sentry answers again; failures of requests that were already in flight then count
+in the figures but do not lengthen the backoff, so the retry policy is the same whatever
+``max_in_flight`` is. A rate limit stops new requests from starting (those in flight finish).
+
 * 2xx: delivered. ``X-Sentry-Rate-Limits`` is honoured on every answer, per category.
 * 429: wait as told (``Retry-After`` / ``X-Sentry-Rate-Limits``; 60 s with neither), then
   send the same chunk again.
@@ -49,6 +56,8 @@ KEY_REFUSED = frozenset({401, 403})
 CHUNK_REFUSED = frozenset({400, 413})
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 DEFAULT_WINDOW = 1000
+DEFAULT_MAX_IN_FLIGHT = 1  # the daemon passes [sentry] max_in_flight
+MAX_IN_FLIGHT = 64
 LOW_WATER = 0.9  # a full spool is cut down to this fraction of its limit
 
 BodyBuilder = Callable[[bytes, float], tuple[bytes, str]]
@@ -122,6 +131,7 @@ class Uploader:
         probe_base: float = 5.0,
         rescan_seconds: float = 60.0,
         window: int = DEFAULT_WINDOW,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         max_spool_bytes: int | None = DEFAULT_MAX_BYTES,
         build_body: BodyBuilder = sentry_body,
         check_chunk: Callable[[bytes], str | None] | None = check_chunk_bytes,
@@ -139,6 +149,7 @@ class Uploader:
         self.probe_base = probe_base
         self.rescan_seconds = rescan_seconds
         self.window = max(1, window)
+        self.max_in_flight = max(1, min(max_in_flight, MAX_IN_FLIGHT, self.window))
         self.max_spool_bytes = max_spool_bytes
         self.build_body = build_body
         self.check_chunk = check_chunk
@@ -149,6 +160,11 @@ class Uploader:
         self.pause: UploadPause | None = None
         self.failures = 0  # consecutive retryable failures
         self._retry_at = 0.0  # on ``clock``
+        self._epoch = 0  # counts failures and refusals: a request from an older epoch straggled
+        self._in_flight: dict[str, asyncio.Task] = {}  # chunk key -> its upload task
+        self._busy: set[Path] = set()  # session directories with a chunk in flight
+        self._answered: set[str] = set()  # in flight, Sentry answered: recording the outcome
+        self._settled: set[str] = set()  # chunks that stopped being pending while a scan ran
         # the oldest pending chunks, oldest first; ``_complete``: every pending one is here
         self._window: dict[str, SpoolItem] = {}
         self._complete = True
@@ -190,12 +206,14 @@ class Uploader:
 
     def _forget(self, item: SpoolItem) -> None:
         """``item`` is no longer pending (delivered, rejected, dropped or gone)."""
+        if self._scanning:
+            self._settled.add(item.key)
         if self._window.pop(item.key, None) is None:
             return
         self._pending = max(0, self._pending - 1)
         self._pending_bytes = max(0, self._pending_bytes - item.size)
-        if not self._window and self._pending:
-            self._scan_due = True  # more wait on disk beyond the window
+        if self._pending > len(self._window) <= len(self._in_flight):
+            self._scan_due = True  # the rest waits on disk beyond the window
 
     async def rescan(self) -> SpoolStats:
         """Find the pending chunks on disk again (after a restart, or anything missed)."""
@@ -207,6 +225,7 @@ class Uploader:
         finally:
             self._scanning = False
             arrived, self._arrived = self._arrived, []
+            settled, self._settled = self._settled, set()
         self.stats.spool = result.stats
         self._scan_due = False
         if self.dsn is None:
@@ -214,6 +233,11 @@ class Uploader:
         self._window = {item.key: item for item in result.items}
         self._pending = result.stats.pending
         self._pending_bytes = result.stats.pending_bytes
+        for key in settled:  # delivered (or rejected) while the scan listed the directories
+            item = self._window.pop(key, None)
+            if item is not None:
+                self._pending = max(0, self._pending - 1)
+                self._pending_bytes = max(0, self._pending_bytes - item.size)
         self._complete = len(self._window) == self._pending
         for path in arrived:
             if not result.saw(path):
@@ -235,13 +259,19 @@ class Uploader:
         """How many pending chunks are held in memory (at most ``window``)."""
         return len(self._window)
 
+    @property
+    def in_flight(self) -> int:
+        """How many uploads are under way now (at most ``max_in_flight``)."""
+        return len(self._in_flight)
+
     def oldest_pending_mtime(self) -> float | None:
         return next(iter(self._window.values())).mtime if self._window else None
 
     # -- the loop ----------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Stop now (an upload in flight is abandoned; the chunk stays pending)."""
+        """Stop now: uploads still waiting for Sentry's answer are abandoned (their chunks stay
+        pending); answered ones are recorded first."""
         self._stopped.set()
         self._wake.set()
 
@@ -276,19 +306,25 @@ class Uploader:
                     next_scan = self.clock() + self.rescan_seconds
                 if self._over_limit():
                     await self._enforce_limit()
-                if self._draining and (not self._pending or self.dsn is None):
+                idle = not self._in_flight and (not self._pending or self.dsn is None)
+                if self._draining and idle:
                     return
                 wait = next_scan - now
                 if self.dsn is not None and self._window:
                     blocked = max(self.limits.blocked_for(now), self._retry_at - now)
                     if blocked <= 0:
-                        await self._send_next(client)
-                        continue
-                    wait = min(wait, blocked)
+                        self._start_uploads(client)
+                    else:
+                        wait = min(wait, blocked)
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), max(0.0, wait))
-        finally:
+        finally:  # abandon uploads still waiting for Sentry; let answered ones be recorded
+            tasks = list(self._in_flight.items())
+            for key, task in tasks:
+                if key not in self._answered:
+                    task.cancel()
+            await asyncio.gather(*(task for _, task in tasks), return_exceptions=True)
             if self._own_client and client is not None:
                 await client.aclose()
                 self._client = None
@@ -326,8 +362,11 @@ class Uploader:
             for item in self._window.values():
                 if excess <= 0:
                     break
-                batch.append(item)
-                excess -= item.size
+                if item.key not in self._in_flight:  # being sent: delivered or kept
+                    batch.append(item)
+                    excess -= item.size
+            if not batch:
+                break
             try:
                 gone = await asyncio.to_thread(self.spool.drop, batch)
             except OSError as exc:
@@ -353,41 +392,76 @@ class Uploader:
             " their archives are kept (rokuprof convert rebuilds them)"
         )
 
-    # -- one chunk ---------------------------------------------------------------------------
+    # -- uploads in flight -------------------------------------------------------------------
 
-    async def _send_next(self, client: httpx.AsyncClient) -> None:
-        item = next(iter(self._window.values()))
+    def _start_uploads(self, client: httpx.AsyncClient) -> None:
+        """Start uploads of the oldest pending chunks whose session has none in flight, up to
+        the limit: ``max_in_flight``, or one (the probe) after a failure or a refused key."""
+        limit = 1 if self.pause is not None or self.failures else self.max_in_flight
+        if len(self._in_flight) >= limit:
+            return
+        for item in self._window.values():
+            session = item.session_dir
+            if item.key in self._in_flight or session in self._busy:
+                continue
+            self._busy.add(session)
+            self._in_flight[item.key] = asyncio.create_task(
+                self._upload(client, item), name=f"upload {_short(item.path)}"
+            )
+            if len(self._in_flight) >= limit:
+                return
+
+    async def _upload(self, client: httpx.AsyncClient, item: SpoolItem) -> None:
+        """One chunk, start to finish; the outcome is recorded, never raised."""
+        epoch = self._epoch
         try:
-            await self._send_item(client, item)
+            await self._send_item(client, item, epoch)
         except FileNotFoundError:  # deleted by retention, or already moved
             self._forget(item)
         except OSError as exc:  # e.g. the disk is full: the marker cannot be written
-            self._retry_later(f"spool file problem for {_short(item.path)}: {exc}")
+            self._retry_later(f"spool file problem for {_short(item.path)}: {exc}", epoch)
+        except Exception as exc:  # a bug must not end the uploader: keep the chunk, retry
+            log.exception("uploading %s failed", _short(item.path))
+            self._retry_later(f"cannot upload {_short(item.path)}: {exc!r}", epoch)
+        finally:
+            self._in_flight.pop(item.key, None)
+            self._answered.discard(item.key)
+            self._busy.discard(item.session_dir)
+            self._wake.set()
 
-    async def _send_item(self, client: httpx.AsyncClient, item: SpoolItem) -> None:
-        data = await asyncio.to_thread(item.path.read_bytes)
-        if await asyncio.to_thread(self.spool.is_done, item.path):
+    def _prepare(self, item: SpoolItem) -> tuple[bytes, str] | str | None:
+        """In a worker thread: the gzip-compressed envelope and chunk id to send, the reason
+        the chunk is not valid, or ``None`` when it was delivered or refused already."""
+        data = item.path.read_bytes()
+        if self.spool.is_done(item.path):
+            return None
+        if self.check_chunk is not None:
+            problem = self.check_chunk(data)
+            if problem is not None:
+                return f"not a valid chunk, not sent: {problem}"
+        try:
+            return self.build_body(data, time.time())
+        except (EnvelopeError, ValueError) as exc:
+            return f"not a valid chunk, not sent: cannot build an envelope: {exc}"
+
+    async def _send_item(self, client: httpx.AsyncClient, item: SpoolItem, epoch: int) -> None:
+        prepared = await asyncio.to_thread(self._prepare, item)
+        if prepared is None:
             self._forget(item)
             return
-        problem = None
-        if self.check_chunk is not None:
-            problem = await asyncio.to_thread(self.check_chunk, data)
-        if problem is None:
-            try:
-                body, chunk_id = self.build_body(data, time.time())
-            except (EnvelopeError, ValueError) as exc:
-                problem = f"cannot build an envelope: {exc}"
-        if problem is not None:
-            await self._reject(item, f"not a valid chunk, not sent: {problem}", None)
+        if isinstance(prepared, str):
+            await self._reject(item, prepared, None)
             return
+        body, chunk_id = prepared
         outcome = await self._post(client, body)
+        self._answered.add(item.key)
         if isinstance(outcome, str):
-            self._retry_later(f"{outcome} (will retry)")
+            self._retry_later(f"{outcome} (will retry)", epoch)
             return
         status, text = outcome
         self.stats.last_status = status
         if status in KEY_REFUSED:
-            self._key_refused(status, text)
+            self._key_refused(status, text, epoch)
             return
         self._resume()
         if 200 <= status < 300:
@@ -407,7 +481,7 @@ class Uploader:
         elif status in CHUNK_REFUSED:
             await self._reject(item, f"Sentry refused the chunk: HTTP {status} {text}", status)
         else:
-            self._retry_later(f"Sentry answered HTTP {status} {text} (will retry)")
+            self._retry_later(f"Sentry answered HTTP {status} {text} (will retry)", epoch)
 
     async def _post(self, client: httpx.AsyncClient, body: bytes) -> tuple[int, str] | str:
         """POST one envelope: (status, short body text), or the network problem as text."""
@@ -435,9 +509,12 @@ class Uploader:
 
     # -- outcomes ----------------------------------------------------------------------------
 
-    def _key_refused(self, status: int, text: str) -> None:
+    def _key_refused(self, status: int, text: str, epoch: int) -> None:
         """401/403: pause every upload for this DSN; probe again after a capped backoff."""
         self.stats.key_refused += 1
+        if epoch != self._epoch and self.pause is not None:
+            return  # was in flight when the pause began: already said, already scheduled
+        self._epoch += 1
         self.failures = 0
         pause = self.pause
         if pause is None:
@@ -475,9 +552,14 @@ class Uploader:
         self.pause = None
         self._retry_at = 0.0
 
-    def _retry_later(self, message: str) -> None:
-        self.failures += 1
+    def _retry_later(self, message: str, epoch: int) -> None:
         self.stats.send_errors += 1
+        if epoch != self._epoch and self._retry_at > self.clock():
+            # in flight when an earlier failure set the backoff: the same outage
+            self._error(message, logged=False)
+            return
+        self._epoch += 1
+        self.failures += 1
         delay = retry_delay(self.failures, self.backoff_base, self.backoff_cap, self.rng())
         self._retry_at = self.clock() + delay
         self._error(f"{message}; next try in {delay:.1f} s")
