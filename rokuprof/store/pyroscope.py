@@ -1,0 +1,237 @@
+"""Pushes each finished session's pprof export to Grafana Pyroscope (``POST /ingest``).
+
+Works from the disk like the Sentry uploader: every ``rescan_seconds`` it looks for finished
+sessions (not ``streaming``) that hold ``capture.pb.gz`` and no ``pyroscope.json`` marker,
+oldest first, and sends them one at a time::
+
+    POST {url}/ingest?name=<name>{device=...,app=...}&from=<start>&until=<end>&format=pprof
+         &spyName=rokuprof     (multipart/form-data: the file as "profile", as Pyroscope's
+                                own clients send it, and a "sample_type_config")
+
+* 2xx: done; ``pyroscope.json`` records when (written atomically, so a restart resumes).
+* 400, 413, 415, 422: Pyroscope refuses this profile for good; the marker records why and it
+  is not sent again.
+* anything else (5xx, 401/403, 429, network errors, timeouts): the same session is sent again
+  after a capped exponential backoff with full jitter
+  (:func:`~rokuprof.store.ratelimit.retry_delay`); nothing is lost meanwhile, the file stays.
+
+Every request has a timeout and its answer is read up to :data:`MAX_ANSWER_BYTES`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+
+from rokuprof.store.files import write_atomic
+from rokuprof.store.ratelimit import retry_delay
+from rokuprof.store.spool import Spool
+
+log = logging.getLogger(__name__)
+
+PPROF_FILE = "capture.pb.gz"
+MARKER = "pyroscope.json"
+SESSION_FILE = "session.json"
+REFUSED = frozenset({400, 413, 415, 422})
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+MAX_ANSWER_BYTES = 4096
+#: How Pyroscope should read our pprof sample types (units it knows; live heap is averaged).
+SAMPLE_TYPE_CONFIG = {
+    "wall": {"units": "samples", "display-name": "wall_time"},
+    "cpu": {"units": "samples", "display-name": "cpu_operations"},
+    "calls": {"units": "samples", "display-name": "calls"},
+    "alloc_objects": {"units": "objects"},
+    "alloc_space": {"units": "bytes"},
+    "inuse_objects": {"units": "objects", "aggregation": "average"},
+    "inuse_space": {"units": "bytes", "aggregation": "average"},
+}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def check_url(url: str) -> str | None:
+    """Why ``url`` cannot be a Pyroscope base URL, or ``None`` when it can."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"expected http(s)://HOST[:PORT][/PATH], got {url!r}"
+    if parts.query or parts.fragment:
+        return "must not have a query or a fragment"
+    return None
+
+
+def _label(value: object) -> str:
+    return _UNSAFE.sub("_", str(value)).strip("_")[:100] or "unknown"
+
+
+def ingest_params(name: str, record: dict) -> dict[str, str]:
+    """The query of one session's ``/ingest`` request."""
+    device = (record.get("device") or {}).get("dir") or "unknown"
+    app = (record.get("app") or {}).get("name") or "unknown"
+    start = _epoch(record.get("start")) or 0.0
+    end = max(_epoch(record.get("end")) or start, start)
+    return {
+        "name": f"{name}{{device={_label(device)},app={_label(app)}}}",
+        "from": str(int(start)),
+        "until": str(max(int(start) + 1, int(-(-end // 1)))),
+        "format": "pprof",
+        "spyName": "rokuprof",
+    }
+
+
+def _epoch(text: object) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+@dataclass
+class PusherStats:
+    pushed: int = 0
+    refused: int = 0
+    errors: int = 0
+    last_error: str = ""
+
+
+class PyroscopePusher:
+    """See the module docstring. Run :meth:`run` as a task; cancel it to stop."""
+
+    def __init__(
+        self,
+        root: Path,
+        url: str,
+        *,
+        name: str = "roku",
+        client: httpx.AsyncClient | None = None,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        rescan_seconds: float = 15.0,
+        backoff_base: float = 1.0,
+        backoff_cap: float = 60.0,
+    ) -> None:
+        problem = check_url(url)
+        if problem:
+            raise ValueError(problem)
+        self.root = Path(root)
+        self.endpoint = url.rstrip("/") + "/ingest"
+        self.name = name
+        self.client = client
+        self.timeout = timeout
+        self.rescan_seconds = rescan_seconds
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.stats = PusherStats()
+        self.current: Path | None = None  # the session being sent (retention keeps it)
+
+    def pending(self) -> list[Path]:
+        """Finished sessions with a pprof export and no marker, oldest first (blocking)."""
+        out = []
+        for session in Spool(self.root).session_dirs():
+            if not (session / PPROF_FILE).is_file() or (session / MARKER).exists():
+                continue
+            with contextlib.suppress(OSError, ValueError):
+                record = json.loads((session / SESSION_FILE).read_text("utf-8"))
+                if record.get("status") not in (None, "streaming"):
+                    out.append((record.get("start") or "", session))
+        return [s for _, s in sorted(out)]
+
+    async def run(self) -> None:
+        client = self.client or httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
+        try:
+            while True:
+                for session in await asyncio.to_thread(self.pending):
+                    await self._push_until_answered(client, session)
+                await asyncio.sleep(self.rescan_seconds)
+        finally:
+            if self.client is None:
+                await client.aclose()
+
+    async def _push_until_answered(self, client: httpx.AsyncClient, session: Path) -> None:
+        failures = 0
+        self.current = session
+        try:
+            while not await self.push(client, session):
+                failures += 1
+                await asyncio.sleep(
+                    retry_delay(failures, self.backoff_base, self.backoff_cap, random.random())
+                )
+        finally:
+            self.current = None
+
+    async def push(self, client: httpx.AsyncClient, session: Path) -> bool:
+        """Send one session; ``True`` once Pyroscope answered for good (2xx or refused)."""
+        try:
+            record, data = await asyncio.to_thread(_read_session, session)
+        except (OSError, ValueError):
+            return True  # deleted meanwhile (retention), or not a session any more
+        params = ingest_params(self.name, record)
+        files = {
+            "profile": ("profile.pprof", data, "application/octet-stream"),
+            "sample_type_config": (
+                "sample_type_config.json",
+                json.dumps(SAMPLE_TYPE_CONFIG).encode(),
+                "application/json",
+            ),
+        }
+        try:
+            async with client.stream(
+                "POST", self.endpoint, params=params, files=files, timeout=self.timeout
+            ) as answer:
+                body = await _read_some(answer)
+        except httpx.HTTPError as exc:
+            return self._failed(session, f"{type(exc).__name__}: {exc}")
+        if 200 <= answer.status_code < 300:
+            self.stats.pushed += 1
+            marker = {"status": answer.status_code, "name": params["name"]}
+            await asyncio.to_thread(self._mark, session, marker)
+            log.info("pushed %s/%s to Pyroscope", session.parent.name, session.name)
+            return True
+        text = body.decode("utf-8", "replace").strip()
+        if answer.status_code in REFUSED:
+            self.stats.refused += 1
+            marker = {"status": answer.status_code, "refused": text[:500]}
+            await asyncio.to_thread(self._mark, session, marker)
+            log.error("Pyroscope refused %s (HTTP %d): %s", session.name, answer.status_code, text)
+            return True
+        return self._failed(session, f"HTTP {answer.status_code}: {text[:200]}")
+
+    def _failed(self, session: Path, why: str) -> bool:
+        self.stats.errors += 1
+        if why != self.stats.last_error:
+            log.warning("Pyroscope push of %s failed (will retry): %s", session.name, why)
+        self.stats.last_error = why
+        return False
+
+    def _mark(self, session: Path, what: dict) -> None:
+        if not session.is_dir():
+            return  # deleted meanwhile: do not bring the directory back
+        marker = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **what}
+        try:
+            write_atomic(session / MARKER, json.dumps(marker) + "\n")
+        except OSError as exc:
+            log.error("cannot write %s: %s", session / MARKER, exc.strerror or exc)
+
+
+def _read_session(session: Path) -> tuple[dict, bytes]:
+    record = json.loads((session / SESSION_FILE).read_text("utf-8"))
+    return record, (session / PPROF_FILE).read_bytes()
+
+
+async def _read_some(answer: httpx.Response) -> bytes:
+    body = b""
+    async for piece in answer.aiter_bytes():
+        body += piece
+        if len(body) >= MAX_ANSWER_BYTES:
+            break
+    return body[:MAX_ANSWER_BYTES]
