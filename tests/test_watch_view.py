@@ -57,7 +57,7 @@ def test_live_view_shows_device_app_state_rates_chunks_heap_and_top_functions() 
     assert "Café TV 2.4.1" in text
     assert "/s)" in text and "entries" in text
     assert "2 written, live heap" in text
-    assert "top functions by self time" in text
+    assert "functions of run 1: share of the last 10 s beside the run's totals" in text
     assert "waitPort" in text  # the synthetic app's busiest function
     assert "20261121T000000Z-abcdef12" in text
 

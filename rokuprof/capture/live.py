@@ -1,29 +1,46 @@
 """What ``rokuprof watch`` shows while it captures: a live terminal view, plain log lines, or
 nothing.
 
-:class:`LiveView` redraws a rich panel once a second from the event loop (no refresh thread, so
-it never reads the profile tables while they change): device, app, state, elapsed time, bytes
-and entries per second, chunks written, live heap bytes and the top functions by self time.
+:class:`LiveView` is a ``top`` for the app run: it fills the terminal, redrawn once a second from
+the event loop (no refresh thread, so it never reads the profile tables while they change). On
+top: device, state, app, data rates, chunks, the live heap with its trend, the session; below,
+one row per function (as many as fit): its share of the last ``window`` seconds beside the run's
+cumulative self and total wall time, CPU, calls and allocated bytes. Keys (only when standard
+input is a terminal, which is put in cbreak mode and always restored): ``s`` cycles the sort
+column, ``t`` the thread shown, ``i`` hides idle functions (:data:`IDLE_FUNCTIONS`), ``p``/``r``
+pause and resume the device's profiler, ``q`` ends the capture like Ctrl-C. A finished run's
+table stays until the next run has data.
+
 :class:`PlainLog` prints one line per notable event, for logs and pipes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import os
+import sys
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
+from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
 from rokuprof.capture.session import SessionRecord
 from rokuprof.capture.status import STREAMING, CaptureStatus
-from rokuprof.profile.functions import aggregate_functions
 from rokuprof.views.text import printable, text
+
+if TYPE_CHECKING:
+    from rokuprof.profile.tables import ProfileTables
 
 
 def human_bytes(n: float) -> str:
@@ -105,42 +122,333 @@ class _Rates:
         return (nbytes - b0) / span, (entries - e0) / span
 
 
-class LiveView(PlainLog):
-    """A rich live panel, redrawn every ``refresh`` seconds; events are printed above it."""
+#: Functions that wait rather than work, hidden by the ``i`` key (compared without case).
+IDLE_FUNCTIONS = frozenset({"wait", "waitport", "sleep"})
+WALL_SECONDS = 1e-6  # the wall-time unit assumed for display (the format does not say)
+SPARK = "▁▂▃▄▅▆▇█"
 
-    def __init__(self, console: Console | None = None, refresh: float = 1.0, top: int = 8):
+FunctionKey = tuple[str, str, str]  # (module, function, file), as inspect keys them
+
+
+@dataclass(slots=True)
+class FunctionRow:
+    """One function's cumulative figures in the run, and its part of the last window."""
+
+    module: str
+    function: str
+    file: str
+    self_wall: int = 0
+    total_wall: int = 0
+    self_cpu: int = 0
+    calls: int = 0
+    alloc_bytes: int = 0
+    recent: int = 0  # self wall in the last window
+    share: float = 0.0  # of all self wall in the last window, 0..1
+
+
+def function_rows(tables: ProfileTables) -> dict[FunctionKey, FunctionRow]:
+    """Per function (as ``inspect`` aggregates them): self and total wall, self CPU, calls and
+    allocated bytes of the paths it is the leaf of."""
+    by_ids: dict[tuple[int, int, int], list[int]] = {}
+    for pid, c in tables.snapshot().items():
+        stack = tables.stack(pid)
+        if not stack:
+            continue
+        leaf = stack[0]
+        ids = (leaf.module, leaf.function_id, leaf.file_id)
+        row = by_ids.get(ids)
+        if row is None:
+            row = by_ids[ids] = [0, 0, 0, 0, 0]
+        row[0] += c.wall
+        row[2] += c.cpu
+        row[3] += c.calls
+        row[4] += c.alloc_bytes
+        if c.wall:
+            for node_ids in {(n.module, n.function_id, n.file_id) for n in stack}:
+                row = by_ids.get(node_ids)
+                if row is None:
+                    row = by_ids[node_ids] = [0, 0, 0, 0, 0]
+                row[1] += c.wall
+    out: dict[FunctionKey, FunctionRow] = {}
+    for (module, function, file), (sw, tw, cpu, calls, alloc) in by_ids.items():
+        key = (tables.module_name(module), tables.string(function), tables.string(file))
+        row = out.get(key)
+        if row is None:
+            out[key] = FunctionRow(*key, sw, tw, cpu, calls, alloc)
+        else:  # two IDs with the same name
+            row.self_wall += sw
+            row.total_wall += tw
+            row.self_cpu += cpu
+            row.calls += calls
+            row.alloc_bytes += alloc
+    return out
+
+
+class _Window:
+    """Each function's self wall over the last ``seconds``, from cumulative snapshots."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.points: deque[tuple[float, dict[FunctionKey, int]]] = deque()
+
+    def reset(self) -> None:
+        self.points.clear()
+
+    def update(self, now: float, rows: dict[FunctionKey, FunctionRow]) -> None:
+        points = self.points
+        points.append((now, {k: r.self_wall for k, r in rows.items()}))
+        while len(points) > 1 and points[1][0] <= now - self.seconds:
+            points.popleft()
+        base = points[0][1] if len(points) > 1 else {}
+        total = 0
+        for key, row in rows.items():
+            row.recent = row.self_wall - base.get(key, 0)
+            total += row.recent
+        for row in rows.values():
+            row.share = row.recent / total if total else 0.0
+
+
+class _Heap:
+    """Live heap bytes over time: the value now, its change over the window, a sparkline."""
+
+    def __init__(self, window: float, points: int = 24) -> None:
+        self.window = window
+        self.values: deque[tuple[float, int]] = deque(maxlen=max(points, int(window) + 2))
+        self.points = points
+
+    def add(self, now: float, live: int) -> None:
+        if self.values and now - self.values[-1][0] < 0.5:
+            self.values[-1] = (self.values[-1][0], live)
+        else:
+            self.values.append((now, live))
+
+    def describe(self) -> str:
+        if not self.values:
+            return ""
+        now, live = self.values[-1]
+        past = next((v for t, v in self.values if t >= now - self.window), live)
+        recent = [v for _, v in self.values][-self.points :]
+        low, high = min(recent), max(recent)
+        spark = "".join(
+            SPARK[(v - low) * (len(SPARK) - 1) // (high - low)] if high > low else SPARK[0]
+            for v in recent
+        )
+        change = live - past
+        sign = "+" if change > 0 else "−" if change < 0 else "±"
+        return f"{spark} {sign}{human_bytes(abs(change))} in {self.window:g} s"
+
+
+#: Sort columns the ``s`` key cycles through: (name, key of a row).
+SORTS: tuple[tuple[str, Callable[[FunctionRow], float]], ...] = (
+    ("now", lambda r: r.recent),
+    ("self wall", lambda r: r.self_wall),
+    ("total wall", lambda r: r.total_wall),
+    ("CPU", lambda r: r.self_cpu),
+    ("calls", lambda r: r.calls),
+    ("alloc", lambda r: r.alloc_bytes),
+)
+
+#: Columns, and the narrowest terminal that shows each.
+COLUMNS = (
+    ("thread", "left", 72),
+    ("function", "left", 0),
+    ("now", "right", 0),
+    ("self wall", "right", 0),
+    ("total wall", "right", 84),
+    ("CPU", "right", 96),
+    ("calls", "right", 108),
+    ("alloc", "right", 120),
+    ("file", "left", 140),
+)
+
+
+class _Screen:
+    """A renderable cropped or padded to exactly ``height`` lines, none of them wrapped."""
+
+    def __init__(self, renderable: object, height: int) -> None:
+        self.renderable = renderable
+        self.height = max(1, height)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.renderable, options.update(height=None), pad=True)
+        lines = lines[: self.height]
+        blank = [Segment(" " * options.max_width)]
+        lines += [blank] * (self.height - len(lines))
+        for i, line in enumerate(lines):
+            yield from line
+            if i < len(lines) - 1:
+                yield Segment.line()
+
+
+def keys_of(typed: str) -> Iterator[str]:
+    """The single keys in what a terminal sent, without escape sequences (arrows, function
+    keys: ``ESC [ … final`` or ``ESC O final``) and lone escapes."""
+    i, n = 0, len(typed)
+    while i < n:
+        char = typed[i]
+        i += 1
+        if char != "\x1b":
+            yield char
+        elif i < n and typed[i] in "[O":
+            i += 1
+            while i < n and not "\x40" <= typed[i] <= "\x7e":
+                i += 1
+            i += 1  # the final byte
+
+
+class _Keyboard:
+    """Single keys from a terminal in cbreak mode; the terminal's mode is restored by
+    :meth:`close` (and at interpreter exit, should that be skipped)."""
+
+    def __init__(self, fd: int, on_key: Callable[[str], None]) -> None:
+        self.fd = fd
+        self.on_key = on_key
+        self._saved: list | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        import termios
+        import tty
+
+        self._saved = termios.tcgetattr(self.fd)
+        atexit.register(self.close)
+        try:
+            tty.setcbreak(self.fd, termios.TCSANOW)
+            loop.add_reader(self.fd, self._ready)
+        except BaseException:
+            self.close()
+            raise
+        self._loop = loop
+
+    def _ready(self) -> None:
+        try:
+            data = os.read(self.fd, 64)
+        except OSError:
+            data = b""
+        if not data:  # end of input: no more keys
+            self._stop_reading()
+            return
+        for key in keys_of(data.decode("latin-1")):
+            self.on_key(key)
+
+    def _stop_reading(self) -> None:
+        if self._loop is not None:
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self.fd)
+            self._loop = None
+
+    def close(self) -> None:
+        self._stop_reading()
+        if self._saved is None:
+            return
+        import termios
+
+        with contextlib.suppress(Exception):
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+        self._saved = None
+        atexit.unregister(self.close)
+
+
+ProfilerHook = Callable[[str], Awaitable[object]]
+
+
+class LiveView(PlainLog):
+    """The live ``top`` of a capture (see the module docstring); events are printed above it.
+
+    ``keys``: read keys from standard input when it is a terminal (``None``, the default),
+    never (``False``), or from this file descriptor (a terminal)."""
+
+    def __init__(
+        self,
+        console: Console | None = None,
+        refresh: float = 1.0,
+        window: float = 10.0,
+        keys: bool | int | None = None,
+    ) -> None:
         self.console = console or Console()
         super().__init__(self.console.print, chunks=False)
         self.refresh = refresh
-        self.top = top
+        self.window = window
+        self.keys = keys
         self.status: CaptureStatus | None = None
+        self.sort = 0  # index into SORTS
+        self.thread: str | None = None  # only this thread's functions
+        self.hide_idle = False
+        self.note: Text | None = None  # the answer to p / r
+        self._stop: Callable[[str], None] | None = None
+        self._profiler: ProfilerHook | None = None
         self._rates = _Rates()
+        self._window = _Window(window)
+        self._heap = _Heap(window)
         self._live: Live | None = None
         self._task: asyncio.Task | None = None
-        self._top_rows: list[tuple[str, str, float, int]] = []
-        self._top_at = 0.0
+        self._keyboard: _Keyboard | None = None
+        self._command: asyncio.Task | None = None
+        self._source: object | None = None  # the tables the rows are from
+        self._rows: dict[FunctionKey, FunctionRow] = {}
+        self._rows_at = -1e9
+        self._cost = 0.0  # seconds the last rows took to compute
 
     def _say(self, status: CaptureStatus, message: str) -> None:
         stamp = datetime.now().strftime("%H:%M:%S")
         self.console.print(text(f"{stamp} {message}"))
 
+    def attach(
+        self,
+        status: CaptureStatus,
+        *,
+        stop: Callable[[str], None] | None = None,
+        profiler: ProfilerHook | None = None,
+    ) -> None:
+        """The status to show; ``stop(reason)`` ends the capture (``q``); ``profiler(action)``
+        sends ``pause``/``resume`` to the device (``p``/``r``)."""
+        self.status = status
+        self._stop = stop
+        self._profiler = profiler
+
     async def __aenter__(self) -> LiveView:
-        self._live = Live(console=self.console, auto_refresh=False, transient=False)
+        self._live = Live(
+            console=self.console, auto_refresh=False, transient=False, vertical_overflow="crop"
+        )
         self._live.start()
+        try:
+            self._start_keys()
+        except BaseException:
+            self._live.stop()
+            raise
         self._task = asyncio.ensure_future(self._loop())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        if self._live is not None:
-            self._draw()
-            self._live.stop()
+        try:
+            for task in (self._task, self._command):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+        finally:
+            if self._keyboard is not None:
+                self._keyboard.close()
+            if self._live is not None:
+                with contextlib.suppress(Exception):
+                    self._draw()
+                self._live.stop()
 
-    def attach(self, status: CaptureStatus) -> None:
-        self.status = status
+    def _start_keys(self) -> None:
+        if self.keys is False:
+            return
+        if self.keys is None or self.keys is True:
+            try:
+                fd = sys.stdin.fileno()
+            except (AttributeError, OSError, ValueError):
+                return
+        else:
+            fd = self.keys
+        if not os.isatty(fd):
+            return
+        keyboard = _Keyboard(fd, self.handle_key)
+        keyboard.start(asyncio.get_running_loop())
+        self._keyboard = keyboard
 
     async def _loop(self) -> None:
         while True:
@@ -151,50 +459,188 @@ class LiveView(PlainLog):
         if self._live is not None and self.status is not None:
             self._live.update(self.render(self.status), refresh=True)
 
-    def _top_functions(self, status: CaptureStatus) -> list[tuple[str, str, float, int]]:
-        now = time.monotonic()
-        if status.tables is not None and now - self._top_at >= max(1.0, self.refresh):
-            self._top_at = now
-            rows = aggregate_functions(status.tables)[: self.top]
-            self._top_rows = [(f.function, f.file, f.self_wall / 1000.0, f.calls) for f in rows]
-        return self._top_rows
+    # -- keys --------------------------------------------------------------------------------
 
-    def render(self, status: CaptureStatus) -> Group:
+    def handle_key(self, key: str) -> None:
+        """Act on one key (see the module docstring) and redraw."""
+        key = key.lower()
+        if key == "s":
+            self.sort = (self.sort + 1) % len(SORTS)
+        elif key == "t":
+            threads = sorted({r.module for r in self._rows.values()})
+            order: list[str | None] = [None, *threads]
+            at = order.index(self.thread) if self.thread in order else 0
+            self.thread = order[(at + 1) % len(order)]
+        elif key == "i":
+            self.hide_idle = not self.hide_idle
+        elif key in ("p", "r"):
+            self._send("pause" if key == "p" else "resume")
+        elif key == "q":
+            if self._stop is not None:
+                self._stop("interrupted (q)")
+        else:
+            return
+        self._draw()
+
+    def _send(self, action: str) -> None:
+        if self._profiler is None:
+            self.note = Text(f"cannot {action}: no device console", style="yellow")
+            return
+        if self._command is not None and not self._command.done():
+            return  # one command at a time
+        self.note = Text(f"{action}…")
+        self._command = asyncio.ensure_future(self._run_command(action))
+
+    async def _run_command(self, action: str) -> None:
+        try:
+            result = await self._profiler(action)  # type: ignore[misc]
+        except Exception as error:  # a DeviceError, mostly: say it, keep going
+            self.note = Text.assemble((f"{action} failed: ", "red"), printable(error))
+        else:
+            describe = getattr(result, "describe", None)
+            answer = describe() if callable(describe) else str(result)
+            self.note = Text.assemble(f"{action}: ", (printable(answer), "bold"))
+        self._draw()
+
+    # -- figures -----------------------------------------------------------------------------
+
+    def _update_rows(self, status: CaptureStatus, now: float) -> None:
+        tables = status.tables
+        if tables is None or now - self._rows_at < max(self.refresh, 3 * self._cost, 0.5):
+            return
+        started = time.perf_counter()
+        rows = function_rows(tables)
+        self._cost = time.perf_counter() - started
+        self._rows_at = now
+        if tables is not self._source:
+            if not rows:
+                return  # a new run without data yet: the last run's table stays
+            self._source = tables
+            self._window.reset()
+            self._heap = _Heap(self.window)
+        self._window.update(now, rows)
+        self._rows = rows
+
+    def _visible(self) -> list[FunctionRow]:
+        rows = [
+            r
+            for r in self._rows.values()
+            if (self.thread is None or r.module == self.thread)
+            and not (self.hide_idle and r.function.lower() in IDLE_FUNCTIONS)
+        ]
+        key = SORTS[self.sort][1]
+        rows.sort(key=lambda r: (-key(r), -r.self_wall, r.module, r.function, r.file))
+        return rows
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render(self, status: CaptureStatus) -> _Screen:
         now = time.monotonic()
+        self._update_rows(status, now)
+        if status.tables is self._source or self._source is None:
+            self._heap.add(now, status.live_heap_bytes)
         byte_rate, entry_rate = self._rates.update(now, status.bytes, status.entries)
-        head = Table.grid(padding=(0, 2))
-        head.add_column(style="bold")
-        head.add_column()
+        head: list[Text] = []
+
+        def line(label: str, value: Text | str) -> None:
+            row = Text(f"{label:<7}  ", style="bold", no_wrap=True, overflow="ellipsis")
+            row.append_text(value if isinstance(value, Text) else Text(value))
+            head.append(row)
+
         name = f" ({status.device_name})" if status.device_name else ""
-        head.add_row("device", text(f"{status.device or status.host}{name}  [{status.host}]"))
+        line("device", text(f"{status.device or status.host}{name}  [{status.host}]"))
         state = status.state
         if state == STREAMING:
             state += f"  run {status.runs_done + 1}, {clock(status.elapsed(now))}"
         elif status.last_status:
             state += f"  (last run {status.last_status}; {status.runs_done} captured)"
-        head.add_row("state", state)
-        head.add_row("app", text(status.app or "-"))
-        head.add_row(
+        line("state", state)
+        line("app", text(status.app or "-"))
+        line(
             "data",
             f"{human_bytes(status.bytes)} ({human_bytes(byte_rate)}/s), "
             f"{status.entries:,} entries ({entry_rate:,.0f}/s)",
         )
-        head.add_row(
-            "chunks", f"{status.chunks} written, live heap {human_bytes(status.live_heap_bytes)}"
+        line(
+            "chunks",
+            f"{status.chunks} written, live heap {human_bytes(status.live_heap_bytes)}  "
+            + self._heap.describe(),
         )
         if status.session_path is not None:
-            head.add_row("session", text(status.session_path))
+            line("session", text(status.session_path))
         if status.message:
-            head.add_row("note", text(status.message, style="yellow"))
-        parts: list[object] = [head]
-        rows = self._top_functions(status)
-        if rows:
-            top = Table(title="top functions by self time", title_justify="left", box=None)
-            top.add_column("function")
-            top.add_column("file", overflow="fold")
-            top.add_column("self ms", justify="right")
-            top.add_column("calls", justify="right")
-            for function, file, self_ms, calls in rows:
-                top.add_row(text(function), text(file), f"{self_ms:,.1f}", f"{calls:,}")
-            parts.append(top)
-        return Group(*parts)
+            line("note", text(status.message, style="yellow"))
+        title = Text(self._title(status), style="bold", no_wrap=True, overflow="ellipsis")
+        height = self.console.size.height - 1  # the cursor's line stays free: nothing scrolls
+        parts = [*head, self._keys_line(), title, self._table(height)]
+        return _Screen(Group(*parts), height)
+
+    def _keys_line(self) -> Text:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        sort = SORTS[self.sort][0]
+        thread = printable(self.thread) if self.thread is not None else "all"
+        idle = "hidden" if self.hide_idle else "shown"
+        for key, what in (
+            ("s", f" sort: {sort}"),
+            ("t", f" thread: {thread}"),
+            ("i", f" idle: {idle}"),
+            ("p", " pause"),
+            ("r", " resume"),
+            ("q", " quit"),
+        ):
+            line.append(key, style="bold reverse")
+            line.append(what + "  ")
+        if self.note is not None:
+            line.append_text(self.note)
+        return line
+
+    def _title(self, status: CaptureStatus) -> str:
+        if not self._rows:
+            return "functions: no data yet"
+        if status.state == STREAMING and status.tables is self._source:
+            return (
+                f"functions of run {status.runs_done + 1}: share of the last {self.window:g} s "
+                "beside the run's totals"
+            )
+        finished = f"run {status.runs_done}" + (
+            f" ({status.last_status})" if status.last_status else ""
+        )
+        return f"functions of {finished}, until the next run has data"
+
+    def _table(self, height: int) -> Table:
+        width = self.console.size.width
+        sort = SORTS[self.sort][0]
+        table = Table(
+            box=None,
+            padding=(0, 1),
+            pad_edge=False,
+            header_style="reverse",
+        )
+        names = [(n, j) for n, j, least in COLUMNS if width >= least]
+        for name, justify in names:
+            label = f"{self.window:g} s %" if name == "now" else name
+            if name == sort:
+                label += " ▼"
+            table.add_column(label, justify=justify, no_wrap=True, overflow="ellipsis")
+        for row in self._visible()[: max(0, height)]:
+            cells = {
+                "thread": text(row.module),
+                "function": text(row.function),
+                "now": f"{100 * row.share:.1f}" if row.recent else "·",
+                "self wall": _seconds(row.self_wall * WALL_SECONDS),
+                "total wall": _seconds(row.total_wall * WALL_SECONDS),
+                "CPU": f"{row.self_cpu:,}",
+                "calls": f"{row.calls:,}",
+                "alloc": human_bytes(row.alloc_bytes) if row.alloc_bytes else "·",
+                "file": text(row.file),
+            }
+            table.add_row(*(cells[n] for n, _ in names))
+        return table
+
+
+def _seconds(s: float) -> str:
+    if s >= 100:
+        return f"{s:,.0f} s"
+    if s >= 1:
+        return f"{s:.2f} s"
+    return f"{s * 1000:.1f} ms"

@@ -38,6 +38,7 @@ from rokuprof.capture.status import (
     NullObserver,
 )
 from rokuprof.device.console import DEFAULT_CONSOLE_PORT, BsprofStatus, ConsoleClient
+from rokuprof.device.control import ControlResult, control
 from rokuprof.device.ecp import DEFAULT_ECP_PORT, ActiveApp, DeviceInfo, EcpClient
 from rokuprof.device.errors import DeviceError, LimitedModeError
 from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
@@ -155,6 +156,14 @@ class DeviceCapture:
         if not self._stop.is_set():
             self.summary.stop_reason = self.summary.stop_reason or reason
             self._stop.set()
+
+    # -- for a live view's keys: the device's profiler, on request ----------------------------
+
+    async def profiler_command(self, action: str) -> ControlResult:
+        """``status``, ``pause`` or ``resume`` on the device's debug console, within the ECP
+        timeout; raises :class:`~rokuprof.device.errors.DeviceError` when that fails."""
+        cfg = self.config
+        return await control(cfg.host, action, cfg.console_port, cfg.ecp_timeout)
 
     # -- device identity ---------------------------------------------------------------------
 

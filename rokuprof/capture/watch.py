@@ -74,7 +74,9 @@ async def watch(
     guard = stop_on_signals(capture.request_stop) if signals else contextlib.nullcontext()
     with guard:
         if isinstance(observer, LiveView):
-            observer.attach(capture.status)
+            observer.attach(
+                capture.status, stop=capture.request_stop, profiler=capture.profiler_command
+            )
             async with observer:
                 return await capture.run()
         return await capture.run()
