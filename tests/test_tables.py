@@ -156,6 +156,14 @@ def test_allocation_at_a_live_address_replaces_it():
     assert (tables.live_bytes, len(tables.heap), tables.replaced_allocations) == (3, 1, 1)
 
 
+def test_zero_sized_allocations_at_a_live_address_replace_it_too():
+    """The heap keeps one int per address and tells a replacement by identity: two equal
+    values must still be two objects (a 0 size must not give back the same int)."""
+    tables = tables_of([ROOT, *[(MEMORY, 1, ALLOC, 0, 7, 0)] * 3, (MEMORY, 1, ALLOC, 0, 8, 0)])
+    assert (tables.live_bytes, len(tables.heap), tables.replaced_allocations) == (0, 2, 2)
+    assert tables.leak_sites() == [(1, 2, 0)]
+
+
 def test_entries_on_undefined_paths_are_counted_under_the_unknown_path():
     tables = tables_of([(CPU, 42, 0, 5, 6), (5, 42, 1), (MEMORY, 42, ALLOC, 0, 1, 8)])
     assert tables.stats(UNKNOWN_PATH) == PathStats(
