@@ -314,11 +314,35 @@ def regressions(
 
 def diff_html(a: ExportInput, b: ExportInput, *, label: str = "A → B") -> bytes:
     """A differential flame graph in the report's page: B's call tree, each frame coloured by
-    how its figures changed from A (the same call path, matched by thread, function and file
-    from the root)."""
+    how its total changed from A (see :func:`baseline_in_b_shape`)."""
     from rokuprof.export.report import build_model, render_html
-    from rokuprof.export.report.model import baseline
 
     model = build_model(b)
-    model["diff"] = {"label": label, "base": baseline(model, build_model(a))}
+    model["diff"] = {"label": label, "base": baseline_in_b_shape(model, build_model(a))}
     return render_html(model).encode()
+
+
+def baseline_in_b_shape(model_b: dict, model_a: dict) -> dict[str, list[int]]:
+    """Per metric, per node of B's report model: A's self figure of the same call path (matched
+    by the chain of thread, function and file from the root), plus that of every call path
+    below it that only A has. So a frame whose child was removed in B still shows that its total
+    shrank, as the page sums these along B's tree into each frame's total before."""
+    from rokuprof.export.report.model import DIFF_METRICS, node_keys, node_selves
+
+    index_b = {key: node for node, key in enumerate(node_keys(model_b))}
+    parents_a = model_a["nodes"]["parent"]
+    target: list[int] = []  # per node of A: B's node of it or of its nearest ancestor B has
+    for node, key in enumerate(node_keys(model_a)):  # a parent comes before its children
+        found = index_b.get(key)
+        if found is None:
+            parent = parents_a[node]
+            found = target[parent] if parent >= 0 else -1
+        target.append(found)
+    out: dict[str, list[int]] = {}
+    for metric in DIFF_METRICS:
+        base = [0] * len(index_b)
+        for node, value in enumerate(node_selves(model_a, metric)):
+            if value and target[node] >= 0:
+                base[target[node]] += value
+        out[metric] = base
+    return out
