@@ -26,6 +26,7 @@ from rokuprof import __version__
 from rokuprof.bsprof.model import ALLOC, CPU, FREE, MEMORY
 from rokuprof.sentry.chunk import HEAP_MEASUREMENT, ChunkBuilder, ChunkSettings
 from rokuprof.sentry.flamegraph import stack_times
+from rokuprof.sentry.frames import FrameTable
 from rokuprof.sentry.validate import INVALID_JSON, validate_chunk
 
 US = 1_000_000
@@ -346,6 +347,45 @@ def feed(b: ChunkBuilder, plan, end: float, call_ready: bool) -> tuple[list, dic
     return chunks, totals
 
 
+def compact(payload: dict) -> bytes:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def dict_per_sample(payload: dict, tables, origin: float) -> dict:
+    """``payload`` made again the way the builder first made chunks: a (slot, thread id, path)
+    row per sample, sorted, then frames and stacks numbered in order of first use."""
+    frames = FrameTable(tables)
+    path_of = {}
+    for path in (0, *PATHS):
+        stack = frames.stacks[frames.stack_id(path)]
+        path_of[tuple(json.dumps(frames.frames[f]) for f in stack)] = path
+    profile = payload["profile"]
+    rows = sorted(
+        (
+            round((s["timestamp"] - origin) * 101),
+            s["thread_id"],
+            path_of[
+                tuple(json.dumps(profile["frames"][f]) for f in profile["stacks"][s["stack_id"]])
+            ],
+        )
+        for s in profile["samples"]
+    )
+    again = FrameTable(tables)
+    samples = [
+        {"timestamp": origin + slot / 101, "thread_id": tid, "stack_id": again.stack_id(path)}
+        for slot, tid, path in rows
+    ]
+    return {
+        **payload,
+        "profile": {
+            **profile,
+            "frames": again.frames,
+            "stacks": again.stacks,
+            "samples": samples,
+        },
+    }
+
+
 def arrivals(plan) -> list[float]:
     t, out = START, []
     for gap_ms, _, _ in plan:
@@ -371,6 +411,8 @@ def test_invariants_on_random_deliveries(plan, window, extra_ms):
 
     for chunk, payload in zip(chunks, payloads, strict=True):
         assert validate_chunk(chunk.data) == []
+        assert chunk.data == compact(payload) and chunk.payload == payload
+        assert payload == dict_per_sample(payload, b.tables, b.origin)
         assert chunk.duration <= window + 1e-6  # never more than one window of samples
         for tid in payload["profile"]["thread_metadata"]:
             samples = thread_samples(payload, tid)

@@ -61,14 +61,16 @@ import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rokuprof import __version__
 from rokuprof.bsprof.model import Header
 from rokuprof.profile.tables import Delta, ProfileTables
+from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
 from rokuprof.sentry.frames import FrameTable, release_name
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, SAMPLE_RATE_HZ, Sampler, units_per_second
 from rokuprof.sentry.timeline import IDLE, Lane
-from rokuprof.sentry.validate import Problem, validate_chunk
+from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
 
 PLATFORM = "brightscript"
 CLIENT_SDK = {"name": "rokuprof", "version": __version__}
@@ -141,7 +143,6 @@ class ChunkSettings:
 class Chunk:
     """One V2 profile chunk, ready to spool or send."""
 
-    payload: dict
     data: bytes  # the payload as compact UTF-8 JSON
     index: int  # 1, 2, ... in the order the run produced them
     chunk_id: str
@@ -153,6 +154,12 @@ class Chunk:
     @property
     def duration(self) -> float:
         return self.end - self.start
+
+    @cached_property
+    def payload(self) -> dict:
+        """The chunk as a JSON object (read from :attr:`data` when first asked for: the builder
+        writes the JSON text straight from its runs)."""
+        return json.loads(self.data)
 
 
 @dataclass(frozen=True)
@@ -481,25 +488,41 @@ class ChunkBuilder:
 
     def _emit(self, lanes: Iterable[tuple[int, Lane]]) -> None:
         tables = self.tables
-        rows: list[tuple[int, str, int]] = []
-        names: dict[str, str] = {}
+        threads = [(str(module), module, lane) for module, lane in lanes]
+        names = {tid: tables.module_name(module) for tid, module, _ in threads}
+        # Frames and stacks are numbered in order of first use, in the samples' order (by time,
+        # then thread id): a path's first use is its earliest (slot, thread id) of any run.
+        first_use: dict[int, tuple[int, str]] = {}
+        for tid, _, lane in threads:
+            for slot, path, _n in lane.runs:
+                seen = first_use.get(path)
+                if seen is None or (slot, tid) < seen:
+                    first_use[path] = (slot, tid)
+        frames = FrameTable(tables)
+        stack_of = {
+            path: frames.stack_id(path)
+            for path in sorted(first_use, key=lambda path: (*first_use[path], path))
+        }
+        stacks = frames.stacks
+        runs: list[tuple[str, list[Run]]] = []
+        busy: dict[str, int] = {}
+        spans: dict[str, tuple[float, float]] = {}
         path_samples: dict[int, int] = {}
-        for module, lane in lanes:
-            tid = str(module)
-            names[tid] = tables.module_name(module)
-            for slot, path, n in lane.runs:
-                rows.extend((slot + i, tid, path) for i in range(n))
+        count = 0
+        for tid, _, lane in threads:
+            thread_runs = [(slot, stack_of[path], n) for slot, path, n in lane.runs]
+            runs.append((tid, thread_runs))
+            busy[tid] = sum(n for _, sid, n in thread_runs if stacks[sid])
+            for _, path, n in lane.runs:
                 if path != IDLE:
                     path_samples[path] = path_samples.get(path, 0) + n
-        rows.sort()
-        frames = FrameTable(tables)
-        origin, hz = self.origin, self.hz
-        samples = [
-            {"timestamp": origin + slot / hz, "thread_id": tid, "stack_id": frames.stack_id(path)}
-            for slot, tid, path in rows
-        ]
+            count += sum(n for _, _, n in thread_runs)
+            spans[tid] = (
+                self._time(min(slot for slot, _, _ in thread_runs)),
+                self._time(max(slot + n - 1 for slot, _, n in thread_runs)),
+            )
         chunk_id = self._new_id()
-        payload: dict = {
+        head: dict = {
             "version": "2",
             "platform": PLATFORM,
             "profiler_id": self.profiler_id,
@@ -507,17 +530,18 @@ class ChunkBuilder:
             "client_sdk": dict(CLIENT_SDK),
         }
         if self.release:
-            payload["release"] = self.release
+            head["release"] = self.release
         if self.settings.environment:
-            payload["environment"] = self.settings.environment
-        payload["profile"] = {
+            head["environment"] = self.settings.environment
+        profile = {
             "frames": frames.frames,
-            "stacks": frames.stacks,
-            "samples": samples,
+            "stacks": stacks,
+            "samples": [],  # written straight from the runs
             "thread_metadata": {tid: {"name": name} for tid, name in sorted(names.items())},
         }
+        measurements = None
         if self._heap:
-            payload["measurements"] = {
+            measurements = {
                 HEAP_MEASUREMENT: {
                     "unit": "byte",
                     "values": [
@@ -526,21 +550,22 @@ class ChunkBuilder:
                     ],
                 }
             }
-        data = json.dumps(
-            payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        ).encode("utf-8")
-        problems = validate_chunk(payload, size=len(data))
+        data = chunk_json(head, profile, samples_json(runs, self.origin, self.hz), measurements)
+        payload = {**head, "profile": profile}
+        if measurements is not None:
+            payload["measurements"] = measurements
+        problems = validate_chunk(payload, size=len(data), samples=SampleFacts(count, busy, spans))
         if problems:
-            self.report.rejected.append((len(samples), problems))
+            self.report.rejected.append((count, problems))
             return
         self._heap = []
         report = self.report
         report.chunks += 1
-        report.samples += len(samples)
-        busy = sum(path_samples.values())
-        report.busy_samples += busy
+        report.samples += count
+        report.busy_samples += sum(path_samples.values())
         report.threads.update(names)
-        start, end = samples[0]["timestamp"], samples[-1]["timestamp"]
+        start = min(first for first, _ in spans.values())
+        end = max(last for _, last in spans.values())
         report.first = start if report.first is None else report.first
         report.last = end
         report.covered_seconds += end - start
@@ -548,13 +573,12 @@ class ChunkBuilder:
             self.path_samples[path] = self.path_samples.get(path, 0) + n
         self._ready.append(
             Chunk(
-                payload=payload,
                 data=data,
                 index=report.chunks,
                 chunk_id=chunk_id,
                 start=start,
                 end=end,
-                samples=len(samples),
+                samples=count,
                 threads=tuple(sorted(names)),
             )
         )

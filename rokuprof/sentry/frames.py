@@ -14,6 +14,8 @@ code unless ``in_app`` is set, and only in-app frames feed its function metrics.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rokuprof.bsprof.model import Header
 from rokuprof.profile.tables import PathNode, ProfileTables
 
@@ -61,15 +63,22 @@ def release_name(header: Header | None) -> str | None:
     return release[:MAX_RELEASE_LENGTH]
 
 
+@lru_cache(maxsize=4096)
+def _file_fields(path: str) -> tuple[str, str, bool]:
+    """``filename``, ``module`` and ``in_app`` of a file (every chunk names the same files)."""
+    return split_scheme(path)[1] or path, module_name(path), is_in_app(path)
+
+
 def frame_for(tables: ProfileTables, node: PathNode) -> dict[str, object]:
     """The Sentry frame of one path element."""
     path = tables.string(node.file_id)
+    filename, module, in_app = _file_fields(path)
     frame: dict[str, object] = {
         "function": tables.string(node.function_id),
-        "filename": split_scheme(path)[1] or path,
+        "filename": filename,
         "abs_path": path,
-        "module": module_name(path),
-        "in_app": is_in_app(path),
+        "module": module,
+        "in_app": in_app,
     }
     if node.line:
         frame["lineno"] = node.line

@@ -1,0 +1,159 @@
+"""The chunk JSON writer: byte for byte what json.dumps writes; validation on sample facts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rokuprof.sentry.chunkjson import chunk_json, dumps, samples_json
+from rokuprof.sentry.validate import SampleFacts, validate_chunk
+
+ORIGIN = 1_795_000_000.123
+HZ = 101
+
+tids = st.text(min_size=1, max_size=4) | st.integers(0, 2**32).map(str)
+runs = st.lists(st.tuples(st.integers(0, 300), st.integers(0, 9), st.integers(1, 40)), max_size=8)
+thread_runs = st.dictionaries(tids, runs, max_size=4).map(lambda d: list(d.items()))
+
+
+def reference(threads, origin: float = ORIGIN, hz: int = HZ) -> list[dict]:
+    """The samples as the builder used to make them: a dict per sample, sorted."""
+    rows = sorted(
+        (slot + i, tid, sid) for tid, rs in threads for slot, sid, n in rs for i in range(n)
+    )
+    return [
+        {"timestamp": origin + slot / hz, "thread_id": tid, "stack_id": sid}
+        for slot, tid, sid in rows
+    ]
+
+
+def disjoint(threads):
+    """The runs of each thread moved so that no two share a slot (as the builder lays them)."""
+    out = []
+    for tid, rs in threads:
+        slot, laid = 0, []
+        for gap, sid, n in rs:
+            slot += gap % 7
+            laid.append((slot, sid, n))
+            slot += n
+        out.append((tid, laid))
+    return out
+
+
+@given(thread_runs)
+def test_samples_are_written_as_json_dumps_writes_them(threads):
+    for case in (disjoint(threads), threads):  # the grid, and overlapping runs (sorted)
+        text = samples_json(case, ORIGIN, HZ)
+        assert text == dumps(reference(case))[1:-1]
+        assert json.loads(f"[{text}]") == reference(case)
+
+
+def test_runs_given_in_any_order_come_out_in_time_then_thread_order():
+    threads = [("2", [(5, 1, 2), (0, 0, 1)]), ("10", [(1, 3, 5)]), ("1", [(6, 2, 1)])]
+    samples = json.loads(f"[{samples_json(threads, ORIGIN, HZ)}]")
+    keys = [(round((s["timestamp"] - ORIGIN) * HZ), s["thread_id"]) for s in samples]
+    # thread ids compare as strings: "10" before "2"
+    expected = [(0, "2"), (1, "10"), (2, "10"), (3, "10"), (4, "10"), (5, "10"), (5, "2")]
+    assert keys == [*expected, (6, "1"), (6, "2")]
+    assert samples_json([], ORIGIN, HZ) == samples_json([("1", [])], ORIGIN, HZ) == ""
+
+
+def test_a_timestamp_json_cannot_hold_is_refused():
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        samples_json([("1", [(0, 0, 2)])], float("inf"), HZ)
+
+
+odd_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+
+
+@given(odd_text, odd_text, st.lists(st.lists(st.integers(0, 5), max_size=4), max_size=3))
+def test_the_whole_chunk_is_json_dumps_byte_for_byte(name, path, stacks):
+    head = {"version": "2", "platform": "brightscript", "release": name, "client_sdk": {"n": path}}
+    profile = {
+        "frames": [{"function": name, "abs_path": path, "in_app": True, "lineno": 7}],
+        "stacks": stacks,
+        "samples": [],
+        "thread_metadata": {"1": {"name": name + '\x00\n\u2028"\\'}},
+    }
+    threads = [("1", [(0, 0, 3)]), ("2", [(1, 0, 2)])]
+    measurements = {
+        "memory_footprint": {"unit": "byte", "values": [{"timestamp": 1.5, "value": 9}]}
+    }
+    for m in (None, measurements):
+        data = chunk_json(head, profile, samples_json(threads, ORIGIN, HZ), m)
+        payload = {**head, "profile": {**profile, "samples": reference(threads)}}
+        if m is not None:
+            payload["measurements"] = m
+        assert data == dumps(payload).encode("utf-8")
+
+
+# -- the same rules on facts as on samples -----------------------------------------------------
+
+samples = st.lists(
+    st.tuples(st.integers(0, 8000), st.sampled_from("123"), st.integers(0, 4)), max_size=30
+)
+
+
+def facts_of(profile: dict) -> SampleFacts:
+    """Facts as a builder knows them (here taken from the samples)."""
+    stacks = profile["stacks"]
+    busy: dict[str, int] = {}
+    spans: dict[str, tuple[float, float]] = {}
+    outside = 0
+    for s in profile["samples"]:
+        tid, ts, sid = s["thread_id"], s["timestamp"], s["stack_id"]
+        if sid >= len(stacks):
+            outside += 1
+        elif stacks[sid]:
+            busy[tid] = busy.get(tid, 0) + 1
+        lo, hi = spans.get(tid, (ts, ts))
+        spans[tid] = (min(lo, ts), max(hi, ts))
+    return SampleFacts(len(profile["samples"]), busy, spans, outside)
+
+
+@given(samples, st.booleans(), st.booleans())
+def test_facts_give_the_problems_the_samples_give(rows, bad_id, bad_stack):
+    payload = {
+        "version": "2",
+        "platform": "brightscript",
+        "profiler_id": "0" * 32,
+        "chunk_id": "x" if bad_id else "1" * 32,
+        "client_sdk": {"name": "rokuprof", "version": "1"},
+        "profile": {
+            "frames": [{"function": "f"}],
+            "stacks": [[], [0], [0, 0]] + ([[3]] if bad_stack else []),
+            "samples": [
+                {"timestamp": ORIGIN + slot / HZ, "thread_id": tid, "stack_id": sid}
+                for slot, tid, sid in rows
+            ],
+            "thread_metadata": {},
+        },
+    }
+    full = validate_chunk(payload)
+    size = len(dumps(payload).encode())
+    facts = facts_of(payload["profile"])
+    short = validate_chunk(
+        {**payload, "profile": {**payload["profile"], "samples": []}}, size=size, samples=facts
+    )
+    assert [p.reason for p in short] == [p.reason for p in full]
+    # the same words, but for where the first bad sample is (facts do not say)
+    assert [p.detail.split(" (first:")[0] for p in short] == [
+        p.detail.split(" (first:")[0] for p in full
+    ]
+
+
+def test_a_non_finite_timestamp_in_the_facts_is_invalid_json():
+    payload = {
+        "version": "2",
+        "platform": "brightscript",
+        "profiler_id": "0" * 32,
+        "chunk_id": "1" * 32,
+        "client_sdk": {"name": "rokuprof", "version": "1"},
+        "profile": {"frames": [], "stacks": [[]], "samples": [], "thread_metadata": {}},
+    }
+    facts = SampleFacts(2, {}, {"1": (ORIGIN, float("nan"))})
+    (problem,) = validate_chunk(payload, size=100, samples=facts)
+    assert problem.reason == "profiling_invalid_json" and "'1'" in problem.detail
