@@ -21,10 +21,23 @@ Public API::
         await dev.wait_idle(timeout)          # no app runs and none will be auto-launched
 
 The profiler port stays the same across runs and refuses connections between runs.
+
+Replay (cheap, fast devices for scale runs): ``DeviceConfig(replay=body, replay_rate=1e6)`` with
+``body = ReplayBody.generate(30, rate=...)`` or ``ReplayBody.from_file("x.bsprof")``; one body is
+shared by every device given it. ``RunRecord.behind(now)``, ``max_behind``: bytes behind schedule.
 """
 
 from rokuprof.simulator.config import DeviceConfig, Fault
 from rokuprof.simulator.device import PROFILER_PATH, SimulatedDevice
+from rokuprof.simulator.replay import ReplayBody, ReplayError
 from rokuprof.simulator.runs import RunRecord
 
-__all__ = ["PROFILER_PATH", "DeviceConfig", "Fault", "RunRecord", "SimulatedDevice"]
+__all__ = [
+    "PROFILER_PATH",
+    "DeviceConfig",
+    "Fault",
+    "ReplayBody",
+    "ReplayError",
+    "RunRecord",
+    "SimulatedDevice",
+]

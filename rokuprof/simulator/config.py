@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rokuprof.simulator.app import AppConfig
+from rokuprof.simulator.replay import DEFAULT_RATE, DEFAULT_TICK, ReplayBody
 
 FaultKind = Literal["reset", "close", "stall", "garbage"]
 
@@ -94,6 +95,13 @@ class DeviceConfig:
     cpu_flush_seconds: float = 1.0
     pause_on_start: bool = False  # bsprof_pause_on_start=1
 
+    # -- replay instead of the live app (rokuprof.simulator.replay): each run streams this
+    # pre-encoded body at replay_rate bytes per second, one write every replay_tick seconds;
+    # run_seconds, speed, burst_ticks, max_pieces, crash_after and pausing do not apply
+    replay: ReplayBody | None = field(default=None, repr=False)
+    replay_rate: float = DEFAULT_RATE
+    replay_tick: float = DEFAULT_TICK
+
     # -- behaviour
     faults: tuple[Fault, ...] = ()
     console_banner: bool = True
@@ -113,6 +121,8 @@ class DeviceConfig:
             raise ValueError("burst_ticks must be (low, high) with 1 <= low <= high")
         if self.max_pieces < 1:
             raise ValueError("max_pieces must be >= 1")
+        if self.replay_rate <= 0 or self.replay_tick <= 0:
+            raise ValueError("replay_rate and replay_tick must be > 0")
 
     @property
     def firmware(self) -> str:

@@ -18,6 +18,7 @@ from rokuprof.simulator import console, ecp, ssdp
 from rokuprof.simulator.app import TICK, SyntheticApp
 from rokuprof.simulator.config import DeviceConfig, Fault
 from rokuprof.simulator.http import BadRequest, read_request, response, response_head
+from rokuprof.simulator.replay import SEND_BUFFER, replay_stream
 from rokuprof.simulator.runs import (
     ABORTED,
     COMPLETE,
@@ -374,6 +375,9 @@ class SimulatedDevice:
             writer, record, faults, run.rng, max_pieces=cfg.max_pieces, keep_bytes=cfg.keep_bytes
         )
         record.start_ms = int(cfg.clock() * 1000)
+        if cfg.replay is not None:
+            await self._replay(run, out)
+            return
         header = app.header(record.start_ms)
         size = len(build_header(header))
         await out.send(build_header(header, size + app.config.header_padding), split=False)
@@ -397,17 +401,50 @@ class SimulatedDevice:
         entries = [] if run.exit_reason == "crash" else app.finish()
         record.entries += len(entries)
         await out.send(encode_entries(entries, line_data))
+        await self._end_stream(run, out)
+
+    async def _end_stream(self, run: _Run, out: StreamOutput) -> None:
+        """The app exited: stop listening, then end marker and footer, and close."""
+        record = run.record
         self._unlisten()  # nothing listens once the app is gone
         self._say("[scrpt.prof.save.ok] Profiling data complete, sent via network")
         await out.hold_until_resumed()
         if run.cut_request is not None:  # asked for while the app was exiting
             await out.cut(run.cut_request)
-        record.end_ms = record.start_ms + round(app.clock * 1000)
+        record.end_ms = record.start_ms + round(run.app.clock * 1000)
         if out.state == "open":
             await out.send(END_MARKER + build_footer(Footer(record.end_ms)))
             if out.state == "open":
                 record.status = COMPLETE
         await out.close()
+
+    async def _replay(self, run: _Run, out: StreamOutput) -> None:
+        """A replay run: header, the shared body on schedule, end marker and footer."""
+        cfg, record = self.config, run.record
+        assert cfg.replay is not None
+        sock = out.writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        await out.send(cfg.replay.stream_header(record.start_ms), split=False)
+        t0 = time.monotonic()
+
+        async def wait_until(deadline: float) -> bool:
+            await self._wait(run, deadline)
+            run.app.clock = time.monotonic() - t0  # a replayed app runs in real time
+            return run.exit_reason is None
+
+        await replay_stream(
+            record,
+            cfg.replay,
+            lambda piece: out.send(piece, split=False),
+            wait_until,
+            rate=cfg.replay_rate,
+            tick=cfg.replay_tick,
+        )
+        run.app.clock = time.monotonic() - t0
+        run.exit_reason = run.exit_reason or "run-length"
+        await self._end_stream(run, out)
 
     async def _wait(self, run: _Run, deadline: float) -> None:
         """Sleep until ``deadline`` (monotonic), serving cut requests; return early on exit."""

@@ -37,6 +37,13 @@ class RunRecord:
     refused: int = 0  # extra clients refused during the run
     faults_fired: list[str] = field(default_factory=list)
     data: bytearray = field(default_factory=bytearray, repr=False)
+    # replay runs (rokuprof.simulator.replay): the schedule the body follows; None for app runs
+    schedule_start: float | None = None  # monotonic time the body started
+    schedule_rate: float = 0.0  # body bytes per second
+    schedule_body: int = 0  # body bytes in all
+    schedule_base: int = 0  # stream bytes sent before the body (the header)
+    body_sent: int = 0  # body bytes handed to the connection so far
+    max_behind: int = 0  # the most body bytes the stream was behind its schedule
 
     @property
     def active(self) -> bool:
@@ -48,3 +55,20 @@ class RunRecord:
         if self.connected_at is None:
             return None
         return self.connected_at - self.launched_at
+
+    def due(self, now: float) -> int:
+        """Replay runs: body bytes the schedule asked for by ``now`` (monotonic); 0 otherwise."""
+        if self.schedule_start is None:
+            return 0
+        end = now if self.ended_at is None else min(now, self.ended_at)
+        elapsed = max(0.0, end - self.schedule_start)
+        return min(self.schedule_body, int(elapsed * self.schedule_rate))
+
+    def behind(self, now: float) -> int:
+        """Replay runs: body bytes due by ``now`` but not yet handed to the connection (a client
+        that reads too slowly makes this grow); 0 for app runs."""
+        return max(0, self.due(now) - self.body_sent)
+
+    def offered(self, now: float) -> int:
+        """Stream bytes the device has sent or owes its schedule by ``now``."""
+        return self.bytes_sent + self.behind(now)
