@@ -4,7 +4,10 @@ a slow client shows up as bytes behind schedule; files are replayed, bad ones re
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +19,8 @@ from rokuprof.simulator import DeviceConfig, ReplayBody, ReplayError, SimulatedD
 from rokuprof.simulator.fleet import fleet_configs, run_fleet
 from rokuprof.simulator.probe import read_stream
 from rokuprof.simulator.replay import app_rate_for
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +161,53 @@ def test_generated_bodies_keep_app_time_near_the_wall_clock() -> None:
     generated = ReplayBody.generate(2.0, rate=app_rate_for(rate))
     assert generated.app_seconds == pytest.approx(2.0)
     assert 0.6 < len(generated) / rate / 2.0 < 1.6  # replayed, 2 app s take about 2 s
+
+
+async def simulate(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "rokuprof",
+        "simulate",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )
+
+
+async def test_the_simulate_command_replays_a_file_on_two_devices(tmp_path: Path) -> None:
+    live = DeviceConfig(run_seconds=1.0, speed=20.0, seed=5, keep_bytes=True)
+    async with SimulatedDevice(live) as dev:
+        original = await read_stream("127.0.0.1", dev.profiler_port)
+    path = tmp_path / "run.bsprof"
+    path.write_bytes(original)
+    proc = await simulate(
+        "--replay", str(path), "--replay-rate", "200KB", "--devices", "2", "--runs", "1", "--json"
+    )
+    try:
+        rows = [json.loads(await asyncio.wait_for(proc.stdout.readline(), 15)) for _ in range(2)]
+        streams = await asyncio.gather(*(read_stream("127.0.0.1", r["profiler"]) for r in rows))
+        runs = [json.loads(await asyncio.wait_for(proc.stdout.readline(), 15)) for _ in range(2)]
+        assert await asyncio.wait_for(proc.wait(), 15) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    _, expected = decode(original)
+    for data in streams:
+        decoder, entries = decode(data)
+        assert decoder.status == "complete" and entries == expected
+    assert [r["status"] for r in runs] == ["complete", "complete"]
+    assert sorted(r["bytes"] for r in runs) == sorted(len(s) for s in streams)
+
+
+async def test_the_simulate_command_refuses_a_file_it_cannot_replay(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("not a profile\n")
+    proc = await simulate("--replay", str(path))
+    out, err = await asyncio.wait_for(proc.communicate(), 15)
+    assert proc.returncode == 2 and out == b""
+    assert err.decode().splitlines() == [
+        f"error: {path}: byte 0: not a .bsprof stream: byte 0 is 0x6e, expected 0x62"
+    ]

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from rokuprof.cli import exits
 from rokuprof.cli.app import app
-from rokuprof.simulator import DeviceConfig, SimulatedDevice
+from rokuprof.simulator import DeviceConfig, ReplayBody, ReplayError, SimulatedDevice
 from rokuprof.simulator.fleet import PORT_OFFSETS, PORT_STRIDE, fleet_configs, run_fleet
+from rokuprof.simulator.replay import DEFAULT_RATE, app_rate_for
 from rokuprof.simulator.runs import RunRecord
 
 
@@ -62,6 +65,42 @@ def _print_run(device: SimulatedDevice, run: RunRecord, as_json: bool) -> None:
     )
 
 
+def _replay_config(
+    base: DeviceConfig, path: Path | None, rate_text: str | None, seconds: float, as_json: bool
+) -> DeviceConfig:
+    """``base`` in replay mode: the body read or generated once, shared by every device."""
+    from rokuprof.daemon.config import parse_size
+
+    rate = DEFAULT_RATE
+    if rate_text is not None:
+        try:
+            rate = float(parse_size(rate_text))
+        except (TypeError, ValueError) as exc:
+            raise typer.BadParameter(str(exc), param_hint="--replay-rate") from None
+        if rate <= 0:
+            raise typer.BadParameter("must be more than 0 bytes", param_hint="--replay-rate")
+    if path is not None:
+        try:
+            body = ReplayBody.from_file(path)
+        except ReplayError as exc:
+            exits.fail(exc)
+    else:
+        body = ReplayBody.generate(
+            seconds,
+            seed=base.seed,
+            rate=app_rate_for(rate, base.rate),
+            line_data=base.line_data,
+            memory_ops=base.memory_ops,
+        )
+    if not as_json:
+        print(
+            f"replaying {body.source}: {len(body) / 1e6:.1f} MB at {rate / 1e6:g} MB/s per "
+            f"device ({len(body) / rate:.1f} s per run)",
+            flush=True,
+        )
+    return replace(base, replay=body, replay_rate=rate)
+
+
 @app.command()
 def simulate(
     devices: Annotated[int, typer.Option(min=1, metavar="N", help="How many devices.")] = 1,
@@ -99,6 +138,27 @@ def simulate(
     duration: Annotated[
         float | None, typer.Option(min=0, help="Stop after this many seconds.")
     ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Replay this .bsprof's entries in every run instead of running the app live "
+            "(at --replay-rate, 1MB per second by default).",
+        ),
+    ] = None,
+    replay_rate: Annotated[
+        str | None,
+        typer.Option(
+            metavar="RATE",
+            help="Replay mode: stream bytes per second per device (1MB, 512KiB). Without "
+            "--replay the entries are generated once by the app (--seed, --rate, --lines, "
+            "--memory) and shared by every device.",
+        ),
+    ] = None,
+    replay_seconds: Annotated[
+        float,
+        typer.Option(min=0.1, help="Replay mode without --replay: app seconds to generate."),
+    ] = 10.0,
     as_json: Annotated[
         bool, typer.Option("--json", "-j", help="One JSON object per line instead of tables.")
     ] = False,
@@ -106,8 +166,11 @@ def simulate(
     """Run simulated Roku devices (SSDP, ECP, debug console, profiler stream) until Ctrl-C or
     until every device has finished its runs. Each run waits for a profiler client.
 
+    With --replay or --replay-rate each run streams pre-encoded entries at a set byte rate
+    (cheap: many fast devices fit on one core) instead of running the app live.
+
     Exit status: 0 stopped (Ctrl-C, --duration, or every run done); 2 bad usage, ports out of
-    range, or an address or port that cannot be bound.
+    range, an address or port that cannot be bound, or a --replay file that cannot be read.
     """
     if base_port is not None:
         last = base_port + PORT_STRIDE * (devices - 1) + max(PORT_OFFSETS.values())
@@ -131,6 +194,8 @@ def simulate(
         auto_launch=auto_launch,
         keep_bytes=False,  # runs may go on forever: do not keep every stream in memory
     )
+    if replay is not None or replay_rate is not None:
+        base = _replay_config(base, replay, replay_rate, replay_seconds, as_json)
     configs = fleet_configs(devices, base, base_port)
     try:
         asyncio.run(
