@@ -20,7 +20,7 @@ from rokuprof.cli.app import app
 
 
 def main() -> None:
-    app()
+    app(prog_name="rokuprof")  # also under `python -m rokuprof`: help and hints name the command
 
 
 __all__ = ["app", "main"]

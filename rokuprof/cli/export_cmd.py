@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rokuprof.capture.exports import export_formats, output_name, write_parts
 from rokuprof.cli import exits
 from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, app
+from rokuprof.cli.checks import output_dir_problem
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.options import choice
 from rokuprof.cli.output import stderr_console
@@ -113,6 +114,14 @@ def export_command(
     except CaptureInputError as exc:
         _fail(err, str(exc))
 
+    targets: dict[str, Path] = {}
+    if not to_stdout:
+        targets = _targets(out, names, source.stem, source.directory, metric)
+        for fmt, target in targets.items():
+            where = target if FORMATS[fmt].multi_file else target.parent
+            if (problem := output_dir_problem(where)) is not None:
+                source.close()
+                _fail(err, problem)
     converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit), total_bytes=source.size)
     try:
         source.read(converter.feed, err, what="decoding")
@@ -137,7 +146,6 @@ def export_command(
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:
-        targets = _targets(out, names, source.stem, source.directory, metric)
         for fmt in names:
             files, notes = export_with_notes(inp, fmt, metric=metric)
             try:
