@@ -4,6 +4,7 @@ a slow client shows up as bytes behind schedule; files are replayed, bad ones re
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import socket
@@ -211,3 +212,24 @@ async def test_the_simulate_command_refuses_a_file_it_cannot_replay(tmp_path: Pa
     assert err.decode().splitlines() == [
         f"error: {path}: byte 0: not a .bsprof stream: byte 0 is 0x6e, expected 0x62"
     ]
+
+
+@pytest.mark.parametrize("source", ["generated", "file"])
+async def test_a_run_ended_early_finishes_its_entry_and_stays_well_formed(
+    tmp_path: Path, body: ReplayBody, source: str
+) -> None:
+    if source == "file":
+        path = tmp_path / "b.bsprof"
+        path.write_bytes(body.stream_header(0) + body.body + END_MARKER + b"\x00")
+        body = ReplayBody.from_file(path)
+    assert body.boundaries and max(b - a for a, b in itertools.pairwise(body.boundaries)) < 1 << 17
+    async with SimulatedDevice(replay_config(body, replay_rate=300_000.0)) as dev:
+        reading = asyncio.create_task(read_stream("127.0.0.1", dev.profiler_port))
+        await asyncio.sleep(0.4)
+        assert await dev.home()
+        data = await reading
+        run = await dev.wait_run_end(0, 5)
+    decoder, entries = decode(data)
+    _, expected = decode(body.stream_header(0) + body.body)
+    assert decoder.status == "complete" and run.exit_reason == "home"
+    assert 0 < len(entries) < len(expected) and entries == expected[: len(entries)]

@@ -9,10 +9,13 @@ reads too slowly shows up as bytes behind schedule, not as a quietly slower devi
 
 Each replayed run sends a fresh header (the body's header with this run's start time), the
 whole body at the rate, then the end marker and a footer (end time = start + the run's length).
+Writes are cut anywhere, as a device's are; a run that ends early (Home, stop) first finishes
+the entry it was in, up to the next known entry boundary, so its stream stays well formed.
 """
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -51,6 +54,14 @@ class ReplayBody:
     body: bytes = field(repr=False)
     source: str = ""
     app_seconds: float | None = None  # app time the body covers, when known
+    #: some body offsets where an entry starts, ascending (a few KB apart); none known: an
+    #: early end sends the rest of the body
+    boundaries: tuple[int, ...] = field(default=(), repr=False)
+
+    def entry_end(self, offset: int) -> int:
+        """The first known entry boundary at or after ``offset`` (the body's end if none)."""
+        i = bisect.bisect_left(self.boundaries, offset)
+        return self.boundaries[i] if i < len(self.boundaries) else len(self.body)
 
     def __len__(self) -> int:
         return len(self.body)
@@ -77,10 +88,13 @@ class ReplayBody:
             raise ReplayError(f"{path}: {exc}") from None
         decoder = Decoder(limits)
         view = memoryview(data)
-        for start in range(0, len(data), 1 << 20):  # in slices: one partial entry at a time
-            decoder.feed(view[start : start + (1 << 20)])
+        marks = []
+        for start in range(0, len(data), 1 << 16):  # in slices: one partial entry at a time
+            decoder.feed(view[start : start + (1 << 16)])
             if decoder.error is not None:
                 raise ReplayError(f"{path}: cannot replay a corrupt stream: {decoder.error}")
+            if decoder.state == "body":
+                marks.append(decoder.offset - size)  # where the partial entry starts
         decoder.close()
         end = decoder.offset
         footer = decoder.footer
@@ -90,7 +104,8 @@ class ReplayBody:
             end -= len(END_MARKER)
         if end <= size:
             raise ReplayError(f"{path}: no entries to replay")
-        return cls(header, data[size:end], source=str(path))
+        bounds = tuple(sorted({m for m in marks if 0 < m < end - size}))
+        return cls(header, data[size:end], source=str(path), boundaries=bounds)
 
     @classmethod
     def generate(
@@ -111,14 +126,19 @@ class ReplayBody:
                 seed=seed, rate=rate, line_data=line_data, memory_ops=memory_ops, name=app_name
             )
         )
-        parts = []
-        while app.clock < app_seconds - 1e-9:
-            parts.append(encode_entries(app.advance(min(1.0, app_seconds - app.clock)), line_data))
+        parts, bounds, size = [], [], 0
+        while app.clock < app_seconds - 1e-9:  # each part ends at an entry boundary
+            part = encode_entries(app.advance(min(0.05, app_seconds - app.clock)), line_data)
+            parts.append(part)
+            size += len(part)
+            bounds.append(size)
         parts.append(encode_entries(app.finish(), line_data))
         header = app.header(0)
         padded = replace(header, header_size=len(build_header(header)) + 8)
         source = f"synthetic app, seed {seed}, rate {rate:g}, {app_seconds:g} app seconds"
-        return cls(padded, b"".join(parts), source=source, app_seconds=app.clock)
+        body = b"".join(parts)
+        bounds = tuple(sorted({b for b in bounds if 0 < b < len(body)}))
+        return cls(padded, body, source=source, app_seconds=app.clock, boundaries=bounds)
 
 
 def app_rate_for(byte_rate: float, rate: float = 1.0) -> float:
@@ -156,5 +176,11 @@ async def replay_stream(
         now = time.monotonic()
         record.body_sent = sent
         record.max_behind = max(record.max_behind, record.behind(now))
-        if sent >= total or not await wait_until(now + tick):
+        if sent >= total:
+            return
+        if not await wait_until(now + tick):  # ended early: finish the entry being written
+            end = body.entry_end(sent)
+            if end > sent:
+                await send(data[sent:end])
+                record.body_sent = end
             return

@@ -44,6 +44,8 @@ class TcpService:
             await self.handler(reader, writer)
         except PEER_ERRORS:
             pass
+        except asyncio.CancelledError:
+            pass  # stop(): end quietly (Python 3.11's streams callback logs a cancelled handler)
         except Exception:
             log.exception("%s: connection handler failed", self.name)
         finally:
