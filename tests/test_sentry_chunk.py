@@ -492,3 +492,20 @@ def test_a_sample_pushed_out_of_the_last_window_still_forms_a_chunk():
     chunks, report = finish(b, START + 0.496)
     assert report.leftovers == [] and b.path_samples == {1: 2}
     assert len(chunks) == 1 and validate_chunk(chunks[0].data) == []
+
+
+def test_finish_chunks_cuts_one_window_at_a_time():
+    """A backlog that fills many windows before the end of the run: the lazy finish cuts a
+    window only when its chunk is asked for, and makes exactly what finish() makes."""
+    eager, lazy = make(), make()
+    for b in (eager, lazy):
+        b.add_wall({2: 300 * US}, START + 1)  # 300 s of work reported in the first second
+    flush = eager.finish(START + 600)
+    chunks = lazy.finish_chunks(START + 600)
+    with pytest.raises(RuntimeError, match="already finished"):
+        lazy.add_wall({2: 1}, START + 2)
+    first = next(chunks)
+    assert lazy.report.chunks == 1  # the other windows are not cut yet
+    rest = list(chunks)
+    assert len(rest) >= 4 and [c.data for c in [first, *rest]] == [c.data for c in flush.chunks]
+    assert lazy.report == flush.report and lazy.path_samples == eager.path_samples

@@ -235,3 +235,14 @@ def test_summary_lines_describe_the_output():
     assert "time covered" in text and "left over" in text
     assert json.loads(chunks[0].data)["profile"]["samples"]
     assert T > 0
+
+
+def test_slices_are_kept_in_arrays_and_hostile_counters_still_fit():
+    from array import array
+
+    from rokuprof.sentry.convert import _Slice
+
+    plain = _Slice.of(10, {3: 5, 1: 2**64 - 1}, 0, False)
+    assert isinstance(plain.walls, array) and plain.wall_map() == {3: 5, 1: 2**64 - 1}
+    huge = _Slice.of(10, {3: 5, 1: 2**70}, 0, False)  # unbounded pure-Python counters
+    assert huge.wall_map() == {3: 5, 1: 2**70}

@@ -19,7 +19,7 @@ Times are Unix epoch seconds (``time.time()``). Nothing here reads a clock, a fi
         spool(chunk.data)           # the chunk's JSON bytes (chunk.payload is the dict)
     # end of the run, whether complete, truncated or interrupted:
     builder.update(time.time())                         # the last delta
-    flush = builder.finish(end=time.time())
+    flush = builder.finish(end=time.time())             # or finish_chunks(): one at a time
     for chunk in flush.chunks:
         spool(chunk.data)
     print(flush.report.describe())                      # leftovers, carries, remainders
@@ -59,7 +59,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -67,7 +67,7 @@ from rokuprof import __version__
 from rokuprof.bsprof.model import Header
 from rokuprof.profile.tables import Delta, ProfileTables
 from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
-from rokuprof.sentry.frames import FrameTable, release_name
+from rokuprof.sentry.frames import FrameName, FrameTable, release_name
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, SAMPLE_RATE_HZ, Sampler, units_per_second
 from rokuprof.sentry.timeline import IDLE, Lane
 from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
@@ -294,6 +294,7 @@ class ChunkBuilder:
         self._threads: dict[int, int | None] = {}  # path -> module ID (None: no stack)
         self._last_slot = 0
         self._ready: list[Chunk] = []
+        self._frames: dict[FrameName, dict[str, object]] = {}  # made once per run
         self._heap: list[tuple[int, int]] = []  # (slot, live bytes) not yet in a chunk
         self._memory = False
         self._finished = False
@@ -368,9 +369,22 @@ class ChunkBuilder:
         """End of the run: place everything still waiting as late as it fits before the run's
         end, cut the last chunks and report what could not be placed or form a valid chunk.
         ``end`` is when the run ended (default: the last arrival); no sample lies after it."""
+        chunks = list(self.finish_chunks(end))
+        return Flush(chunks, self.report)
+
+    def finish_chunks(self, end: float | None = None) -> Iterator[Chunk]:
+        """:meth:`finish`, one chunk at a time: each window is cut when the iterator gets to
+        it, so the windows a backlog still fills never sit in memory as chunks all at once.
+        :attr:`report` is complete once the iterator is exhausted."""
         self._check_open()
         end_slot = self._last_slot if end is None else max(self._last_slot, self._slot(end))
-        self._advance(end_slot)
+        self._finished = True  # no more deltas, and ready(now) no longer cuts
+        return self._finish(end_slot)
+
+    def _finish(self, end_slot: int) -> Iterator[Chunk]:
+        yield from self.ready()
+        while self._advance_one(end_slot):
+            yield from self.ready()
         room: dict[int, int] = {}  # module -> free slots before the end for rounded-off samples
 
         def has_room(path: int) -> bool:
@@ -391,9 +405,8 @@ class ChunkBuilder:
         self.report.unplaced_seconds = self._waiting() / self.hz
         if self._pending():
             self._cut(end_slot)
-        self._finished = True
         self._report_leftovers()
-        return Flush(self.ready(), self.report)
+        yield from self.ready()
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -446,15 +459,22 @@ class ChunkBuilder:
 
     def _advance(self, slot: int) -> None:
         """Finish every window that ends before ``slot``."""
-        while slot > self._last_slot_of(self._window):
-            if not self._placed() and all(lane.queued < 2 for lane in self._lanes.values()):
-                # Nothing a cut could emit on the way: jump straight to the window of slot.
-                self._window = slot // (self._span + 1)
-                first = self._first_slot(self._window)
-                for lane in self._lanes.values():
-                    lane.start_chunk(first)
-                return
-            self._cut(None)
+        while self._advance_one(slot):
+            pass
+
+    def _advance_one(self, slot: int) -> bool:
+        """Finish the next window if it ends before ``slot``; false once none does."""
+        if slot <= self._last_slot_of(self._window):
+            return False
+        if not self._placed() and all(lane.queued < 2 for lane in self._lanes.values()):
+            # Nothing a cut could emit on the way: jump straight to the window of slot.
+            self._window = slot // (self._span + 1)
+            first = self._first_slot(self._window)
+            for lane in self._lanes.values():
+                lane.start_chunk(first)
+            return False
+        self._cut(None)
+        return True
 
     def _cut(self, end_slot: int | None) -> None:
         """Finish the current window. ``end_slot`` (at the end of the run) places what waits
@@ -498,7 +518,7 @@ class ChunkBuilder:
                 seen = first_use.get(path)
                 if seen is None or (slot, tid) < seen:
                     first_use[path] = (slot, tid)
-        frames = FrameTable(tables)
+        frames = FrameTable(tables, self._frames)
         stack_of = {
             path: frames.stack_id(path)
             for path in sorted(first_use, key=lambda path: (*first_use[path], path))

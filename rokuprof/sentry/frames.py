@@ -85,23 +85,36 @@ def frame_for(tables: ProfileTables, node: PathNode) -> dict[str, object]:
     return frame
 
 
-class FrameTable:
-    """Frames and stacks of one chunk, deduplicated, indexed in order of first use."""
+#: A frame's identity: (function, file as the device names it, definition line).
+FrameName = tuple[str, str, int]
 
-    def __init__(self, tables: ProfileTables) -> None:
+
+class FrameTable:
+    """Frames and stacks of one chunk, deduplicated, indexed in order of first use.
+
+    ``known`` (shared by the chunks of a run) keeps the frame made for each
+    :data:`FrameName`, so each is made once per run rather than once per chunk."""
+
+    def __init__(
+        self, tables: ProfileTables, known: dict[FrameName, dict[str, object]] | None = None
+    ) -> None:
         self.tables = tables
         self.frames: list[dict[str, object]] = []
         self.stacks: list[list[int]] = []
-        self._frame_ids: dict[tuple, int] = {}
+        self._known = {} if known is None else known
+        self._frame_ids: dict[FrameName, int] = {}
         self._stack_ids: dict[tuple[int, ...], int] = {}
         self._path_stacks: dict[int, int] = {}
 
     def frame_id(self, node: PathNode) -> int:
-        frame = frame_for(self.tables, node)
-        key = tuple(frame.items())
-        fid = self._frame_ids.get(key)
+        tables = self.tables
+        name = (tables.string(node.function_id), tables.string(node.file_id), node.line)
+        fid = self._frame_ids.get(name)
         if fid is None:
-            fid = self._frame_ids[key] = len(self.frames)
+            frame = self._known.get(name)
+            if frame is None:
+                frame = self._known[name] = frame_for(tables, node)
+            fid = self._frame_ids[name] = len(self.frames)
             self.frames.append(frame)
         return fid
 

@@ -1,0 +1,216 @@
+"""`rokuprof convert` and `rokuprof inspect` end to end: whole processes on a large stream.
+
+    python benchmarks/convert.py                        # a generated 160 MB stream (cached)
+    python benchmarks/convert.py --file X.bsprof        # your own file
+    python benchmarks/convert.py --baseline /tmp/before # also an earlier checkout, same run
+    python benchmarks/convert.py --cores native         # only the native core
+
+Each measurement is a child process (``python -m rokuprof ...``), timed from start to exit; its
+peak memory is the child's own maximum RSS and its CPU time the child's user + system time
+(from ``wait4``). ``convert`` writes every chunk file as it would for a user (atomically, with
+fsync) into a temporary directory. Two cases: the stream as it is (wall unit ``us``), and the
+same stream read with ``--wall-unit ms`` (a thousand times the busy time: every window full and
+the backlog limit reached, the case that used to hold many chunks at the end of the run).
+
+The cores: ``native`` (the C decoder and tables, when built) and ``pure``
+(``ROKUPROF_PURE_PYTHON=1``). ``inspect`` is compared with decoding alone in this process
+(``ProfileReader`` fed 64 KiB pieces, as ``benchmarks/decode.py`` measures it) plus the start-up
+of ``python -m rokuprof --version``. Everything is measured in the same run; on a shared machine
+the wall-clock figures move with the load (printed), CPU seconds much less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from decode import CACHE, PIECE, synthetic_stream
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_MB_S = 40.0
+TARGET_RSS_MB = 150.0
+INSPECT_FACTOR = 2.0
+
+
+@dataclass
+class Run:
+    seconds: float
+    cpu: float
+    rss_mb: float
+    status: int
+    output: str
+
+
+def child(args: list[str], *, tree: Path, pure: bool) -> Run:
+    """``python -m rokuprof ARGS`` from ``tree``: wall time, CPU time and peak RSS."""
+    env = dict(os.environ, PYTHONPATH=str(tree), COLUMNS="200")
+    env.pop("ROKUPROF_PURE_PYTHON", None)
+    if pure:
+        env["ROKUPROF_PURE_PYTHON"] = "1"
+    t = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rokuprof", *args],
+        env=env,
+        cwd=tree,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    output = proc.stdout.read().decode("utf-8", "replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stdout.close()
+    return Run(
+        seconds,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024,
+        proc.returncode,
+        output,
+    )
+
+
+def core_of(tree: Path, pure: bool) -> str:
+    out = child(["--version"], tree=tree, pure=pure).output
+    line = next((x for x in out.splitlines() if "core" in x), "")
+    return line.split(":", 1)[-1].strip() or "unknown (no core line in --version)"
+
+
+def decode_seconds(data: bytes, repeat: int) -> float:
+    """Decoding + tables in this process (the decode benchmark's figure), best of ``repeat``."""
+    from rokuprof.profile.reader import ProfileReader
+
+    pieces = [data[i : i + PIECE] for i in range(0, len(data), PIECE)]
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        reader = ProfileReader()
+        for p in pieces:
+            reader.feed(p)
+        reader.close()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def best(runs: list[Run]) -> Run:
+    return min(runs, key=lambda r: r.seconds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--file", type=Path, help="measure this .bsprof instead")
+    parser.add_argument("--mb", type=int, default=160, help="size of the generated stream (MB)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=2, help="runs per measurement (best kept)")
+    parser.add_argument(
+        "--baseline", type=Path, help="an earlier checkout (git worktree) to measure as well"
+    )
+    parser.add_argument(
+        "--cores", choices=["both", "native", "pure"], default="both", help="which cores to run"
+    )
+    parser.add_argument("--no-backlog", action="store_true", help="skip the --wall-unit ms case")
+    args = parser.parse_args()
+
+    if args.file:
+        path = args.file
+    else:
+        CACHE.mkdir(exist_ok=True)
+        path = CACHE / f"synthetic-{args.mb}mb-seed{args.seed}.bsprof"
+        if not path.exists():
+            print(f"building {args.mb} MB synthetic stream (cached in {path}) ...", flush=True)
+            path.write_bytes(synthetic_stream(args.mb * 1_000_000, args.seed))
+    size = path.stat().st_size
+    mb = size / 1e6
+    trees = [("current", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    cores = {"both": [False, True], "native": [False], "pure": [True]}[args.cores]
+    cases = [("us", [])] + ([] if args.no_backlog else [("ms", ["--wall-unit", "ms"])])
+    load_before = os.getloadavg()
+    print(f"stream: {path}, {mb:.1f} MB; {os.cpu_count()} CPUs, load {load_before[0]:.1f}")
+
+    rows: dict[tuple[str, bool, str], Run] = {}
+    print(
+        f"\n{'convert':30} {'core':34} {'s':>7} {'MB/s':>7} {'CPU s':>7} {'MB/CPU-s':>9} "
+        f"{'RSS MB':>7} {'exit':>4}"
+    )
+    for case, extra in cases:
+        for name, tree in trees:
+            for pure in cores:
+                core = core_of(tree, pure)
+                runs = []
+                for _ in range(args.repeat):
+                    with tempfile.TemporaryDirectory(prefix="rokuprof-convert-") as out:
+                        runs.append(
+                            child(
+                                ["convert", str(path), "--out", out, *extra],
+                                tree=tree,
+                                pure=pure,
+                            )
+                        )
+                run = rows[(name, pure, case)] = best(runs)
+                label = f"{name}, wall unit {case}"
+                print(
+                    f"{label:30} {core[:34]:34} {run.seconds:7.2f} {mb / run.seconds:7.1f} "
+                    f"{run.cpu:7.2f} {mb / run.cpu:9.1f} {max(r.rss_mb for r in runs):7.1f} "
+                    f"{run.status:4}",
+                    flush=True,
+                )
+                if run.status not in (0, 3):
+                    print(run.output, file=sys.stderr)
+
+    if args.baseline:
+        print("\nratios, current vs baseline (same run):")
+        for case, _ in cases:
+            for pure in cores:
+                now, then = rows[("current", pure, case)], rows[("baseline", pure, case)]
+                print(
+                    f"  {'pure' if pure else 'native'} core, wall unit {case}: "
+                    f"{then.seconds / now.seconds:.2f}x faster (wall clock), "
+                    f"{then.cpu / now.cpu:.2f}x less CPU, peak RSS {now.rss_mb:.0f} MB vs "
+                    f"{then.rss_mb:.0f} MB"
+                )
+
+    # inspect against the decode benchmark's figure plus start-up, native core of this tree
+    data = path.read_bytes()
+    decode = decode_seconds(data, args.repeat)
+    del data
+    startup = best([child(["--version"], tree=ROOT, pure=False) for _ in range(3)])
+    inspect = best([child(["inspect", str(path)], tree=ROOT, pure=False) for _ in range(2)])
+    budget = INSPECT_FACTOR * decode + startup.seconds
+    print(
+        f"\ninspect: {inspect.seconds:.2f} s ({inspect.cpu:.2f} CPU s, {inspect.rss_mb:.0f} MB); "
+        f"decode in-process {decode:.2f} s ({mb / decode:.0f} MB/s), start-up "
+        f"{startup.seconds:.2f} s: budget {INSPECT_FACTOR:g} x decode + start-up = {budget:.2f} s"
+    )
+
+    load_after = os.getloadavg()
+    print(f"\nload average {load_before[0]:.1f} before, {load_after[0]:.1f} after")
+    ok = True
+    if False in cores:
+        run = rows[("current", False, "us")]
+        rss = max(r.rss_mb for (n, p, _), r in rows.items() if n == "current" and not p)
+        meets = mb / run.seconds >= TARGET_MB_S and rss <= TARGET_RSS_MB
+        ok &= meets
+        print(
+            f"convert (native) {'meets' if meets else 'MISSES'} the {TARGET_MB_S:.0f} MB/s and "
+            f"{TARGET_RSS_MB:.0f} MB targets: {mb / run.seconds:.1f} MB/s "
+            f"({mb / run.cpu:.1f} MB per CPU-second), peak RSS {rss:.0f} MB"
+        )
+    meets = inspect.seconds <= budget
+    ok &= meets
+    print(
+        f"inspect {'meets' if meets else 'MISSES'} the target: {inspect.seconds:.2f} s "
+        f"against {budget:.2f} s ({inspect.seconds / budget:.2f} of the budget)"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
