@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +21,7 @@ from rokuprof.cli.inputs import CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.progress import SHOW_FROM
-from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, ChunkSettings
+from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, Chunk, ChunkSettings
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.envelope import chunk_envelope
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
@@ -27,6 +29,7 @@ from rokuprof.store.files import write_atomic
 from rokuprof.views.text import printable
 
 EXIT_FAILED = 1  # the output could not be written
+WRITES_IN_FLIGHT = 4  # chunks made and not yet written: bounds memory, overlaps fsync
 CHUNKS_DIR = "chunks"
 ENVELOPES_DIR = "envelopes"
 
@@ -205,33 +208,53 @@ def convert(
 def _write_chunks(
     converter: OfflineConverter, source: CaptureSource, out: Path, envelopes: bool, err: Console
 ) -> int:
-    """Lay out the samples and write each chunk (and envelope); the number of chunks written."""
+    """Lay out the samples and write each chunk (and envelope) as it is made; the number of
+    chunks written. The files are written (and fsynced) by a thread, in order, while the next
+    chunks are made; at most :data:`WRITES_IN_FLIGHT` chunks wait for it."""
     written = 0
     show = err.is_terminal and (source.size or converter.received) >= SHOW_FROM
-    with Progress(
-        TextColumn("laying out samples"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err,
-        transient=True,
-        disable=not show,
-    ) as progress:
+    with (
+        Progress(
+            TextColumn("laying out samples"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=err,
+            transient=True,
+            disable=not show,
+        ) as progress,
+        ThreadPoolExecutor(1, thread_name_prefix="rokuprof-convert-writer") as writer,
+    ):
         task = progress.add_task("chunks", total=None)
 
         def step(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        path = out
+        pending: deque[Future[None]] = deque()
         try:
             for chunk in converter.chunks(step):
-                name = f"{chunk.index:06d}"
-                path = out / CHUNKS_DIR / f"{name}.json"
-                write_atomic(path, chunk.data)
-                if envelopes:
-                    envelope = chunk_envelope(chunk, sent_at=time.time())
-                    path = out / ENVELOPES_DIR / f"{name}.envelope"
-                    write_atomic(path, envelope.to_bytes())
+                pending.append(writer.submit(_write_chunk, chunk, out, envelopes))
+                while len(pending) > WRITES_IN_FLIGHT:
+                    pending.popleft().result()
+                    written += 1
+            while pending:
+                pending.popleft().result()
                 written += 1
         except OSError as exc:
-            exits.fail(f"cannot write {exc.filename or path}: {exc.strerror or exc}", exits.FAILED)
+            for future in pending:
+                future.cancel()
+            exits.fail(f"cannot write {exc.filename}: {exc.strerror or exc}", exits.FAILED)
     return written
+
+
+def _write_chunk(chunk: Chunk, out: Path, envelopes: bool) -> None:
+    """One chunk file (and its envelope), atomically; an error names the file."""
+    name = f"{chunk.index:06d}"
+    path = out / CHUNKS_DIR / f"{name}.json"
+    try:
+        write_atomic(path, chunk.data)
+        if envelopes:
+            path = out / ENVELOPES_DIR / f"{name}.envelope"
+            write_atomic(path, chunk_envelope(chunk, sent_at=time.time()).to_bytes())
+    except OSError as exc:
+        exc.filename = exc.filename or str(path)
+        raise

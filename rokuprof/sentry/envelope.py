@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from rokuprof.sentry.chunk import CLIENT_SDK, Chunk, new_uuid
+from rokuprof.sentry.chunk import CLIENT_SDK, PLATFORM, Chunk, new_uuid
 from rokuprof.sentry.validate import INVALID_PROFILE_TYPE, Problem, validate_chunk
 
 PROFILE_CHUNK = "profile_chunk"
@@ -140,8 +140,8 @@ def chunk_envelope(
 ) -> Envelope:
     """The envelope for one chunk. ``event_id`` defaults to the chunk's ``chunk_id`` (so a
     re-sent chunk keeps its envelope id); ``sent_at`` is when it is sent (epoch seconds)."""
-    if isinstance(chunk, Chunk):
-        payload, data = chunk.payload, chunk.data
+    if isinstance(chunk, Chunk):  # the builder's own: no need to parse it again
+        payload, data = {"platform": PLATFORM, "chunk_id": chunk.chunk_id}, chunk.data
     elif isinstance(chunk, bytes | bytearray):
         data = bytes(chunk)
         try:
