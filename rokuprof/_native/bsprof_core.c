@@ -530,7 +530,7 @@ static int define_string(bsp_core *c, uint32_t id, const uint8_t *text, size_t l
         e->len = (uint32_t)len;
         e->offset = offset;
     }
-    return log_definition(c, i ? 0 | BSP_REDEFINED : 0, id) &&
+    return log_definition(c, i ? BSP_REDEFINED : 0, id) && /* type 0, a string */
            (!c->record || record(c, 0, id, (uint32_t)offset, (uint32_t)(offset >> 32),
                                  (uint32_t)len, 0, 0, 0));
 }
