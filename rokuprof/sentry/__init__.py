@@ -2,6 +2,7 @@
 
 * :mod:`~rokuprof.sentry.chunk` - :class:`ChunkBuilder` (the live API; read its docstring),
   :class:`ChunkSettings`, :class:`Chunk`, :class:`BuildReport`.
+* :mod:`~rokuprof.sentry.chunkjson` - a chunk's JSON written straight from its sample runs.
 * :mod:`~rokuprof.sentry.convert` - :class:`OfflineConverter` for a whole ``.bsprof`` file.
 * :mod:`~rokuprof.sentry.validate` - :func:`validate_chunk` with Relay's discard reasons.
 * :mod:`~rokuprof.sentry.envelope` - :func:`chunk_envelope`, :class:`Envelope`, :func:`gzip_body`.

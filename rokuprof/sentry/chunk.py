@@ -49,7 +49,10 @@ How samples are made (see ``design.md``, "From aggregated deltas to Sentry sampl
   listed in :attr:`BuildReport.leftovers`, never dropped silently.
 * Every chunk passes :func:`~rokuprof.sentry.validate.validate_chunk` before it is handed out; a
   chunk that does not (a bug, or a payload over 50 MiB) is listed in
-  :attr:`BuildReport.rejected` instead.
+  :attr:`BuildReport.rejected` instead. The samples are checked as facts of the placed runs
+  (:class:`~rokuprof.sentry.validate.SampleFacts`), everything else as it is sent.
+* The chunk's JSON is written straight from the runs (:mod:`rokuprof.sentry.chunkjson`), never
+  as a dict per sample; :attr:`Chunk.payload` parses it back when asked for.
 
 An offline file is converted with the same builder (:mod:`rokuprof.sentry.convert`).
 """
