@@ -246,3 +246,26 @@ def test_slices_are_kept_in_arrays_and_hostile_counters_still_fit():
     assert isinstance(plain.walls, array) and plain.wall_map() == {3: 5, 1: 2**64 - 1}
     huge = _Slice.of(10, {3: 5, 1: 2**70}, 0, False)  # unbounded pure-Python counters
     assert huge.wall_map() == {3: 5, 1: 2**70}
+
+
+def test_slices_past_their_entry_budget_are_merged_rather_than_kept():
+    """Every slice of a long file is held until its end is known: past the budget of (path,
+    wall) pairs, neighbouring slices merge (a coarser grain, the same totals), wherever the
+    bytes were split."""
+    data = synthetic_stream(30.0, seed=5)
+    fine = OfflineConverter(slice_bytes=512, new_id=counter_ids())
+    fine.feed(data)
+    fine_chunks = list(fine.chunks())
+    budget = 400
+    coarse = OfflineConverter(slice_bytes=512, new_id=counter_ids(), max_slice_entries=budget)
+    for i in range(0, len(data), 777):
+        coarse.feed(data[i : i + 777])
+        assert coarse._entries <= budget or coarse.slices == 1
+    coarse_chunks = list(coarse.chunks())
+    assert coarse.slice_bytes >= 2 * 512 and coarse.slices < fine.slices / 2
+    assert coarse._entries == sum(len(s.paths) for s in coarse._slices)
+    assert coarse.summary.report.busy_samples == fine.summary.report.busy_samples
+    assert_valid(c.data for c in coarse_chunks) and len(coarse_chunks) == len(fine_chunks)
+    whole = OfflineConverter(slice_bytes=512, new_id=counter_ids(), max_slice_entries=budget)
+    whole.feed(data)
+    assert [c.data for c in whole.chunks()] == [c.data for c in coarse_chunks]

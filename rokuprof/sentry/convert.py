@@ -36,6 +36,8 @@ from rokuprof.sentry.chunk import (
 
 MIN_SLICE_BYTES = 4096
 TARGET_SLICES = 1000
+#: (call path, wall) pairs the slices may hold (16 bytes each) before neighbours are merged.
+MAX_SLICE_ENTRIES = 2_000_000
 
 MAX_RUN_SECONDS = 31 * 24 * 3600  # a longer "run" means a broken footer
 PLAUSIBLE_START = (946_684_800, 4_102_444_800)  # 2000-01-01 .. 2100-01-01, epoch seconds
@@ -152,6 +154,7 @@ class OfflineConverter:
         profiler_id: str | None = None,
         new_id: Callable[[], str] = new_uuid,
         limits: Limits | None = None,
+        max_slice_entries: int = MAX_SLICE_ENTRIES,
     ) -> None:
         self.settings = settings or ChunkSettings()
         self.reader = ProfileReader(limits)
@@ -163,6 +166,8 @@ class OfflineConverter:
         self.received = 0
         self._next_cut = self.slice_bytes
         self._slices: list[_Slice] = []
+        self._entries = 0  # (path, wall) pairs held by the slices
+        self.max_slice_entries = max_slice_entries
         self._closed = False
         self.summary: ConversionSummary | None = None
 
@@ -197,6 +202,26 @@ class OfflineConverter:
         delta = self.reader.tables.take_delta(lines=False)
         walls, memory = delta_walls(delta)
         self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, memory))
+        self._entries += len(walls)
+        while self._entries > self.max_slice_entries and len(self._slices) > 1:
+            self._coarsen()
+
+    def _coarsen(self) -> None:
+        """Merge each pair of neighbouring slices (and cut twice as far apart from now on): a
+        file whose every slice changes many call paths is laid out at a coarser grain rather
+        than held in ever more memory. Deterministic: it depends on the file's bytes only."""
+        merged = []
+        for i in range(0, len(self._slices) - 1, 2):
+            a, b = self._slices[i], self._slices[i + 1]
+            walls = a.wall_map()
+            for path, wall in zip(b.paths, b.walls, strict=True):
+                walls[path] = walls.get(path, 0) + wall
+            merged.append(_Slice.of(b.offset, walls, b.live_bytes, a.memory or b.memory))
+        if len(self._slices) % 2:
+            merged.append(self._slices[-1])
+        self._slices = merged
+        self._entries = sum(len(s.paths) for s in merged)
+        self.slice_bytes *= 2
 
     def _busiest_thread_seconds(self, units: int) -> float:
         tables = self.reader.tables
