@@ -13,7 +13,10 @@ times spread over the run by byte position:
   run.
 
 Decoding happens once (:meth:`OfflineConverter.feed`); the samples are laid out when
-:meth:`OfflineConverter.chunks` runs, once the end of the run is known. Pure: bytes in, chunks out.
+:meth:`OfflineConverter.chunks` runs, once the end of the run is known, and the chunks come out
+one at a time as they are made. Until then each slice is held as two arrays (call paths and
+their wall-self differences), at most :data:`MAX_SLICE_ENTRIES` pairs in all: past that,
+neighbouring slices merge. Pure: bytes in, chunks out.
 """
 
 from __future__ import annotations
