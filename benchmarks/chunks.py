@@ -166,7 +166,7 @@ def main() -> int:
     from decode import CACHE, synthetic_stream
 
     if args.file:
-        path = args.file
+        path = args.file.resolve()  # the workers run in their tree
     else:
         CACHE.mkdir(exist_ok=True)
         path = CACHE / f"synthetic-{args.mb}mb-seed{args.seed}.bsprof"

@@ -138,7 +138,7 @@ def main() -> int:
     args = parser.parse_args()
 
     if args.file:
-        path = args.file
+        path = args.file.resolve()  # the children run in their tree
     else:
         CACHE.mkdir(exist_ok=True)
         path = CACHE / f"synthetic-{args.mb}mb-seed{args.seed}.bsprof"
@@ -178,8 +178,17 @@ def main() -> int:
                     flush=True,
                 )
                 if run.status not in (0, 3):
-                    print(run.output, file=sys.stderr)
+                    sys.exit(f"convert failed in {tree} (exit {run.status}):\n{run.output}")
 
+    if len(cores) == 2:
+        print("\nratios, native core vs pure Python (same run):")
+        for case, _ in cases:
+            for name, _ in trees:
+                native, pure = rows[(name, False, case)], rows[(name, True, case)]
+                print(
+                    f"  {name}, wall unit {case}: {pure.seconds / native.seconds:.1f}x faster "
+                    f"(wall clock), {pure.cpu / native.cpu:.1f}x less CPU"
+                )
     if args.baseline:
         print("\nratios, current vs baseline (same run):")
         for case, _ in cases:
