@@ -217,3 +217,24 @@ def test_problems_say_where():
     chunk = mutate("profile.samples.0.thread_id", 1)(valid())
     (problem,) = validate_chunk(chunk)
     assert "samples[0].thread_id" in problem.detail and str(problem).startswith(INVALID_JSON)
+
+
+def test_a_stack_id_outside_the_stacks_is_named_with_the_first_such_sample():
+    chunk = valid()
+    chunk["profile"]["samples"][2]["stack_id"] = 7
+    chunk["profile"]["samples"].append(dict(chunk["profile"]["samples"][2]))
+    (problem,) = validate_chunk(chunk)
+    assert problem.reason == MALFORMED_SAMPLES
+    assert problem.detail == "2 samples name a stack outside the 2 stacks (first: samples[2])"
+
+
+def test_a_sample_mapping_that_is_not_a_dict_still_counts():
+    """Samples that are mappings of another kind take the long way through the checks, and
+    still count for the rules (two busy samples on thread 1)."""
+    from types import MappingProxyType
+
+    chunk = valid()
+    chunk["profile"]["samples"] = [MappingProxyType(s) for s in chunk["profile"]["samples"]]
+    assert validate_chunk(chunk, size=1000) == []
+    chunk["profile"]["samples"].pop(0)
+    assert [p.reason for p in validate_chunk(chunk, size=1000)] == [NOT_ENOUGH_SAMPLES]

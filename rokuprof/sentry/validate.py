@@ -60,6 +60,7 @@ class SampleFacts:
     busy: Mapping[str, int]  # thread id -> samples whose stack has frames
     spans: Mapping[str, tuple[float, float]]  # thread id -> (first, last) sample timestamp
     outside: int = 0  # samples whose stack id is not an index of ``stacks``
+    first_outside: int | None = None  # the first of them, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,22 +175,9 @@ def _check_measurements(c: _Checker, measurements: object) -> None:
                 c.json(f"measurements.{name}.values[{i}].timestamp: not a finite number")
 
 
-def _plain_sample(s: object) -> bool:
-    """Fast path for the common case: a dict with a finite float or int timestamp, an int
-    stack id >= 0 and a string thread id (chunks hold tens of thousands of samples)."""
-    if type(s) is not dict:
-        return False
-    ts, sid, tid = s.get("timestamp"), s.get("stack_id"), s.get("thread_id")
-    return (
-        ((type(ts) is float and ts - ts == 0.0) or type(ts) is int)
-        and type(sid) is int
-        and sid >= 0
-        and type(tid) is str
-    )
-
-
-def _check_profile_types(c: _Checker, profile: Mapping) -> bool:
-    """Types inside ``profile``; returns whether the structure is sound enough to go on."""
+def _check_profile_types(c: _Checker, profile: Mapping) -> SampleFacts | None:
+    """Types inside ``profile``; the facts of its samples if the structure is sound enough to
+    go on, else ``None``."""
     samples, stacks, frames = (profile.get(k) for k in ("samples", "stacks", "frames"))
     sound = True
     for name, value in (("samples", samples), ("stacks", stacks), ("frames", frames)):
@@ -197,23 +185,8 @@ def _check_profile_types(c: _Checker, profile: Mapping) -> bool:
             c.json(f"profile.{name}: missing or not a list")
             sound = False
     if not sound:
-        return False
-    for i, s in enumerate(samples):
-        if _plain_sample(s):
-            continue
-        if not isinstance(s, Mapping):
-            c.json(f"profile.samples[{i}]: not an object")
-            sound = False
-            continue
-        if not _is_finite(s.get("timestamp")):
-            c.json(f"profile.samples[{i}].timestamp {s.get('timestamp')!r}: not a finite number")
-            sound = False
-        if not _is_index(s.get("stack_id")):
-            c.json(f"profile.samples[{i}].stack_id {s.get('stack_id')!r}: not an index")
-            sound = False
-        if not isinstance(s.get("thread_id"), str):
-            c.json(f"profile.samples[{i}].thread_id {s.get('thread_id')!r}: not a string")
-            sound = False
+        return None
+    facts = _sample_facts(c, samples, stacks)
     for i, stack in enumerate(stacks):
         if not isinstance(stack, list) or not all(_is_index(f) for f in stack):
             c.json(f"profile.stacks[{i}]: not a list of frame indexes")
@@ -250,7 +223,67 @@ def _check_profile_types(c: _Checker, profile: Mapping) -> bool:
                     c.json(f"profile.thread_metadata[{tid!r}].name: not a string")
                 if meta.get("priority") is not None and not _is_u32(meta["priority"]):
                     c.json(f"profile.thread_metadata[{tid!r}].priority: not a u32")
-    return sound
+    return facts if sound else None
+
+
+def _sample_facts(c: _Checker, samples: list, stacks: list) -> SampleFacts | None:
+    """One pass over the samples: their types (problems go to ``c``; ``None`` if any) and
+    the facts the rules need. Chunks hold tens of thousands of samples: a plain dict with a
+    finite float or int timestamp, an int stack id >= 0 and a string thread id takes the short
+    way."""
+    n_stacks = len(stacks)
+    busy: dict[str, int] = {}
+    low: dict[str, float] = {}
+    high: dict[str, float] = {}
+    outside = 0
+    first_outside = None
+    sound = True
+    for i, s in enumerate(samples):
+        if type(s) is dict:
+            ts, sid, tid = s.get("timestamp"), s.get("stack_id"), s.get("thread_id")
+            plain = (
+                ((type(ts) is float and ts - ts == 0.0) or type(ts) is int)
+                and type(sid) is int
+                and sid >= 0
+                and type(tid) is str
+            )
+        else:
+            plain = False
+        if not plain:
+            if not isinstance(s, Mapping):
+                c.json(f"profile.samples[{i}]: not an object")
+                sound = False
+                continue
+            ts, sid, tid = s.get("timestamp"), s.get("stack_id"), s.get("thread_id")
+            if not _is_finite(ts):
+                c.json(f"profile.samples[{i}].timestamp {ts!r}: not a finite number")
+                sound = False
+            if not _is_index(sid):
+                c.json(f"profile.samples[{i}].stack_id {sid!r}: not an index")
+                sound = False
+            if not isinstance(tid, str):
+                c.json(f"profile.samples[{i}].thread_id {tid!r}: not a string")
+                sound = False
+            if not sound:
+                continue
+        if sid < n_stacks:
+            if stacks[sid]:
+                busy[tid] = busy.get(tid, 0) + 1
+        else:
+            outside += 1
+            if first_outside is None:
+                first_outside = i
+        lo = low.get(tid)
+        if lo is None:
+            low[tid] = high[tid] = ts
+        elif ts > high[tid]:
+            high[tid] = ts
+        elif ts < lo:
+            low[tid] = ts
+    if not sound:
+        return None
+    spans = {tid: (lo, high[tid]) for tid, lo in low.items()}
+    return SampleFacts(len(samples), busy, spans, outside, first_outside)
 
 
 def kept_samples(profile: Mapping) -> list[Mapping]:
@@ -265,22 +298,6 @@ def kept_samples(profile: Mapping) -> list[Mapping]:
     return [s for s in profile["samples"] if busy.get(s["thread_id"], 0) > 1]
 
 
-def _check_profile_rules(c: _Checker, profile: Mapping) -> None:
-    kept = kept_samples(profile)
-    stacks = profile["stacks"]
-    bad = [i for i, s in enumerate(profile["samples"]) if s["stack_id"] >= len(stacks)]
-    times = [s["timestamp"] for s in kept]
-    _check_rules(
-        c,
-        profile,
-        count=len(profile["samples"]),
-        kept=bool(kept),
-        outside=len(bad),
-        first_outside=bad[0] if bad else None,
-        span=max(times) - min(times) if kept else None,
-    )
-
-
 def _check_fact_rules(c: _Checker, profile: Mapping, facts: SampleFacts) -> None:
     kept = [facts.spans[tid] for tid, n in facts.busy.items() if n > 1 and tid in facts.spans]
     _check_rules(
@@ -289,7 +306,7 @@ def _check_fact_rules(c: _Checker, profile: Mapping, facts: SampleFacts) -> None
         count=facts.count,
         kept=bool(kept),
         outside=facts.outside,
-        first_outside=None,
+        first_outside=facts.first_outside,
         span=max(b for _, b in kept) - min(a for a, _ in kept) if kept else None,
     )
 
@@ -369,12 +386,9 @@ def validate_chunk(
         for tid, span in samples.spans.items():
             if not all(map(_is_finite, span)):
                 c.json(f"profile.samples: a timestamp of thread {tid!r} is not a finite number")
-    sound = _check_profile_types(c, profile)
-    if sound and not any(p.reason == INVALID_JSON for p in c.problems):
-        if samples is None:
-            _check_profile_rules(c, profile)
-        else:
-            _check_fact_rules(c, profile, samples)
+    facts = _check_profile_types(c, profile)
+    if facts is not None and not any(p.reason == INVALID_JSON for p in c.problems):
+        _check_fact_rules(c, profile, facts if samples is None else samples)
     return c.problems
 
 
