@@ -11,7 +11,7 @@ from rokuprof.cli import exits
 from rokuprof.cli.app import app
 from rokuprof.cli.checks import host_problem
 from rokuprof.cli.options import JsonFlag, choice
-from rokuprof.cli.output import print_json, stdout_console
+from rokuprof.cli.output import print_json
 from rokuprof.device.control import ACTIONS
 from rokuprof.device.control import control as run_control
 from rokuprof.device.errors import DeviceError
@@ -47,6 +47,6 @@ def control(
         exits.fail(error, exits.FAILED)
     if as_json:
         print_json(result.to_json())
-    else:  # the console's reply, as data
-        stdout_console().print(printable(result.describe(), multiline=True), markup=False)
+    else:  # the console's reply, as data, tabs and all
+        print(printable(result.describe(), multiline=True))
     raise typer.Exit(exits.OK)
