@@ -479,3 +479,15 @@ def test_a_redefined_path_changes_every_stack_through_it():
     assert [n.id for n in tables.stack(4)] == [4, 2, 3]
     assert tables.stack(2)[0] == PathNode(2, 3, 8, 1, 200, 3, 4, 1)
     assert len(tables.paths) == 4
+
+
+def test_a_stack_asked_for_before_its_paths_are_defined_is_not_kept_stale():
+    tables = ProfileTables()
+    assert tables.stack(5) == ()
+    tables.apply([(0, 1, "f"), (1, 1, 1), (2, 3, 0, 1, 0, 1, 1, 1), (2, 5, 3, 0, 0, 1, 2, 1)])
+    assert [n.id for n in tables.stack(5)] == [5, 3]
+    tables = ProfileTables()
+    tables.apply([(0, 1, "f"), (1, 1, 1), (2, 5, 3, 0, 0, 1, 2, 1)])  # caller 3 not yet defined
+    assert [n.id for n in tables.stack(5)] == [5]
+    tables.apply([(2, 3, 0, 1, 0, 1, 1, 1)])
+    assert [n.id for n in tables.stack(5)] == [5, 3]

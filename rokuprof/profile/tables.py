@@ -461,8 +461,8 @@ class ProfileTables:
         pid = path_id
         while pid and pid not in seen:  # a hostile stream may define a cycle
             b = at(pid)
-            if b is None:
-                break
+            if b is None:  # cut short by an undefined ID: its definition may still come
+                return tuple(nodes)
             nodes.append(self._node(b))
             seen.add(pid)
             pid = defs[b // _N * _D + _CALLER]
