@@ -53,8 +53,11 @@ def test_demo_command_and_the_commands_it_suggests(tmp_path: Path, monkeypatch) 
     assert "1 run(s) captured from YN00DEMO0001" in out
     assert "Session (complete): rokuprof-demo/YN00DEMO0001/" in out
     suggested = [line.strip() for line in out.splitlines() if line.strip().startswith("rokuprof ")]
-    assert [s.split()[1] for s in suggested] == ["inspect", "convert"]
+    assert [s.split()[1] for s in suggested] == ["inspect", "report", "export", "convert"]
     for command in suggested:
         run = runner.invoke(app, shlex.split(command)[1:])
         assert run.exit_code == 0, (command, run.stdout, run.stderr)
     assert list((tmp_path / "rokuprof-converted" / "chunks").glob("*.json"))
+    session = next((tmp_path / "rokuprof-demo" / "YN00DEMO0001").iterdir())
+    assert (session / "capture.report.html").is_file()
+    assert (session / "capture.speedscope.json").is_file() and (session / "capture.pb.gz").is_file()

@@ -109,6 +109,8 @@ def demo_lines(result: DemoResult) -> list[str]:
         "",
         "Try next:",
         f"  rokuprof inspect {path / 'capture.bsprof'}",
+        f"  rokuprof report {path}",
+        f"  rokuprof export {path} -f speedscope,pprof",
         f"  rokuprof convert {path / 'capture.bsprof'} --out rokuprof-converted",
         f"  python -m json.tool {path / 'session.json'}",
         "Capture a real device: rokuprof watch <roku-ip>   (find it with: rokuprof discover)",
