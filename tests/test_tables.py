@@ -1,4 +1,5 @@
-"""ProfileTables: sums, line-level CPU, memory counters, live heap, stacks and deltas."""
+"""ProfileTables: sums, line-level CPU, allocations per line, memory counters, live heap, stacks
+and deltas."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ class Model:
     def __init__(self, entries) -> None:
         self.stats: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(FIELDS, 0))
         self.line: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+        self.alloc_line: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
         self.heap: dict[int, tuple[int, int]] = {}
         self.paths: dict[int, tuple] = {}
         for e in entries:
@@ -61,11 +63,14 @@ class Model:
             elif e[0] == 5:
                 self.stats[e[1]]["calls"] += e[2]
             elif e[0] == MEMORY:
-                _, pid, op, _, addr, size = e
+                _, pid, op, lo, addr, size = e
                 s = self.stats[pid]
                 if op == ALLOC:
                     s["alloc_count"] += 1
                     s["alloc_bytes"] += size
+                    if lo:
+                        self.alloc_line[(pid, lo)][0] += 1
+                        self.alloc_line[(pid, lo)][1] += size
                     self.heap[addr] = (pid, size)
                 else:
                     s["free_count" if op == FREE else "free_realloc_count"] += 1
@@ -101,6 +106,7 @@ def test_tables_match_the_plain_model(entries):
     model = Model(entries)
     assert tables.snapshot() == model.snapshot()
     assert {k: list(v) for k, v in tables.line_cpu.items()} == dict(model.line)
+    assert {k: list(v) for k, v in tables.line_alloc.items()} == dict(model.alloc_line)
     assert tables.heap == model.heap
     assert tables.live_bytes == sum(size for _, size in model.heap.values())
     assert tables.dangling == 0
@@ -208,6 +214,60 @@ def test_line_cpu_is_bounded_for_a_hostile_stream():
     assert "line-level CPU stopped at 50" in tables.warnings[0]
     tables.apply([(CPU, 1, 1, 5, 5)])  # a pair already kept still adds up
     assert tables.line_cpu[(1, 1)] == (6, 7)
+
+
+# --- allocations per line ---------------------------------------------------------------------
+
+
+def test_allocations_per_line():
+    chained = (PATH, 2, 1, 0, 4, 1, 200, 3)
+    tables = tables_of(
+        [
+            ROOT,
+            chained,
+            (MEMORY, 2, ALLOC, 3, 0x10, 100),
+            (MEMORY, 2, ALLOC, 3, 0x20, 28),
+            (MEMORY, 2, ALLOC, 9, 0x30, 5),
+            (MEMORY, 2, FREE, 3, 0x10, 0),  # frees and realloc frees are no allocation site
+            (MEMORY, 2, FREE_REALLOC, 4, 0x20, 0),
+            (MEMORY, 2, ALLOC, 4, 0x40, 64),  # the alloc half of that realloc
+            (MEMORY, 1, ALLOC, 0, 0x50, 7),  # no line offset: in the path's totals only
+            (CPU, 2, 3, 1, 1),
+        ]
+    )
+    assert dict(tables.line_alloc) == {(2, 3): (2, 128), (2, 9): (1, 5), (2, 4): (1, 64)}
+    assert tables.line_number(2, 9) == 208
+    assert tables.stats(2).alloc_count == 4 and tables.stats(1).alloc_bytes == 7
+    assert dict(tables.line_cpu) == {(2, 3): (1, 1)}  # a table of its own
+    assert tables.take_delta().line_cpu == {(2, 3): (1, 1)}
+
+
+def test_allocations_per_line_are_bounded_for_a_hostile_stream():
+    entries = [
+        (MEMORY, pid, ALLOC, lo, 16 * (lo * 8 + pid), 3) for lo in range(1, 201) for pid in (1, 7)
+    ]
+    tables = tables_of([ROOT, *entries, (CPU, 1, 1, 1, 1)], Limits(max_line_keys=50))
+    assert len(tables.line_alloc) == 50
+    assert tables.untracked_line_allocs == 400 - 50
+    assert tables.totals().alloc_count == 400 and tables.totals().alloc_bytes == 1200
+    assert tables.warnings == [
+        "allocations per line stopped at 50 (path, line) pairs (limit); "
+        "call-path totals are still complete"
+    ]
+    assert tables.line_cpu[(1, 1)] == (1, 1)  # the CPU line table has its own bound
+    tables.apply([(MEMORY, 1, ALLOC, 1, 0, 10)])  # a pair already kept still adds up
+    assert tables.line_alloc[(1, 1)] == (2, 13)
+
+
+def test_allocations_per_line_saturate():
+    top = 2**64 - 1
+    tables = tables_of([ROOT])
+    for _ in range(2):
+        tables.apply([(MEMORY, 1, ALLOC, 2, 1, 2**32 - 1)])
+    tables._alloc_lines[1] = top - 1  # as if a long run had allocated that much at the line
+    tables.apply([(MEMORY, 1, ALLOC, 2, 2, 10)])
+    assert tables.line_alloc[(1, 2)] == (3, top)
+    assert tables.saturated == 1
 
 
 # --- strings, modules, stacks -----------------------------------------------------------------
@@ -375,6 +435,7 @@ def observed(tables: ProfileTables, deltas: list) -> tuple:
         tables.snapshot(),
         dict(tables.counters),
         dict(tables.line_cpu),
+        dict(tables.line_alloc),
         dict(tables.heap),
         tables.leak_sites(),
         tables.totals(),
@@ -454,15 +515,18 @@ def test_entries_on_undefined_paths_keep_the_heap_and_line_table_right():
             (MEMORY, 42, ALLOC, 0, 0x20, 7),  # replaces that one
             (MEMORY, 0, FREE, 0, 0x10, 0),  # path 0: unknown, but not a dangling reference
             (CPU, 42, 6, 1, 2),
+            (MEMORY, 42, ALLOC, 6, 0x30, 9),  # its line keeps the path it named
+            (MEMORY, 42, FREE, 0, 0x30, 0),
         ]
     )
-    assert (tables.live_bytes, tables.replaced_allocations, tables.dangling) == (7, 2, 3)
+    assert (tables.live_bytes, tables.replaced_allocations, tables.dangling) == (7, 2, 5)
     assert dict(tables.heap) == {0x20: (UNKNOWN_PATH, 7)}
     assert tables.stats(UNKNOWN_PATH) == PathStats(
-        cpu=1, wall=2, alloc_count=2, alloc_bytes=15, free_count=1, freed_bytes=3
+        cpu=1, wall=2, alloc_count=3, alloc_bytes=24, free_count=2, freed_bytes=12
     )
     assert tables.stats(1) == PathStats(alloc_count=2, alloc_bytes=8)
     assert dict(tables.line_cpu) == {(42, 6): (1, 2)}
+    assert dict(tables.line_alloc) == {(42, 6): (1, 9)}
 
 
 def test_a_redefined_path_changes_every_stack_through_it():

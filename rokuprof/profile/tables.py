@@ -1,9 +1,10 @@
 """Profile tables: what a ``.bsprof`` stream adds up to, entry by entry.
 
 :class:`ProfileTables` applies decoded entries (tuples, see :mod:`rokuprof.bsprof.model`) and
-keeps the string, module and path tables, per call path the summed counters, line-level CPU, and
-a live heap (address -> allocating path and size). :meth:`ProfileTables.take_delta` says what
-changed per call path since the previous call: the chunk builder turns those deltas into samples.
+keeps the string, module and path tables, per call path the summed counters, line-level CPU,
+allocations per source line, and a live heap (address -> allocating path and size).
+:meth:`ProfileTables.take_delta` says what changed per call path since the previous call: the
+chunk builder turns those deltas into samples.
 
 Pure and synchronous: no I/O, no clocks.
 
@@ -20,9 +21,11 @@ implementation of the tables must present the same):
 * read-only mappings: ``strings`` (ID -> text), ``modules`` (ID -> name string ID), ``paths``
   (ID -> :class:`PathNode`), ``counters`` (ID -> the nine counters as a tuple, in
   :class:`PathStats` order, :data:`UNKNOWN_PATH` included), ``line_cpu`` ((path, line offset) ->
-  ``(cpu, wall)``) and ``heap`` (address -> ``(path, size)``);
+  ``(cpu, wall)``), ``line_alloc`` ((path, line offset) -> ``(count, bytes)`` of the allocations
+  made at that line; only with line data) and ``heap`` (address -> ``(path, size)``);
 * plain attributes: ``limits``, ``live_bytes``, ``dangling``, ``replaced_allocations``,
-  ``untracked_allocations``, ``untracked_line_cpu``, ``saturated``, ``warnings``.
+  ``untracked_allocations``, ``untracked_line_cpu``, ``untracked_line_allocs``, ``saturated``,
+  ``warnings``.
 
 Storage is compact because a device decides how many paths, allocations and line keys we hold
 (``benchmarks/memory.py`` measures each):
@@ -33,7 +36,9 @@ Storage is compact because a device decides how many paths, allocations and line
   paths that changed;
 * the live heap maps an address to one int, ``slot << 32 | size`` (slot 0: an allocation on an
   undefined path, counted under :data:`UNKNOWN_PATH`);
-* the line table maps ``offset << 32 | path`` to a slot in uint64 (cpu, wall) columns;
+* the line table maps ``offset << 32 | path`` to a slot in uint64 (cpu, wall) columns; the
+  allocation-line table likewise to (count, bytes) columns, with no delta baseline (no consumer
+  needs its changes, so :meth:`take_delta` leaves it out);
 * counting itself happens in a bounded write-back cache of plain lists (see :meth:`apply`), and
   the :class:`PathNode` objects and stacks handed out are built on demand and kept in bounded
   caches.
@@ -153,6 +158,8 @@ class ProfileTables:
         self.replaced_allocations = 0  # alloc at an address that was still live
         self.untracked_allocations = 0  # allocations past the live-heap limit
         self.untracked_line_cpu = 0  # CPU entries whose line was not kept (table limit)
+        self._untracked_line_allocs = 0  # allocations whose line was not kept (table limit)
+        self._alloc_lines_full = False
         self.saturated = 0  # times a counter would have passed 2**64 - 1 (it stays there)
         self.warnings: list[str] = []
         # Call paths: path ID -> offset of its counters (slot * 9); slot 0 is UNKNOWN_PATH.
@@ -169,9 +176,15 @@ class ProfileTables:
         self._lines = array("Q")
         self._line_base = array("Q")
         self._line_changed = bytearray()
+        # Allocations per line: offset << 32 | path -> slot * 2 in (count, bytes) columns.
+        self._alloc_line_at: dict[int, int] = {}
+        self._alloc_line_keys = array("Q")
+        self._alloc_lines = array("Q")
         # Write-back cache of the rows being counted (see apply()).
         self._hot: dict[int, list[int]] = {}  # path ID (-1: UNKNOWN_PATH) -> row
         self._hot_lines: dict[tuple[int, int], list[int]] = {}  # (path, offset) -> row
+        self._hot_alloc_lines: dict[tuple[int, int], list[int]] = {}  # (path, offset) -> row
+        self._stray_alloc_lines: dict[tuple[int, int], list[int]] = {}  # of undefined paths
         self._nodes: dict[int, PathNode] = {}  # slot -> node (bounded cache)
         self._stacks: dict[int, tuple[PathNode, ...]] = {}  # path ID -> stack (bounded cache)
 
@@ -183,9 +196,11 @@ class ProfileTables:
         Counting in Python is fastest in plain lists, so the paths and line keys being counted
         have a row of Python ints in a bounded write-back cache (:data:`HOT_ROWS` of each);
         :meth:`_sync` adds them to the compact columns before anything reads counters, and when
-        the cache is full."""
+        the cache is full. An allocation at a line is counted in its (path, line) row only, which
+        :meth:`_sync` adds to the path's counters as well: one look-up per allocation."""
         row_of = self._hot.get
         line_of = self._hot_lines.get
+        alloc_line_of = self._hot_alloc_lines.get
         heap = self._heap
         heap_setdefault = heap.setdefault
         heap_pop = heap.pop
@@ -196,14 +211,26 @@ class ProfileTables:
             for e in entries:
                 kind = e[0]
                 if kind == 3:  # memory operation
-                    _, pid, op, _, addr, size = e
-                    c = row_of(pid) or self._row(pid)
-                    if c is None:  # an undefined path (or 0): the slow way
-                        live += self._stray(e)
-                    elif op == 0:
-                        c[3] += 1
-                        c[4] += size
-                        new = c[9] | size  # never a shared small int: the slot is >= 1
+                    _, pid, op, line_offset, addr, size = e
+                    if op == 0:
+                        if line_offset:  # the line's row, which _sync() adds to the path's too
+                            c = alloc_line_of((pid, line_offset)) or self._alloc_line_row(
+                                pid, line_offset
+                            )
+                            if c is None:  # an undefined path (or 0): the slow way
+                                live += self._stray(e)
+                                continue
+                            c[0] += 1
+                            c[1] += size
+                            new = c[3] | size  # never a shared small int: the slot is >= 1
+                        else:
+                            c = row_of(pid) or self._row(pid)
+                            if c is None:
+                                live += self._stray(e)
+                                continue
+                            c[3] += 1
+                            c[4] += size
+                            new = c[9] | size
                         old = heap_setdefault(addr, new)
                         if old is not new:  # the address was still live: replace it
                             heap[addr] = new
@@ -215,6 +242,10 @@ class ProfileTables:
                         else:
                             live += size
                     else:
+                        c = row_of(pid) or self._row(pid)
+                        if c is None:
+                            live += self._stray(e)
+                            continue
                         c[op + 4] += 1  # FREE (1) -> 5, FREE_REALLOC (2) -> 6
                         old = heap_pop(addr, None)
                         if old is None:
@@ -281,10 +312,32 @@ class ProfileTables:
         row = self._hot_lines[(pid, offset)] = [0, 0, j]
         return row
 
+    def _alloc_line_row(self, pid: int, offset: int) -> list[int] | None:
+        """A new cache row for allocations at a line of a defined path: count and bytes to add,
+        the line's slot (-1 when the allocation-line table is full), ``slot << 32`` and the
+        offset of the path's counters (the row counts for the path too, so an allocation costs
+        one look-up); ``None`` for an undefined path."""
+        b = self._at.get(pid)
+        if not b:
+            return None
+        key = offset << 32 | pid
+        j = self._alloc_line_at.get(key)
+        if j is None:
+            if len(self._alloc_line_keys) < self.limits.max_line_keys:
+                j = self._alloc_line_at[key] = len(self._alloc_lines)
+                self._alloc_line_keys.append(key)
+                self._alloc_lines.extend((0, 0))
+            else:
+                j = self._alloc_line_table_full()
+        if len(self._hot_alloc_lines) >= HOT_ROWS:
+            self._sync()
+        row = self._hot_alloc_lines[(pid, offset)] = [0, 0, j, b // _N << 32, b]
+        return row
+
     def _stray(self, e: Entry) -> int:
         """Apply an entry that names an undefined path (or path 0): its counters and heap entry
-        go to :data:`UNKNOWN_PATH`, its line CPU keeps the path it named. Returns the change of
-        the live bytes."""
+        go to :data:`UNKNOWN_PATH`, its line CPU and allocations keep the path it named. Returns
+        the change of the live bytes."""
         pid = e[1]
         if pid:
             self.dangling += 1
@@ -306,7 +359,7 @@ class ProfileTables:
                 lc[0] += cpu
                 lc[1] += wall
             return 0
-        _, _, op, _, addr, size = e
+        _, _, op, offset, addr, size = e
         heap = self._heap
         if op:
             c[5 if op == 1 else 6] += 1
@@ -318,6 +371,23 @@ class ProfileTables:
             return -(old & 0xFFFFFFFF)
         c[3] += 1
         c[4] += size
+        if offset:  # the line keeps the path it named; the counters are UNKNOWN_PATH's
+            lc = self._stray_alloc_lines.get((pid, offset))
+            if lc is None:
+                key = offset << 32 | pid
+                j = self._alloc_line_at.get(key)
+                if j is None:
+                    if len(self._alloc_line_keys) < self.limits.max_line_keys:
+                        j = self._alloc_line_at[key] = len(self._alloc_lines)
+                        self._alloc_line_keys.append(key)
+                        self._alloc_lines.extend((0, 0))
+                    else:
+                        j = self._alloc_line_table_full()
+                if len(self._stray_alloc_lines) >= HOT_ROWS:
+                    self._sync()
+                lc = self._stray_alloc_lines[(pid, offset)] = [0, 0, j]
+            lc[0] += 1
+            lc[1] += size
         old = heap.get(addr)
         if old is not None:
             heap[addr] = size  # slot 0 << 32 | size
@@ -332,7 +402,7 @@ class ProfileTables:
     def _sync(self) -> None:
         """Add the cached rows to the columns, flag what changed and empty the cache. A counter
         that would pass 2**64 - 1 stops there."""
-        if not (self._hot or self._hot_lines):
+        if not (self._hot or self._hot_lines or self._hot_alloc_lines or self._stray_alloc_lines):
             return
         counts, changed = self._counts, self._changed
         for row in self._hot.values():
@@ -356,8 +426,33 @@ class ProfileTables:
                     except OverflowError:
                         values[j + i] = _U64
                         self._saturated()
+        for row in self._hot_alloc_lines.values():  # the path's allocation counters
+            b = row[4]
+            if row[0]:
+                changed[b] = 1
+                for k in (ALLOCS, ALLOC_BYTES):
+                    try:
+                        counts[b + k] += row[k - ALLOCS]
+                    except OverflowError:
+                        counts[b + k] = _U64
+                        self._saturated()
+        values = self._alloc_lines
+        for row in (*self._hot_alloc_lines.values(), *self._stray_alloc_lines.values()):
+            j = row[2]
+            if j < 0:  # the table was full
+                self._untracked_line_allocs += row[0]
+                continue
+            for i in (0, 1):
+                if row[i]:
+                    try:
+                        values[j + i] += row[i]
+                    except OverflowError:
+                        values[j + i] = _U64
+                        self._saturated()
         self._hot.clear()
         self._hot_lines.clear()
+        self._hot_alloc_lines.clear()
+        self._stray_alloc_lines.clear()
 
     def _saturated(self) -> None:
         if not self.saturated:
@@ -379,6 +474,23 @@ class ProfileTables:
                 "(limit); call-path totals are still complete"
             )
         self.untracked_line_cpu += 1
+
+    def _alloc_line_table_full(self) -> int:
+        """Warn once that the allocation-line table is full; -1, the slot of a line not kept
+        (:meth:`_sync` counts its allocations as untracked)."""
+        if not self._alloc_lines_full:
+            self._alloc_lines_full = True
+            self.warnings.append(
+                f"allocations per line stopped at {self.limits.max_line_keys} (path, line) pairs "
+                "(limit); call-path totals are still complete"
+            )
+        return -1
+
+    @property
+    def untracked_line_allocs(self) -> int:
+        """Allocations whose line was not kept (the allocation-line table was full)."""
+        self._sync()
+        return self._untracked_line_allocs
 
     def _define_path(self, e: Entry) -> None:
         _, pid, caller, module, line_offset, file_id, line, function_id = e
@@ -427,7 +539,13 @@ class ProfileTables:
     @property
     def line_cpu(self) -> Mapping[tuple[int, int], tuple[int, int]]:
         """``(path, line offset)`` -> ``(cpu, wall)`` (read-only)."""
-        return _LineView(self)
+        return _LineView(self, "_line_at", "_line_keys", "_lines")
+
+    @property
+    def line_alloc(self) -> Mapping[tuple[int, int], tuple[int, int]]:
+        """``(path, line offset)`` -> ``(count, bytes)`` of the allocations made at that line
+        (read-only; empty without line data)."""
+        return _LineView(self, "_alloc_line_at", "_alloc_line_keys", "_alloc_lines")
 
     def string(self, sid: int) -> str:
         """The string with that ID; a placeholder for 0 or an undefined ID."""
@@ -627,19 +745,24 @@ class _HeapView(Mapping[int, tuple[int, int]]):
 
 
 class _LineView(Mapping[tuple[int, int], tuple[int, int]]):
-    __slots__ = ("_t",)
+    """A line table (its index dict, keys and pairs of uint64 columns) as a mapping."""
 
-    def __init__(self, tables: ProfileTables) -> None:
+    __slots__ = ("_at", "_keys", "_t", "_values")
+
+    def __init__(self, tables: ProfileTables, at: str, keys: str, values: str) -> None:
         self._t = tables
+        self._at: dict[int, int] = getattr(tables, at)
+        self._keys: array = getattr(tables, keys)
+        self._values: array = getattr(tables, values)
 
     def __getitem__(self, key: tuple[int, int]) -> tuple[int, int]:
         path, offset = key
         self._t._sync()
-        j = self._t._line_at[offset << 32 | path]
-        return self._t._lines[j], self._t._lines[j + 1]
+        j = self._at[offset << 32 | path]
+        return self._values[j], self._values[j + 1]
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
-        return ((key & _U32, key >> 32) for key in self._t._line_keys)
+        return ((key & _U32, key >> 32) for key in self._keys)
 
     def __len__(self) -> int:
-        return len(self._t._line_keys)
+        return len(self._keys)
