@@ -4,6 +4,7 @@ command (exit statuses, output place, atomic write, ``--open``)."""
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import os
@@ -15,15 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
-from rokuprof.bsprof.model import Footer
+from rokuprof.bsprof.model import ALLOC, MEMORY, PATH, STRING, Footer
 from rokuprof.export import FORMATS, export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.export.report import build_model, embed_json, render_html
 from rokuprof.export.report.model import baseline, node_keys, node_selves
 from rokuprof.profile.report import inspect_report
 from rokuprof.simulator.app import AppConfig, SyntheticApp
+from tests.test_export_formats import group, varints
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -139,6 +142,59 @@ def test_line_figures_sit_at_function_line_plus_offset_minus_one():
     assert +got == +expected and got
     starts = {inp.frames[p.frames[0]].line for p in inp.paths}
     assert {line for _, line, _ in got} - starts  # real lines, not just where functions start
+
+
+def allocations_per_line(data: bytes) -> Counter:
+    """(function, source line) -> allocation count and bytes, straight from the decoded entries:
+    the path element's line + the memory operation's line offset - 1."""
+    decoder = Decoder()
+    entries = decoder.feed(data)
+    strings = {e[1]: e[2] for e in entries if e[0] == STRING}
+    defs = {e[1]: e for e in entries if e[0] == PATH}
+    out: Counter = Counter()
+    for e in entries:
+        if e[0] == MEMORY and e[2] == ALLOC and e[1] in defs:
+            *_, line, function = defs[e[1]]
+            key = (strings[function], line + e[3] - 1)
+            out[(*key, "count")] += 1
+            out[(*key, "bytes")] += e[5]
+    return out
+
+
+def test_allocation_sites_sit_at_their_source_lines_in_the_report_and_pprof(monkeypatch):
+    monkeypatch.setenv("ROKUPROF_PURE_PYTHON", "1")  # until the native core keeps them too
+    data = stream(4.0, line_data=True, memory_ops=True)
+    expected = allocations_per_line(data)
+    inp = input_from_bytes(data)
+    assert expected and inp.run.line_data
+    model = build_model(inp)
+    names, fns = model["strings"], model["functions"]["name"]
+    node_fn, path_node = model["nodes"]["fn"], model["paths"]["node"]
+    flat = model["allocLines"]
+    got: Counter = Counter()
+    for i in range(0, len(flat), 4):
+        function = names[fns[node_fn[path_node[flat[i]]]]]
+        got[(function, flat[i + 1], "count")] += flat[i + 2]
+        got[(function, flat[i + 1], "bytes")] += flat[i + 3]
+    assert got == expected
+    starts = {inp.frames[p.frames[0]].line for p in inp.paths}
+    assert {line for _, line, _ in got} - starts  # real lines, not where functions start
+    # pprof: alloc_objects and alloc_space of the leaf locations at the same lines
+    g = group(gzip.decompress(export(inp, "pprof")))
+    strings = [t.decode("utf-8") for t in g[6]]
+    function_names = {group(f)[1][0]: strings[group(f)[2][0]] for f in g[5]}
+    where = {}
+    for loc in g[4]:
+        line = group(group(loc)[4][0])
+        where[group(loc)[1][0]] = (function_names[line[1][0]], line.get(2, [0])[0])
+    pprof: Counter = Counter()
+    for sample in g[2]:
+        sg = group(sample)
+        leaf = varints(sg[1][0])[0]
+        values = varints(sg[2][0])
+        pprof[(*where[leaf], "count")] += values[3]
+        pprof[(*where[leaf], "bytes")] += values[4]
+    assert +pprof == expected
 
 
 def test_timeline_runs_are_the_busy_samples_of_each_thread():

@@ -5,16 +5,19 @@ sorting, filters, hide idle, time range) do what they say. A screenshot of each 
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from functools import cache
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 
+from rokuprof import _native
 from rokuprof.export import export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.profile.report import inspect_report
-from tests.test_report import HOSTILE, stream
+from tests.test_report import HOSTILE, allocations_per_line, stream
 from tests.viewers import REPO
 from tests.viewers.report import model, open_reports, problems
 
@@ -31,7 +34,9 @@ METRIC_FIELDS = {  # the page's metric -> ExportInput.CallPath field
 
 @cache
 def sample(name: str):
-    return input_from_bytes((SAMPLES / f"{name}.bsprof").read_bytes())
+    # The pure tables: the native core keeps no allocations per line yet (same figures otherwise).
+    with patch.dict(os.environ, {_native.PURE_PYTHON_VARIABLE: "1"}):
+        return input_from_bytes((SAMPLES / f"{name}.bsprof").read_bytes())
 
 
 def write_report(directory: Path, name: str, inp) -> Path:
@@ -276,6 +281,22 @@ def test_line_view_ranks_lines_by_cpu(driven):
         want = matches[0].most_common(len(cpus))
         assert [int(r[0]) for r in card["rows"]][:3] == [line for line, _ in want][:3]
         assert cpus[0] == want[0][1]
+
+
+def test_line_view_ranks_allocation_sites_by_bytes_at_their_lines(driven):
+    cards = driven[0]["steps"]["allocSites"]
+    expected = allocations_per_line((SAMPLES / "cafe-tv-full.bsprof").read_bytes())
+    assert cards
+    for card in cards:
+        assert card["heads"][:2] == ["line", "bytes"]
+        rows = [(int(r[0]), int(float(r[1])), int(float(r[3]))) for r in card["rows"]]
+        byte_counts = [b for _, b, _ in rows]
+        assert byte_counts == sorted(byte_counts, reverse=True)
+        for line, size, count in rows:
+            assert (size, count) == (
+                expected[(card["title"], line, "bytes")],
+                expected[(card["title"], line, "count")],
+            ), (card["title"], line)
 
 
 def test_memory_view(driven):

@@ -58,6 +58,7 @@ class CallPath:
     live_count: int = 0  # allocations of this path still live at the end
     live_bytes: int = 0
     line_cpu: tuple[tuple[int, int, int], ...] = ()  # (source line, cpu, wall) of the leaf
+    line_alloc: tuple[tuple[int, int, int], ...] = ()  # (source line, count, bytes) of the leaf
 
 
 @dataclass
@@ -250,6 +251,10 @@ def build_input(
     line_cpu: dict[int, list[tuple[int, int, int]]] = {}
     for (pid, offset), (cpu, wall) in tables.take_delta(lines=True).line_cpu.items():
         line_cpu.setdefault(pid, []).append((tables.line_number(pid, offset), cpu, wall))
+    line_alloc: dict[int, list[tuple[int, int, int]]] = {}
+    # (a native core without allocations per line has no line_alloc: sites stay per call path)
+    for (pid, offset), (count, size) in getattr(tables, "line_alloc", {}).items():
+        line_alloc.setdefault(pid, []).append((tables.line_number(pid, offset), count, size))
     live = {pid: (n, size) for pid, n, size in tables.leak_sites()}
     snapshot = tables.snapshot()
     paths: list[CallPath] = []
@@ -275,6 +280,7 @@ def build_input(
                 live_count=n_live,
                 live_bytes=live_bytes,
                 line_cpu=tuple(sorted(line_cpu.get(pid, ()))),
+                line_alloc=tuple(sorted(line_alloc.get(pid, ()))),
             )
         )
     for thread in threads:

@@ -1,10 +1,10 @@
 """pprof: gzip-compressed protobuf ``perftools.profiles.Profile`` (``go tool pprof``, Pyroscope,
 Parca, speedscope).
 
-One sample per call path carries its exact counters; with line data the leaf's CPU and wall time
-are split over samples at the leaf's real source lines (``function line + line offset - 1``),
-and what no line claimed stays at the function's first line. Callers are located at the line they
-made the call from. Sample types, in order: ``cpu/operations``, ``wall/<unit>``,
+One sample per call path carries its exact counters; with line data the leaf's CPU, wall time and
+allocations are split over samples at the leaf's real source lines (``function line + line
+offset - 1``), and what no line claimed stays at the function's first line. Callers are located
+at the line they made the call from. Sample types, in order: ``cpu/operations``, ``wall/<unit>``,
 ``calls/count``, ``alloc_objects/count``, ``alloc_space/bytes``, ``inuse_objects/count``,
 ``inuse_space/bytes`` (the live heap at the end); ``wall`` is the default. Each sample has a
 ``thread`` label (the executable module). There is exactly one Mapping and every Location points
@@ -115,14 +115,12 @@ def encode(inp: ExportInput) -> bytes:
     for p in inp.paths:
         callers = [location(f, line) for f, line in zip(p.frames[1:], p.lines[1:], strict=True)]
         label = labels[p.thread]
-        rest_cpu, rest_wall = p.cpu, p.wall
-        for line, cpu, wall in p.line_cpu:
-            rest_cpu -= cpu
-            rest_wall -= wall
-            if cpu or wall:
-                out += _sample([location(p.frames[0], line), *callers], [cpu, wall], label)
-        values = [rest_cpu, rest_wall, p.calls, p.alloc_count, p.alloc_bytes]
-        values += [p.live_count, p.live_bytes]
+        values = [p.cpu, p.wall, p.calls, p.alloc_count, p.alloc_bytes, p.live_count, p.live_bytes]
+        for line, at_line in _by_line(p).items():
+            for i, v in enumerate(at_line):
+                values[i] -= v
+            if any(at_line):
+                out += _sample([location(p.frames[0], line), *callers], at_line, label)
         if any(values):
             out += _sample([location(p.frames[0], p.lines[0]), *callers], values, label)
 
@@ -150,6 +148,20 @@ def encode(inp: ExportInput) -> bytes:
     out += int_field(_DEFAULT_SAMPLE_TYPE, s("wall"))
     strings = b"".join(string_field(_STRING_TABLE, text) for text in s.table)
     return strings + bytes(out)
+
+
+def _by_line(p) -> dict[int, list[int]]:
+    """The leaf's figures per source line, in line order: ``[cpu, wall, 0, allocs, bytes]``."""
+    out: dict[int, list[int]] = {}
+    for line, cpu, wall in p.line_cpu:
+        v = out.setdefault(line, [0, 0, 0, 0, 0])
+        v[0] += cpu
+        v[1] += wall
+    for line, count, size in p.line_alloc:
+        v = out.setdefault(line, [0, 0, 0, 0, 0])
+        v[3] += count
+        v[4] += size
+    return dict(sorted(out.items()))
 
 
 def _sample(locations: list[int], values: list[int], label: bytes) -> bytes:

@@ -179,6 +179,9 @@ async function drive(page, dir, stem) {
     cards.map((c) => ({ title: c.querySelector("h3").textContent, rows: [...c.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.dataset.value ?? td.textContent)) })),
   );
   steps.linesNote = await page.$eval("#view-lines", (v) => v.querySelector(".note")?.textContent ?? null);
+  steps.allocSites = await page.$$eval("#alloc-cards .card", (cards) =>
+    cards.map((c) => ({ title: c.querySelector("h3").textContent, heads: [...c.querySelectorAll("thead th")].map((th) => th.dataset.key), rows: [...c.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.dataset.value ?? td.textContent)) })),
+  );
   shots.lines = await shot(page, dir, stem, "lines");
 
   await clickTab(page, "memory");

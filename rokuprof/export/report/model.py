@@ -146,6 +146,7 @@ def build_model(inp: ExportInput) -> dict[str, object]:
     cols: dict[str, list[int]] = {"node": [], "id": []} | {c: [] for c in PATH_COLUMNS}
     sites: list[list[object]] = []
     lines: list[int] = []
+    alloc_lines: list[int] = []
     for p in inp.paths:
         t = thread_index[p.thread]
         stats = snapshot.get(p.id)
@@ -170,6 +171,8 @@ def build_model(inp: ExportInput) -> dict[str, object]:
             sites.append([index, list(p.lines)])
         for line, cpu, wall in p.line_cpu:
             lines += (index, line, cpu, wall)
+        for line, count, size in p.line_alloc:
+            alloc_lines += (index, line, count, size)
 
     # The timeline, per thread: (gap since the previous run's end, node, samples).
     node_of_stack: dict[tuple[int, int], int] = {}
@@ -210,6 +213,7 @@ def build_model(inp: ExportInput) -> dict[str, object]:
         "paths": cols,
         "sites": sites,
         "lines": lines,
+        "allocLines": alloc_lines,
         "timeline": {
             "hz": tl.hz,
             "slots": tl.last_slot(),

@@ -1124,49 +1124,93 @@
       if (!hot.length) cards.append(el("p", { class: "note", text: "No line figures in this selection." }));
       v.append(cards);
     }
-    // Allocation sites: the call sites of allocating functions (the tables keep no line offsets
-    // for memory operations, so the site is where the allocating function was called from).
-    if (facts.memoryOps) {
-      v.append(el("h2", { class: "section", text: "Allocation sites: where each allocating function was called from, ranked by bytes" }));
-      const byFn = new Map();
-      for (const [p, lines] of D.sites) {
-        const n = pathNode[p], f = nodeFn[n];
-        if (!visibleFn(f)) continue;
-        const k = factor(p);
-        const bytes = pathCol.allocBytes[p] * k;
-        if (!bytes) continue;
-        const caller = parent[n] >= 0 ? nodeFn[parent[n]] : -1;
-        const key = `${caller}:${lines[1] || 0}`;
-        let m = byFn.get(f);
-        if (!m) byFn.set(f, (m = new Map()));
-        const cur = m.get(key) || { caller, line: lines[1] || 0, bytes: 0, count: 0, live: 0 };
-        cur.bytes += bytes;
-        cur.count += pathCol.allocCount[p] * k;
-        cur.live += pathCol.liveBytes[p] * k;
-        m.set(key, cur);
-      }
-      const top = [...byFn.keys()].sort((a, b) => fnSelf.allocBytes[b] - fnSelf.allocBytes[a]).slice(0, 12);
-      const cards = el("div", { class: "cards", id: "alloc-cards" });
-      for (const f of top) {
-        const sites = [...byFn.get(f).values()];
-        const sortState = (state.sort[`sites:${f}`] ||= { key: "bytes", dir: -1 });
-        const card = el("div", { class: "card" });
-        const draw = () =>
-          card.replaceChildren(
-            el("h3", null, swatchFor(f), text(fnName[f])),
-            el("div", { class: "where", text: `${fnWhere(f)} · ${fmtBytes(fnSelf.allocBytes[f])} in ${fmtCount(fnSelf.allocCount[f])} allocations` }),
-            dataTable(null, [
-              { key: "site", label: "Called from", text: true, cls: "loc", get: (s) => (s.caller >= 0 ? `${fnName[s.caller]} (${fnFile[s.caller]}:${s.line})` : "(thread root)") },
-              { key: "bytes", label: "Bytes", get: (s) => s.bytes, fmt: fmtBytes, bar: true },
-              { key: "count", label: "Allocs", get: (s) => s.count, fmt: fmtCount },
-              { key: "live", label: "Live at end", get: (s) => s.live, fmt: fmtBytes },
-            ], sites, sortState, draw, 12),
-          );
-        draw();
-        cards.append(card);
-      }
-      v.append(cards);
+    if (!facts.memoryOps) return;
+    const A = D.allocLines || [];
+    if (A.length) renderAllocLines(v, A, factor);
+    else renderAllocCallers(v, factor);
+  }
+  // Allocation sites at their source lines (function line + line offset - 1), ranked by bytes.
+  function renderAllocLines(v, A, factor) {
+    v.append(el("h2", { class: "section", text: "Allocation sites: the functions that allocate most, their lines ranked by bytes" }));
+    const byFn = new Map();
+    for (let i = 0; i < A.length; i += 4) {
+      const p = A[i], f = nodeFn[pathNode[p]];
+      if (!visibleFn(f)) continue;
+      const k = factor(p);
+      if (!k) continue;
+      let m = byFn.get(f);
+      if (!m) byFn.set(f, (m = new Map()));
+      const cur = m.get(A[i + 1]) || { line: A[i + 1], count: 0, bytes: 0 };
+      cur.count += A[i + 2] * k;
+      cur.bytes += A[i + 3] * k;
+      m.set(A[i + 1], cur);
     }
+    const top = [...byFn.keys()].sort((a, b) => fnSelf.allocBytes[b] - fnSelf.allocBytes[a]).slice(0, 12);
+    const cards = el("div", { class: "cards", id: "alloc-cards" });
+    for (const f of top) {
+      const lines = [...byFn.get(f).values()];
+      const bytesSum = lines.reduce((s, l) => s + l.bytes, 0);
+      const sortState = (state.sort[`allocLines:${f}`] ||= { key: "bytes", dir: -1 });
+      const card = el("div", { class: "card", "data-fn": f });
+      const draw = () =>
+        card.replaceChildren(
+          el("h3", null, swatchFor(f), text(fnName[f])),
+          el("div", { class: "where", text: `${fnFile[f]} · ${threadName[fnThread[f]]} · ${fmtBytes(fnSelf.allocBytes[f])} in ${fmtCount(fnSelf.allocCount[f])} allocations` }),
+          dataTable(null, [
+            { key: "line", label: "Line", get: (l) => l.line, fmt: (x) => String(x) },
+            { key: "bytes", label: "Bytes", get: (l) => l.bytes, fmt: fmtBytes, bar: true },
+            { key: "share", label: "% of function", get: (l) => (bytesSum ? (100 * l.bytes) / bytesSum : 0), fmt: (x) => `${x.toFixed(1)}%`, exact: false },
+            { key: "count", label: "Allocs", get: (l) => l.count, fmt: fmtCount },
+            { key: "avg", label: "Avg size", get: (l) => (l.count ? l.bytes / l.count : 0), fmt: fmtBytes, exact: false },
+          ], lines, sortState, draw, 12),
+        );
+      draw();
+      cards.append(card);
+    }
+    if (!top.length) cards.append(el("p", { class: "note", text: "No allocations in this selection." }));
+    v.append(cards);
+  }
+  // Without allocations per line (no line data): where each allocating function was called from.
+  function renderAllocCallers(v, factor) {
+    v.append(el("h2", { class: "section", text: "Allocation sites: where each allocating function was called from, ranked by bytes" }));
+    const byFn = new Map();
+    for (const [p, lines] of D.sites) {
+      const n = pathNode[p], f = nodeFn[n];
+      if (!visibleFn(f)) continue;
+      const k = factor(p);
+      const bytes = pathCol.allocBytes[p] * k;
+      if (!bytes) continue;
+      const caller = parent[n] >= 0 ? nodeFn[parent[n]] : -1;
+      const key = `${caller}:${lines[1] || 0}`;
+      let m = byFn.get(f);
+      if (!m) byFn.set(f, (m = new Map()));
+      const cur = m.get(key) || { caller, line: lines[1] || 0, bytes: 0, count: 0, live: 0 };
+      cur.bytes += bytes;
+      cur.count += pathCol.allocCount[p] * k;
+      cur.live += pathCol.liveBytes[p] * k;
+      m.set(key, cur);
+    }
+    const top = [...byFn.keys()].sort((a, b) => fnSelf.allocBytes[b] - fnSelf.allocBytes[a]).slice(0, 12);
+    const cards = el("div", { class: "cards", id: "alloc-cards" });
+    for (const f of top) {
+      const sites = [...byFn.get(f).values()];
+      const sortState = (state.sort[`sites:${f}`] ||= { key: "bytes", dir: -1 });
+      const card = el("div", { class: "card", "data-fn": f });
+      const draw = () =>
+        card.replaceChildren(
+          el("h3", null, swatchFor(f), text(fnName[f])),
+          el("div", { class: "where", text: `${fnWhere(f)} · ${fmtBytes(fnSelf.allocBytes[f])} in ${fmtCount(fnSelf.allocCount[f])} allocations` }),
+          dataTable(null, [
+            { key: "site", label: "Called from", text: true, cls: "loc", get: (s) => (s.caller >= 0 ? `${fnName[s.caller]} (${fnFile[s.caller]}:${s.line})` : "(thread root)") },
+            { key: "bytes", label: "Bytes", get: (s) => s.bytes, fmt: fmtBytes, bar: true },
+            { key: "count", label: "Allocs", get: (s) => s.count, fmt: fmtCount },
+            { key: "live", label: "Live at end", get: (s) => s.live, fmt: fmtBytes },
+          ], sites, sortState, draw, 12),
+        );
+      draw();
+      cards.append(card);
+    }
+    v.append(cards);
   }
 
   // ---------------------------------------------------------------- memory
