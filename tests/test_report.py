@@ -19,11 +19,11 @@ import pytest
 from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
-from rokuprof.bsprof.model import ALLOC, MEMORY, PATH, STRING, Footer
+from rokuprof.bsprof.model import ALLOC, CPU, MEMORY, PATH, STRING, Footer
 from rokuprof.export import FORMATS, export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.export.report import build_model, embed_json, render_html
-from rokuprof.export.report.model import baseline, node_keys, node_selves
+from rokuprof.export.report.model import baseline, chain_ids, node_keys, node_selves
 from rokuprof.profile.report import inspect_report
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 from tests.test_export_formats import group, varints
@@ -44,6 +44,25 @@ def stream(seconds: float, **config) -> bytes:
     header = app.header(START_MS)
     data = build_header(header) + encode_entries(app.advance(seconds) + app.finish(), True)
     return data + END_MARKER + build_footer(Footer(START_MS + int(seconds * 1000)))
+
+
+def deep_stream(depth: int) -> bytes:
+    """A hostile stream: one call path ``depth`` frames deep (each path one level below the
+    previous), with CPU and wall time at every 1000th level and the leaf, allocations left live at
+    the leaf, and a shallow sibling so there is more than one branch."""
+    header = AppConfig(seed=3, line_data=True, memory_ops=True)
+    app_header = SyntheticApp(header).header(START_MS)
+    entries: list = [(STRING, 1, "pkg:/source/deep.brs"), (STRING, 2, "main")]
+    entries += [(STRING, 3, "recurse"), (STRING, 4, "leaf"), (1, 1, 2)]
+    entries.append((PATH, 1, 0, 1, 0, 1, 1, 2))
+    for pid in range(2, depth + 1):
+        entries.append((PATH, pid, pid - 1, 0, 3, 1, 10, 3 if pid < depth else 4))
+    entries.append((PATH, depth + 1, 1, 0, 5, 1, 90, 4))  # the shallow sibling
+    for pid in [*range(1000, depth, 1000), depth, depth + 1]:
+        entries += [(CPU, pid, 2, 700, 1500), (5, pid, 3)]
+    entries += [(MEMORY, depth, ALLOC, 2, 0x1000 + 16 * i, 64) for i in range(5)]
+    body = encode_entries(entries, True)
+    return build_header(app_header) + body + END_MARKER + build_footer(Footer(START_MS + 2000))
 
 
 def model_functions(model: dict) -> dict[tuple[str, str, str], dict[str, int]]:
@@ -290,6 +309,37 @@ def test_baseline_matches_call_paths_across_runs():
     for node, key in enumerate(node_keys(b)):
         assert base["cpu"][node] == (selves_a[keys_a[key]] if key in keys_a else 0)
     assert len(base["liveBytes"]) == len(b["nodes"]["parent"])
+
+
+def test_a_call_path_20000_frames_deep_needs_no_recursion():
+    """Nothing in the model walks a call path recursively (20,000 frames is far past Python's
+    recursion limit) or keeps a key per frame per node."""
+    depth = 20_000
+    inp = input_from_bytes(deep_stream(depth))
+    model = build_model(inp)
+    parent = model["nodes"]["parent"]
+    deepest = model["paths"]["node"][model["paths"]["id"].index(depth)]  # path ID = its depth
+    levels, n = 0, deepest
+    while n >= 0:
+        levels, n = levels + 1, parent[n]
+    assert levels == depth + 1  # the thread root, then every frame of the path
+    assert sum(model["paths"]["wall"]) == inp.reader.tables.totals().wall == 21 * 1500
+    ids: dict = {}
+    assert len(set(chain_ids(model, ids))) == len(parent)  # every chain its own number
+    assert chain_ids(model, ids) == list(range(len(parent)))  # and the same one again
+    same = baseline(model, model)
+    assert same["liveBytes"] == node_selves(model, "liveBytes") and sum(same["liveBytes"]) == 320
+
+
+def test_chain_ids_match_node_keys_across_runs():
+    a = build_model(input_from_bytes(stream(4.0)))
+    b = build_model(input_from_bytes(stream(4.0, absent=("registryWrite",))))
+    ids: dict = {}
+    ids_a, ids_b = chain_ids(a, ids), chain_ids(b, ids)
+    keys_a, keys_b = node_keys(a), node_keys(b)
+    by_key = dict(zip(keys_a, ids_a, strict=True))
+    for key, number in zip(keys_b, ids_b, strict=True):
+        assert (by_key.get(key) == number) if key in by_key else number not in ids_a
 
 
 # -- the command ----------------------------------------------------------------------------

@@ -17,11 +17,13 @@ from rokuprof import _native
 from rokuprof.export import export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.profile.report import inspect_report
-from tests.test_report import HOSTILE, allocations_per_line, stream
+from tests.test_report import HOSTILE, allocations_per_line, deep_stream, stream
 from tests.viewers import REPO
 from tests.viewers.report import model, open_reports, problems
 
 SAMPLES = REPO / "samples"
+DEEP = 20_000  # frames of the deep call path
+MAX_LEVELS = 400  # levels the page draws below the frame at the top (report.js)
 ARTIFACTS = REPO / "test-artifacts" / "report"
 METRIC_FIELDS = {  # the page's metric -> ExportInput.CallPath field
     "wall": "wall",
@@ -63,6 +65,15 @@ def loaded(tmp_path_factory):
     paths.append(write_report(directory, "hostile", input_from_bytes(hostile)))
     results = open_reports(paths, drive=True, shots=ARTIFACTS)
     return dict(zip(("cpu-only", "corrupt", "hostile"), results, strict=True))
+
+
+@pytest.fixture(scope="module")
+def deep(tmp_path_factory):
+    """A hostile stream's report: one call path 20,000 frames deep, driven through its levels."""
+    directory = tmp_path_factory.mktemp("deep")
+    path = write_report(directory, "deep", input_from_bytes(deep_stream(DEEP)))
+    [result] = open_reports([path], deep=True, shots=ARTIFACTS)
+    return result
 
 
 def totals_per_function(inp, field: str) -> Counter:
@@ -407,3 +418,37 @@ def test_screenshots_of_each_view_are_kept(driven):
     ):
         path = Path(shots[view])
         assert path.stat().st_size > 10_000 and path.read_bytes()[:4] == b"\x89PNG", view
+
+
+def test_a_call_path_20000_frames_deep_loads_and_draws(deep):
+    """No stack overflow, no freeze: the page is ready and drawn at once (the bound only catches
+    a hang; benchmarks measure speed), draws at most MAX_LEVELS levels with a row saying how many
+    more there are, and zooming through them keeps the figures."""
+    assert problems(deep) == [] and deep["readyMs"] < 10_000
+    steps = deep["steps"]
+    initial = steps["initial"]
+    total_wall = 21 * 1500
+    assert initial["size"]["total"] == total_wall and initial["rows"] == MAX_LEVELS + 1
+    [more] = initial["marks"]
+    assert more["kind"] == "deeper" and more["count"] == DEEP - MAX_LEVELS + 1
+    # a click on that row zooms to the frame where the drawn levels end
+    deeper = steps["deeper"]["after"]
+    assert deeper["zoom"] == more["node"] and deeper["size"]["chain"] == MAX_LEVELS + 1
+    [elided] = [m for m in deeper["marks"] if m["kind"] == "elided"]
+    assert f"… {elided['count']:,} frames" in deeper["crumbs"] and len(deeper["crumbs"]) == 11
+    # the deepest frame: its chain collapsed, its own figures exact
+    leaf = steps["leaf"]["after"]
+    assert leaf["zoom"] == steps["leaf"]["node"] and leaf["size"]["total"] == 1500
+    assert leaf["size"]["chain"] == DEEP + 2 and leaf["rows"] == 11 and "leaf" in leaf["names"]
+    # "… N frames" goes half-way up; the first crumb back to the top
+    up = steps["up"]["after"]
+    assert DEEP // 2 - 5 < up["size"]["chain"] < DEEP // 2 + 5
+    assert steps["top"]["zoom"] == -1 and steps["top"]["size"]["total"] == total_wall
+    # the call tree expands to its row limit; the leak site shows both ends of its path
+    assert steps["tree"]["rows"] == 3000 and "first 3000 rows" in steps["tree"]["more"]
+    [leak] = steps["leaks"]["rows"]
+    assert leak["liveBytes"]["value"] == 320 and leak["fn"] == "leaf"
+    assert leak["path"].startswith("main:") and leak["path"].endswith("leaf:10")
+    assert f"… {DEEP - 11:,} frames" in leak["path"]
+    functions = {r["function"]: r for r in steps["functions"]["rows"]}
+    assert functions["recurse"]["totalWall"]["value"] == total_wall - 1500  # recursion once

@@ -1,14 +1,15 @@
 // Open rokuprof HTML reports in headless Chromium, drive them like a person would, and report
 // what the page showed.
 //
-//   node tests/viewers/report.mjs [--drive] [--shots DIR] FILE...  > result.json
+//   node tests/viewers/report.mjs [--drive | --deep] [--shots DIR] FILE...  > result.json
 //
 // Each file is served from an HTTP server on 127.0.0.1; every request other than the file itself
 // is blocked and recorded. Per file the result holds the console messages, page errors, dialogs,
 // blocked requests, the time from navigation start until the page said it was interactive
 // (window.__reportReady, performance mark "rokuprof-report-ready"), and, with --drive, what the
 // page showed after each step (switching the metric, zooming, searching, sorting, selecting a time
-// range, ...). With --shots DIR, a PNG of each view goes to DIR/<file stem>-<view>.png.
+// range, ...); with --deep, the steps for a call path thousands of frames deep (zoom down through
+// its levels and back up, expand the whole call tree, its leak site). With --shots DIR, a PNG of each view goes to DIR/<file stem>-<view>.png.
 //
 // Exit status: 0 when every file was examined, 1 when the harness itself failed.
 
@@ -82,6 +83,9 @@ async function shot(page, dir, stem, view) {
   if (!dir) return null;
   const file = path.join(dir, `${stem}-${view}.png`);
   await page.screenshot({ path: file, fullPage: true });
+  // A full-page shot resizes the viewport: let the page's debounced resize redraw (80 ms) run
+  // before the next step clicks somewhere (a redraw scrolls the flame graph to its bottom).
+  await page.waitForTimeout(200);
   return file;
 }
 
@@ -220,6 +224,80 @@ async function drive(page, dir, stem) {
   return { steps, shots };
 }
 
+async function flameSummary(page) {
+  return page.evaluate(() => {
+    const r = window.__report;
+    const rects = r.flame();
+    return {
+      size: r.flameSize(),
+      marks: r.flameMarks(),
+      frames: rects.length,
+      rows: Math.max(0, ...rects.map((x) => x.depth)) + 1,
+      names: [...new Set(rects.map((x) => (x.key ? x.key[1] : null)).filter(Boolean))],
+      zoom: r.state.zoom,
+      crumbs: [...document.querySelectorAll("#crumbs button")].map((b) => b.textContent),
+    };
+  });
+}
+
+// A very deep call path: what is drawn, zooming through the levels, the call tree, the leak site.
+async function driveDeep(page, dir, stem) {
+  const steps = {};
+  const shots = {};
+  steps.initial = await flameSummary(page);
+  shots.flame = await shot(page, dir, stem, "flame");
+  const canvas = await page.$("#flame");
+  const clickMark = async (kind) => {
+    const mark = (await page.evaluate(() => window.__report.flameMarks())).find((m) => m.kind === kind);
+    if (!mark) return null;
+    await page.evaluate((y) => {
+      const wrap = document.querySelector(".flame-wrap");
+      wrap.scrollIntoView();
+      wrap.scrollTop = Math.max(0, y - 100);
+    }, mark.y);
+    const b = await canvas.boundingBox();
+    const t0 = Date.now();
+    await page.mouse.click(b.x + mark.x + Math.min(mark.w / 2, 200), b.y + mark.y + 10);
+    const after = await flameSummary(page);
+    return { mark, ms: Date.now() - t0, after };
+  };
+  steps.deeper = await clickMark("deeper"); // zoom in where the drawn levels end
+  shots.deeper = await shot(page, dir, stem, "flame-deeper");
+  steps.leaf = await page.evaluate(() => {
+    const names = window.__report.model.strings;
+    const fns = window.__report.model.functions.name;
+    const nodeFn = window.__report.model.nodes.fn;
+    const parent = window.__report.model.nodes.parent;
+    let deepest = -1, most = -1;
+    for (let n = 0; n < nodeFn.length; n++) {
+      if (nodeFn[n] < 0 || names[fns[nodeFn[n]]] !== "leaf") continue;
+      let d = 0;
+      for (let m = n; m >= 0; m = parent[m]) d++;
+      if (d > most) [deepest, most] = [n, d];
+    }
+    const t0 = performance.now();
+    window.__report.zoomTo(deepest);
+    return { node: deepest, ms: performance.now() - t0 };
+  });
+  steps.leaf.after = await flameSummary(page);
+  steps.up = await clickMark("elided"); // half-way up the collapsed chain
+  await page.click("#crumbs button >> nth=0");
+  steps.top = await flameSummary(page);
+
+  await clickTab(page, "tree");
+  const t0 = Date.now();
+  await page.click("#view-tree .toolbar button >> nth=1"); // Expand all
+  const tree = await table(page, "calltree");
+  steps.tree = { ms: Date.now() - t0, rows: tree.rows.length, more: await page.$eval("#view-tree .more", (m) => m.textContent).catch(() => null) };
+  shots.tree = await shot(page, dir, stem, "tree");
+  await clickTab(page, "memory");
+  steps.leaks = await table(page, "leaks");
+  await clickTab(page, "lines");
+  await clickTab(page, "functions");
+  steps.functions = await table(page, "functions");
+  return { steps, shots };
+}
+
 async function examine(browser, baseUrl, file, index, options) {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
   const own = `${baseUrl}/${index}/${encodeURIComponent(path.basename(file))}`;
@@ -256,6 +334,7 @@ async function examine(browser, baseUrl, file, index, options) {
   }
   const stem = path.basename(file).replace(/\.html$/, "");
   if (options.drive) Object.assign(result, await drive(page, options.shots, stem));
+  else if (options.deep) Object.assign(result, await driveDeep(page, options.shots, stem));
   else if (options.shots) result.shots = { flame: await shot(page, options.shots, stem, "flame") };
   result.bodyText = await page.evaluate(() => document.body.innerText);
   result.scripts = await page.evaluate(() => document.scripts.length);
@@ -265,10 +344,11 @@ async function examine(browser, baseUrl, file, index, options) {
 
 async function main() {
   const args = process.argv.slice(2);
-  const options = { drive: false, shots: null };
+  const options = { drive: false, deep: false, shots: null };
   const files = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === "--drive") options.drive = true;
+    else if (args[i] === "--deep") options.deep = true;
     else if (args[i] === "--shots") options.shots = path.resolve(args[++i]);
     else files.push(path.resolve(args[i]));
   }

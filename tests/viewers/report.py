@@ -29,12 +29,17 @@ def need_browser() -> None:
     need_npm("playwright-core")
 
 
-def open_reports(paths: list[Path], *, drive: bool = False, shots: Path | None = None) -> list:
-    """One result dict per file (see report.mjs)."""
+def open_reports(
+    paths: list[Path], *, drive: bool = False, deep: bool = False, shots: Path | None = None
+) -> list:
+    """One result dict per file (see report.mjs); ``deep``: the steps for a very deep call path
+    (zoom through its levels, expand the call tree, its leak site)."""
     need_browser()
     args = ["node", str(SCRIPT)]
     if drive:
         args.append("--drive")
+    if deep:
+        args.append("--deep")
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
         args += ["--shots", str(shots)]

@@ -239,27 +239,40 @@
       fnTotal[c] = new Float64Array(nF);
     }
     // Per function: self from the nodes it is the leaf of; total once per call path (recursion
-    // counts once), as `inspect` does.
-    const stamp = new Int32Array(nF).fill(-1);
+    // counts once), as `inspect` does: the totals of its outermost frames.
     for (let n = 0; n < N; n++) {
-      const f0 = nodeFn[n];
-      if (f0 < 0) continue;
-      let any = false;
-      for (const c of COLS) {
-        const v = self[c][n];
-        if (v) {
-          fnSelf[c][f0] += v;
-          any = true;
-        }
-      }
-      if (!any) continue;
-      for (let m = n; m >= 0; m = parent[m]) {
-        const f = nodeFn[m];
-        if (f < 0 || stamp[f] === n) continue;
-        stamp[f] = n;
-        for (const c of COLS) fnTotal[c][f] += self[c][n];
-      }
+      const f = nodeFn[n];
+      if (f >= 0) for (const c of COLS) fnSelf[c][f] += self[c][n];
     }
+    for (const n of outermostFrames()) for (const c of COLS) fnTotal[c][nodeFn[n]] += total[c][n];
+  }
+  // The frames with no frame of the same function above them (a walk with an explicit stack,
+  // so that a call path thousands of frames deep costs no more than a shallow one).
+  let outermostCache = null;
+  function outermostFrames() {
+    if (outermostCache) return outermostCache;
+    const out = [];
+    const onPath = new Int32Array(nF); // frames of each function on the current path
+    const stack = []; // node, or ~node to leave it
+    for (let t = T - 1; t >= 0; t--) stack.push(t);
+    while (stack.length) {
+      const n = stack.pop();
+      if (n < 0) {
+        const f = nodeFn[~n];
+        if (f >= 0) onPath[f]--;
+        continue;
+      }
+      const f = nodeFn[n];
+      if (f >= 0) {
+        if (onPath[f] === 0) out.push(n);
+        onPath[f]++;
+      }
+      stack.push(~n);
+      const ks = kids[n];
+      for (let i = ks.length - 1; i >= 0; i--) stack.push(ks[i]);
+    }
+    outermostCache = out;
+    return out;
   }
   function upperBound(arr, x) {
     let lo = 0, hi = arr.length;
@@ -627,39 +640,76 @@
     return (f) => f >= 0 && (fnName[f].toLowerCase().includes(q) || fnFile[f].toLowerCase().includes(q));
   }
   const VROOT = -2; // the "all threads" frame
-  let flame = { rects: [], width: 0, total: 0, rows: 0 };
+  // Deep call paths: at most MAX_LEVELS levels are drawn below the frame at the top (a frame
+  // at the last one that has callees gets a "more levels" row: click to zoom in there), and a
+  // zoom chain longer than CHAIN_HEAD + CHAIN_TAIL + 1 frames shows its ends around one
+  // "… N frames" row (click: half-way up). Figures never change, only what is drawn.
+  const MAX_LEVELS = 400, CHAIN_HEAD = 2, CHAIN_TAIL = 8;
+  let flame = { rects: [], marks: [], chain: [], width: 0, total: 0, rows: 0, chainLength: 0 };
   function flameLayout(width) {
     const c = state.metric;
     const t = total[c];
-    const rects = [];
+    const rects = [], marks = [];
     const roots = threadRoots();
     // The chain above the zoomed frame, each drawn full width.
     const chain = [];
     let focus = state.zoom;
     if (focus >= 0 && !roots.includes(nodeThread[focus])) focus = -1;
     state.zoom = focus;
-    if (focus >= 0) for (let n = focus; n >= 0; n = parent[n]) chain.unshift(n);
-    if (state.thread < 0) chain.unshift(VROOT);
+    if (focus >= 0) for (let n = focus; n >= 0; n = parent[n]) chain.push(n);
+    if (state.thread < 0) chain.push(VROOT);
     else if (chain.length === 0) chain.push(state.thread);
+    chain.reverse();
     const top = chain[chain.length - 1];
     const value = top === VROOT ? rootValue(c) : t[top];
-    chain.forEach((n, d) => rects.push({ node: n, x: 0, w: width, depth: d, value }));
+    let shown = chain;
+    if (chain.length > CHAIN_HEAD + CHAIN_TAIL + 1) {
+      const hidden = chain.length - CHAIN_HEAD - CHAIN_TAIL;
+      shown = [...chain.slice(0, CHAIN_HEAD), null, ...chain.slice(chain.length - CHAIN_TAIL)];
+      marks.push({ kind: "elided", node: chain[CHAIN_HEAD + (hidden >> 1)], x: 0, w: width, depth: CHAIN_HEAD, count: hidden });
+    }
+    shown.forEach((n, d) => {
+      if (n !== null) rects.push({ node: n, x: 0, w: width, depth: d, value });
+    });
     const scale = value > 0 ? width / value : 0;
-    let rows = chain.length;
+    const first = shown.length, last = first + MAX_LEVELS - 1;
+    let rows = first;
     const children = (n) => (n === VROOT ? roots : kids[n]);
-    const order = (list) => list.filter((k) => t[k] > 0).sort((a, b) => t[b] - t[a] || (a - b));
-    function place(n, x, d) {
+    const order = (list) => list.filter((k) => t[k] > 0).sort((a, b) => t[b] - t[a] || a - b);
+    // Depth-first with an explicit stack: [node, x, depth] of frames still to place.
+    const stack = value > 0 ? [[top, 0, first]] : [];
+    while (stack.length) {
+      const [n, x, d] = stack.pop();
+      const ks = order(children(n));
+      if (!ks.length) continue;
+      if (d > last) {
+        marks.push({ kind: "deeper", node: n, x, w: n === top ? width : t[n] * scale, depth: d, count: levelsBelow(n, t) });
+        rows = Math.max(rows, d + 1);
+        continue;
+      }
       let cx = x;
-      for (const k of order(children(n))) {
+      const next = [];
+      for (const k of ks) {
         const w = t[k] * scale;
         rects.push({ node: k, x: cx, w, depth: d, value: t[k] });
-        if (d + 1 > rows) rows = d + 1;
-        place(k, cx, d + 1); // every frame, drawn or not: the layout is exact
+        next.push([k, cx, d + 1]); // every frame, drawn or not: the layout is exact
         cx += w;
       }
+      rows = Math.max(rows, d + 1);
+      for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]);
     }
-    if (value > 0) place(top, 0, chain.length);
-    return { rects, width, total: value, rows, chainLength: chain.length };
+    return { rects, marks, chain, width, total: value, rows, chainLength: shown.filter((n) => n !== null).length };
+  }
+  function levelsBelow(n, t) {
+    // the longest chain of frames with a value below n (explicit stack)
+    let most = 0;
+    const stack = [[n, 0]];
+    while (stack.length) {
+      const [m, d] = stack.pop();
+      if (d > most) most = d;
+      for (const k of kids[m]) if (t[k] > 0) stack.push([k, d + 1]);
+    }
+    return most;
   }
   function nodeLabel(n) {
     if (n === VROOT) return "all threads";
@@ -715,6 +765,22 @@
         }
       }
     }
+    for (const m of flame.marks) {
+      m.y = state.icicle ? m.depth * ROW : H - (m.depth + 1) * ROW;
+      if (m.w < 0.5) continue;
+      ctx.fillStyle = "#eef0f3";
+      ctx.fillRect(m.x + 0.5, m.y + 0.5, Math.max(0.5, m.w - 1), ROW - 1);
+      ctx.strokeStyle = "#8d97a5";
+      ctx.setLineDash([3, 3]);
+      ctx.strokeRect(m.x + 1, m.y + 1, Math.max(0.5, m.w - 2), ROW - 2);
+      ctx.setLineDash([]);
+      const label = m.kind === "elided" ? `… ${grouped(m.count)} frames (click to go up)` : `… ${grouped(m.count)} more levels (click to zoom in)`;
+      const fitted = m.w > 28 ? fit(ctx, label, m.w - 10) : "";
+      if (fitted) {
+        ctx.fillStyle = "#5f6b7a";
+        ctx.fillText(fitted, m.x + 5, m.y + ROW / 2 + 0.5);
+      }
+    }
     if (!state.icicle) flameWrap.scrollTop = flameWrap.scrollHeight;
     renderCrumbs();
     renderSearchShare(match);
@@ -742,10 +808,14 @@
   }
   function renderCrumbs() {
     crumbs.replaceChildren();
-    const chain = flame.rects.slice(0, flame.chainLength).map((r) => r.node);
-    chain.forEach((n, i) => {
+    const elided = flame.marks.find((m) => m.kind === "elided");
+    flame.rects.slice(0, flame.chainLength).forEach((r, i) => {
       if (i) crumbs.append(el("span", { class: "sep", text: "›" }));
-      crumbs.append(el("button", { "data-node": n, text: nodeLabel(n), onclick: () => zoomTo(n) }));
+      if (elided && i === CHAIN_HEAD) {
+        crumbs.append(el("button", { class: "elided", "data-node": elided.node, title: "Go half-way up", text: `… ${grouped(elided.count)} frames`, onclick: () => zoomTo(elided.node) }));
+        crumbs.append(el("span", { class: "sep", text: "›" }));
+      }
+      crumbs.append(el("button", { "data-node": r.node, text: nodeLabel(r.node), onclick: () => zoomTo(r.node) }));
     });
   }
   function renderSearchShare(match) {
@@ -755,16 +825,16 @@
     let sum = 0, frames = 0;
     const fns = new Set();
     const t = total[state.metric];
-    const inMatch = new Set();
+    const under = new Uint8Array(N); // 1: the frame is a match or below one (parents come first)
     for (const r of flame.rects.slice(flame.chainLength)) {
       const f = r.node >= 0 ? nodeFn[r.node] : -1;
+      const above = parent[r.node] >= 0 ? under[parent[r.node]] : 0;
+      under[r.node] = above;
       if (!match(f)) continue;
       frames++;
       fns.add(f);
-      let nested = false;
-      for (let p = parent[r.node]; p >= 0; p = parent[p]) if (inMatch.has(p)) nested = true;
-      inMatch.add(r.node);
-      if (!nested) sum += t[r.node];
+      under[r.node] = 1;
+      if (!above) sum += t[r.node];
     }
     state.searchShare = flame.total > 0 ? sum / flame.total : 0;
     matchesText.append(
@@ -797,17 +867,18 @@
     dirty.add("flame");
     renderActive();
   }
-  function rectAt(x, y) {
+  function rectAt(x, y, withMarks) {
     const d = state.icicle ? Math.floor(y / ROW) : Math.floor((flame.height - y) / ROW);
     for (const r of flame.rects) if (r.depth === d && x >= r.x && x < r.x + r.w && r.w >= 0.5) return r;
+    if (withMarks) for (const m of flame.marks) if (m.depth === d && x >= m.x && x < m.x + m.w) return m;
     return null;
   }
   flameCanvas.addEventListener("click", (e) => {
-    const r = rectAt(e.offsetX, e.offsetY);
+    const r = rectAt(e.offsetX, e.offsetY, true);
     if (r) zoomTo(r.node);
   });
   flameCanvas.addEventListener("mousemove", (e) => {
-    const r = rectAt(e.offsetX, e.offsetY);
+    const r = rectAt(e.offsetX, e.offsetY, false);
     if (!r) {
       tip.hidden = true;
       return;
@@ -979,11 +1050,8 @@
     };
     const maxWall = Math.max(1e-12, ...roots.map((r) => total.wall[r]));
     let count = 0;
-    const LIMIT = 3000;
-    const walk = (n, d) => {
-      if (count >= LIMIT) return;
-      const any = COLS.some((c) => total[c][n] > 0);
-      if (!any) return;
+    const LIMIT = 3000, MAX_INDENT = 40;
+    const row = (n, d) => {
       count++;
       const open = state.expanded.has(n);
       const ks = kids[n].filter((k) => COLS.some((c) => total[c][k] > 0));
@@ -992,7 +1060,8 @@
         const v = c.get(n);
         const td = el("td", { class: c.key === "name" ? "text fn" : c.key === "loc" ? "text loc" : null, "data-key": c.key });
         if (c.key === "name") {
-          td.style.paddingLeft = `${8 + d * 16}px`;
+          td.style.paddingLeft = `${8 + Math.min(d, MAX_INDENT) * 16}px`;
+          if (d > MAX_INDENT) td.append(el("span", { class: "depth", title: "Call depth", text: `${d} ` }));
           const tog = el("span", { class: "toggle", text: ks.length ? (open ? "▾" : "▸") : "" });
           td.append(tog);
           if (nodeFn[n] >= 0) td.append(swatchFor(nodeFn[n]));
@@ -1020,9 +1089,16 @@
         tr.append(td);
       }
       tbody.append(tr);
-      if (open) for (const k of ks.sort(cmp)) walk(k, d + 1);
+      return open ? ks.sort(cmp) : [];
     };
-    for (const r of roots.slice().sort(cmp)) walk(r, 0);
+    // Rows in depth-first order with an explicit stack (call paths may be thousands deep).
+    const stack = roots.slice().sort(cmp).reverse().map((r) => [r, 0]);
+    while (stack.length && count < LIMIT) {
+      const [n, d] = stack.pop();
+      if (!COLS.some((c) => total[c][n] > 0)) continue;
+      const open = row(n, d);
+      for (let i = open.length - 1; i >= 0; i--) stack.push([open[i], d + 1]);
+    }
     const wrap = el("div", { class: "tablewrap" }, el("table", { class: "data", id: "calltree" }, el("thead", null, thead), tbody));
     if (count >= LIMIT) wrap.append(el("div", { class: "more", text: `Showing the first ${LIMIT} rows; collapse branches to see more.` }));
     v.append(
@@ -1249,7 +1325,12 @@
       const out = el("div", { class: "chain" });
       const nodes = [];
       for (let m = s.n; m >= 0 && nodeFn[m] >= 0; m = parent[m]) nodes.push(m);
+      const HEAD = 3, TAIL = 8; // a deep path shows its ends
       nodes.reverse().forEach((m, i) => {
+        if (nodes.length > HEAD + TAIL + 1 && i >= HEAD && i < nodes.length - TAIL) {
+          if (i === HEAD) out.append(text(" › "), el("span", { class: "elided", text: `… ${grouped(nodes.length - HEAD - TAIL)} frames` }));
+          return;
+        }
         const f = nodeFn[m];
         const line = s.lines[nodes.length - 1 - i] || fnLine[f];
         if (i) out.append(text(" › "));
@@ -1367,7 +1448,8 @@
       key: r.node >= 0 && nodeFn[r.node] >= 0 ? [threadName[fnThread[nodeFn[r.node]]], fnName[nodeFn[r.node]], fnFile[nodeFn[r.node]]] : null,
       parent: r.node >= 0 ? parent[r.node] : -1,
     })),
-    flameSize: () => ({ width: flame.width, total: flame.total, height: flame.height }),
+    flameSize: () => ({ width: flame.width, total: flame.total, height: flame.height, rows: flame.rows, chain: flame.chain.length }),
+    flameMarks: () => flame.marks.map((m) => ({ kind: m.kind, node: m.node, depth: m.depth, x: m.x, w: m.w, y: m.y, count: m.count })),
     functionFigures: () => {
       const out = [];
       for (let f = 0; f < nF; f++) {
