@@ -23,6 +23,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 
 from rokuprof.bsprof.model import MAGIC
 from rokuprof.cli.progress import READ_SIZE, SHOW_FROM
+from rokuprof.views.text import printable
 
 #: The raw stream's name inside a session directory.
 CAPTURE_FILE = "capture.bsprof"
@@ -51,7 +52,10 @@ class CaptureSource:
         done = 0
         try:
             with Progress(
-                TextColumn(f"{what} {self.label}"),
+                # the label is the task's description, shown as plain text: a file name is
+                # neither a format template ({}) nor markup ([]), and its control characters
+                # are made visible
+                TextColumn("{task.description}", markup=False),
                 BarColumn(),
                 DownloadColumn(),
                 TransferSpeedColumn(),
@@ -59,7 +63,7 @@ class CaptureSource:
                 transient=True,
                 disable=not show,
             ) as progress:
-                task = progress.add_task(what, total=self.size)
+                task = progress.add_task(f"{what} {printable(self.label)}", total=self.size)
                 data = self.head
                 while data:
                     feed(data)
