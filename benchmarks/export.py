@@ -33,7 +33,9 @@ from rokuprof.profile.functions import aggregate_functions
 from rokuprof.profile.reader import ProfileReader
 
 ROOT = Path(__file__).resolve().parent.parent
-EXACT = {"pprof", "folded", "speedscope"}  # speedscope: its weighted profiles (and a timeline)
+# Formats whose per-function figures are the tables' exact counters (speedscope: its weighted
+# profiles, beside a timeline; report: per call path, beside its timeline strip).
+EXACT = {"pprof", "folded", "speedscope", "report"}
 
 
 def timed(fn):
