@@ -1,4 +1,4 @@
-"""Shared test configuration: hypothesis profiles.
+"""Shared test configuration: hypothesis profiles, and a header saying which core is tested.
 
 ``ci`` (the default) keeps the whole suite fast; ``HYPOTHESIS_PROFILE=thorough`` runs many more
 examples per property for a longer hunt.
@@ -21,3 +21,11 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_report_header() -> str:
+    """Say which decoding core this run tests (a pure-Python run on a checkout whose native core
+    was never built would otherwise look like a native one)."""
+    from rokuprof import _native
+
+    return f"rokuprof core: {_native.describe()}"
