@@ -42,6 +42,10 @@ class StopRequest:
     def requested(self) -> bool:
         return self.cause is not None
 
+    def is_set(self) -> bool:
+        """As :meth:`asyncio.Event.is_set` (code that waits on either works with this)."""
+        return self.cause is not None
+
     async def wait(self) -> StopCause:
         await self._event.wait()
         assert self.cause is not None
