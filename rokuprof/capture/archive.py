@@ -36,6 +36,10 @@ class ArchiveWriter:
 
     async def open(self) -> None:
         """Create the file (never an existing one); does not suspend."""
+        self.open_now()
+
+    def open_now(self) -> None:
+        """:meth:`open` for a synchronous caller (a transport callback)."""
         make_dirs(self.path.parent)
         self._fd = open_new(self.path, _FLAGS)  # owner-only unless [capture] file_mode widens it
         self._last_sync = time.monotonic()
@@ -43,6 +47,12 @@ class ArchiveWriter:
     async def write(self, data: bytes | memoryview) -> None:
         """Give ``data`` to the kernel now (whole; raises ``OSError`` e.g. when the disk is
         full) and start a background ``fsync`` when the last one is ``sync_seconds`` old."""
+        self.write_now(data)
+
+    def write_now(self, data: bytes | memoryview) -> None:
+        """:meth:`write` for a synchronous caller: called from a transport's ``data_received``,
+        no byte read from the socket waits in user space (needs a running event loop for the
+        background ``fsync``)."""
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)

@@ -117,8 +117,12 @@ class SessionFiles:
     async def create(self) -> None:
         """Make the directory and open the archive, without suspending: the caller archives
         bytes it already holds right after (two metadata calls, as cheap as a write)."""
+        self.create_now()
+
+    def create_now(self) -> None:
+        """:meth:`create` for a synchronous caller (a transport callback)."""
         make_dirs(self.path, exist_ok=False)
-        await self.archive.open()
+        self.archive.open_now()
 
     async def write_chunk(self, chunk: bytes) -> Path:
         """Write the next ``chunks/NNNNNN.json`` (a chunk's JSON bytes; atomically, off the
