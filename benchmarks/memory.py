@@ -4,6 +4,10 @@
     python benchmarks/memory.py --baseline ../old     # and another checkout, in the same run
     python benchmarks/memory.py --quick               # counts / 10 (fixed caches weigh more)
     python benchmarks/memory.py --all-limits          # also fill every default limit at once
+    python benchmarks/memory.py --only "stream of line allocs"   # some kinds only
+
+The streams are decoded by ``ProfileReader``: the native core when it is built, the pure tables
+with ``ROKUPROF_PURE_PYTHON=1`` (the environment reaches every child).
 
 Each figure comes from a fresh child process and is how much its resident set grew (``VmRSS``
 from ``/proc/self/status`` after a full collection; ``peak``: ``VmHWM``), divided by the number
@@ -12,6 +16,9 @@ of things the device defined:
 * **stream of paths**: end to end, as a capture holds it: a stream defining call paths (chains
   8 deep, each with some CPU) decoded in 64 KiB reads into the tables, a delta handed to the
   chunk builder every 16 reads (its IDs stay under 50,000,000, which older versions refused);
+* **stream of line allocs**: end to end likewise, a stream with line data whose allocations
+  fall on distinct (path, line offset) pairs (1,000 paths, each allocation freed again, so the
+  live heap stays empty): the cost of a key of the allocations-per-line table;
 * **path**: the tables alone: a call path with CPU and a call count, after ``take_delta`` (its
   delta baseline exists) and ``stack()`` (as the chunk builder asks for it);
 * **allocation**: a live heap entry (distinct addresses, never freed);
@@ -45,10 +52,13 @@ SPREAD = 2654435761  # odd multiplier: i -> i * SPREAD mod 2**32 is a bijection 
 
 START_MS = 1_795_273_445_000
 STREAM = "stream of paths"  # the kind measured end to end: decoder, tables, chunk builder
+LINE_ALLOCS = "stream of line allocs"  # end to end too: allocations at distinct line keys
+LINE_ALLOC_PATHS = 1000
 
 #: Default counts per kind (``--quick`` divides them by 10).
 COUNTS = {
     STREAM: 1_000_000,
+    LINE_ALLOCS: 1_000_000,
     "path": 1_000_000,
     "allocation": 2_000_000,
     "line key": 1_000_000,
@@ -194,6 +204,28 @@ def capture_stream(n: int) -> bytes:
     return build_header(header) + body + END_MARKER + build_footer(Footer(START_MS + 60_000))
 
 
+def line_alloc_stream(n: int) -> bytes:
+    """A complete stream with line data: :data:`LINE_ALLOC_PATHS` call paths and ``n``
+    allocations, each at a (path, line offset) pair of its own and freed right after."""
+    from rokuprof.bsprof.encoder import encode_entries
+    from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
+    from rokuprof.bsprof.model import Footer, Header
+
+    header = Header(1, 0, 0, 0, 1.0, 1.0, True, True, START_MS, "mem", "", "1", "Roku", "X", "1")
+
+    def entries():
+        yield from ((0, 1, "f"), (1, 1, 1))
+        yield from ((2, p, 0, 1, 0, 1, 10, 1) for p in range(1, LINE_ALLOC_PATHS + 1))
+        for i in range(n):
+            path, offset = i % LINE_ALLOC_PATHS + 1, i // LINE_ALLOC_PATHS + 1
+            address = spread(i + 1)
+            yield (3, path, 0, offset, address, 32 + i % 64)
+            yield (3, path, 1, offset, address, 0)
+
+    body = encode_entries(entries(), True)
+    return build_header(header) + body + END_MARKER + build_footer(Footer(START_MS + 60_000))
+
+
 def capture(data: bytes) -> tuple[int, object]:
     """What a capture does with a stream: decode it in 64 KiB reads into the tables and hand a
     delta to the chunk builder every 16 reads (about a second of a fast device)."""
@@ -216,13 +248,17 @@ def child(kind: str, n: int) -> None:
     """Measure one workload in this (fresh) process and print a JSON line."""
     from rokuprof.profile.tables import ProfileTables
 
-    data = capture_stream(n) if kind == STREAM else b""
+    make = {STREAM: capture_stream, LINE_ALLOCS: line_alloc_stream}.get(kind)
+    data = make(n) if make else b""
     gc.collect()
     reset_peak()
     rss0 = status_kib("VmRSS")
     started = time.perf_counter()
     if kind == STREAM:
         items, _kept = capture(data)  # kept alive until measured
+    elif kind == LINE_ALLOCS:
+        _, _kept = capture(data)
+        items = n
     else:
         tables = ProfileTables()
         items = all_limits(tables) if kind == "all limits" else workload(kind, n, tables)
@@ -295,6 +331,11 @@ def worst_case(per: dict[str, float], limits: dict[str, int]) -> list[tuple[str,
             limits["max_live_allocations"] * per["allocation"],
         ),
         ("line keys", limits["max_line_keys"], limits["max_line_keys"] * per["line key"]),
+        (
+            "allocation line keys",
+            limits["max_line_keys"],
+            limits["max_line_keys"] * per[LINE_ALLOCS],
+        ),
     ]
 
 
@@ -310,6 +351,13 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout to measure alongside")
     parser.add_argument("--quick", action="store_true", help="counts / 10")
     parser.add_argument("--all-limits", action="store_true", help="fill every limit at once")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=list(COUNTS),
+        metavar="KIND",
+        help=f"measure only this kind (repeatable; no worst case): {', '.join(COUNTS)}",
+    )
     parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -325,6 +373,8 @@ def main() -> int:
         print(f" {name + ' RSS':>13} {name + ' peak':>13}", end="")
     print("  this/baseline" if args.baseline else "")
     for kind, count in COUNTS.items():
+        if args.only and kind not in args.only:
+            continue
         n = count // 10 if args.quick else count
         print(f"{kind:16} {n:11,}", end="", flush=True)
         for name, tree in trees:
@@ -334,6 +384,8 @@ def main() -> int:
         if args.baseline:
             print(f"  {per['this'][kind] / per['baseline'][kind]:13.2f}", end="")
         print(flush=True)
+    if args.only:
+        return 0
 
     for name, tree in trees:
         rows = worst_case(per[name], default_limits(tree))
