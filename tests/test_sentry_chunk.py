@@ -24,7 +24,12 @@ from test_sentry_fixtures import (
 
 from rokuprof import __version__
 from rokuprof.bsprof.model import ALLOC, CPU, FREE, MEMORY
-from rokuprof.sentry.chunk import HEAP_MEASUREMENT, ChunkBuilder, ChunkSettings
+from rokuprof.sentry.chunk import (
+    HEAP_MEASUREMENT,
+    ChunkBuilder,
+    ChunkSettings,
+    ChunkSettingsError,
+)
 from rokuprof.sentry.flamegraph import stack_times
 from rokuprof.sentry.frames import FrameTable
 from rokuprof.sentry.validate import INVALID_JSON, validate_chunk
@@ -143,6 +148,36 @@ def test_release_override_sanitising_and_absence():
 def test_settings_reject_bad_values(kw):
     with pytest.raises(ValueError):
         ChunkSettings(**kw)
+
+
+def test_settings_report_every_broken_rule_by_field() -> None:
+    with pytest.raises(ChunkSettingsError) as caught:
+        ChunkSettings(chunk_seconds="60", environment="a\nb", settle_seconds=11, wall_unit=["us"])
+    problems = caught.value.problems
+    assert [name for name, _ in problems] == [
+        "wall_unit",
+        "chunk_seconds",
+        "settle_seconds",
+        "environment",
+    ]
+    assert caught.value.named({"chunk_seconds": "capture.chunk_seconds"})[1] == (
+        "capture.chunk_seconds: must be a number of seconds above 0 and at most 60 "
+        "(the longest Sentry chunk), got '60'"
+    )
+    assert "'a\\nb'" in dict(problems)["environment"]  # shown escaped, never as a line break
+
+
+@pytest.mark.parametrize(
+    ("seconds", "rule"),
+    [(61, "at most 60"), (60.5, "at most 60"), (0.01, "two samples"), (True, "at most 60")],
+)
+def test_chunk_seconds_rules(seconds, rule) -> None:
+    with pytest.raises(ChunkSettingsError) as caught:
+        ChunkSettings(chunk_seconds=seconds)
+    [(name, text)] = caught.value.problems
+    assert name == "chunk_seconds" and rule in text
+    assert ChunkSettings(chunk_seconds=0.02).chunk_seconds == 0.02  # two samples at 101 Hz
+    assert ChunkSettings(chunk_seconds=60).chunk_seconds == 60
 
 
 # -- where samples go -------------------------------------------------------------------------

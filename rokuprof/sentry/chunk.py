@@ -71,13 +71,22 @@ from rokuprof.bsprof.model import Header
 from rokuprof.profile.tables import Delta, ProfileTables
 from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
 from rokuprof.sentry.frames import FrameName, FrameTable, release_name
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, SAMPLE_RATE_HZ, Sampler, units_per_second
+from rokuprof.sentry.sampling import (
+    DEFAULT_WALL_UNIT,
+    SAMPLE_RATE_HZ,
+    Sampler,
+    units_per_second,
+)
 from rokuprof.sentry.timeline import IDLE, Lane
 from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
 
 PLATFORM = "brightscript"
 CLIENT_SDK = {"name": "rokuprof", "version": __version__}
+#: The longest window of one chunk, as Sentry's SDKs cut them (Relay's own limit on a chunk's
+#: sample span is :data:`~rokuprof.sentry.validate.MAX_SAMPLE_SPAN_SECONDS`, 66 s).
 MAX_CHUNK_SECONDS = 60.0
+#: The longest a window is held open for late data (:attr:`ChunkSettings.settle_seconds`).
+MAX_SETTLE_SECONDS = 10.0
 #: Measurement carrying the live heap (bytes) over time; Sentry's UI charts this name.
 HEAP_MEASUREMENT = "memory_footprint"
 #: This much busy time not fitting before the end of the run suggests a wrong wall-time unit.
@@ -101,19 +110,36 @@ def new_uuid() -> str:
     return uuid.uuid4().hex
 
 
+class ChunkSettingsError(ValueError):
+    """Settings that break the chunk rules; ``problems`` lists every one as (field, rule)."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{name} {rule}" for name, rule in problems))
+
+    def named(self, names: Mapping[str, str]) -> list[str]:
+        """One ``"<name>: <rule>"`` line per problem, each field named as its caller knows it
+        (a config key, a command-line option); a field not in ``names`` keeps its own name."""
+        return [f"{names.get(name, name)}: {rule}" for name, rule in self.problems]
+
+
 @dataclass(frozen=True)
 class ChunkSettings:
-    """How chunks are made.
+    """How chunks are made: the one owner of the chunk rules (the daemon's config, the commands
+    and the capture build one and hand it on to the builder).
 
     ``wall_unit``: unit of the ``.bsprof`` wall-time field (``ns``, ``us``, ``ms`` or ``s``);
     Roku does not publish it, microseconds is the working assumption. ``chunk_seconds``: window
-    of one chunk (at most 60). ``release``: overrides ``<target name>@<target version>`` from
-    the header. ``environment``: Sentry environment (``None`` leaves it out).
-    ``max_backlog_seconds``: busy time a thread may have waiting beyond the wall time that has
-    passed; more than that (a wrong wall unit, or a broken stream) is dropped and reported
-    rather than laid out for hours. ``settle_seconds``: data arriving this long after a window
-    ended may still be placed in it (it describes time before its arrival), so a window is cut
-    that long after its end.
+    of one chunk (at most 60, and room for two samples). ``release``: overrides
+    ``<target name>@<target version>`` from the header. ``environment``: Sentry environment
+    (``None`` leaves it out). ``max_backlog_seconds``: busy time a thread may have waiting
+    beyond the wall time that has passed; more than that (a wrong wall unit, or a broken
+    stream) is dropped and reported rather than laid out for hours. ``settle_seconds``: data
+    arriving this long after a window ended may still be placed in it (it describes time before
+    its arrival), so a window is cut that long after its end.
+
+    Every broken rule is reported at once (:class:`ChunkSettingsError`, a ``ValueError``), each
+    as the field's name and its rule, so a caller can name the field its own way.
     """
 
     wall_unit: str = DEFAULT_WALL_UNIT
@@ -125,21 +151,83 @@ class ChunkSettings:
     settle_seconds: float = 1.0
 
     def __post_init__(self) -> None:
-        units_per_second(self.wall_unit)
-        if not (math.isfinite(self.chunk_seconds) and 0 < self.chunk_seconds <= MAX_CHUNK_SECONDS):
-            raise ValueError(f"chunk_seconds must be in (0, {MAX_CHUNK_SECONDS:g}]")
-        if int(self.chunk_seconds * self.hz) < 2:
-            raise ValueError("chunk_seconds is too short to hold two samples")
-        if not (math.isfinite(self.max_backlog_seconds) and self.max_backlog_seconds > 0):
-            raise ValueError("max_backlog_seconds must be positive")
-        if not (math.isfinite(self.settle_seconds) and 0 <= self.settle_seconds <= 10):
-            raise ValueError("settle_seconds must be between 0 and 10")
-        if self.release is not None and not self.release.strip():
-            raise ValueError("release must not be empty")
-        if self.environment is not None and (
-            not self.environment or any(c in self.environment for c in "/\n\r\t")
-        ):
-            raise ValueError("environment must be non-empty, without slashes or newlines")
+        problems = chunk_problems(self)
+        if problems:
+            raise ChunkSettingsError(problems)
+
+
+def chunk_problems(settings: ChunkSettings) -> list[tuple[str, str]]:
+    """Every chunk rule ``settings`` breaks, as (field, rule ending in what it got)."""
+    s = settings
+    problems = []
+    try:
+        units_per_second(s.wall_unit if isinstance(s.wall_unit, str) else repr(s.wall_unit))
+    except ValueError as exc:
+        problems.append(("wall_unit", str(exc)))
+    hz_ok = isinstance(s.hz, int) and not isinstance(s.hz, bool) and s.hz > 0
+    if not hz_ok:
+        problems.append(("hz", f"must be a whole number above 0, got {_got(s.hz)}"))
+    if not (_number(s.chunk_seconds) and 0 < s.chunk_seconds <= MAX_CHUNK_SECONDS):
+        problems.append(
+            (
+                "chunk_seconds",
+                f"must be a number of seconds above 0 and at most {MAX_CHUNK_SECONDS:g} (the "
+                f"longest Sentry chunk), got {_got(s.chunk_seconds)}",
+            )
+        )
+    elif hz_ok and int(s.chunk_seconds * s.hz) < 2:
+        problems.append(
+            (
+                "chunk_seconds",
+                f"must hold two samples at {s.hz} Hz (at least {2 / s.hz:.3g} s), "
+                f"got {_got(s.chunk_seconds)}",
+            )
+        )
+    if not (_number(s.max_backlog_seconds) and s.max_backlog_seconds > 0):
+        problems.append(
+            ("max_backlog_seconds", f"must be a number above 0, got {_got(s.max_backlog_seconds)}")
+        )
+    if not (_number(s.settle_seconds) and 0 <= s.settle_seconds <= MAX_SETTLE_SECONDS):
+        problems.append(
+            (
+                "settle_seconds",
+                f"must be a number from 0 to {MAX_SETTLE_SECONDS:g}, got {_got(s.settle_seconds)}",
+            )
+        )
+    if s.release is not None and not (isinstance(s.release, str) and s.release.strip()):
+        problems.append(("release", f"must be a non-empty name, got {_got(s.release)}"))
+    environment = s.environment
+    if environment is not None and not (
+        isinstance(environment, str)
+        and environment.strip()
+        and not any(c in environment for c in "/\n\r\t")
+    ):
+        problems.append(
+            (
+                "environment",
+                f"must be a non-empty name without slashes or newlines, got {_got(environment)}",
+            )
+        )
+    return problems
+
+
+def _number(value: object) -> bool:
+    """A finite int or float (not a bool, nor an int too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _got(value: object) -> str:
+    """A value as a rule's message shows it: numbers as written (61 and 61.0 alike), text
+    quoted and cut short."""
+    if _number(value):
+        return f"{value:g}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 MAX_CHUNK_BYTES = 50 * 1024 * 1024
-MAX_CHUNK_SECONDS = 66.0
+#: Relay's limit on one chunk's last sample timestamp minus its first (seconds; more is
+#: ``profiling_duration_is_too_long``). Not the chunk window
+#: (:data:`rokuprof.sentry.chunk.MAX_CHUNK_SECONDS`, 60 s): Sentry's SDKs cut a chunk every
+#: 60 s of samples and Relay leaves 6 s of headroom above that. The builder keeps to the window;
+#: this checks what is sent.
+MAX_SAMPLE_SPAN_SECONDS = 66.0
 MEASUREMENT_UNITS = frozenset(
     {"nanosecond", "ns", "hertz", "hz", "byte", "percent", "nanojoule", "nj"}
 )
@@ -344,10 +349,10 @@ def _check_rules(
             f"{len(bad)} stacks name a frame outside the {len(frames)} frames "
             f"(first: stacks[{bad[0]}])",
         )
-    if span is not None and span > MAX_CHUNK_SECONDS:
+    if span is not None and span > MAX_SAMPLE_SPAN_SECONDS:
         c.fail(
             DURATION_IS_TOO_LONG,
-            f"samples span {span:.3f} s (more than {MAX_CHUNK_SECONDS:g} s)",
+            f"samples span {span:.3f} s (more than {MAX_SAMPLE_SPAN_SECONDS:g} s)",
         )
 
 
