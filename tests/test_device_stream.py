@@ -183,9 +183,9 @@ async def test_stream_sends_the_get_and_reads_the_body_split_anywhere() -> None:
     pieces = [data[i : i + 5] for i in range(0, len(data), 5)]
     async with ScriptedDevice(pieces) as dev:
         async with await ProfilerStream.open("127.0.0.1", dev.port, connect_timeout=2) as s:
-            assert await read_all(s) == BODY
-            sock = s._writer.get_extra_info("socket")
+            sock = s.transport.get_extra_info("socket")
             assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            assert await read_all(s) == BODY
         assert dev.requests[0].startswith(b"GET /bsprof/channel.bsprof HTTP/1.1\r\n")
 
 

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import socket
 import time
+from collections.abc import Callable
 
 from rokuprof import __version__
 from rokuprof.device.errors import (
@@ -34,6 +35,7 @@ DEFAULT_PROFILER_PORT = 8090
 PROFILER_PATH = "/bsprof/channel.bsprof"
 MAX_HEAD_BYTES = STREAM_MAX_HEAD_BYTES
 READ_SIZE = 64 * 1024
+BUFFER_BYTES = 256 * 1024  # body bytes read() may hold before reading pauses
 
 _HTTP = b"HTTP/"
 
@@ -244,27 +246,34 @@ def set_keepalive(
 
 
 class ProfilerStream:
-    """One connection to a device's profiler port, for one app run."""
+    """One connection to a device's profiler port, for one app run.
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        *,
-        head_timeout: float = STREAM_HEAD_TIMEOUT,
-    ) -> None:
+    Built on a transport callback, so nothing read from the socket waits in user space unless a
+    caller asks for it: reading starts paused; :meth:`read` reads as its caller consumes (at
+    most :data:`BUFFER_BYTES` buffered), and :meth:`deliver` hands every body byte to a
+    callback from inside ``data_received``, so a capture can archive it before anything else
+    runs (a ``kill -9`` then loses nothing that left the kernel). :meth:`wait_end` waits for the
+    end of a delivered stream; both raise the same errors as :meth:`read`.
+    """
+
+    def __init__(self, host: str, port: int, *, head_timeout: float = STREAM_HEAD_TIMEOUT) -> None:
         self.host = host
         self.port = port
-        self._reader = reader
-        self._writer = writer
         self.response = ResponseReader(f"the profiler port {host}:{port}")
         self.connected_at = time.time()
         self.received = 0  # raw bytes from the socket (head included)
+        self.last_data: float | None = None  # monotonic time of the last raw byte
         self.eof = False
         self.head_timeout = head_timeout
         self._head_deadline: float | None = None  # monotonic; set at the answer's first byte
+        self._transport: asyncio.Transport | None = None
+        self._buffer: list[bytes] = []
+        self._buffered = 0
+        self._paused = False
+        self._sink: Callable[[bytes], None] | None = None
+        self._error: BaseException | None = None  # raised by read()/wait_end()
+        self._ended = False  # EOF, the body's end, an error, or closed by us
+        self._wake = asyncio.Event()
 
     @classmethod
     async def open(
@@ -277,9 +286,11 @@ class ProfilerStream:
         head_timeout: float = STREAM_HEAD_TIMEOUT,
     ) -> ProfilerStream:
         """Connect and send the GET; :class:`DeviceUnavailable` when nothing listens."""
+        stream = cls(host, port, head_timeout=head_timeout)
+        loop = asyncio.get_running_loop()
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port, limit=READ_SIZE * 2), connect_timeout
+            transport, _ = await asyncio.wait_for(
+                loop.create_connection(lambda: _Protocol(stream), host, port), connect_timeout
             )
         except TimeoutError as error:
             raise DeviceUnavailable(
@@ -289,19 +300,90 @@ class ProfilerStream:
             raise DeviceUnavailable(
                 f"cannot connect to {host}:{port}: {error.strerror or error}"
             ) from error
-        stream = cls(host, port, reader, writer, head_timeout=head_timeout)
-        set_keepalive(writer.get_extra_info("socket"))
-        try:
-            writer.write(build_request(host, port, path))
-            await asyncio.wait_for(writer.drain(), connect_timeout)
-        except BaseException as error:
-            writer.close()  # cancelled or failed: the caller never gets the stream to close
-            if not isinstance(error, OSError | TimeoutError):
-                raise
+        stream.connected_at = time.time()
+        set_keepalive(transport.get_extra_info("socket"))
+        if stream._ended and stream._error is not None:  # reset as it connected
+            transport.close()
             raise ConnectionLost(
                 f"{host}:{port} dropped the connection before the request was sent"
-            ) from error
+            ) from stream._error
+        transport.write(build_request(host, port, path))  # a few bytes: the kernel takes them
         return stream
+
+    # -- the transport's side ------------------------------------------------------------
+
+    def _connected(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        transport.pause_reading()  # nothing leaves the kernel until a caller wants it
+        self._paused = True
+
+    def _data(self, data: bytes) -> None:
+        if self._ended:
+            return
+        if self.received == 0:
+            self._head_deadline = time.monotonic() + self.head_timeout
+        self.received += len(data)
+        self.last_data = time.monotonic()
+        try:
+            body = self.response.feed(data)
+        except DeviceError as error:
+            self._end(error)
+            return
+        if self.response.in_body:
+            self._head_deadline = None
+        if body:
+            if self._sink is not None:
+                try:
+                    self._sink(body)
+                except BaseException as error:  # the consumer failed (e.g. disk full)
+                    self._end(error)
+                    return
+            else:
+                self._buffer.append(body)
+                self._buffered += len(body)
+                if self._buffered >= BUFFER_BYTES:
+                    self._pause()
+        if self.response.state == "done":
+            self._end(None)
+        self._wake.set()
+
+    def _eof(self) -> None:
+        self.eof = True
+        self._end(None)
+
+    def _lost(self, error: Exception | None) -> None:
+        if error is not None and not self._ended:
+            self._end(
+                ConnectionLost(
+                    f"connection to {self.host}:{self.port} lost: "
+                    f"{getattr(error, 'strerror', None) or error}"
+                )
+            )
+        self._end(None)
+
+    def _end(self, error: BaseException | None) -> None:
+        if not self._ended:
+            self._ended = True
+            self._error = error
+            if self._transport is not None:
+                self._transport.close()
+        self._wake.set()
+
+    def _pause(self) -> None:
+        if not self._paused and self._transport is not None and not self._ended:
+            self._transport.pause_reading()
+            self._paused = True
+
+    def _resume(self) -> None:
+        if self._paused and self._transport is not None and not self._ended:
+            self._paused = False
+            self._transport.resume_reading()
+
+    # -- the caller's side ---------------------------------------------------------------
+
+    @property
+    def transport(self) -> asyncio.Transport | None:
+        return self._transport
 
     async def read(self, idle_timeout: float | None = None) -> bytes:
         """The next body bytes; ``b""`` once the body has ended (EOF or its announced length).
@@ -311,52 +393,109 @@ class ProfilerStream:
         :class:`ConnectionLost` if the connection breaks; :class:`HttpStatusError` or
         :class:`ProtocolError` for an answer that is not a profile.
         """
-        while True:
-            if self.eof or self.response.state == "done":
+        if self._sink is not None:
+            raise RuntimeError("the stream's bytes are delivered to a callback")
+        while not self._buffer:
+            if self._ended:
+                self._raise_error()
                 return b""
-            wait, in_head = idle_timeout, self._head_deadline is not None
-            if in_head:
-                left = self._head_deadline - time.monotonic()
-                wait = left if wait is None else min(wait, left)
+            self._resume()
+            await self._wait(idle_timeout)
+        data = b"".join(self._buffer)
+        self._buffer.clear()
+        self._buffered = 0
+        return data
+
+    def deliver(self, sink: Callable[[bytes], None]) -> None:
+        """From now on, give every body byte to ``sink`` as it leaves the kernel (bytes
+        :meth:`read` buffered first). An exception from ``sink`` ends the stream and is raised
+        by :meth:`wait_end`."""
+        self._sink = sink
+        if self._buffer:
+            data = b"".join(self._buffer)
+            self._buffer.clear()
+            self._buffered = 0
             try:
-                if wait is not None and wait <= 0:
-                    raise TimeoutError
-                data = await asyncio.wait_for(self._reader.read(READ_SIZE), wait)
-            except TimeoutError as error:
-                if in_head and (idle_timeout is None or wait < idle_timeout):
-                    raise DeviceTimeout(
-                        f"the profiler port {self.host}:{self.port}: HTTP response head not "
-                        f"complete within {self.head_timeout:g} s of its first byte; gave up"
-                    ) from error
-                raise DeviceTimeout(
+                sink(data)
+            except BaseException as error:
+                self._end(error)
+                return
+        self._resume()
+
+    async def wait_end(self, idle_timeout: float | None = None) -> None:
+        """Wait until a delivered stream ends: return at its proper end, raise as :meth:`read`
+        does otherwise (an idle or head timeout closes the connection)."""
+        while not self._ended:
+            self._resume()
+            await self._wait(idle_timeout)
+        self._raise_error()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    async def _wait(self, idle_timeout: float | None) -> None:
+        """Wait for news from the transport, within the idle and head deadlines (measured from
+        the last byte, not from this call)."""
+        now = time.monotonic()
+        since = self.last_data if self.last_data is not None else now
+        waits: list[tuple[float, str]] = []
+        if idle_timeout is not None:
+            waits.append((since + idle_timeout - now, "idle"))
+        if self._head_deadline is not None:
+            waits.append((self._head_deadline - now, "head"))
+        wait, which = min(waits) if waits else (None, "")
+        self._wake.clear()
+        try:
+            if wait is not None and wait <= 0:
+                raise TimeoutError
+            await asyncio.wait_for(self._wake.wait(), wait)
+        except TimeoutError:
+            if which == "head":
+                error: DeviceError = DeviceTimeout(
+                    f"the profiler port {self.host}:{self.port}: HTTP response head not "
+                    f"complete within {self.head_timeout:g} s of its first byte; gave up"
+                )
+            else:
+                error = DeviceTimeout(
                     f"no data from {self.host}:{self.port} for {idle_timeout:g} s"
-                ) from error
-            except OSError as error:
-                raise ConnectionLost(
-                    f"connection to {self.host}:{self.port} lost: {error.strerror or error}"
-                ) from error
-            if not data:
-                self.eof = True
-                return b""
-            if self.received == 0:
-                self._head_deadline = time.monotonic() + self.head_timeout
-            self.received += len(data)
-            body = self.response.feed(data)
-            if self.response.in_body:
-                self._head_deadline = None
-            if body:
-                return body
+                )
+            self._end(error)
+
+    def close(self) -> None:
+        """Stop reading and close the connection (what arrives afterwards is not read)."""
+        if not self._ended:
+            self._ended = True
+        if self._transport is not None:
+            self._transport.close()
+        self._wake.set()
 
     async def aclose(self) -> None:
-        writer = self._writer
-        if writer.is_closing():
-            return
-        writer.close()
-        with contextlib.suppress(OSError, TimeoutError):
-            await asyncio.wait_for(writer.wait_closed(), 1.0)
+        self.close()
+        await asyncio.sleep(0)  # let the transport run its close callbacks
 
     async def __aenter__(self) -> ProfilerStream:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class _Protocol(asyncio.Protocol):
+    """Hands a :class:`ProfilerStream` what its transport reports."""
+
+    def __init__(self, stream: ProfilerStream) -> None:
+        self.stream = stream
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.stream._connected(transport)  # type: ignore[arg-type]
+
+    def data_received(self, data: bytes) -> None:
+        self.stream._data(data)
+
+    def eof_received(self) -> bool:
+        self.stream._eof()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.stream._lost(exc)
