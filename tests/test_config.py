@@ -17,6 +17,7 @@ from rokuprof.daemon.config import (
     parse_listen,
     parse_size,
 )
+from rokuprof.sentry.chunk import ChunkSettings
 
 EXAMPLE = Path(__file__).parent.parent / "systemd" / "rokuprof.toml"
 DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.example.com/42"
@@ -51,6 +52,7 @@ def test_full_config_is_typed() -> None:
         env={},
     )
     assert cfg.capture.out == Path("/data/roku") and cfg.capture.chunk_seconds == 30.0
+    assert cfg.capture.chunks == ChunkSettings(chunk_seconds=30, environment="staging")
     (dev,) = cfg.devices
     assert (dev.host, dev.name, dev.profiler_port, dev.ecp_port, dev.console_port) == (
         "10.0.0.5",
@@ -90,6 +92,7 @@ def test_every_problem_is_reported_at_once() -> None:
     errs = errors_of(
         {
             "capture": {"chunk_seconds": 61},
+            "sentry": {"environment": "a/b"},
             "discovery": {"enabled": "yes", "interval_seconds": 0},
             "retention": {"max_bytes": "lots", "max_age_days": -1},
             "metrics": {"listen": "nohost"},
@@ -98,11 +101,12 @@ def test_every_problem_is_reported_at_once() -> None:
     )
     keys = [e.split(":")[0] for e in errs]
     assert keys == [
-        "capture.chunk_seconds",
         "devices[1]",
         "devices",
         "discovery.enabled",
         "discovery.interval_seconds",
+        "capture.chunk_seconds",  # the chunk settings' rules, checked as one, with [sentry]
+        "sentry.environment",
         "retention.max_bytes",
         "retention.max_age_days",
         "metrics.listen",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import io
 import json
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 from typer.testing import CliRunner
 
-from rokuprof.capture.demo import DEMO_SERIAL, demo_lines, run_demo
+from rokuprof.capture.demo import DEMO_CHUNKS, DEMO_SERIAL, demo_lines, run_demo
 from rokuprof.cli import app
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry import validate_chunk
@@ -21,7 +22,7 @@ async def test_run_demo_captures_one_complete_run(tmp_path: Path) -> None:
     result = await run_demo(
         tmp_path,
         seconds=1.0,
-        chunk_seconds=0.5,
+        chunks=replace(DEMO_CHUNKS, chunk_seconds=0.5),
         view="plain",
         console=console,
         launch_after=0.3,

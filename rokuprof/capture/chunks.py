@@ -5,13 +5,13 @@ it a profile-tables delta with its arrival time every second or so, asks it for 
 every chunk interval, and finishes it at the end of the run (the remaining chunks plus a
 JSON-ready report of what could not form a valid chunk). Chunks travel as their JSON bytes.
 :class:`SentrySink` adapts :class:`rokuprof.sentry.ChunkBuilder`; :func:`sentry_sink_factory`
-makes one per run.
+makes one per run, all by one :class:`~rokuprof.sentry.ChunkSettings` (the rules' one owner).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from rokuprof.bsprof.model import Header
@@ -44,6 +44,7 @@ class ChunkSink(Protocol):
 
 
 ChunkSinkFactory = Callable[[RunContext], ChunkSink]
+DEFAULT_SETTINGS = ChunkSettings()
 
 
 def report_json(report: BuildReport) -> dict[str, object]:
@@ -61,19 +62,24 @@ def report_json(report: BuildReport) -> dict[str, object]:
 
 
 class SentrySink:
-    """A :class:`ChunkSink` over :class:`rokuprof.sentry.ChunkBuilder`."""
+    """A :class:`ChunkSink` over :class:`rokuprof.sentry.ChunkBuilder`, making chunks by
+    ``settings``. A run's own ``environment`` or ``release`` in its :class:`RunContext`, when
+    set, win over the settings'. A bare number is the chunk window with every other setting at
+    its default (callers that still pass one; it goes when they pass settings).
+    """
 
-    def __init__(self, context: RunContext, chunk_seconds: float = 60.0) -> None:
-        options: dict[str, object] = {"chunk_seconds": chunk_seconds}
+    def __init__(self, context: RunContext, settings: ChunkSettings | float = DEFAULT_SETTINGS):
+        settings = as_settings(settings)
         if context.environment:
-            options["environment"] = context.environment
+            settings = replace(settings, environment=context.environment)
         if context.release:
-            options["release"] = context.release
+            settings = replace(settings, release=context.release)
+        self.settings = settings
         self.builder = ChunkBuilder(
             context.tables,
             context.start,
             header=context.header,
-            settings=ChunkSettings(**options),
+            settings=settings,
             profiler_id=context.profiler_id,
         )
 
@@ -88,10 +94,19 @@ class SentrySink:
         return [chunk.data for chunk in flush.chunks], report_json(flush.report)
 
 
-def sentry_sink_factory(chunk_seconds: float = 60.0) -> ChunkSinkFactory:
-    """A factory making one :class:`SentrySink` per run with chunks of ``chunk_seconds``."""
+def as_settings(settings: ChunkSettings | float) -> ChunkSettings:
+    """``settings`` as they are, or a bare chunk window as settings (checked by their rules)."""
+    if isinstance(settings, ChunkSettings):
+        return settings
+    return ChunkSettings(chunk_seconds=settings)
+
+
+def sentry_sink_factory(settings: ChunkSettings | float = DEFAULT_SETTINGS) -> ChunkSinkFactory:
+    """A factory making one :class:`SentrySink` per run, by ``settings`` (checked here, once,
+    not at each run's start)."""
+    checked = as_settings(settings)
 
     def make(context: RunContext) -> ChunkSink:
-        return SentrySink(context, chunk_seconds)
+        return SentrySink(context, checked)
 
     return make

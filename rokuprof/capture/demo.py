@@ -16,9 +16,12 @@ from rich.console import Console
 
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary
 from rokuprof.capture.watch import watch
+from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 
 DEMO_SERIAL = "YN00DEMO0001"
+#: A chunk every 5 s, so a short demo run shows several; environment "demo".
+DEMO_CHUNKS = ChunkSettings(chunk_seconds=5.0, environment="demo")
 
 
 @dataclass
@@ -32,14 +35,14 @@ async def run_demo(
     out: Path,
     *,
     seconds: float = 20.0,
-    chunk_seconds: float = 5.0,
+    chunks: ChunkSettings = DEMO_CHUNKS,
     view: str = "auto",
     console: Console | None = None,
     launch_after: float = 1.0,
     stop: asyncio.Event | None = None,
     signals: bool = True,
 ) -> DemoResult:
-    """Capture one simulated run of ``seconds`` into ``out``."""
+    """Capture one simulated run of ``seconds`` into ``out``, making chunks by ``chunks``."""
     device = DeviceConfig(
         host="127.0.0.1",
         serial=DEMO_SERIAL,
@@ -56,9 +59,9 @@ async def run_demo(
             profiler_port=dev.profiler_port,
             ecp_port=dev.ecp_port,
             console_port=dev.console_port,
-            chunk_seconds=chunk_seconds,
+            chunk_seconds=chunks.chunk_seconds,
             runs=1,
-            environment="demo",
+            environment=chunks.environment,
         )
         capture = asyncio.ensure_future(
             watch(config, view=view, console=console, stop=stop, signals=signals)

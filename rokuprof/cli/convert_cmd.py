@@ -17,6 +17,7 @@ from rokuprof.capture.chunks import report_json
 from rokuprof.cli import exits
 from rokuprof.cli.app import app
 from rokuprof.cli.checks import output_dir_problem
+from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.inputs import CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
@@ -135,12 +136,9 @@ def convert(
     chunk_seconds: Annotated[
         float,
         typer.Option(
-            min=0.1,
-            max=MAX_CHUNK_SECONDS,
-            metavar="SECONDS",
-            help="Time window of one chunk, at most 60 s.",
+            metavar="SECONDS", help=f"Time window of one chunk, at most {MAX_CHUNK_SECONDS:g} s."
         ),
-    ] = MAX_CHUNK_SECONDS,
+    ] = ChunkSettings.chunk_seconds,  # the settings' default
     force: Annotated[
         bool, typer.Option("--force", help="Replace chunk and envelope files already in DIR.")
     ] = False,
@@ -150,15 +148,13 @@ def convert(
     err = stderr_console()
     if to is not OutputFormat.sentry:  # pragma: no cover - only sentry exists today
         exits.fail(f"unsupported format {to.value!r}")
-    try:
+    with chunk_options():
         settings = ChunkSettings(
             wall_unit=WallUnit(wall_unit).value,
             chunk_seconds=chunk_seconds,
             release=release,
             environment=environment,
         )
-    except ValueError as exc:
-        exits.fail(exc)
     try:
         source = open_capture(file)  # before any output exists: a bad input creates nothing
     except CaptureInputError as exc:

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from rokuprof.capture.demo import demo_lines, run_demo
+from rokuprof.capture.demo import DEMO_CHUNKS, demo_lines, run_demo
 from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.cli import exits
 from rokuprof.cli.app import app
 from rokuprof.cli.checks import output_dir_problem
+from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import JsonFlag, View
 from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.cli.watch_cmd import summary_status
+from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS
 from rokuprof.views.text import printable
 
 
@@ -30,8 +33,11 @@ def demo(
     ] = 20.0,
     chunk_seconds: Annotated[
         float,
-        typer.Option(min=0.1, max=60, metavar="SECONDS", help="Write Sentry chunks this often."),
-    ] = 5.0,
+        typer.Option(
+            metavar="SECONDS",
+            help=f"Write Sentry chunks this often (at most {MAX_CHUNK_SECONDS:g}).",
+        ),
+    ] = DEMO_CHUNKS.chunk_seconds,
     view: Annotated[
         View, typer.Option(help="auto: a live view on a terminal, log lines otherwise.")
     ] = View.auto,
@@ -44,6 +50,8 @@ def demo(
     2 bad usage or an output directory that cannot be written). With `--json` only the summary
     is printed, as JSON.
     """
+    with chunk_options():
+        chunks = replace(DEMO_CHUNKS, chunk_seconds=chunk_seconds)
     if (problem := output_dir_problem(out)) is not None:
         exits.fail(problem)
     console = stdout_console()
@@ -55,9 +63,7 @@ def demo(
             soft_wrap=True,
         )
     shown = "quiet" if as_json else View(view).value
-    result = asyncio.run(
-        run_demo(out, seconds=seconds, chunk_seconds=chunk_seconds, view=shown, console=console)
-    )
+    result = asyncio.run(run_demo(out, seconds=seconds, chunks=chunks, view=shown, console=console))
     if as_json:
         print_json({**summary_json(result.summary), "connect_delay": result.connect_delay})
     else:

@@ -34,6 +34,7 @@ from pathlib import Path
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
+from rokuprof.sentry.chunk import ChunkSettings, ChunkSettingsError
 from rokuprof.sentry.dsn import Dsn, DsnError
 from rokuprof.store.files import DEFAULT_FILE_MODE, check_file_mode, dir_mode_for
 from rokuprof.store.pyroscope import check_url
@@ -42,7 +43,8 @@ from rokuprof.store.uploader import MAX_IN_FLIGHT
 
 DSN_ENV = "ROKUPROF_SENTRY_DSN"
 DEFAULT_OUT = Path("rokuprof-data")
-MAX_CHUNK_SECONDS = 60.0
+#: The config key of each chunk setting the file may set (the rules are ChunkSettings').
+CHUNK_KEYS = {"chunk_seconds": "capture.chunk_seconds", "environment": "sentry.environment"}
 
 
 class ConfigError(ValueError):
@@ -57,11 +59,17 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class CaptureSection:
     out: Path = DEFAULT_OUT
-    chunk_seconds: float = 60.0
+    # how every chunk is made: capture.chunk_seconds, and sentry.environment
+    chunks: ChunkSettings = field(default_factory=ChunkSettings)
     limits: Limits = field(default_factory=Limits)  # per device stream: paths, strings, heap
     archive: ArchiveLimits = field(default_factory=ArchiveLimits)  # archive bytes, free space
     file_mode: int = DEFAULT_FILE_MODE  # of every file written under out (directories follow)
     export: tuple[str, ...] = ()  # formats written into each session directory at a run's end
+
+    @property
+    def chunk_seconds(self) -> float:
+        """The chunk window (``chunks.chunk_seconds``), for callers not yet passing settings."""
+        return self.chunks.chunk_seconds
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,7 @@ class DiscoverySection:
 @dataclass(frozen=True)
 class SentrySection:
     dsn: Dsn | None = None
-    environment: str = "production"
+    environment: str | None = "production"  # as the chunks say (capture.chunks.environment)
     dsn_from_env: bool = False
     max_in_flight: int = 4  # uploads at once (one per session)
 
@@ -139,7 +147,7 @@ class DaemonConfig:
 
     def summary(self) -> list[str]:
         """Human-readable lines describing the config (no secrets)."""
-        lines = [f"output: {self.capture.out} (chunks of {self.capture.chunk_seconds:g} s)"]
+        lines = [f"output: {self.capture.out} (chunks of {self.capture.chunks.chunk_seconds:g} s)"]
         arc = self.capture.archive
         size = format_size
         parts = [
@@ -380,7 +388,6 @@ def build_config(
     }
     capture = CaptureSection(
         out=Path(out).expanduser(),
-        chunk_seconds=c.number(cap, "chunk_seconds", "capture", 60.0, high=MAX_CHUNK_SECONDS),
         limits=replace(defaults, **bounds),
         archive=_archive_limits(c, cap),
         file_mode=_file_mode(c, cap),
@@ -446,9 +453,8 @@ def build_config(
         else:
             if not dsn.project_id.isdigit():
                 c.error(key, f"the project ID must be a number, not {dsn.project_id!r}")
-    environment = c.string(sen, "environment", "sentry", "production", empty=False)
-    if any(ch in environment for ch in "/\n\r\t"):
-        c.error("sentry.environment", "must not contain slashes or newlines")
+    chunks = _chunk_settings(c, cap, sen)
+    capture = replace(capture, chunks=chunks)
     in_flight = sen.get("max_in_flight", SentrySection.max_in_flight)
     if isinstance(in_flight, bool) or not isinstance(in_flight, int):
         c.error("sentry.max_in_flight", f"must be a whole number, got {_show(in_flight)}")
@@ -457,7 +463,7 @@ def build_config(
         c.error("sentry.max_in_flight", f"must be 1 to {MAX_IN_FLIGHT}, got {in_flight}")
         in_flight = SentrySection.max_in_flight
     sentry = SentrySection(
-        dsn=dsn, environment=environment, dsn_from_env=from_env, max_in_flight=in_flight
+        dsn=dsn, environment=chunks.environment, dsn_from_env=from_env, max_in_flight=in_flight
     )
 
     spool = SpoolSection()
@@ -512,6 +518,21 @@ def build_config(
         pyroscope=pyroscope,
         source=source,
     )
+
+
+def _chunk_settings(c: _Checker, cap: Mapping, sen: Mapping) -> ChunkSettings:
+    """The chunk settings the file sets (see :data:`CHUNK_KEYS`), checked by their own rules;
+    each broken rule is an error naming its key."""
+    default = ChunkSettings()
+    try:
+        return ChunkSettings(
+            chunk_seconds=cap.get("chunk_seconds", default.chunk_seconds),
+            environment=sen.get("environment", default.environment),
+        )
+    except ChunkSettingsError as exc:
+        for name, rule in exc.problems:
+            c.error(CHUNK_KEYS.get(name, name), rule)
+        return default
 
 
 def _pyroscope(c: _Checker, data: Mapping) -> PyroscopeSection:
