@@ -119,3 +119,19 @@ async def test_archive_never_reuses_a_file(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError):
         await ArchiveWriter(path).open()
     assert path.read_bytes() == b"old"
+
+
+def test_statuses_are_one_enum_written_as_text() -> None:
+    from rokuprof.capture import session
+
+    assert [s.value for s in session.SessionStatus] == [
+        "streaming",
+        "complete",
+        "truncated",
+        "interrupted",
+        "failed",
+    ]
+    assert session.FAILED is session.SessionStatus.FAILED and session.FAILED == "failed"
+    assert not session.STREAMING.final and session.TRUNCATED.final
+    record = SessionRecord("s", "p" * 32, {}, START, status=session.INTERRUPTED)
+    assert json.loads(json.dumps(record.to_json()))["status"] == "interrupted"

@@ -1,0 +1,221 @@
+"""The output directory's layout, owned here and nowhere else::
+
+    OUT/<device>/<session>/
+        capture.bsprof                the archive: every body byte received, in order
+        session.json                  the record (device, app, start/end, status, errors, ...)
+        chunks/NNNNNN.json            Sentry V2 chunk payloads, numbered from 000001
+        delivered/NNNNNN.json         marker: Sentry took chunks/NNNNNN.json (2xx)
+        rejected/NNNNNN.json          a chunk refused for good, moved out of chunks/ ...
+        rejected/NNNNNN.reason.json   ... and why
+        dropped/NNNNNN.json           marker (empty): deleted unsent, the spool was full
+        pyroscope.json                marker: the pprof export was pushed (or refused)
+        capture.pb.gz, ...            exports (``capture`` + the format's suffix)
+    OUT/<device>/.<session>.deleting  a session being deleted by retention
+
+``<device>`` is a file-name-safe serial number (else the host), ``<session>`` the UTC start to
+the millisecond and a short id, so a device's sessions sort by start time. A chunk is a file
+named ``<digits>.json``: the ``*.tmp`` of an atomic write, a ``.reason.json``, a directory and
+any stray file are not. Names starting with a dot are skipped by every walk. Paths are pure;
+the reading methods are synchronous (call them through :func:`asyncio.to_thread`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rokuprof.store.files import write_atomic
+from rokuprof.timefmt import utc_compact
+
+ARCHIVE_SUFFIX = ".bsprof"
+EXPORT_STEM = "capture"  # the archive and the exports share it: capture.bsprof, capture.pb.gz
+ARCHIVE_FILE = EXPORT_STEM + ARCHIVE_SUFFIX
+RECORD_FILE = "session.json"
+PYROSCOPE_MARKER = "pyroscope.json"
+CHUNKS_DIR = "chunks"
+DELIVERED_DIR = "delivered"
+REJECTED_DIR = "rejected"
+DROPPED_DIR = "dropped"
+CHUNK_SUFFIX = ".json"
+REASON_SUFFIX = ".reason.json"
+DELETING_SUFFIX = ".deleting"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_CHUNK = re.compile(r"[0-9]+\.json")
+
+
+def safe_name(text: str, fallback: str = "device") -> str:
+    """A file-name-safe form of a serial number or host (``fe80::1`` -> ``fe80_1``)."""
+    name = _UNSAFE.sub("_", text).strip("._")
+    return name[:100] or fallback
+
+
+def session_name(start: float, profiler_id: str) -> str:
+    """``20261121T150405.123Z-<8 hex>``: the UTC start to the millisecond, so that a listing of
+    a device's sessions sorts by start time even for runs that start within the same second."""
+    return f"{utc_compact(start)}-{profiler_id[:8]}"
+
+
+def is_chunk(name: str) -> bool:
+    """Whether a file name in ``chunks/`` (or a marker directory) names a chunk."""
+    return _CHUNK.fullmatch(name) is not None
+
+
+def chunk_name(index: int) -> str:
+    """``000001.json`` for the first chunk of a session."""
+    return f"{index:06d}{CHUNK_SUFFIX}"
+
+
+def chunk_index(name: str) -> int | None:
+    """The number of a chunk file name, ``None`` for anything that is not a chunk."""
+    return int(name[: -len(CHUNK_SUFFIX)]) if is_chunk(name) else None
+
+
+def is_hidden(name: str) -> bool:
+    """Dot names: sessions being deleted, editors' files; every walk skips them."""
+    return name.startswith(".")
+
+
+def _chunk_names(directory: Path) -> set[str]:
+    try:
+        with os.scandir(directory) as entries:  # the kernel's file type: no stat per name
+            return {e.name for e in entries if is_chunk(e.name) and e.is_file()}
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+
+
+def visible_dirs(path: Path) -> list[Path]:
+    """The subdirectories of ``path`` that are not hidden, by name (no symlinks followed);
+    none when ``path`` is missing."""
+    try:
+        with os.scandir(path) as entries:
+            names = [
+                e.name for e in entries if not is_hidden(e.name) and e.is_dir(follow_symlinks=False)
+            ]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [path / name for name in sorted(names)]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDir:
+    """One session directory: where each of its files is, and which of them are chunks."""
+
+    path: Path
+
+    @classmethod
+    def new(cls, root: Path | str, device: str, start: float, profiler_id: str) -> SessionDir:
+        """The directory of a run starting now (not created here)."""
+        return cls(Path(root) / safe_name(device) / session_name(start, profiler_id))
+
+    @classmethod
+    def of_chunk(cls, chunk: Path | str) -> SessionDir:
+        """The session of a file in ``chunks/`` (or in a marker directory)."""
+        return cls(Path(chunk).parent.parent)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def device(self) -> str:
+        """The device directory's name."""
+        return self.path.parent.name
+
+    @property
+    def archive(self) -> Path:
+        return self.path / ARCHIVE_FILE
+
+    @property
+    def record(self) -> Path:
+        return self.path / RECORD_FILE
+
+    @property
+    def chunks(self) -> Path:
+        return self.path / CHUNKS_DIR
+
+    @property
+    def delivered(self) -> Path:
+        return self.path / DELIVERED_DIR
+
+    @property
+    def rejected(self) -> Path:
+        return self.path / REJECTED_DIR
+
+    @property
+    def dropped(self) -> Path:
+        return self.path / DROPPED_DIR
+
+    @property
+    def pyroscope_marker(self) -> Path:
+        return self.path / PYROSCOPE_MARKER
+
+    @property
+    def deleting(self) -> Path:
+        """Where retention renames the session before removing it."""
+        return self.path.with_name(f".{self.name}{DELETING_SUFFIX}")
+
+    def export(self, suffix: str) -> Path:
+        """An export of the archive: ``capture`` + the format's suffix."""
+        return self.path / (EXPORT_STEM + suffix)
+
+    def chunk(self, index: int) -> Path:
+        return self.chunks / chunk_name(index)
+
+    def delivered_marker(self, chunk: str) -> Path:
+        return self.delivered / chunk
+
+    def rejection_reason(self, chunk: str) -> Path:
+        return self.rejected / (chunk.removesuffix(CHUNK_SUFFIX) + REASON_SUFFIX)
+
+    def markers_of(self, chunk: str) -> tuple[Path, Path, Path]:
+        """The files whose presence settles a chunk: delivered, rejected, dropped."""
+        return self.delivered / chunk, self.rejected / chunk, self.dropped / chunk
+
+    # -- reading the directory (synchronous) -------------------------------------------------
+
+    def chunk_names(self) -> set[str]:
+        """Chunk file names in ``chunks/``."""
+        return _chunk_names(self.chunks)
+
+    def settled(self) -> tuple[set[str], set[str], set[str]]:
+        """Names of the chunks delivered, rejected and dropped."""
+        return (
+            _chunk_names(self.delivered),
+            _chunk_names(self.rejected),
+            _chunk_names(self.dropped),
+        )
+
+    def pending_names(self) -> set[str]:
+        """Chunks in ``chunks/`` neither delivered, rejected nor dropped."""
+        delivered, rejected, dropped = self.settled()
+        return self.chunk_names() - delivered - rejected - dropped
+
+    def built_chunks(self) -> list[Path]:
+        """Every chunk built for the run and still on disk (``chunks/`` and ``rejected/``),
+        in chunk order."""
+        files = [self.chunks / n for n in self.chunk_names()]
+        files += [self.rejected / n for n in _chunk_names(self.rejected)]
+        return sorted(files, key=lambda p: (chunk_index(p.name), p.parent.name))
+
+    def read_record(self) -> dict:
+        """``session.json`` as a dict; ``OSError`` or ``ValueError`` when it cannot be."""
+        return json.loads(self.record.read_text("utf-8"))
+
+    def write_record(self, data: dict) -> Path:
+        """Write ``session.json`` atomically (``ValueError`` for a value JSON cannot hold)."""
+        text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)
+        return write_atomic(self.record, text + "\n")
+
+
+def sessions(root: Path | str) -> list[SessionDir]:
+    """Every ``root/<device>/<session>`` directory, by device, oldest session first."""
+    return [SessionDir(s) for d in visible_dirs(Path(root)) for s in visible_dirs(d)]
+
+
+def deleting(root: Path | str) -> list[Path]:
+    """Sessions a crash left half-deleted (``root/<device>/.<session>.deleting``)."""
+    return sorted(Path(root).glob(f"*/.*{DELETING_SUFFIX}"))
