@@ -222,10 +222,10 @@ async def test_kill_9_proof_ci_sized(tmp_path: Path) -> None:
     assert proc.returncode == 0, text[-3000:]
     result = json.loads(figures.read_text())
     assert len(result["kills"]) == 4
-    # Known window (see the report of benchmarks/kill9.py): bytes asyncio has taken from the
-    # socket but the capture task has not yet written; a kill lands there about once in 100.
+    # Body bytes are archived inside the transport's data_received: what left the kernel is on
+    # its way to the page cache before anything else runs, so no kill may cost a byte read.
     losses = [d["lost"] for k in result["kills"] for d in k["devices"] if d["lost"] > 0]
-    assert len(losses) <= 1 and sum(losses) < 64 * 1024, losses
+    assert not losses, losses
     crashed = [s for s in result["sessions"] if s["crashed"]]
     assert crashed and all(s["worst_path_diff"] <= 1 for s in result["sessions"])
     assert not result["undelivered"]

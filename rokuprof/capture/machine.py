@@ -53,8 +53,8 @@ class EndKind(StrEnum):
 
 @dataclass(frozen=True)
 class Received:
-    data: bytes
-    at: float  # Unix seconds of arrival
+    data: bytes = field(repr=False)
+    at: float = 0.0  # Unix seconds of arrival
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,12 @@ class OpenSession:
 
 @dataclass(frozen=True)
 class Archive:
-    data: bytes
+    data: bytes = field(repr=False)
 
 
 @dataclass(frozen=True)
 class WriteChunk:
-    data: bytes  # a Sentry V2 chunk's JSON
+    data: bytes = field(repr=False)  # a Sentry V2 chunk's JSON
 
 
 @dataclass(frozen=True)
