@@ -1,0 +1,133 @@
+"""The run machine's asyncio shell (rokuprof/capture/run.py) with a scripted device stream:
+bytes are archived inside the delivery callback, stops carry their cause, a cancelled run
+still writes its record, an answer that is not a profile leaves no session."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from rokuprof.capture.chunks import sentry_sink_factory
+from rokuprof.capture.limits import ArchiveLimits
+from rokuprof.capture.run import NoData, RunCapture, RunSettings
+from rokuprof.capture.status import CaptureStatus, NullObserver
+from rokuprof.capture.stop import StopCause, StopRequest
+from rokuprof.device.errors import HttpStatusError
+from rokuprof.device.stream import ResponseReader
+
+DATA = (Path(__file__).resolve().parent.parent / "samples" / "cafe-tv-cpu-only.bsprof").read_bytes()
+
+
+class ScriptedStream:
+    """Stands in for ProfilerStream: plays ``script`` (``(delay, bytes)`` steps, then an end
+    or an error) into the delivery callback, and records what the archive held right after
+    each callback returned."""
+
+    def __init__(self, script: list, end: BaseException | None = None, hold: bool = False):
+        self.script, self.end_error, self.hold = script, end, hold
+        self.connected_at = time.time()
+        self.last_data: float | None = None
+        self.response = ResponseReader()
+        self.response.state = "body"
+        self.closed = asyncio.Event()
+        self.archive_after_callback: list[int] = []
+        self.archive: Path | None = None
+        self._player: asyncio.Task | None = None
+
+    def deliver(self, sink) -> None:
+        self._player = asyncio.get_running_loop().create_task(self._play(sink))
+
+    async def _play(self, sink) -> None:
+        for delay, data in self.script:
+            await asyncio.sleep(delay)
+            if self.closed.is_set():
+                return
+            self.last_data = time.monotonic()
+            sink(data)
+            files = sorted(self.archive.glob("*/*/capture.bsprof"))
+            self.archive_after_callback.append(files[0].stat().st_size if files else -1)
+        if not self.hold:
+            self.closed.set()
+
+    async def wait_end(self, idle_timeout: float | None = None) -> None:
+        await self.closed.wait()
+        if self.end_error is not None:
+            raise self.end_error
+
+    def close(self) -> None:
+        self.closed.set()
+
+    async def aclose(self) -> None:
+        self.close()
+
+
+async def identify():
+    return "DEV1", {"dir": "DEV1", "host": "127.0.0.1"}
+
+
+def capture(tmp_path: Path, stream: ScriptedStream, stop=None) -> RunCapture:
+    stream.archive = tmp_path
+    settings = RunSettings(
+        out=tmp_path, chunk_seconds=1.0, archive_limits=ArchiveLimits(min_free_bytes=0)
+    )
+    return RunCapture(
+        stream,
+        settings,
+        CaptureStatus(host="127.0.0.1"),
+        NullObserver(),
+        stop or asyncio.Event(),
+        identify=identify,
+        sink_factory=sentry_sink_factory(1.0),
+    )
+
+
+def pieces(data: bytes, n: int, delay: float = 0.0) -> list:
+    size = -(-len(data) // n)
+    return [(delay, data[i : i + size]) for i in range(0, len(data), size)]
+
+
+async def test_every_byte_is_in_the_archive_before_the_callback_returns(tmp_path: Path) -> None:
+    stream = ScriptedStream(pieces(DATA, 7))
+    record, path = await capture(tmp_path, stream).run()
+    sizes = [len(b"".join(d for _, d in stream.script[: i + 1])) for i in range(7)]
+    assert stream.archive_after_callback == sizes
+    assert (path / "capture.bsprof").read_bytes() == DATA
+    assert record.status == "complete" and json.loads((path / "session.json").read_text())
+
+
+async def test_a_stop_is_recorded_with_its_cause(tmp_path: Path) -> None:
+    stop = StopRequest()
+    stream = ScriptedStream(pieces(DATA[:6000], 3, 0.05), hold=True)
+    run = asyncio.create_task(capture(tmp_path, stream, stop).run())
+    await asyncio.sleep(0.3)
+    stop.request(StopCause.SIGTERM)
+    record, path = await asyncio.wait_for(run, 5)
+    assert record.status == "interrupted"
+    assert record.end_reason.startswith("stopped by SIGTERM during the run")
+    assert json.loads((path / "session.json").read_text())["status"] == "interrupted"
+
+
+async def test_a_cancelled_run_still_writes_its_final_record(tmp_path: Path) -> None:
+    stream = ScriptedStream(pieces(DATA[:8000], 4, 0.05), hold=True)
+    run = asyncio.create_task(capture(tmp_path, stream).run())
+    await asyncio.sleep(0.4)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    (session,) = tmp_path.glob("DEV1/*")
+    saved = json.loads((session / "session.json").read_text())
+    assert saved["status"] == "interrupted" and saved["bytes"] == 8000
+    assert (session / "capture.bsprof").read_bytes() == DATA[:8000]
+
+
+async def test_an_answer_that_is_not_a_profile_leaves_no_session(tmp_path: Path) -> None:
+    busy = HttpStatusError("the profiler port answered 503 Service Unavailable", 503)
+    with pytest.raises(HttpStatusError):
+        await capture(tmp_path, ScriptedStream([], end=busy)).run()
+    with pytest.raises(NoData):
+        await capture(tmp_path, ScriptedStream([])).run()
+    assert not list(tmp_path.glob("DEV1/*"))
