@@ -33,6 +33,7 @@ from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.metrics import Family, MetricsServer
 from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import export_recovered_session, recover
+from rokuprof.daemon.tuning import CaptureTuning, PyroscopeTuning, UploaderTuning
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, SsdpDevice, discover
 from rokuprof.store.files import make_dirs, set_file_mode
@@ -50,8 +51,8 @@ ShutdownTrigger = Callable[[], Awaitable[object]]
 class DaemonOptions:
     """Knobs that are not in the config file (tests and benchmarks shorten them)."""
 
-    capture: dict[str, object] = field(default_factory=dict)  # extra CaptureConfig fields
-    uploader: dict[str, object] = field(default_factory=dict)  # extra Uploader arguments
+    capture: CaptureTuning = field(default_factory=CaptureTuning)  # extra CaptureConfig fields
+    uploader: UploaderTuning = field(default_factory=UploaderTuning)  # extra Uploader arguments
     stop_seconds: float = 30.0  # for capture loops to finish their runs
     drain_seconds: float = 20.0  # for pending uploads at shutdown
     retention_interval: float = 300.0
@@ -60,7 +61,7 @@ class DaemonOptions:
     discovery_targets: tuple[tuple[str, int], ...] = ((SSDP_GROUP, SSDP_PORT),)
     discovery_bind: tuple[str, int] = ("0.0.0.0", 0)
     restart_backoff_cap: float = 60.0
-    pyroscope: dict[str, object] = field(default_factory=dict)  # extra PyroscopePusher arguments
+    pyroscope: PyroscopeTuning = field(default_factory=PyroscopeTuning)  # PyroscopePusher's
 
 
 class Daemon:
@@ -80,20 +81,17 @@ class Daemon:
         self.options = options or DaemonOptions()
         self.out = Path(config.capture.out)
         self.slots: dict[str, DeviceSlot] = {}
-        uploader_args = {
-            "max_spool_bytes": config.spool.max_bytes,
-            "max_in_flight": config.sentry.max_in_flight,
-            **self.options.uploader,
-        }
         self.uploader = Uploader(
             Spool(self.out),
             config.sentry.dsn,
-            **uploader_args,  # type: ignore[arg-type]
+            max_spool_bytes=config.spool.max_bytes,
+            max_in_flight=config.sentry.max_in_flight,
+            **self.options.uploader,
         )
         self.metrics: MetricsServer | None = None
         pyro = config.pyroscope
         self.pyroscope = (
-            PyroscopePusher(self.out, pyro.url, name=pyro.name, **self.options.pyroscope)  # type: ignore[arg-type]
+            PyroscopePusher(self.out, pyro.url, name=pyro.name, **self.options.pyroscope)
             if pyro.url
             else None
         )
@@ -115,13 +113,13 @@ class Daemon:
             profiler_port=entry.profiler_port,
             ecp_port=entry.ecp_port,
             console_port=entry.console_port,
-            chunk_seconds=self.config.capture.chunk_seconds,
+            chunk_seconds=self.config.capture.chunks.chunk_seconds,
             limits=self.config.capture.limits,
             archive_limits=self.config.capture.archive,
-            environment=self.config.sentry.environment,
+            environment=self.config.capture.chunks.environment,
             device_dir=device_dir,
             exports=self.config.capture.export,
-            **self.options.capture,  # type: ignore[arg-type]
+            **self.options.capture,
         )
 
     def add_device(self, entry: DeviceEntry, *, source: str = "config") -> DeviceSlot | None:
