@@ -44,6 +44,11 @@ class Recorder(NullObserver):
     def __init__(self) -> None:
         self.chunks: list[tuple[float, str, Path]] = []
         self.messages: list[str] = []
+        self.states: list[str] = []
+
+    def on_state(self, status) -> None:
+        if not self.states or self.states[-1] != status.state:
+            self.states.append(status.state)
 
     def on_chunk(self, status, path) -> None:
         self.chunks.append((time.monotonic(), status.state, path))
@@ -227,7 +232,7 @@ async def test_stop_trigger_mid_run_interrupts_and_finishes_the_chunks(tmp_path:
     [session] = summary.sessions
     record = read_record(session.path)
     assert record["status"] == "interrupted"
-    assert summary.stop_reason == "stopped"
+    assert summary.stop_reason == "stopped by a stop request"
     data = (session.path / "capture.bsprof").read_bytes()
     assert sent.startswith(data) and len(data) > 3000
     chunks = assert_valid_chunks(session.path, record["profiler_id"])
@@ -258,7 +263,7 @@ async def test_duration_stops_the_loop_while_waiting(tmp_path: Path) -> None:
         start = time.monotonic()
         summary = await run_capture(DeviceCapture(cap_config(dev, tmp_path, duration=0.5)))
     assert 0.45 < time.monotonic() - start < 3
-    assert summary.sessions == [] and summary.stop_reason == "duration reached"
+    assert summary.sessions == [] and summary.stop_reason == "--duration 0.5 s reached"
 
 
 async def test_without_ecp_the_device_directory_is_the_host(tmp_path: Path) -> None:
@@ -302,7 +307,7 @@ async def test_a_refused_second_client_is_not_a_session(tmp_path: Path) -> None:
         writer.close()
         await writer.wait_closed()
     assert summary.sessions == []
-    assert any("503" in m for m in recorder.messages)
+    assert "busy" in recorder.states and "streaming" not in recorder.states
 
 
 @pytest.mark.parametrize("bad", [{"chunk_seconds": 61}, {"runs": 0}, {"idle_timeout": 0}])

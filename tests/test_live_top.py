@@ -25,6 +25,7 @@ from rokuprof.bsprof.grammar import build_header
 from rokuprof.capture.live import IDLE_FUNCTIONS, LiveView, _Window, function_rows
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.status import CaptureStatus
+from rokuprof.capture.stop import StopCause
 from rokuprof.profile.functions import aggregate_functions
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
@@ -181,7 +182,7 @@ async def test_keys_from_a_terminal_and_its_mode_restored() -> None:
                 if stopped:
                     break
                 await asyncio.sleep(0.01)
-        assert stopped == ["interrupted (q)"] and view.hide_idle and view.sort == 0
+        assert stopped == [StopCause.REQUESTED] and view.hide_idle and view.sort == 0
         assert termios.tcgetattr(slave) == before
         with pytest.raises(RuntimeError):  # a failing run still restores the terminal
             async with LiveView(Console(file=io.StringIO()), keys=slave):
@@ -319,7 +320,7 @@ async def test_watch_top_under_tmux(tmp_path: Path, width: int, height: int) -> 
                     break
                 await asyncio.sleep(0.1)
             assert term.exit_status() == 0, shown(end)
-            assert "interrupted (q)" in shown(end) and "Traceback" not in shown(end)
+            assert "stopped by the q key" in shown(end) and "Traceback" not in shown(end)
             stty = term.stty.read_text().split()
             assert "icanon" in stty and "echo" in stty  # the terminal's mode is back
         finally:

@@ -12,7 +12,7 @@ from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import build_header
 from rokuprof.capture.live import LiveView, PlainLog, clock, human_bytes
 from rokuprof.capture.session import SessionRecord
-from rokuprof.capture.status import CaptureStatus
+from rokuprof.capture.status import CaptureStatus, DeviceState
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 from rokuprof.views.text import printable
@@ -66,7 +66,7 @@ def test_plain_log_lines() -> None:
     lines: list[str] = []
     log = PlainLog(lines.append)
     status = streaming_status()
-    status.state = "waiting"
+    status.state = DeviceState.REFUSED
     log.on_state(status)
     log.on_state(status)  # no repeat
     log.on_session_start(status)

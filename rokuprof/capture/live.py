@@ -36,7 +36,8 @@ from rich.table import Table
 from rich.text import Text
 
 from rokuprof.capture.session import SessionRecord
-from rokuprof.capture.status import STREAMING, CaptureStatus
+from rokuprof.capture.status import STATE_TEXT, CaptureStatus, DeviceState
+from rokuprof.capture.stop import StopCause
 from rokuprof.views.text import printable, text
 
 if TYPE_CHECKING:
@@ -56,9 +57,30 @@ def clock(seconds: float) -> str:
     return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
+#: States a log does not give a line of their own: a run's start and end have theirs, and a
+#: connect's ``waiting`` lasts until the answer says more.
+UNLOGGED_STATES = frozenset(
+    {DeviceState.STARTING, DeviceState.WAITING, DeviceState.STREAMING, DeviceState.FINISHED}
+)
+
+
+def state_line(status: CaptureStatus, previous: str = "") -> str | None:
+    """The log line for a change to ``status.state`` (``None``: not worth a line)."""
+    state = DeviceState(status.state)
+    if state is DeviceState.STREAMING and previous == DeviceState.PAUSED:
+        return "resumed: streaming again"
+    if state in UNLOGGED_STATES:
+        return None
+    if state is DeviceState.STOPPED:
+        return f"capture ended: {status.detail}" if status.detail else "capture ended"
+    text = STATE_TEXT[state]
+    return f"{text}: {status.detail}" if status.detail else text
+
+
 class PlainLog:
     """One timestamped line per event (state changes, sessions, chunks, problems); device text
-    in them (names, error messages) has its control characters escaped."""
+    in them (names, error messages) has its control characters escaped. A state is said when
+    it changes, not again while it lasts."""
 
     def __init__(self, write: Callable[[str], None] = print, chunks: bool = True) -> None:
         self.write = write
@@ -70,13 +92,12 @@ class PlainLog:
         self.write(printable(f"{stamp} {status.device or status.host}: {message}"))
 
     def on_state(self, status: CaptureStatus) -> None:
-        if status.state == self._last_state:
-            return
+        if status.state == self._last_state or status.state == DeviceState.WAITING:
+            return  # a connect: the answer will say more (busy stays busy meanwhile)
+        line = state_line(status, self._last_state)
         self._last_state = status.state
-        if status.state == "waiting":
-            self._say(status, "waiting for an app run")
-        elif status.state == "stopped":
-            self._say(status, "stopped")
+        if line is not None:
+            self._say(status, line)
 
     def on_session_start(self, status: CaptureStatus) -> None:
         self._say(status, f"streaming into {status.session_path}")
@@ -375,7 +396,7 @@ class LiveView(PlainLog):
         self.thread: str | None = None  # only this thread's functions
         self.hide_idle = False
         self.note: Text | None = None  # the answer to p / r
-        self._stop: Callable[[str], None] | None = None
+        self._stop: Callable[[StopCause], None] | None = None
         self._profiler: ProfilerHook | None = None
         self._rates = _Rates()
         self._window = _Window(window)
@@ -397,10 +418,10 @@ class LiveView(PlainLog):
         self,
         status: CaptureStatus,
         *,
-        stop: Callable[[str], None] | None = None,
+        stop: Callable[[StopCause], None] | None = None,
         profiler: ProfilerHook | None = None,
     ) -> None:
-        """The status to show; ``stop(reason)`` ends the capture (``q``); ``profiler(action)``
+        """The status to show; ``stop(cause)`` ends the capture (``q``); ``profiler(action)``
         sends ``pause``/``resume`` to the device (``p``/``r``)."""
         self.status = status
         self._stop = stop
@@ -477,7 +498,7 @@ class LiveView(PlainLog):
             self._send("pause" if key == "p" else "resume")
         elif key == "q":
             if self._stop is not None:
-                self._stop("interrupted (q)")
+                self._stop(StopCause.REQUESTED)
         else:
             return
         self._draw()
@@ -549,12 +570,7 @@ class LiveView(PlainLog):
 
         name = f" ({status.device_name})" if status.device_name else ""
         line("device", text(f"{status.device or status.host}{name}  [{status.host}]"))
-        state = status.state
-        if state == STREAMING:
-            state += f"  run {status.runs_done + 1}, {clock(status.elapsed(now))}"
-        elif status.last_status:
-            state += f"  (last run {status.last_status}; {status.runs_done} captured)"
-        line("state", state)
+        line("state", state_text(status, now))
         line("app", text(status.app or "-"))
         line(
             "data",
@@ -568,7 +584,9 @@ class LiveView(PlainLog):
         )
         if status.session_path is not None:
             line("session", text(status.session_path))
-        if status.message:
+        for note in status.notes.values():
+            line("note", text(note, style="yellow"))
+        if status.message and status.message not in status.notes.values():
             line("note", text(status.message, style="yellow"))
         title = Text(self._title(status), style="bold", no_wrap=True, overflow="ellipsis")
         height = self.console.size.height - 1  # the cursor's line stays free: nothing scrolls
@@ -597,7 +615,7 @@ class LiveView(PlainLog):
     def _title(self, status: CaptureStatus) -> str:
         if not self._rows:
             return "functions: no data yet"
-        if status.state == STREAMING and status.tables is self._source:
+        if DeviceState(status.state).in_run and status.tables is self._source:
             return (
                 f"functions of run {status.runs_done + 1}: share of the last {self.window:g} s "
                 "beside the run's totals"
@@ -636,6 +654,37 @@ class LiveView(PlainLog):
             }
             table.add_row(*(cells[n] for n, _ in names))
         return table
+
+
+def state_text(status: CaptureStatus, now: float) -> Text:
+    """The live view's state line: the state in bold, then what it means now (the run's
+    clock and the time since its last byte, or the reason), then the ECP mode if limited."""
+    state = DeviceState(status.state)
+    style = {
+        DeviceState.UNREACHABLE: "bold red",
+        DeviceState.BUSY: "bold yellow",
+        DeviceState.PAUSED: "bold yellow",
+        DeviceState.STREAMING: "bold green",
+    }.get(state, "bold")
+    out = Text(state.value, style=style)
+    if state.in_run:
+        out.append(f"  run {status.runs_done + 1}, {clock(status.elapsed(now))}")
+        since = status.since_data(now)
+        if since is not None:
+            out.append(f", last data {since:.0f} s ago")
+    elif state is not DeviceState.STOPPED:
+        words = STATE_TEXT[state]
+        meaning = words.split(": ", 1)[1] if words.startswith(state.value + ": ") else words
+        if meaning != state.value:
+            out.append(f"  {meaning}")
+        if status.last_status:
+            out.append(f"  (last run {status.last_status}; {status.runs_done} captured)")
+    if status.detail:
+        out.append("  ")
+        out.append_text(text(status.detail))
+    if status.limited:
+        out.append("  · ECP limited", style="yellow")
+    return out
 
 
 def _seconds(s: float) -> str:

@@ -2,13 +2,24 @@
 
 One :class:`DeviceCapture` per device; it keeps no global state and never blocks the event loop,
 so a daemon can run many side by side. It stops when its stop trigger is set (an
-:class:`asyncio.Event` it is given, or :meth:`DeviceCapture.request_stop`), after ``runs`` runs,
-or after ``duration`` seconds; a run in progress is then finished as ``interrupted``.
+:class:`asyncio.Event` or :class:`~rokuprof.capture.stop.StopRequest` it is given, or
+:meth:`DeviceCapture.request_stop` with a :class:`~rokuprof.capture.stop.StopCause`), after
+``runs`` runs, or after ``duration`` seconds; a run in progress is then finished as
+``interrupted``, and the cause is what the summary and the log say.
 
 While waiting it tries to connect to the profiler port every ``poll_interval`` seconds: a
 profiled app does not start until a client connects, so this bounds the delay the capture adds
-to an app's start. The device is identified by ECP ``device-info`` (its serial number names the
-device directory; without ECP the host does).
+to an app's start. A device that does not answer at all is retried with capped backoff.
+
+The device's state (:class:`~rokuprof.capture.status.DeviceState`) says what is known:
+``unreachable`` (ECP does not answer, checked every ``ecp_recheck`` seconds while the profiler
+port refuses, or the profiler port times out), ``refused`` (no profiled app runs), ``waiting``
+(connected, no data yet), ``busy`` (503: another client has the stream), ``streaming`` (from the
+run's first byte), ``paused`` (the console's ``bsprof-status``, asked every ``console_poll``
+seconds while a run streams). ECP limited mode is said once, with the setting to change.
+
+The device's one display name is its directory name (:func:`device_dir`): the ``device_dir``
+override, else its serial number from ECP ``device-info``, else the host.
 """
 
 from __future__ import annotations
@@ -18,10 +29,11 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rokuprof.backoff import backoff_delay
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSinkFactory, sentry_sink_factory
 from rokuprof.capture.exports import export_finished_run, export_formats
@@ -29,23 +41,30 @@ from rokuprof.capture.limits import ArchiveLimits, floor_message, free_bytes
 from rokuprof.capture.run import NoData, RunCapture, RunSettings
 from rokuprof.capture.session import SessionRecord, safe_name
 from rokuprof.capture.status import (
-    FINISHED,
-    STOPPED,
-    STREAMING,
-    WAITING,
     CaptureObserver,
     CaptureStatus,
+    DeviceState,
     NullObserver,
+    idle_state,
 )
+from rokuprof.capture.stop import StopCause, StopRequest
 from rokuprof.device.console import DEFAULT_CONSOLE_PORT, BsprofStatus, ConsoleClient
 from rokuprof.device.control import ControlResult, control
 from rokuprof.device.ecp import DEFAULT_ECP_PORT, ActiveApp, DeviceInfo, EcpClient
-from rokuprof.device.errors import DeviceError, LimitedModeError
+from rokuprof.device.errors import (
+    ECP_SETTING_PATH,
+    DeviceError,
+    DeviceTimeout,
+    DeviceUnavailable,
+    HttpStatusError,
+    LimitedModeError,
+)
 from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
 from rokuprof.store.files import sweep_tmp
 
 UNREACHABLE_BACKOFF = 30.0  # seconds: the longest wait between connects to an unreachable device
 LOW_SPACE_RECHECK = 5.0  # seconds between free-space checks while below the floor
+STREAM_TICK = 0.5  # seconds between looks at a connected stream's byte count
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +86,9 @@ class CaptureConfig:
     idle_timeout: float = 120.0  # a run ends as truncated after this long without a byte
     ecp_timeout: float = 3.0
     use_ecp: bool = True
-    use_console: bool = True  # ask the debug console for the profiler status at each run
+    use_console: bool = True  # ask the debug console for the profiler status during runs
+    console_poll: float = 3.0  # seconds between bsprof-status queries while a run streams
+    ecp_recheck: float = 10.0  # seconds between ECP checks while the profiler port refuses
     runs: int | None = None  # stop after this many runs
     duration: float | None = None  # stop after this many seconds
     environment: str | None = None
@@ -82,7 +103,14 @@ class CaptureConfig:
     def __post_init__(self) -> None:
         if not 0 < self.chunk_seconds <= 60:
             raise ValueError("chunk_seconds must be in (0, 60] (Sentry chunks hold at most 60 s)")
-        for name in ("delta_seconds", "poll_interval", "connect_timeout", "idle_timeout"):
+        for name in (
+            "delta_seconds",
+            "poll_interval",
+            "connect_timeout",
+            "idle_timeout",
+            "console_poll",
+            "ecp_recheck",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0")
         if self.runs is not None and self.runs < 1:
@@ -122,6 +150,42 @@ class CaptureSummary:
     problems: list[str] = field(default_factory=list)
 
 
+def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
+    """The device's one display name, used for its directory, in logs and in metrics: the
+    ``device_dir`` override, else the serial number ECP gave, else the host."""
+    if config.device_dir:
+        return safe_name(config.device_dir)
+    if info is not None and info.serial:
+        return safe_name(info.serial)
+    return safe_name(config.host)
+
+
+@contextlib.asynccontextmanager
+async def alongside(*coros: Coroutine[object, object, object]) -> AsyncIterator[None]:
+    """Run ``coros`` as tasks while the block runs; cancel and reap them when it ends."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        yield
+    finally:
+        await cancel(*tasks)
+
+
+async def cancel(*tasks: asyncio.Task | None) -> None:
+    """Cancel the tasks and wait until they have ended (their errors are theirs: not raised).
+
+    A task is cancelled again while it runs on: Python 3.11's ``wait_for`` can swallow a
+    cancellation that arrives as its inner future completes.
+    """
+    live = [t for t in tasks if t is not None]
+    while pending := [t for t in live if not t.done()]:
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=0.1)
+    for task in live:
+        if not task.cancelled():
+            task.exception()  # retrieved: never "exception was never retrieved"
+
+
 class DeviceCapture:
     """The capture loop of one device (see the module docstring)."""
 
@@ -131,7 +195,7 @@ class DeviceCapture:
         *,
         observer: CaptureObserver | None = None,
         sink_factory: ChunkSinkFactory | None = None,
-        stop: asyncio.Event | None = None,
+        stop: asyncio.Event | StopRequest | None = None,
     ) -> None:
         self.config = config
         self.observer = observer or NullObserver()
@@ -139,23 +203,35 @@ class DeviceCapture:
             sink_factory = sentry_sink_factory(config.chunk_seconds)
         self.sink_factory = sink_factory
         self.external_stop = stop
-        self.status = CaptureStatus(host=config.host)
-        self.summary = CaptureSummary(config.host, "")
+        self.stop = StopRequest()  # the one stop trigger of this loop and its runs
+        self.status = CaptureStatus(host=config.host, device=device_dir(config, None))
+        self.summary = CaptureSummary(config.host, self.status.device)
         self.device_info: DeviceInfo | None = None
-        self._stop = asyncio.Event()
-        self._identify_task: asyncio.Task | None = None
-        self._ecp_problem = ""
-        self._ecp_limited = False
+        self._ecp_task: asyncio.Task | None = None
+        self._ecp_up: bool | None = None  # whether ECP answered when last asked
+        self._ecp_error = ""  # why it did not
+        self._ecp_checked = -1e9  # time.monotonic() of the last ECP check
         self._swept: set[str] = set()
-        self._last_warning = ""
         self._cuts = 0  # runs in a row that an archive limit ended
-        self._low_space = ""  # the free-space warning last given
+        self._profiler_state = ""  # the console's last word in this run: running / paused
+        self._run_console: BsprofStatus | None = None  # its first status of the run
+        self._run_app: ActiveApp | None = None
 
-    def request_stop(self, reason: str = "stopped") -> None:
-        """Ask the loop to stop (a run in progress is finished as ``interrupted``)."""
-        if not self._stop.is_set():
-            self.summary.stop_reason = self.summary.stop_reason or reason
-            self._stop.set()
+    def request_stop(self, cause: StopCause | str = StopCause.REQUESTED, text: str = "") -> None:
+        """Ask the loop to stop (a run in progress is finished as ``interrupted``); the first
+        cause is the one recorded (``text``: how the summary says it, if not the cause's way)."""
+        cause = StopCause(cause)
+        if not self.stop.requested:
+            self.summary.stop_reason = text or self._stop_text(cause)
+        self.stop.request(cause)
+
+    def _stop_text(self, cause: StopCause) -> str:
+        cfg = self.config
+        if cause is StopCause.RUNS and cfg.runs is not None:
+            return f"--runs {cfg.runs} reached"
+        if cause is StopCause.DURATION and cfg.duration is not None:
+            return f"--duration {cfg.duration:g} s reached"
+        return cause.describe()
 
     # -- for a live view's keys: the device's profiler, on request ----------------------------
 
@@ -163,64 +239,118 @@ class DeviceCapture:
         """``status``, ``pause`` or ``resume`` on the device's debug console, within the ECP
         timeout; raises :class:`~rokuprof.device.errors.DeviceError` when that fails."""
         cfg = self.config
-        return await control(cfg.host, action, cfg.console_port, cfg.ecp_timeout)
+        result = await control(cfg.host, action, cfg.console_port, cfg.ecp_timeout)
+        if result.status is not None:
+            self._on_profiler(result.status.state)
+        elif not result.no_session and action in ("pause", "resume"):
+            self._on_profiler("paused" if action == "pause" else "running")
+        return result
 
-    # -- device identity ---------------------------------------------------------------------
+    # -- what the device says: state, notes --------------------------------------------------
+
+    def _set_state(self, state: DeviceState, detail: str = "") -> None:
+        st = self.status
+        if st.state == state and st.detail == detail:
+            return
+        st.state, st.detail = state, detail
+        self.observer.on_state(st)
+
+    def _say(self, cause: str, text: str, *, problem: bool = False) -> None:
+        """A note that lasts while its cause does: said (logged) once, and again if it changes."""
+        if self.status.note(cause, text):
+            if problem:
+                self.summary.problems.append(text)
+            self.observer.on_message(self.status, "warning", text)
+
+    def _on_profiler(self, state: str) -> None:
+        """The console's word on the profiler of the running app (``running`` or ``paused``)."""
+        self._profiler_state = state
+        st = self.status
+        if not st.state.in_run:
+            return  # remembered for the run's first byte
+        if state == "paused":
+            self._set_state(
+                DeviceState.PAUSED,
+                f"resume with `rokuprof control {self.config.host} resume` (or the r key)",
+            )
+        elif st.state is DeviceState.PAUSED:
+            self._set_state(DeviceState.STREAMING)
+
+    # -- device identity and ECP -------------------------------------------------------------
+
+    def _check_ecp(self, *, now: bool = False) -> None:
+        """Ask ECP for the device's identity, in the background, when it is due."""
+        cfg = self.config
+        if not cfg.use_ecp or (self._ecp_task is not None and not self._ecp_task.done()):
+            return
+        due = time.monotonic() - self._ecp_checked >= cfg.ecp_recheck
+        if now or due or self._ecp_up is None:
+            self._ecp_checked = time.monotonic()
+            self._ecp_task = asyncio.ensure_future(self._query_device_info())
 
     async def _query_device_info(self) -> DeviceInfo | None:
         cfg = self.config
-        if not cfg.use_ecp:
-            return None
         try:
             async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
                 info = await ecp.device_info()
-        except LimitedModeError as error:
-            self._ecp_limited = True
-            self._problem(str(error))
+        except (DeviceUnavailable, DeviceTimeout) as error:
+            self._ecp_up, self._ecp_error = False, str(error)
             return None
-        except DeviceError as error:
-            self._problem(f"no device info from ECP ({error}); the device directory is the host")
+        except LimitedModeError as error:  # 403: it answers, but will not say who it is
+            self._ecp_up, self._ecp_error = True, str(error)
+            self._set_ecp_mode("limited", str(error))
             return None
-        self.device_info = info
-        self._set_device()
-        self.observer.on_state(self.status)
+        except DeviceError as error:  # it answers, with something we cannot use
+            self._ecp_up, self._ecp_error = True, str(error)
+            return None
+        self._ecp_up, self._ecp_error = True, ""
+        self._set_ecp_mode(info.ecp_mode)
+        if self.device_info is None:
+            self.device_info = info
+            self.status.clear_note("ecp")
+            self._set_device()
+            self.observer.on_state(self.status)
         return info
 
-    def _problem(self, text: str) -> None:
-        if text != self._ecp_problem:
-            self._ecp_problem = text
-            self.summary.problems.append(text)
-            self.status.message = text
-            self.observer.on_message(self.status, "warning", text)
-
-    def _start_identify(self) -> None:
-        if self.device_info is None and (self._identify_task is None or self._identify_task.done()):
-            self._identify_task = asyncio.ensure_future(self._query_device_info())
-
-    def _device_dir(self) -> str:
-        if self.config.device_dir:
-            return safe_name(self.config.device_dir)
-        if self.device_info is not None and self.device_info.serial:
-            return safe_name(self.device_info.serial)
-        return safe_name(self.config.host)
+    def _set_ecp_mode(self, mode: str, text: str = "") -> None:
+        self.status.ecp_mode = mode
+        if mode != "limited":
+            self.status.clear_note("limited")
+            return
+        self._say(
+            "limited",
+            text
+            or (
+                f"ECP on {self.config.host} is in limited mode: some device queries are refused. "
+                f"To allow them, set {ECP_SETTING_PATH} to 'Permissive' on the device."
+            ),
+            problem=True,
+        )
 
     def _set_device(self) -> None:
-        self.status.device = self.summary.device = self._device_dir()
+        self.status.device = self.summary.device = device_dir(self.config, self.device_info)
         if self.device_info is not None:
             self.status.device_name = self.device_info.name
 
     async def _identify(self) -> tuple[str, dict[str, object]]:
         """Wait (bounded) for the identity query; return the device dir and its description."""
-        task = self._identify_task
-        if task is not None and not task.done():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(task), self.config.ecp_timeout + 1)
+        cfg = self.config
+        task = self._ecp_task
+        if self.device_info is None and task is not None and not task.done():
+            await asyncio.wait({task}, timeout=cfg.ecp_timeout + 1)
         self._set_device()
+        if cfg.use_ecp and self.device_info is None and not cfg.device_dir:
+            why = self._ecp_error or "no answer in time"
+            self._say(
+                "ecp",
+                f"no device info from ECP ({why}); the device directory is the host",
+                problem=True,
+            )
         if self.status.device not in self._swept:  # leftovers of a crash in this device's dir
             self._swept.add(self.status.device)
             with contextlib.suppress(OSError):
-                await asyncio.to_thread(sweep_tmp, Path(self.config.out) / self.status.device)
-        device: dict[str, object] = {"dir": self.status.device, "host": self.config.host}
+                await asyncio.to_thread(sweep_tmp, Path(cfg.out) / self.status.device)
+        device: dict[str, object] = {"dir": self.status.device, "host": cfg.host}
         info = self.device_info
         if info is not None:
             device.update(
@@ -233,36 +363,25 @@ class DeviceCapture:
             )
         return self.status.device, device
 
-    async def _query_active_app(self) -> ActiveApp | None:
+    async def _query_active_app(self) -> None:
         cfg = self.config
-        if not cfg.use_ecp or self._ecp_limited:
-            return None
+        if not cfg.use_ecp or (self.status.limited and self.device_info is None):
+            return  # ECP refuses even device-info: it would refuse this too
         with contextlib.suppress(DeviceError):
             async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
-                return await ecp.active_app()
-        return None
+                self._run_app = await ecp.active_app()
 
     async def _query_profiler_status(self) -> BsprofStatus | None:
         cfg = self.config
-        if not cfg.use_console:
-            return None
         try:
             async with ConsoleClient(cfg.host, cfg.console_port, timeout=cfg.ecp_timeout) as c:
-                status = await c.bsprof_status()
+                return await c.bsprof_status()
         except DeviceError:
             return None
-        if status is not None and status.state == "paused":
-            text = (
-                "the profiler is paused (bsprof_pause_on_start?): little is recorded until "
-                f"`rokuprof control {cfg.host} resume`"
-            )
-            self.status.message = text
-            self.observer.on_message(self.status, "warning", text)
-        return status
 
     async def _space_to_write(self) -> bool:
-        """Whether the output file system has at least ``min_free_bytes`` free (a warning
-        when it has not, said once per episode)."""
+        """Whether the output file system has at least ``min_free_bytes`` free (a note while
+        it has not, said once per episode)."""
         cfg = self.config
         floor = cfg.archive_limits.min_free_bytes
         if not floor:
@@ -272,70 +391,53 @@ class DeviceCapture:
         except OSError:
             return True  # cannot tell: the writes will say
         if free >= floor:
-            self._low_space = ""
+            self.status.clear_note("space")
             return True
-        if not self._low_space:
-            self._low_space = text = (
-                floor_message(free, cfg.archive_limits, Path(cfg.out)) + ": waiting for space"
-            )
-            self.status.message = text
-            self.observer.on_message(self.status, "warning", text)
+        if "space" not in self.status.notes:
+            text = floor_message(free, cfg.archive_limits, Path(cfg.out)) + ": waiting for space"
+            self._say("space", text)
         return False
 
     # -- the loop ----------------------------------------------------------------------------
 
-    def _set_state(self, state: str) -> None:
-        self.status.state = state
-        self.observer.on_state(self.status)
-
     async def _sleep(self, seconds: float) -> None:
         """Sleep, waking early on stop."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stop.wait(), seconds)
+            await asyncio.wait_for(self.stop.wait(), seconds)
 
-    async def _watch_triggers(self) -> None:
-        waits = []
-        if self.external_stop is not None:
-            waits.append(asyncio.ensure_future(self.external_stop.wait()))
-        if self.config.duration is not None:
-            waits.append(asyncio.ensure_future(asyncio.sleep(self.config.duration)))
-        if not waits:
-            return
-        try:
-            done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            ext = waits[0] if self.external_stop is not None else None
-            self.request_stop("stopped" if ext in done else "duration reached")
-        finally:
-            for w in waits:
-                w.cancel()
+    async def _stop_on(self, trigger: asyncio.Event | StopRequest) -> None:
+        await trigger.wait()
+        self.request_stop(getattr(trigger, "cause", None) or StopCause.REQUESTED)
+
+    async def _stop_after(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        self.request_stop(StopCause.DURATION)
 
     async def run(self) -> CaptureSummary:
         """Run until stopped; return what was captured."""
-        triggers = asyncio.ensure_future(self._watch_triggers())
+        triggers = []
+        if self.external_stop is not None:
+            triggers.append(self._stop_on(self.external_stop))
+        if self.config.duration is not None:
+            triggers.append(self._stop_after(self.config.duration))
         self._set_device()
-        self._start_identify()
         try:
-            await self._loop()
+            async with alongside(*triggers):
+                await self._loop()
         finally:
-            triggers.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await triggers
-            if self._identify_task is not None:
-                self._identify_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await self._identify_task
-            self._set_state(STOPPED)
+            await cancel(self._ecp_task)
+            self._set_state(DeviceState.STOPPED, self.summary.stop_reason)
         return self.summary
 
     async def _loop(self) -> None:
         cfg = self.config
-        backoff = cfg.poll_interval
         unreachable = 0  # connect attempts in a row that timed out or found no route
-        self._set_state(WAITING)
-        while not self._stop.is_set():
+        not_runs = 0  # connects in a row that were not a run
+        while not self.stop.requested:
             if not await self._space_to_write():
                 await self._sleep(LOW_SPACE_RECHECK)
                 continue
+            self._check_ecp()
             try:
                 stream = await ProfilerStream.open(
                     cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
@@ -343,90 +445,138 @@ class DeviceCapture:
             except DeviceError as error:
                 # Refused: the device is up and no app runs; keep polling (an app waits for us).
                 # Timeout or no route: the device is off or away; back off, capped, with jitter.
-                if isinstance(error.__cause__, ConnectionRefusedError):
-                    unreachable = 0
-                    await self._sleep(cfg.poll_interval)
-                else:
-                    unreachable += 1
-                    ceiling = min(
-                        UNREACHABLE_BACKOFF, cfg.poll_interval * 2 ** min(unreachable, 20)
+                refused = isinstance(error.__cause__, ConnectionRefusedError)
+                unreachable = 0 if refused else unreachable + 1
+                self._idle(refused, str(error))
+                delay = cfg.poll_interval
+                if not refused:
+                    delay = backoff_delay(
+                        unreachable + 1,
+                        cfg.poll_interval,
+                        UNREACHABLE_BACKOFF,
+                        random.random(),
+                        floor=cfg.poll_interval,
                     )
-                    await self._sleep(random.uniform(cfg.poll_interval, ceiling))
+                await self._sleep(delay)
                 continue
             unreachable = 0
-            outcome = await self._capture_run(stream)
-            if outcome is None:  # not a run: back off a little, up to max_backoff
-                backoff = min(cfg.max_backoff, backoff * 2)
-                await self._sleep(random.uniform(cfg.poll_interval, backoff))
-                self._set_state(WAITING)
+            if self.status.state is not DeviceState.BUSY:  # busy until it says otherwise
+                self._set_state(DeviceState.WAITING)
+            session = await self._capture_run(stream)
+            if session is None:  # not a run: back off a little, up to max_backoff
+                not_runs += 1
+                rand = random.random()
+                delay = backoff_delay(
+                    not_runs + 1, cfg.poll_interval, cfg.max_backoff, rand, floor=cfg.poll_interval
+                )
+                await self._sleep(delay)
                 continue
-            backoff = cfg.poll_interval
+            not_runs = 0
             if self._cuts:  # a device that runs into a limit again and again: slow down
-                await self._sleep(min(UNREACHABLE_BACKOFF, cfg.poll_interval * 2**self._cuts))
+                await self._sleep(
+                    backoff_delay(self._cuts + 1, cfg.poll_interval, UNREACHABLE_BACKOFF)
+                )
             if cfg.runs is not None and len(self.summary.sessions) >= cfg.runs:
-                self.request_stop(f"--runs {cfg.runs} reached")
-                break
-            if not self._stop.is_set():
-                self._set_state(WAITING)
+                self.request_stop(StopCause.RUNS)
+
+    def _idle(self, refused: bool, error: str) -> None:
+        """The state after a connect to the profiler port failed (``refused`` or not)."""
+        state = idle_state(refused, self._ecp_up if self.config.use_ecp else None)
+        if state is DeviceState.UNREACHABLE:
+            self._set_state(state, error if not refused else self._ecp_error)
+        else:
+            self._set_state(state)
+
+    def _not_a_run(self, error: DeviceError) -> None:
+        """A connect that did not become a run: busy (503), or said once as a note."""
+        if isinstance(error, HttpStatusError) and error.status == 503:
+            self._set_state(DeviceState.BUSY)
+        elif not (isinstance(error, NoData) and self.stop.requested):
+            self._say("answer", str(error))
 
     async def _capture_run(self, stream: ProfilerStream) -> CapturedSession | None:
         """Capture one connected stream; ``None`` if it turned out not to be a run."""
         self.status.run_started = time.monotonic()
-        self._start_identify()
-        app_task = asyncio.ensure_future(self._query_active_app())
-        console_task = asyncio.ensure_future(self._query_profiler_status())
-        side_tasks = (app_task, console_task)
+        self._check_ecp(now=self.device_info is None)
+        self._profiler_state = ""
+        self._run_console = self._run_app = None
 
         def extra_info() -> dict[str, dict[str, object]]:
             """What the side queries found, by session.json section."""
             out: dict[str, dict[str, object]] = {}
-            app = _result(app_task)
-            if app is not None:
-                out["app"] = {"ecp": app.to_json()}
-            profiler = _result(console_task)
-            if profiler is not None:
-                out["profiler"] = {"console_status": profiler.to_json()}
+            if self._run_app is not None:
+                out["app"] = {"ecp": self._run_app.to_json()}
+            if self._run_console is not None:
+                out["profiler"] = {"console_status": self._run_console.to_json()}
             return out
 
         capture = RunCapture(
             stream,
             self.config.run_settings(),
             self.status,
-            self.observer,
-            self._stop,
+            _RunObserver(self),
+            self.stop,  # type: ignore[arg-type]  # is_set() and wait(), as an asyncio.Event
             identify=self._identify,
             sink_factory=self.sink_factory,
             extra_info=extra_info,
         )
-        self._set_state(STREAMING)
+        side = [self._query_active_app(), self._watch_bytes()]
+        if self.config.use_console:
+            side.append(self._poll_console())
         try:
-            record, path = await capture.run()
+            async with alongside(*side):
+                record, path = await capture.run()
         except DeviceError as error:
-            text = str(error)
-            quiet = isinstance(error, NoData) and self._stop.is_set()
-            if not quiet and text != self._last_warning:  # say a repeated problem once
-                self._last_warning = self.status.message = text
-                self.observer.on_message(self.status, "warning", text)
+            self._not_a_run(error)
             return None
         finally:
             await stream.aclose()
-            for task in side_tasks:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
             if capture.record is None:
                 self.status.run_started = None
         if self.config.exports:
             await self._export(capture, record)
-        self._last_warning = ""
         self._cuts = min(self._cuts + 1, 20) if capture.cut is not None else 0
         session = CapturedSession(record, path)
         self.summary.sessions.append(session)
-        self.status.runs_done = len(self.summary.sessions)
-        self.status.last_status = record.status
-        self.status.state = FINISHED
-        self.observer.on_session_end(self.status, record, path)
+        st = self.status
+        st.runs_done = len(self.summary.sessions)
+        st.last_status = record.status
+        st.state, st.detail = DeviceState.FINISHED, ""
+        self.observer.on_session_end(st, record, path)
         return session
+
+    def _run_started(self) -> None:
+        """The run's first byte arrived: it streams (or is paused, as the console said)."""
+        st = self.status
+        st.last_data = time.monotonic()
+        st.clear_note("answer")
+        if self._profiler_state == "paused":
+            st.state = DeviceState.STREAMING  # in a run now: shown as paused at once
+            self._on_profiler("paused")
+        else:
+            self._set_state(DeviceState.STREAMING)
+
+    async def _watch_bytes(self) -> None:
+        """While a stream is connected: the time of its last byte (as seen every tick)."""
+        st = self.status
+        seen = (st.session, st.bytes)
+        while True:
+            await asyncio.sleep(STREAM_TICK)
+            now = time.monotonic()
+            if (st.session, st.bytes) != seen:
+                seen = (st.session, st.bytes)
+                if st.state.in_run and (st.last_data is None or st.last_data < now - STREAM_TICK):
+                    st.last_data = now
+
+    async def _poll_console(self) -> None:
+        """While a stream is connected: the console's profiler status every ``console_poll``
+        seconds (each query bounded by the ECP timeout)."""
+        while True:
+            status = await self._query_profiler_status()
+            if status is not None:
+                self._run_console = self._run_console or status
+                self._on_profiler(status.state)
+            await asyncio.sleep(self.config.console_poll)
 
     async def _export(self, capture: RunCapture, record: SessionRecord) -> None:
         """The end-of-run exports (a worker thread; a failure is recorded, never raised)."""
@@ -437,8 +587,25 @@ class DeviceCapture:
             self.observer.on_message(self.status, "warning", message)
 
 
-def _result(task: asyncio.Task):
-    """A finished task's result, else ``None``."""
-    if task.done() and not task.cancelled() and task.exception() is None:
-        return task.result()
-    return None
+class _RunObserver:
+    """The loop's observer as a run sees it: the run's first byte also sets the state."""
+
+    def __init__(self, capture: DeviceCapture) -> None:
+        self.capture = capture
+        self.observer = capture.observer
+
+    def on_state(self, status: CaptureStatus) -> None:
+        self.observer.on_state(status)
+
+    def on_session_start(self, status: CaptureStatus) -> None:
+        self.observer.on_session_start(status)
+        self.capture._run_started()
+
+    def on_chunk(self, status: CaptureStatus, path: Path) -> None:
+        self.observer.on_chunk(status, path)
+
+    def on_session_end(self, status: CaptureStatus, record: SessionRecord, path: Path) -> None:
+        self.observer.on_session_end(status, record, path)
+
+    def on_message(self, status: CaptureStatus, level: str, text: str) -> None:
+        self.observer.on_message(status, level, text)

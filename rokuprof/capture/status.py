@@ -1,9 +1,15 @@
-"""Live state of one device's capture, and the observer interface views and daemons implement."""
+"""Live state of one device's capture, and the observer interface views and daemons implement.
+
+The device states (:class:`DeviceState`) are the same everywhere they are shown: the live view,
+the plain log, the daemon's log, metrics and ``/healthz``. How a state is chosen while no run
+streams is :func:`idle_state` (pure).
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -11,12 +17,56 @@ if TYPE_CHECKING:
     from rokuprof.capture.session import SessionRecord
     from rokuprof.profile.tables import ProfileTables
 
-# States of a device's capture loop.
-STARTING = "starting"
-WAITING = "waiting"  # polling the profiler port for the next app run
-STREAMING = "streaming"  # a run is being captured
-FINISHED = "finished"  # the last run was finished; about to wait again
-STOPPED = "stopped"  # the loop has ended
+
+class DeviceState(StrEnum):
+    """What a device's capture loop is doing, as a user should understand it."""
+
+    STARTING = "starting"  # nothing tried yet
+    UNREACHABLE = "unreachable"  # ECP does not answer, or the profiler port times out / no route
+    REFUSED = "refused"  # the device answers, its profiler port refuses: no profiled app runs
+    WAITING = "waiting"  # connected to the profiler port, no data yet
+    BUSY = "busy"  # the profiler port answered 503: another client has the stream
+    STREAMING = "streaming"  # a run's data arrives (set at its first body byte)
+    PAUSED = "paused"  # a run streams, but the console says its profiler is paused
+    FINISHED = "finished"  # a run just ended; the next connect attempt will say more
+    STOPPED = "stopped"  # the loop has ended
+
+    @property
+    def in_run(self) -> bool:
+        """A run's session is open (its first byte arrived)."""
+        return self in (DeviceState.STREAMING, DeviceState.PAUSED)
+
+
+# The old module-level names of the loop states.
+STARTING = DeviceState.STARTING
+WAITING = DeviceState.WAITING
+STREAMING = DeviceState.STREAMING
+FINISHED = DeviceState.FINISHED
+STOPPED = DeviceState.STOPPED
+
+
+def idle_state(profiler_refused: bool, ecp_up: bool | None) -> DeviceState:
+    """The state while no run streams, from the last connect to the profiler port (refused, or
+    timed out / no route) and whether ECP answered when last asked (``None``: not asked, or no
+    word yet: a refusal comes from a host that is up)."""
+    if not profiler_refused or ecp_up is False:
+        return DeviceState.UNREACHABLE
+    return DeviceState.REFUSED
+
+
+#: What each state means, for a log line or the live view (the detail, if any, follows).
+STATE_TEXT: dict[DeviceState, str] = {
+    DeviceState.STARTING: "starting",
+    DeviceState.UNREACHABLE: "unreachable",
+    DeviceState.REFUSED: "waiting for an app run (the profiler port refuses: no profiled app "
+    "launched yet)",
+    DeviceState.WAITING: "connected, waiting for the app's data",
+    DeviceState.BUSY: "busy: another profiler client has the app's stream (HTTP 503); retrying",
+    DeviceState.STREAMING: "streaming",
+    DeviceState.PAUSED: "paused: the app's profiler is paused, little is recorded",
+    DeviceState.FINISHED: "run finished",
+    DeviceState.STOPPED: "stopped",
+}
 
 
 @dataclass
@@ -24,26 +74,55 @@ class CaptureStatus:
     """Mutable snapshot the capture loop keeps up to date (read it, do not write it)."""
 
     host: str
-    device: str = ""  # the device directory name (serial, else host)
-    device_name: str = ""
-    state: str = STARTING
+    device: str = ""  # the device's display name: its directory name (see loop.device_dir)
+    device_name: str = ""  # the name the device gives itself (ECP)
+    state: DeviceState = DeviceState.STARTING
+    detail: str = ""  # why the device is in its state (an error, the advice), for views and logs
     app: str = ""
     session: str = ""
     session_path: Path | None = None
     run_started: float | None = None  # time.monotonic() of the run's connect
+    last_data: float | None = None  # time.monotonic() of the last byte received
     bytes: int = 0
     entries: int = 0
     chunks: int = 0
     live_heap_bytes: int = 0
     runs_done: int = 0
     last_status: str = ""  # final status of the last finished run
-    message: str = ""  # the latest notable problem, for views
+    ecp_mode: str = ""  # ECP's "ecp-setting-mode" (``limited``: some queries refused)
+    message: str = ""  # the latest note still in force (see notes), for views
+    notes: dict[str, str] = field(default_factory=dict)  # cause -> text, while the cause lasts
     tables: ProfileTables | None = field(default=None, repr=False)  # of the current run
 
     def elapsed(self, now: float | None = None) -> float:
         if self.run_started is None:
             return 0.0
         return (now if now is not None else time.monotonic()) - self.run_started
+
+    def since_data(self, now: float | None = None) -> float | None:
+        """Seconds since the last byte arrived (``None`` before any)."""
+        if self.last_data is None:
+            return None
+        return max(0.0, (now if now is not None else time.monotonic()) - self.last_data)
+
+    @property
+    def limited(self) -> bool:
+        return self.ecp_mode == "limited"
+
+    def note(self, cause: str, text: str) -> bool:
+        """Keep ``text`` as the note of ``cause``; True when it is new (worth saying)."""
+        if self.notes.get(cause) == text:
+            return False
+        self.notes.pop(cause, None)
+        self.notes[cause] = text  # the latest last
+        self.message = text
+        return True
+
+    def clear_note(self, *causes: str) -> None:
+        """The causes are gone: so are their notes."""
+        for cause in causes:
+            self.notes.pop(cause, None)
+        self.message = next(reversed(self.notes.values()), "")
 
 
 class CaptureObserver(Protocol):

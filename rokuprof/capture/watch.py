@@ -1,21 +1,22 @@
 """``rokuprof watch`` as a library call: one device's capture loop with a view and Ctrl-C handling.
 
 The first Ctrl-C (or SIGTERM) asks the loop to stop: the current run finishes its chunks and is
-marked ``interrupted``. A second Ctrl-C falls back to Python's default (immediate exit).
+marked ``interrupted``, and the summary says which signal it was. A second Ctrl-C falls back to
+Python's default (immediate exit). See :mod:`rokuprof.capture.signals`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
-from collections.abc import Callable
 
 from rich.console import Console
 
 from rokuprof.capture.live import LiveView, PlainLog, human_bytes
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
+from rokuprof.capture.signals import stop_on_signals
 from rokuprof.capture.status import CaptureObserver, NullObserver
+from rokuprof.capture.stop import StopRequest
 
 VIEWS = ("auto", "live", "plain", "quiet")
 
@@ -34,37 +35,12 @@ def make_observer(view: str, console: Console) -> CaptureObserver:
     raise ValueError(f"unknown view {view!r} (choose one of {', '.join(VIEWS)})")
 
 
-@contextlib.contextmanager
-def stop_on_signals(request_stop: Callable[[str], None]):
-    """Route SIGINT/SIGTERM to ``request_stop`` once; a second SIGINT exits at once."""
-    loop = asyncio.get_running_loop()
-    installed: list[int] = []
-
-    def handler(signum: int) -> None:
-        request_stop("interrupted (Ctrl-C)" if signum == signal.SIGINT else "terminated")
-        with contextlib.suppress(Exception):
-            loop.remove_signal_handler(signal.SIGINT)  # the next Ctrl-C is not polite
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(signum, handler, signum)
-            installed.append(signum)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
-            pass
-    try:
-        yield
-    finally:
-        for signum in installed:
-            with contextlib.suppress(Exception):
-                loop.remove_signal_handler(signum)
-
-
 async def watch(
     config: CaptureConfig,
     *,
     view: str = "auto",
     console: Console | None = None,
-    stop: asyncio.Event | None = None,
+    stop: asyncio.Event | StopRequest | None = None,
     signals: bool = True,
 ) -> CaptureSummary:
     """Capture runs of one device until stopped; return the summary."""
@@ -75,7 +51,9 @@ async def watch(
     with guard:
         if isinstance(observer, LiveView):
             observer.attach(
-                capture.status, stop=capture.request_stop, profiler=capture.profiler_command
+                capture.status,
+                stop=lambda cause: capture.request_stop(cause, "stopped by the q key"),
+                profiler=capture.profiler_command,
             )
             async with observer:
                 return await capture.run()

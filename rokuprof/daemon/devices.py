@@ -3,6 +3,10 @@
 A :class:`DeviceSlot` runs the same :class:`~rokuprof.capture.loop.DeviceCapture` as
 ``rokuprof watch``. If the loop ever ends by an error (a bug), the slot logs it and starts a new
 loop after a capped exponential backoff with full jitter; a device's trouble stays its own.
+
+Logs and metrics name a device as its directory does (:func:`~rokuprof.capture.loop.device_dir`:
+the serial number once ECP has said it, else the host); the config's name is the ``name`` field.
+A device's state is logged when it changes, not again while it lasts.
 """
 
 from __future__ import annotations
@@ -17,14 +21,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rokuprof.capture.loop import CaptureConfig, DeviceCapture
+from rokuprof.backoff import backoff_delay
+from rokuprof.capture.live import state_line
+from rokuprof.capture.loop import CaptureConfig, DeviceCapture, device_dir
 from rokuprof.capture.session import SessionRecord
-from rokuprof.capture.status import STREAMING, CaptureStatus
+from rokuprof.capture.status import CaptureStatus, DeviceState
+from rokuprof.capture.stop import StopCause
 from rokuprof.daemon.recovery import close_session
 
 log = logging.getLogger(__name__)
 
 REPEAT_LOG_SECONDS = 300.0
+#: States worth a warning in the daemon's log (the others are information).
+WARNING_STATES = frozenset({DeviceState.UNREACHABLE, DeviceState.BUSY, DeviceState.PAUSED})
 
 
 @dataclass
@@ -65,6 +74,8 @@ class DeviceSlot:
         self._last_message = ""
         self._last_message_at = 0.0
         self._unfinished: list[tuple[Path, str]] = []  # sessions a failed loop left open
+        self._logged_state = ""
+        self._logged_name = ""
 
     # -- figures -----------------------------------------------------------------------------
 
@@ -73,8 +84,19 @@ class DeviceSlot:
         return self.capture.status if self.capture is not None else None
 
     @property
-    def state(self) -> str:
-        return self.status.state if self.status is not None else "starting"
+    def state(self) -> DeviceState:
+        return DeviceState(self.status.state) if self.status is not None else DeviceState.STARTING
+
+    @property
+    def name(self) -> str:
+        """The device's display name: its directory name (serial, else host)."""
+        st = self.status
+        return st.device if st is not None and st.device else device_dir(self.config, None)
+
+    def _log(self, level: int, message: str, *args: object) -> None:
+        """A line about this device: its display name first; its config name as a field."""
+        extra = {"device": self.name, "device_label": self.label}
+        log.log(level, "%s: " + message, self.name, *args, extra=extra)
 
     def bytes_total(self) -> int:
         st, c = self.status, self.counters
@@ -86,18 +108,28 @@ class DeviceSlot:
 
     def active_session(self) -> Path | None:
         st = self.status
-        if st is not None and self.counters.live and st.state == STREAMING:
+        if st is not None and self.counters.live and DeviceState(st.state).in_run:
             return st.session_path
         return None
 
     # -- observer ----------------------------------------------------------------------------
 
     def on_state(self, status: CaptureStatus) -> None:
-        pass
+        if status.device and status.device != self._logged_name:
+            if self._logged_name:
+                self._log(logging.INFO, "ECP says this is %s (%s)", status.device, self.label)
+            self._logged_name = status.device
+        if status.state in (self._logged_state, DeviceState.WAITING):
+            return  # said when it began; a connect's "waiting" lasts until its answer
+        line = state_line(status, self._logged_state)
+        self._logged_state = status.state
+        if line is not None:
+            level = logging.WARNING if status.state in WARNING_STATES else logging.INFO
+            self._log(level, "%s", line)
 
     def on_session_start(self, status: CaptureStatus) -> None:
         self.counters.live = True
-        log.info("%s: session %s started", self.label, status.session)
+        self._log(logging.INFO, "session %s started", status.session)
 
     def on_chunk(self, status: CaptureStatus, path: Path) -> None:
         self.counters.chunks_written += 1
@@ -110,10 +142,9 @@ class DeviceSlot:
         c.entries_done += record.entries
         c.sessions[record.status] += 1
         level = logging.INFO if record.status == "complete" else logging.WARNING
-        log.log(
+        self._log(
             level,
-            "%s: session %s %s: %d bytes, %d entries, %d chunks (%s)",
-            self.label,
+            "session %s %s: %d bytes, %d entries, %d chunks (%s)",
             record.session,
             record.status,
             record.bytes,
@@ -131,7 +162,7 @@ class DeviceSlot:
         if text == self._last_message and now - self._last_message_at < REPEAT_LOG_SECONDS:
             return  # a device that keeps answering the same thing is logged once in a while
         self._last_message, self._last_message_at = text, now
-        log.log(logging.ERROR if level == "error" else logging.WARNING, "%s: %s", self.label, text)
+        self._log(logging.ERROR if level == "error" else logging.WARNING, "%s", text)
 
     def _error(self, text: str) -> None:
         self.counters.last_error = text
@@ -145,21 +176,21 @@ class DeviceSlot:
             try:
                 closed = await asyncio.to_thread(close_session, path, reason=reason, kind="capture")
             except OSError as exc:
-                log.error("%s: cannot close session %s yet: %s", self.label, path.name, exc)
+                self._log(logging.ERROR, "cannot close session %s yet: %s", path.name, exc)
                 continue
             self._unfinished.remove((path, reason))
             if closed:
                 self.counters.sessions["interrupted"] += 1
-                log.warning("%s: session %s closed as interrupted", self.label, path.name)
+                self._log(logging.WARNING, "session %s closed as interrupted", path.name)
 
     def start(self) -> asyncio.Task:
         self.task = asyncio.create_task(self._supervise(), name=f"capture {self.label}")
         return self.task
 
-    def request_stop(self, reason: str = "the daemon is stopping") -> None:
+    def request_stop(self, cause: StopCause = StopCause.REQUESTED) -> None:
         self._stop.set()
         if self.capture is not None:
-            self.capture.request_stop(reason)
+            self.capture.request_stop(cause)
 
     async def _supervise(self) -> None:
         failures = 0
@@ -172,9 +203,9 @@ class DeviceSlot:
                 await self.capture.run()
             except Exception as exc:  # disk full, or a bug: keep every device going
                 if isinstance(exc, OSError):
-                    log.error("%s: the capture stopped: %s", self.label, exc)
+                    self._log(logging.ERROR, "the capture stopped: %s", exc)
                 else:
-                    log.exception("%s: the capture loop failed", self.label)
+                    log.exception("%s: the capture loop failed", self.name)
                 self._error(f"capture loop failed: {exc.__class__.__name__}: {exc}")
                 if self.status is not None and self.status.session_path is not None:
                     # closed only if its session.json is missing or still says "streaming"
@@ -188,8 +219,7 @@ class DeviceSlot:
                 failures = 0
             failures += 1
             self.counters.restarts += 1
-            ceiling = min(self.backoff_cap, self.backoff_base * 2 ** min(failures - 1, 20))
-            delay = random.uniform(0, ceiling)
-            log.warning("%s: restarting the capture loop in %.1f s", self.label, delay)
+            delay = backoff_delay(failures, self.backoff_base, self.backoff_cap, random.random())
+            self._log(logging.WARNING, "restarting the capture loop in %.1f s", delay)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)
