@@ -8,10 +8,14 @@ Life cycle (:meth:`Daemon.run`):
    chunked becomes chunks, spooled like live ones); start the uploader (it rescans the
    spool, so a restart resumes delivery), retention, the metrics endpoint, one supervised
    capture loop per configured device and, when enabled, SSDP discovery; then ``READY=1``;
-2. run until the shutdown trigger fires (SIGTERM/SIGINT by default; tests pass their own);
-3. shutdown: ``STOPPING=1``, stop discovery, ask every capture loop to stop (a run in progress
-   writes its current chunk and ends ``interrupted``) and wait up to ``stop_seconds``, drain
-   uploads for up to ``drain_seconds``, close the rest; exit status 0.
+2. run until the shutdown trigger fires (SIGTERM/SIGINT by default, through
+   :mod:`rokuprof.capture.signals`; tests pass their own);
+3. shutdown: ``STOPPING=1``, stop discovery, ask every capture loop to stop with the cause (a
+   run in progress writes its current chunk and ends ``interrupted``) and wait up to
+   ``stop_seconds``, drain uploads for up to ``drain_seconds``, close the rest; exit status 0.
+
+``/healthz`` is degraded (503) while stopping, when a capture loop has ended, or when every
+device is unreachable. Metrics and logs name each device by its directory name.
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,6 +31,9 @@ from pathlib import Path
 from rokuprof import __version__
 from rokuprof.capture.loop import CaptureConfig
 from rokuprof.capture.session import safe_name
+from rokuprof.capture.signals import stop_on_signals
+from rokuprof.capture.status import DeviceState
+from rokuprof.capture.stop import StopCause, StopRequest
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.metrics import Family, MetricsServer
@@ -217,6 +223,14 @@ class Daemon:
             await asyncio.sleep(self.options.status_interval)
             self.notifier.status(self.status_line())
 
+    def _dead_loops(self) -> list[str]:
+        return [s.name for s in self.slots.values() if s.task is not None and s.task.done()]
+
+    def alive(self) -> bool:
+        """Every capture loop runs (what the systemd watchdog vouches for: a device that is
+        switched off makes ``/healthz`` degraded, but a restart would not bring it back)."""
+        return not self._dead_loops()
+
     def health(self) -> tuple[bool, str]:
         """(healthy, text); a paused upload adds a line but is not unhealthy: the capture goes
         on and nothing is lost (``rokuprof_upload_paused`` is the metric to alert on)."""
@@ -230,9 +244,13 @@ class Daemon:
             )
         if self.stopping:
             return False, "stopping" + note
-        dead = [s.label for s in self.slots.values() if s.task is not None and s.task.done()]
+        dead = self._dead_loops()
         if dead:
             return False, f"capture loop ended: {', '.join(dead)}" + note
+        slots = list(self.slots.values())
+        if slots and all(s.state is DeviceState.UNREACHABLE for s in slots):
+            lines = [f"{s.name} ({s.label}): {s.status.detail if s.status else ''}" for s in slots]
+            return False, "every device is unreachable:\n" + "\n".join(lines) + note
         return True, "ok" + note
 
     # -- metrics -----------------------------------------------------------------------------
@@ -242,7 +260,20 @@ class Daemon:
         fam = {
             "bytes": Family("rokuprof_device_bytes_total", "counter", "Profiler bytes received."),
             "entries": Family("rokuprof_device_entries_total", "counter", "Entries decoded."),
-            "state": Family("rokuprof_device_state", "gauge", "Capture loop state (1 = current)."),
+            "state": Family(
+                "rokuprof_device_state", "gauge", "Device state (1 = current, else 0)."
+            ),
+            "info": Family(
+                "rokuprof_device_info", "gauge", "A device's names: directory, config, ECP (1)."
+            ),
+            "age": Family(
+                "rokuprof_device_last_data_age_seconds",
+                "gauge",
+                "Seconds since the device's last profiler byte (absent before any).",
+            ),
+            "limited": Family(
+                "rokuprof_device_ecp_limited", "gauge", "1 while the device's ECP is limited."
+            ),
             "sessions": Family(
                 "rokuprof_sessions_total", "counter", "Finished sessions by final status."
             ),
@@ -269,12 +300,26 @@ class Daemon:
                 "rokuprof_last_error_timestamp_seconds", "gauge", "When the latest error happened."
             ),
         }
+        now = time.monotonic()
         for slot in self.slots.values():
-            d = slot.label
+            d = slot.name
             c = slot.counters
+            st = slot.status
             fam["bytes"].add(slot.bytes_total(), device=d)
             fam["entries"].add(slot.entries_total(), device=d)
-            fam["state"].add(1, device=d, state=slot.state)
+            for state in DeviceState:
+                fam["state"].add(1 if slot.state is state else 0, device=d, state=state.value)
+            fam["info"].add(
+                1,
+                device=d,
+                name=slot.label,
+                host=slot.config.host,
+                device_name=st.device_name if st is not None else "",
+            )
+            since = st.since_data(now) if st is not None else None
+            if since is not None:
+                fam["age"].add(round(since, 3), device=d)
+            fam["limited"].add(1 if st is not None and st.limited else 0, device=d)
             for status in ("complete", "truncated", "interrupted", "failed"):
                 fam["sessions"].add(c.sessions.get(status, 0), device=d, status=status)
             fam["streaming"].add(1 if c.live else 0, device=d)
@@ -283,12 +328,10 @@ class Daemon:
             if c.last_error:
                 fam["error"].add(1, source="device", device=d, message=c.last_error[:300])
                 fam["error_time"].add(c.last_error_at or 0, source="device", device=d)
-        labels = {s.status.device: s.label for s in self.slots.values() if s.status is not None}
-        for device_dir, counts in sorted(up.stats.per_device.items()):
-            label = labels.get(device_dir, device_dir)  # chunks of earlier runs: the directory
-            fam["uploaded"].add(counts.uploaded, device=label)
-            fam["rejected"].add(counts.rejected, device=label)
-            fam["dropped"].add(counts.dropped, device=label)
+        for device_dir, counts in sorted(up.stats.per_device.items()):  # the display names
+            fam["uploaded"].add(counts.uploaded, device=device_dir)
+            fam["rejected"].add(counts.rejected, device=device_dir)
+            fam["dropped"].add(counts.dropped, device=device_dir)
         if up.stats.last_error:
             fam["error"].add(1, source="upload", device="", message=up.stats.last_error[:300])
             fam["error_time"].add(up.stats.last_error_at or 0, source="upload", device="")
@@ -370,22 +413,23 @@ class Daemon:
             self.add_device(entry)
         if self.config.discovery.enabled:
             self._spawn(self._discovery_loop(), "discovery")
-        self._spawn(self.notifier.watchdog(lambda: self.health()[0] or self.stopping), "watchdog")
+        self._spawn(self.notifier.watchdog(lambda: self.alive() or self.stopping), "watchdog")
         self._spawn(self._status_loop(), "status")
         sentry = self.config.sentry.describe()
         log.info("rokuprof %s daemon ready: %d device(s), %s", __version__, len(self.slots), sentry)
         self.notifier.ready(self.status_line())
 
-    async def shutdown(self) -> None:
-        """Stop intake, let runs finish their chunks, drain uploads (all bounded)."""
+    async def shutdown(self, cause: StopCause = StopCause.REQUESTED) -> None:
+        """Stop intake, let runs finish their chunks, drain uploads (all bounded); ``cause`` is
+        what the sessions and logs record."""
         self.stopping = True
         self.notifier.stopping("finishing sessions and uploads")
-        log.info("stopping: finishing %d capture loop(s)", len(self.slots))
+        log.info("stopping (%s): finishing %d capture loop(s)", cause.describe(), len(self.slots))
         for task in self._tasks:
             if task.get_name() == "discovery":
                 task.cancel()
         for slot in self.slots.values():
-            slot.request_stop()
+            slot.request_stop(cause)
         captures = [s.task for s in self.slots.values() if s.task is not None]
         if captures:
             _, late = await asyncio.wait(captures, timeout=self.options.stop_seconds)
@@ -406,10 +450,13 @@ class Daemon:
 
     async def run(self) -> int:
         """Run until the shutdown trigger fires; return the exit status."""
-        stop = asyncio.Event()
-        trigger = self.shutdown_trigger or stop.wait
-        installed = _install_signals(stop) if self.shutdown_trigger is None else []
-        try:
+        stop = StopRequest()
+        if self.shutdown_trigger is None:
+            signals = stop_on_signals(self._on_signal(stop))
+            trigger: ShutdownTrigger = stop.wait
+        else:
+            signals, trigger = contextlib.nullcontext(), self.shutdown_trigger
+        with signals:
             try:
                 await self.start()
             except OSError as exc:
@@ -421,24 +468,13 @@ class Daemon:
                 await waiter
             finally:
                 waiter.cancel()
-            await self.shutdown()
+            await self.shutdown(stop.cause or StopCause.REQUESTED)
             return 0
-        finally:
-            loop = asyncio.get_running_loop()
-            for signum in installed:
-                loop.remove_signal_handler(signum)
 
+    @staticmethod
+    def _on_signal(stop: StopRequest) -> Callable[[StopCause], None]:
+        def request(cause: StopCause) -> None:
+            log.info("received %s", cause.value)
+            stop.request(cause)
 
-def _install_signals(stop: asyncio.Event) -> list[int]:
-    loop = asyncio.get_running_loop()
-    installed = []
-
-    def handler(signum: int) -> None:
-        log.info("received %s", signal.Signals(signum).name)
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signum, handler, signum)
-            installed.append(signum)
-    return installed
+        return request
