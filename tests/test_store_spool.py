@@ -41,3 +41,20 @@ def test_delivered_and_rejected_chunks_are_no_longer_pending(tmp_path: Path) -> 
     assert (stats.pending, stats.delivered, stats.rejected) == (1, 1, 1)
     assert spool.item(chunks[0][0]) is None and spool.item(chunks[2][0]) is not None
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_only_chunk_files_are_pending(tmp_path: Path) -> None:
+    """A crash's ``*.tmp``, a stray JSON file or a directory in ``chunks/`` is not a chunk: it
+    is neither counted nor sent (a stray used to be sent, refused and moved to rejected/)."""
+    chunks = write_chunks(tmp_path, "dev", "s1", 2)
+    where = chunks[0][0].parent
+    (where / "000003.json.tmp").write_text("{")
+    (where / "notes.json").write_text("{}")
+    (where / "000004.json").mkdir()
+    spool = Spool(tmp_path)
+    items, stats = spool.scan()
+    assert [i.path for i in items] == [p for p, _ in chunks]
+    assert stats.pending == 2
+    assert [i.path for i in spool.pending_in(tmp_path / "dev" / "s1")] == [p for p, _ in chunks]
+    assert spool.item(where / "notes.json") is None
+    assert spool.item(where / "000004.json") is None

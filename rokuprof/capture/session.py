@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 from rokuprof import __version__
 from rokuprof.capture.archive import ArchiveWriter
 from rokuprof.store.files import make_dirs, write_atomic
-from rokuprof.store.layout import SessionDir
+from rokuprof.store.layout import SessionDir, SessionStatus
 from rokuprof.store.layout import safe_name as safe_name  # re-exported: callers name devices
 from rokuprof.store.layout import session_name as session_name
 from rokuprof.timefmt import utc_iso_or_none as iso
@@ -24,21 +23,7 @@ from rokuprof.timefmt import utc_iso_or_none as iso
 SESSION_FORMAT = 1
 
 
-class SessionStatus(StrEnum):
-    """A session's ``status`` in ``session.json``: ``streaming`` while the run is being
-    captured, then one of the final ones."""
-
-    STREAMING = "streaming"
-    COMPLETE = "complete"  # the device sent the whole stream (footer) and closed
-    TRUNCATED = "truncated"  # the run ended early (device gone, reset, idle timeout, cut short)
-    INTERRUPTED = "interrupted"  # the user stopped the capture during the run
-    FAILED = "failed"  # the data was corrupt (or the answer was not a profile)
-
-    @property
-    def final(self) -> bool:
-        return self is not SessionStatus.STREAMING
-
-
+# The statuses by their old names (``SessionStatus`` lives with the layout, below ``capture/``).
 STREAMING = SessionStatus.STREAMING
 COMPLETE = SessionStatus.COMPLETE
 TRUNCATED = SessionStatus.TRUNCATED

@@ -14,14 +14,11 @@ With ``[capture] export``, the daemon then writes a converted session's exports,
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
@@ -29,13 +26,12 @@ from rokuprof.capture.catchup import CatchUp, chunk_samples
 from rokuprof.capture.exports import export_session, record_outcome
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.files import sweep_tmp, write_atomic
+from rokuprof.store.layout import SessionDir, SessionStatus, sessions
 from rokuprof.store.retention import finish_deletions
-from rokuprof.store.spool import CHUNKS_DIR, REJECTED_DIR, Spool
+from rokuprof.timefmt import parse_iso, utc_iso
 
 log = logging.getLogger(__name__)
 
-SESSION_FILE = "session.json"
-ARCHIVE_NAME = "capture.bsprof"
 CRASH_REASON = (
     "the capture process stopped during the run (crash, kill or power loss); the archive "
     "holds every byte written to disk before that"
@@ -56,76 +52,44 @@ class Recovery:
     chunks_written: list[Path] = field(default_factory=list)
 
 
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _count(directory: Path) -> int:
-    with contextlib.suppress(FileNotFoundError):
-        return sum(1 for n in os.listdir(directory) if n.endswith(".json") and ".reason" not in n)
-    return 0
-
-
 def close_session(
     session: Path, now: float | None = None, *, reason: str = CRASH_REASON, kind: str = "crash"
 ) -> bool:
     """Mark ``session`` ``interrupted`` if its ``session.json`` is missing or says
     ``streaming``; return whether it was changed. Raises ``OSError`` if it cannot be written."""
-    record_path = session / SESSION_FILE
+    where = SessionDir(session)
     try:
-        record = json.loads(record_path.read_text("utf-8"))
+        record = where.read_record()
     except FileNotFoundError:
-        record = {"format": 1, "session": session.name, "device": {"dir": session.parent.name}}
+        record = {"format": 1, "session": where.name, "device": {"dir": where.device}}
     except (OSError, ValueError) as exc:
-        log.error("cannot read %s: %s", record_path, exc)
+        log.error("cannot read %s: %s", where.record, exc)
         return False
-    if record.get("status") not in (None, "streaming"):
+    if record.get("status") not in (None, SessionStatus.STREAMING):
         return False
-    archive = session / ARCHIVE_NAME
     try:
-        st = archive.stat()
+        st = where.archive.stat()
         size, end = st.st_size, st.st_mtime
     except FileNotFoundError:
         size, end = 0, now if now is not None else time.time()
     record.update(
-        status="interrupted",
-        end=_iso(end),
+        status=SessionStatus.INTERRUPTED,
+        end=utc_iso(end),
         bytes=size,
-        chunks=_count(session / CHUNKS_DIR) + _count(session / REJECTED_DIR),
+        chunks=len(where.built_chunks()),
         end_reason=reason,
     )
     errors = record.setdefault("errors", [])
     errors.append({"kind": kind, "message": reason})
-    write_atomic(record_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    where.write_record(record)
     return True
-
-
-def _parse_iso(text: object) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def needs_catch_up(record: dict) -> bool:
     """A session closed after a crash (or a failed loop) whose archive was not converted yet."""
-    if record.get("status") != "interrupted" or "recovered" in record:
+    if record.get("status") != SessionStatus.INTERRUPTED or "recovered" in record:
         return False
     return any(e.get("kind") in UNFINISHED_KINDS for e in record.get("errors", []))
-
-
-def _chunk_files(session: Path) -> list[Path]:
-    files = []
-    for sub in (CHUNKS_DIR, REJECTED_DIR):
-        with contextlib.suppress(FileNotFoundError):
-            files += [
-                session / sub / n
-                for n in os.listdir(session / sub)
-                if n.endswith(".json") and ".reason" not in n and n[:-5].isdigit()
-            ]
-    return files
 
 
 def catch_up_session(
@@ -133,11 +97,11 @@ def catch_up_session(
 ) -> list[Path]:
     """Turn what ``session`` archived but never chunked into chunk files (see the module
     docstring); return the new chunk files. Raises ``OSError`` when it cannot write."""
-    record_path = session / SESSION_FILE
-    record = json.loads(record_path.read_text("utf-8"))
-    archive = session / ARCHIVE_NAME
+    where = SessionDir(session)
+    record = where.read_record()
+    archive = where.archive
     payloads, skipped, last_index = [], 0, 0
-    for path in _chunk_files(session):
+    for path in where.built_chunks():
         last_index = max(last_index, int(path.stem))
         try:
             payloads.append(json.loads(path.read_bytes()))
@@ -148,7 +112,7 @@ def catch_up_session(
         st = archive.stat()
     except FileNotFoundError:
         st = None
-    start = _parse_iso(record.get("start")) or (st.st_mtime if st else time.time())
+    start = parse_iso(record.get("start")) or (st.st_mtime if st else time.time())
     settings = ChunkSettings(
         chunk_seconds=chunk_seconds,
         environment=record.get("environment") or None,
@@ -174,18 +138,18 @@ def catch_up_session(
         samples_before = result.samples_before
         notes = result.notes
         for i, chunk in enumerate(result.chunks, last_index + 1):
-            new.append(write_atomic(session / CHUNKS_DIR / f"{i:06d}.json", chunk.data))
+            new.append(write_atomic(where.chunk(i), chunk.data))
             samples_after += sum(chunk_samples(chunk.payload)[0].values())
     record["recovered"] = {
-        "at": _iso(time.time()),
+        "at": utc_iso(time.time()),
         "chunks": len(new),
         "samples_in_chunks_before": samples_before,
         "samples_added": samples_after,
         "unreadable_chunk_files": skipped,
         "notes": notes,
     }
-    record["chunks"] = _count(session / CHUNKS_DIR) + _count(session / REJECTED_DIR)
-    write_atomic(record_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    record["chunks"] = len(where.built_chunks())
+    where.write_record(record)
     return new
 
 
@@ -194,11 +158,11 @@ def export_recovered_session(session: Path, formats: Sequence[str], **converter_
     :func:`catch_up_session`) and record them in its ``session.json``; a failure is recorded
     or logged, never raised."""
     outcome = export_session(session, formats, **converter_options)
-    record_path = session / SESSION_FILE
+    where = SessionDir(session)
     try:
-        record = json.loads(record_path.read_text("utf-8"))
+        record = where.read_record()
         record_outcome(record, outcome)
-        write_atomic(record_path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+        where.write_record(record)
     except (OSError, ValueError) as exc:
         log.error("cannot record the exports of %s: %s", session, exc)
         return
@@ -214,10 +178,11 @@ def recover(root: Path, *, chunk_seconds: float = 60.0, limits: Limits | None = 
         return result
     result.removed_tmp = sweep_tmp(root)
     result.finished_deletions = finish_deletions(root)
-    for session in Spool(root).session_dirs():
+    for where in sessions(root):
+        session = where.path
         try:
             closed = close_session(session)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             log.error("cannot close the unfinished session %s: %s", session, exc)
             continue
         if closed:
@@ -228,7 +193,7 @@ def recover(root: Path, *, chunk_seconds: float = 60.0, limits: Limits | None = 
                 session.name,
             )
         try:
-            record = json.loads((session / SESSION_FILE).read_text("utf-8"))
+            record = where.read_record()
             if not needs_catch_up(record):
                 continue
             new = catch_up_session(session, chunk_seconds=chunk_seconds, limits=limits)

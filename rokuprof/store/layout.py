@@ -25,6 +25,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from rokuprof.store.files import write_atomic
@@ -42,6 +43,22 @@ DROPPED_DIR = "dropped"
 CHUNK_SUFFIX = ".json"
 REASON_SUFFIX = ".reason.json"
 DELETING_SUFFIX = ".deleting"
+
+
+class SessionStatus(StrEnum):
+    """A session's ``status`` in ``session.json``: ``streaming`` while the run is being
+    captured, then one of the final ones."""
+
+    STREAMING = "streaming"
+    COMPLETE = "complete"  # the device sent the whole stream (footer) and closed
+    TRUNCATED = "truncated"  # the run ended early (device gone, reset, idle timeout, cut short)
+    INTERRUPTED = "interrupted"  # the user stopped the capture during the run
+    FAILED = "failed"  # the data was corrupt (or the answer was not a profile)
+
+    @property
+    def final(self) -> bool:
+        return self is not SessionStatus.STREAMING
+
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _CHUNK = re.compile(r"[0-9]+\.json")

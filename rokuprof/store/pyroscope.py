@@ -12,8 +12,8 @@ oldest first, and sends them one at a time::
 * 400, 413, 415, 422: Pyroscope refuses this profile for good; the marker records why and it
   is not sent again.
 * anything else (5xx, 401/403, 429, network errors, timeouts): the same session is sent again
-  after a capped exponential backoff with full jitter
-  (:func:`~rokuprof.store.ratelimit.retry_delay`); nothing is lost meanwhile, the file stays.
+  after a capped exponential backoff with full jitter (:func:`~rokuprof.backoff.backoff_delay`,
+  at most 60 s apart); nothing is lost meanwhile, the file stays.
 
 Every request has a timeout and its answer is read up to :data:`MAX_ANSWER_BYTES`.
 """
@@ -28,21 +28,22 @@ import random
 import re
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 
+from rokuprof.backoff import backoff_delay
+from rokuprof.export import FORMATS
 from rokuprof.store.files import write_atomic
-from rokuprof.store.ratelimit import retry_delay
-from rokuprof.store.spool import Spool
+from rokuprof.store.layout import PYROSCOPE_MARKER, SessionDir, SessionStatus, sessions
+from rokuprof.store.ratelimit import MAX_RETRY_SECONDS
+from rokuprof.timefmt import parse_iso, utc_iso
 
 log = logging.getLogger(__name__)
 
-PPROF_FILE = "capture.pb.gz"
-MARKER = "pyroscope.json"
-SESSION_FILE = "session.json"
+PPROF_SUFFIX = FORMATS["pprof"].suffix  # the session's capture.pb.gz
+MARKER = PYROSCOPE_MARKER
 REFUSED = frozenset({400, 413, 415, 422})
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 MAX_ANSWER_BYTES = 4096
@@ -77,8 +78,8 @@ def ingest_params(name: str, record: dict) -> dict[str, str]:
     """The query of one session's ``/ingest`` request."""
     device = (record.get("device") or {}).get("dir") or "unknown"
     app = (record.get("app") or {}).get("name") or "unknown"
-    start = _epoch(record.get("start")) or 0.0
-    end = max(_epoch(record.get("end")) or start, start)
+    start = parse_iso(record.get("start")) or 0.0
+    end = max(parse_iso(record.get("end")) or start, start)
     return {
         "name": f"{name}{{device={_label(device)},app={_label(app)}}}",
         "from": str(int(start)),
@@ -86,15 +87,6 @@ def ingest_params(name: str, record: dict) -> dict[str, str]:
         "format": "pprof",
         "spyName": "rokuprof",
     }
-
-
-def _epoch(text: object) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 @dataclass
@@ -130,20 +122,20 @@ class PyroscopePusher:
         self.timeout = timeout
         self.rescan_seconds = rescan_seconds
         self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
+        self.backoff_cap = min(backoff_cap, MAX_RETRY_SECONDS)
         self.stats = PusherStats()
         self.current: Path | None = None  # the session being sent (retention keeps it)
 
     def pending(self) -> list[Path]:
         """Finished sessions with a pprof export and no marker, oldest first (blocking)."""
         out = []
-        for session in Spool(self.root).session_dirs():
-            if not (session / PPROF_FILE).is_file() or (session / MARKER).exists():
+        for session in sessions(self.root):
+            if not session.export(PPROF_SUFFIX).is_file() or session.pyroscope_marker.exists():
                 continue
-            with contextlib.suppress(OSError, ValueError):
-                record = json.loads((session / SESSION_FILE).read_text("utf-8"))
-                if record.get("status") not in (None, "streaming"):
-                    out.append((record.get("start") or "", session))
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                record = session.read_record()
+                if record.get("status") not in (None, SessionStatus.STREAMING):
+                    out.append((record.get("start") or "", session.path))
         return [s for _, s in sorted(out)]
 
     async def run(self) -> None:
@@ -164,7 +156,7 @@ class PyroscopePusher:
             while not await self.push(client, session):
                 failures += 1
                 await asyncio.sleep(
-                    retry_delay(failures, self.backoff_base, self.backoff_cap, random.random())
+                    backoff_delay(failures, self.backoff_base, self.backoff_cap, random.random())
                 )
         finally:
             self.current = None
@@ -216,16 +208,17 @@ class PyroscopePusher:
     def _mark(self, session: Path, what: dict) -> None:
         if not session.is_dir():
             return  # deleted meanwhile: do not bring the directory back
-        marker = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **what}
+        marker = {"at": utc_iso(time.time(), "seconds"), **what}
+        path = SessionDir(session).pyroscope_marker
         try:
-            write_atomic(session / MARKER, json.dumps(marker) + "\n")
+            write_atomic(path, json.dumps(marker) + "\n")
         except OSError as exc:
-            log.error("cannot write %s: %s", session / MARKER, exc.strerror or exc)
+            log.error("cannot write %s: %s", path, exc.strerror or exc)
 
 
 def _read_session(session: Path) -> tuple[dict, bytes]:
-    record = json.loads((session / SESSION_FILE).read_text("utf-8"))
-    return record, (session / PPROF_FILE).read_bytes()
+    where = SessionDir(session)
+    return where.read_record(), where.export(PPROF_SUFFIX).read_bytes()
 
 
 async def _read_some(answer: httpx.Response) -> bytes:

@@ -21,6 +21,8 @@ import math
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from rokuprof.backoff import backoff_delay
+
 ALL = ""  # the "every category" key
 PROFILE_CATEGORIES = ("profile_chunk", "profile_duration", ALL)
 DEFAULT_429_SECONDS = 60.0
@@ -32,10 +34,9 @@ def retry_delay(
     attempt: int, base: float, cap: float = MAX_RETRY_SECONDS, rand: float = 1.0
 ) -> float:
     """Seconds to wait before try number ``attempt + 1`` after ``attempt`` failures in a row:
-    ``rand * min(cap, base * 2 ** (attempt - 1))`` with ``rand`` uniform in [0, 1) (full
-    jitter); the ceiling is at most :data:`MAX_RETRY_SECONDS` whatever ``cap`` says."""
-    ceiling = min(cap, MAX_RETRY_SECONDS, base * 2.0 ** min(max(attempt, 1) - 1, 60))
-    return max(0.0, min(1.0, rand)) * ceiling
+    :func:`~rokuprof.backoff.backoff_delay` with full jitter, its cap at most
+    :data:`MAX_RETRY_SECONDS` whatever ``cap`` says."""
+    return backoff_delay(attempt, base, min(cap, MAX_RETRY_SECONDS), rand)
 
 
 def parse_retry_after(value: str | None, now_wall: float | None = None) -> float | None:

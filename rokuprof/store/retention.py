@@ -14,7 +14,6 @@ File operations are synchronous: call them through :func:`asyncio.to_thread`.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import shutil
@@ -23,12 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rokuprof.store.spool import CHUNKS_DIR, DELIVERED_DIR, REJECTED_DIR
+from rokuprof.store.layout import SessionDir, SessionStatus, deleting, sessions
 
 log = logging.getLogger(__name__)
 
-SESSION_FILE = "session.json"
-DELETING_SUFFIX = ".deleting"
 FRESH_SECONDS = 3600.0  # a session without session.json younger than this may be starting
 
 
@@ -48,7 +45,7 @@ class SessionInfo:
     bytes: int
     last_write: float  # Unix seconds
     status: str | None  # from session.json, None without one
-    undelivered: int  # chunks neither delivered nor rejected
+    undelivered: int  # chunks neither delivered, rejected nor dropped
 
     @property
     def sort_key(self) -> tuple[str, str]:
@@ -73,37 +70,22 @@ def _tree_size(path: Path) -> tuple[int, float]:
     return total, newest
 
 
-def _count(directory: Path) -> set[str]:
-    try:
-        return {n for n in os.listdir(directory) if n.endswith(".json") and ".reason" not in n}
-    except FileNotFoundError:
-        return set()
-
-
 def session_info(path: Path) -> SessionInfo:
     size, newest = _tree_size(path)
     status = None
-    record = path / SESSION_FILE
-    with contextlib.suppress(OSError, ValueError):
-        status = json.loads(record.read_text("utf-8")).get("status")
-        newest = record.stat().st_mtime
+    session = SessionDir(path)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        status = session.read_record().get("status")
+        newest = session.record.stat().st_mtime
     if not newest:
         with contextlib.suppress(OSError):
             newest = path.stat().st_mtime
-    undelivered = len(
-        _count(path / CHUNKS_DIR) - _count(path / DELIVERED_DIR) - _count(path / REJECTED_DIR)
-    )
-    return SessionInfo(path, size, newest, status, undelivered)
+    return SessionInfo(path, size, newest, status, len(session.pending_names()))
 
 
 def list_sessions(root: Path) -> list[SessionInfo]:
     """Every session under ``root``, oldest first."""
-    sessions = []
-    for device in sorted(p for p in Path(root).iterdir() if p.is_dir() and p.name[0] != "."):
-        for session in device.iterdir():
-            if session.is_dir() and session.name[0] != ".":
-                sessions.append(session_info(session))
-    return sorted(sessions, key=lambda s: s.sort_key)
+    return sorted((session_info(s.path) for s in sessions(root)), key=lambda s: s.sort_key)
 
 
 def plan(
@@ -117,7 +99,7 @@ def plan(
     busy = {Path(p) for p in active}
 
     def protected(s: SessionInfo) -> bool:
-        if s.path in busy or s.status == "streaming":
+        if s.path in busy or s.status == SessionStatus.STREAMING:
             return True
         return s.status is None and now - s.last_write < FRESH_SECONDS
 
@@ -143,7 +125,7 @@ def plan(
 
 def delete_session(path: Path) -> None:
     """Rename to ``.<name>.deleting``, then remove the tree."""
-    doomed = path.with_name(f".{path.name}{DELETING_SUFFIX}")
+    doomed = SessionDir(path).deleting
     os.replace(path, doomed)
     shutil.rmtree(doomed, ignore_errors=True)
 
@@ -151,7 +133,7 @@ def delete_session(path: Path) -> None:
 def finish_deletions(root: Path) -> list[Path]:
     """Remove sessions a crash left half-deleted (``.<name>.deleting``)."""
     removed = []
-    for doomed in Path(root).glob(f"*/.*{DELETING_SUFFIX}"):
+    for doomed in deleting(root):
         shutil.rmtree(doomed, ignore_errors=True)
         removed.append(doomed)
     return removed

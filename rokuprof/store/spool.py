@@ -1,13 +1,13 @@
 """The upload spool, kept on disk: the chunk files themselves plus a marker per finished chunk.
 
-Every chunk the capture writes (``OUT/<device>/<session>/chunks/NNNNNN.json``) is pending until
-``delivered/NNNNNN.json`` exists next to ``chunks/`` in the same session (written atomically
-after Sentry answered 2xx), or until it was refused for good and moved to
-``rejected/NNNNNN.json`` with ``rejected/NNNNNN.reason.json`` beside it, or until it was dropped
-because the spool was full (the chunk file is deleted, an empty ``dropped/NNNNNN.json`` records
-it). Nothing is held only in memory, so a restart resumes where the previous process stopped:
-:meth:`Spool.scan` finds every pending chunk again. Delivery is at-least-once (a crash between
-the 2xx and the marker sends the chunk again; its ``chunk_id`` is the dedup key).
+Every chunk the capture writes (``chunks/NNNNNN.json`` in a session, see
+:mod:`rokuprof.store.layout`) is pending until its ``delivered/`` marker exists (written
+atomically after Sentry answered 2xx), or until it was refused for good and moved to
+``rejected/`` with its reason beside it, or until it was dropped because the spool was full (the
+chunk file is deleted, an empty ``dropped/`` marker records it). Nothing is held only in
+memory, so a restart resumes where the previous process stopped: :meth:`Spool.scan` finds every
+pending chunk again. Delivery is at-least-once (a crash between the 2xx and the marker sends the
+chunk again; its ``chunk_id`` is the dedup key).
 
 A scan lists each directory once and stats each pending chunk once; it can return only the
 oldest ``window`` pending chunks (plus the figures of all of them), so what it keeps is bounded
@@ -22,6 +22,7 @@ import contextlib
 import heapq
 import json
 import os
+import stat
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -29,13 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.store.files import fsync_dir, make_dirs, open_new, write_atomic
+from rokuprof.store.layout import SessionDir, is_chunk, sessions
 
-CHUNKS_DIR = "chunks"
-DELIVERED_DIR = "delivered"
-REJECTED_DIR = "rejected"
-DROPPED_DIR = "dropped"
-SUFFIX = ".json"
-REASON_SUFFIX = ".reason.json"
 DEFAULT_MAX_BYTES = 2 * 1024**3  # pending chunk bytes before the oldest are dropped
 
 
@@ -48,8 +44,12 @@ class SpoolItem:
     size: int = 0
 
     @property
+    def session(self) -> SessionDir:
+        return SessionDir.of_chunk(self.path)
+
+    @property
     def session_dir(self) -> Path:
-        return self.path.parent.parent
+        return self.session.path
 
     @property
     def name(self) -> str:
@@ -89,26 +89,8 @@ class ScanResult:
         """Whether this scan counted the chunk file ``path`` (chunk names grow within a
         session, so a chunk written after the scan listed its directory was not counted)."""
         path = Path(path)
-        newest = self.newest.get(str(path.parent.parent))
+        newest = self.newest.get(str(SessionDir.of_chunk(path).path))
         return newest is not None and path.name <= newest
-
-
-def _visible_dirs(path: Path) -> list[Path]:
-    try:
-        with os.scandir(path) as entries:
-            names = [
-                e.name for e in entries if e.name[0] != "." and e.is_dir(follow_symlinks=False)
-            ]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return [path / name for name in sorted(names)]
-
-
-def _names(directory: Path) -> set[str]:
-    try:
-        return {n for n in os.listdir(directory) if n.endswith(SUFFIX)}
-    except (FileNotFoundError, NotADirectoryError):
-        return set()
 
 
 class _Counter:
@@ -126,26 +108,25 @@ class Spool:
 
     def session_dirs(self) -> list[Path]:
         """Every ``root/<device>/<session>`` directory, oldest session name first per device."""
-        return [s for d in _visible_dirs(self.root) for s in _visible_dirs(d)]
+        return [s.path for s in sessions(self.root)]
 
     def _pending(self, session: Path, count: _Counter) -> Iterator[tuple[float, str, int]]:
         """(mtime, path, size) of each pending chunk of ``session``; one stat per chunk."""
-        delivered = _names(session / DELIVERED_DIR)
-        rejected = _names(session / REJECTED_DIR)
-        dropped = _names(session / DROPPED_DIR)
+        where = SessionDir(session)
+        delivered, rejected, dropped = where.settled()
         count.delivered += len(delivered)
-        count.rejected += sum(1 for n in rejected if not n.endswith(REASON_SUFFIX))
+        count.rejected += len(rejected)
         count.dropped += len(dropped)
         done = delivered | rejected | dropped
         newest = ""
         try:
-            entries = os.scandir(session / CHUNKS_DIR)
+            entries = os.scandir(where.chunks)
         except (FileNotFoundError, NotADirectoryError):
             return
         with entries:
             for entry in entries:
                 name = entry.name
-                if not name.endswith(SUFFIX) or name in done:
+                if not is_chunk(name) or name in done or not entry.is_file():
                     continue
                 try:
                     st = entry.stat()
@@ -197,33 +178,31 @@ class Spool:
     def item(self, path: Path | str) -> SpoolItem | None:
         """The spool item for a chunk file, ``None`` if it is gone or no longer pending."""
         path = Path(path)
-        if self.is_done(path):
+        if not is_chunk(path.name) or self.is_done(path):
             return None
         try:
             st = path.stat()
         except FileNotFoundError:
             return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
         return SpoolItem(st.st_mtime, path, st.st_size)
 
     def is_done(self, path: Path) -> bool:
-        session = path.parent.parent
-        return any(
-            (session / marker / path.name).exists()
-            for marker in (DELIVERED_DIR, REJECTED_DIR, DROPPED_DIR)
-        )
+        return any(m.exists() for m in SessionDir.of_chunk(path).markers_of(path.name))
 
     def mark_delivered(self, item: SpoolItem, *, chunk_id: str, status: int) -> Path:
         """Record that Sentry took the chunk (after a 2xx): the chunk is never sent again."""
-        marker = item.session_dir / DELIVERED_DIR / item.name
+        marker = item.session.delivered_marker(item.name)
         record = {"chunk_id": chunk_id, "status": status, "delivered_at": time.time()}
         return write_atomic(marker, json.dumps(record) + "\n")
 
     def mark_rejected(self, item: SpoolItem, *, reason: str, status: int | None) -> Path:
-        """Move a chunk refused for good to ``rejected/`` with ``NNNNNN.reason.json``."""
-        rejected = item.session_dir / REJECTED_DIR
-        stem = item.name[: -len(SUFFIX)]
+        """Move a chunk refused for good to ``rejected/``, with its reason beside it."""
+        session = item.session
+        rejected = session.rejected
         record = {"chunk": item.name, "status": status, "reason": reason, "at": time.time()}
-        write_atomic(rejected / f"{stem}{REASON_SUFFIX}", json.dumps(record) + "\n")
+        write_atomic(session.rejection_reason(item.name), json.dumps(record) + "\n")
         target = rejected / item.name
         os.replace(item.path, target)
         fsync_dir(rejected)
@@ -241,7 +220,7 @@ class Spool:
             except FileNotFoundError:
                 continue
             gone.append(item)
-            dropped = make_dirs(item.session_dir / DROPPED_DIR)
+            dropped = make_dirs(item.session.dropped)
             with contextlib.suppress(FileExistsError):
                 os.close(open_new(dropped / item.name))
             touched.update((dropped, item.path.parent))

@@ -22,7 +22,7 @@ in the figures but do not lengthen the backoff, so the retry policy is the same 
 * 400/413: this chunk is refused for good and moves to ``rejected/`` with the reason. So does
   a chunk that is not a valid V2 chunk (it would be dropped by Sentry after a 200).
 * 5xx, other answers, network errors and timeouts: retry with capped exponential backoff and
-  full jitter (:func:`~rokuprof.store.ratelimit.retry_delay`, at most 60 s).
+  full jitter (:func:`~rokuprof.backoff.backoff_delay`, at most 60 s).
 
 The spool is bounded: when the pending chunks exceed ``max_spool_bytes``, the oldest are
 dropped (deleted, counted, logged) until they fill at most 90 % of it. Without a DSN the
@@ -44,10 +44,11 @@ from pathlib import Path
 
 import httpx
 
+from rokuprof.backoff import backoff_delay
 from rokuprof.sentry.dsn import Dsn
 from rokuprof.sentry.envelope import EnvelopeError, chunk_envelope, gzip_body
 from rokuprof.sentry.validate import validate_chunk
-from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits, retry_delay
+from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits
 from rokuprof.store.spool import DEFAULT_MAX_BYTES, ScanResult, Spool, SpoolItem, SpoolStats
 
 log = logging.getLogger(__name__)
@@ -522,7 +523,7 @@ class Uploader:
         else:
             pause.status = status
             pause.refusals += 1
-        delay = retry_delay(pause.refusals, self.probe_base, self.backoff_cap, self.rng())
+        delay = backoff_delay(pause.refusals, self.probe_base, self.backoff_cap, self.rng())
         self._retry_at = self.clock() + delay
         message = (
             f"uploads paused: {pause.reason}: {text or '-'}; {self._pending} chunk(s) wait on"
@@ -560,7 +561,7 @@ class Uploader:
             return
         self._epoch += 1
         self.failures += 1
-        delay = retry_delay(self.failures, self.backoff_base, self.backoff_cap, self.rng())
+        delay = backoff_delay(self.failures, self.backoff_base, self.backoff_cap, self.rng())
         self._retry_at = self.clock() + delay
         self._error(f"{message}; next try in {delay:.1f} s")
 
@@ -586,7 +587,7 @@ class Uploader:
 
 
 def _device_of(item: SpoolItem) -> str:
-    return item.session_dir.parent.name
+    return item.session.device
 
 
 def _short(path: Path) -> str:
