@@ -18,12 +18,11 @@ from pathlib import Path
 
 from rokuprof.store.files import make_dirs, open_new
 
-ARCHIVE_NAME = "capture.bsprof"
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
 
 class ArchiveWriter:
-    """Append-only writer of ``capture.bsprof``. All calls must come from one task at a time."""
+    """Append-only writer of a session's archive. All calls must come from one task at a time."""
 
     def __init__(self, path: Path, sync_seconds: float = 1.0) -> None:
         self.path = path

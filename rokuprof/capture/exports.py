@@ -18,16 +18,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rokuprof.capture.archive import ARCHIVE_NAME
 from rokuprof.capture.session import SessionFiles, SessionRecord
 from rokuprof.export import FORMATS, build_input, export_with_notes
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.store.files import make_dirs, write_atomic
+from rokuprof.store.layout import ARCHIVE_FILE, EXPORT_STEM, SessionDir
 
 log = logging.getLogger(__name__)
 
 READ_SIZE = 1 << 20
-STEM = ARCHIVE_NAME.removesuffix(".bsprof")  # capture.bsprof -> capture.pb.gz, ...
+STEM = EXPORT_STEM  # capture.bsprof -> capture.pb.gz, ...
 _MULTI_FILE_PART = re.compile(r"\d{6}\.(profile\.json|transaction\.json|envelope)")
 
 
@@ -88,7 +88,8 @@ def export_session(session: Path, formats: Sequence[str], **converter_options) -
     it in a thread). ``converter_options``: those of :class:`OfflineConverter` (settings,
     limits). Never raises for a format or an unreadable archive: the outcome says."""
     outcome = ExportOutcome()
-    archive = Path(session) / ARCHIVE_NAME
+    where = SessionDir(Path(session))
+    archive = where.archive
     try:
         converter = OfflineConverter(total_bytes=archive.stat().st_size, **converter_options)
         with archive.open("rb") as f:
@@ -96,14 +97,14 @@ def export_session(session: Path, formats: Sequence[str], **converter_options) -
                 converter.feed(block)
         inp = build_input(converter)
     except Exception as exc:  # an unreadable archive must not fail the capture
-        message = f"cannot read {ARCHIVE_NAME}: {_why(exc)}"
+        message = f"cannot read {ARCHIVE_FILE}: {_why(exc)}"
         outcome.errors = dict.fromkeys(formats, message)
         return outcome
     for fmt in formats:
         name = output_name(STEM, fmt)
         try:
             parts, notes = export_with_notes(inp, fmt)
-            size = write_parts(Path(session) / name, parts)
+            size = write_parts(where.path / name, parts)
         except Exception as exc:  # a failed format must not fail the others
             log.warning("export %s of %s failed: %s", fmt, session, _why(exc), exc_info=True)
             outcome.errors[fmt] = f"cannot export {name}: {_why(exc)}"

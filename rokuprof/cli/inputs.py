@@ -23,10 +23,10 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 
 from rokuprof.bsprof.model import MAGIC
 from rokuprof.cli.progress import READ_SIZE, SHOW_FROM
+from rokuprof.store.layout import ARCHIVE_FILE, ARCHIVE_SUFFIX, EXPORT_STEM, SessionDir
 from rokuprof.views.text import printable
 
-#: The raw stream's name inside a session directory.
-CAPTURE_FILE = "capture.bsprof"
+CAPTURE_FILE = ARCHIVE_FILE  # the raw stream's name inside a session directory
 STDIN = "-"
 
 
@@ -106,15 +106,16 @@ def open_capture(arg: str, stdin: BinaryIO | None = None) -> CaptureSource:
     path = Path(arg)
     label = str(path)
     if path.is_dir():
-        capture = path / CAPTURE_FILE
+        capture = SessionDir(path).archive
         if not capture.is_file():
             raise CaptureInputError(
                 f"{path} is a directory without a {CAPTURE_FILE} (not a session)"
             )
-        stem, directory, label = CAPTURE_FILE.removesuffix(".bsprof"), path, str(capture)
+        stem, directory, label = EXPORT_STEM, path, str(capture)
         path = capture
     else:
-        stem = path.name.removesuffix(".bsprof") if path.name.endswith(".bsprof") else path.stem
+        suffix = ARCHIVE_SUFFIX
+        stem = path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.stem
         directory = path.parent
     try:
         size = path.stat().st_size

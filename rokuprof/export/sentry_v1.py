@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from rokuprof.export.model import IDLE, ExportInput, Frame
 from rokuprof.sentry.chunk import CLIENT_SDK, HEAP_MEASUREMENT, PLATFORM
@@ -32,6 +31,7 @@ from rokuprof.sentry.envelope import Envelope, EnvelopeItem
 from rokuprof.sentry.frames import is_in_app, module_name, release_name, split_scheme
 from rokuprof.sentry.validate import Problem
 from rokuprof.sentry.validate_v1 import validate_profile_v1, validate_transaction_v1
+from rokuprof.timefmt import utc_iso
 
 SEGMENT_SLOTS = 3029  # 29.99 s at 101 Hz: under Relay's 30 s limit for a V1 profile
 OS_NAME = "Roku OS"
@@ -87,7 +87,7 @@ def _dumps(obj: object) -> bytes:
 
 def _rfc3339(t: float) -> str | None:
     try:
-        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return utc_iso(t, "microseconds")
     except (OverflowError, OSError, ValueError):
         return None  # a header with an impossible start time
 

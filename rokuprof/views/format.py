@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from rokuprof.timefmt import utc_iso
 
 
 def size(n: float) -> str:
@@ -28,6 +28,6 @@ def seconds(s: float) -> str:
 
 def timestamp_ms(ms: int) -> str:
     try:
-        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+        return utc_iso(ms / 1000, sep=" ")
     except (OverflowError, OSError, ValueError):
         return f"{ms} ms"
