@@ -21,7 +21,7 @@ async def test_run_demo_captures_one_complete_run(tmp_path: Path) -> None:
     console = Console(file=io.StringIO(), width=200)
     result = await run_demo(
         tmp_path,
-        seconds=1.0,
+        seconds=2.0,  # a window or more of data before the end-of-run flush
         chunks=replace(DEMO_CHUNKS, chunk_seconds=0.5),
         view="plain",
         console=console,
