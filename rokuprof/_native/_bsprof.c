@@ -97,13 +97,14 @@ static PyObject *Core_state(CoreObject *self, PyObject *Py_UNUSED(ignored))
     CORE(self);
     bsp_state s;
     bsp_get_state(self->core, &s);
-    return Py_BuildValue("KKKKKKK(iii)", (unsigned long long)s.dangling,
+    return Py_BuildValue("KKKKKKK(iiii)K", (unsigned long long)s.dangling,
                          (unsigned long long)s.replaced_allocations,
                          (unsigned long long)s.untracked_allocations,
                          (unsigned long long)s.untracked_line_cpu,
                          (unsigned long long)s.live_bytes, (unsigned long long)s.live_count,
                          (unsigned long long)s.saturated, s.warnings[0], s.warnings[1],
-                         s.warnings[2]);
+                         s.warnings[2], s.warnings[3],
+                         (unsigned long long)s.untracked_line_allocs);
 }
 
 static int as_id(PyObject *arg, uint32_t *id)
@@ -410,6 +411,28 @@ static PyObject *Core_line_cpu(CoreObject *self, PyObject *Py_UNUSED(ignored))
     return out;
 }
 
+static PyObject *Core_line_alloc(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t n = bsp_alloc_line_count(self->core);
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const bsp_alloc_line *l = bsp_alloc_line_at(self->core, i);
+        PyObject *item = Py_BuildValue("kkKK", (unsigned long)l->path,
+                                       (unsigned long)l->line_offset,
+                                       (unsigned long long)l->count,
+                                       (unsigned long long)l->bytes);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    return out;
+}
+
 static PyObject *Core_totals(CoreObject *self, PyObject *Py_UNUSED(ignored))
 {
     CORE(self);
@@ -539,7 +562,7 @@ static PyMethodDef Core_methods[] = {
      "(string, module, path definitions, string characters) counted against the limits."},
     {"state", (PyCFunction)Core_state, METH_NOARGS,
      "(dangling, replaced, untracked allocations, untracked line CPU, live bytes, live "
-     "count, saturations, (warning codes in order))."},
+     "count, saturations, (warning codes in order), untracked allocations per line)."},
     {"string", (PyCFunction)Core_string, METH_O, "The text of a string ID, or None."},
     {"strings", (PyCFunction)Core_strings, METH_NOARGS, "[(ID, text)] in definition order."},
     {"module", (PyCFunction)Core_module, METH_O, "The name string ID of a module, or None."},
@@ -557,6 +580,8 @@ static PyMethodDef Core_methods[] = {
     {"take_delta", (PyCFunction)Core_take_delta, METH_O,
      "take_delta(lines) -> (path changes, line changes) since the previous call."},
     {"line_cpu", (PyCFunction)Core_line_cpu, METH_NOARGS, "[(path, line offset, cpu, wall)]."},
+    {"line_alloc", (PyCFunction)Core_line_alloc, METH_NOARGS,
+     "[(path, line offset, count, bytes)] of the allocations per line, in first-seen order."},
     {"totals", (PyCFunction)Core_totals, METH_NOARGS,
      "(strings, modules, paths, nine summed counters, live bytes, live count)."},
     {"leak_sites", (PyCFunction)Core_leak_sites, METH_NOARGS,
@@ -600,7 +625,7 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_bsprof", "The native .bsprof body decoder and profile tables.", -1,
-    module_methods,
+    module_methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__bsprof(void)
@@ -618,6 +643,7 @@ PyMODINIT_FUNC PyInit__bsprof(void)
         PyModule_AddIntConstant(m, "WARN_HEAP_FULL", BSP_WARN_HEAP_FULL) < 0 ||
         PyModule_AddIntConstant(m, "WARN_LINES_FULL", BSP_WARN_LINES_FULL) < 0 ||
         PyModule_AddIntConstant(m, "WARN_SATURATED", BSP_WARN_SATURATED) < 0 ||
+        PyModule_AddIntConstant(m, "WARN_ALLOC_LINES_FULL", BSP_WARN_ALLOC_LINES_FULL) < 0 ||
         PyModule_AddIntConstant(m, "REDEFINED", BSP_REDEFINED) < 0) {
         Py_DECREF(&CoreType);
         Py_DECREF(m);

@@ -6,6 +6,9 @@
  *     open-addressing indexes (linear probing, keys hashed with per-core random multipliers);
  *   - paths: one slot per defined path (slot 0 = entries on undefined paths) holding the node,
  *     its nine counters and their values at the previous delta;
+ *   - allocations per line: 24-byte {path, line offset, count, bytes} records (no delta
+ *     baseline: no consumer needs their changes), bounded by max_line_keys like line CPU, and
+ *     found through an index of 4-byte cells (record number + 1) that holds no keys itself;
  *   - the live heap: open addressing of 12-byte {address, path, size} cells, deleted with
  *     backward shifts (no tombstones), address 0 kept beside the table.
  * The semantics follow rokuprof.profile.tables.ProfileTables exactly; the tests compare them.
@@ -189,6 +192,23 @@ static int map64_put(map64 *m, uint64_t key, uint32_t value, const hasher *hs)
     return 1;
 }
 
+/* An index into records that hold their own keys: a cell is a record number + 1 (0 = empty),
+ * so it costs 4 bytes per cell (linear probing, at most 7/10 full). Its user compares keys
+ * through the records and rehashes with index32_grow. */
+typedef struct {
+    uint32_t *cells;
+    size_t mask;
+    size_t count;
+} index32;
+
+static int index32_init(index32 *x, size_t cap)
+{
+    x->cells = calloc(cap, sizeof(uint32_t));
+    x->mask = cap - 1;
+    x->count = 0;
+    return x->cells != NULL;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* the live heap                                                                             */
 
@@ -367,11 +387,14 @@ struct bsp_core {
     uint32_t last_path, last_slot;
     VEC(line_entry, lines);
     map64 line_index; /* (path << 32 | line offset) -> index in lines */
+    VEC(bsp_alloc_line, alloc_lines);
+    index32 alloc_line_index; /* (path << 32 | line offset) -> record number + 1 */
     heap live;
     uint64_t live_bytes;
 
-    uint64_t dangling, replaced, untracked_allocs, untracked_lines, saturated;
-    int warnings[3];
+    uint64_t dangling, replaced, untracked_allocs, untracked_lines, untracked_line_allocs;
+    uint64_t saturated;
+    int warnings[BSP_NWARNINGS];
 
     VEC(uint32_t, dirty_slots);
     VEC(uint32_t, dirty_lines);
@@ -396,6 +419,7 @@ bsp_core *bsp_new(const bsp_limits *limits, int line_data, int record, uint64_t 
     c->hs.b = splitmix(&seed);
     if (!map32_init(&c->string_index, 64) || !map32_init(&c->module_index, 16) ||
         !map32_init(&c->path_index, 256) || !map64_init(&c->line_index, 256) ||
+        !index32_init(&c->alloc_line_index, 16) ||
         !heap_init(&c->live, 1024) || !GROW(c->slots, c->slots_cap, 64) ||
         !GROW(c->dirty_slots, c->dirty_slots_cap, 64)) {
         bsp_free(c);
@@ -420,6 +444,8 @@ void bsp_free(bsp_core *c)
     free(c->path_index.cells);
     free(c->lines);
     free(c->line_index.cells);
+    free(c->alloc_lines);
+    free(c->alloc_line_index.cells);
     free(c->live.cells);
     free(c->dirty_slots);
     free(c->dirty_lines);
@@ -438,7 +464,10 @@ size_t bsp_memory(const bsp_core *c)
            (c->string_index.mask + 1) * sizeof(kv32) + c->modules_cap * sizeof(module_entry) +
            (c->module_index.mask + 1) * sizeof(kv32) + c->slots_cap * sizeof(slot) +
            (c->path_index.mask + 1) * sizeof(kv32) + c->lines_cap * sizeof(line_entry) +
-           (c->line_index.mask + 1) * sizeof(kv64) + (c->live.mask + 1) * sizeof(cell) +
+           (c->line_index.mask + 1) * sizeof(kv64) +
+           c->alloc_lines_cap * sizeof(bsp_alloc_line) +
+           (c->alloc_line_index.mask + 1) * sizeof(uint32_t) +
+           (c->live.mask + 1) * sizeof(cell) +
            (c->dirty_slots_cap + c->dirty_lines_cap + c->defs_log_cap + c->records_cap +
             c->out_words_cap) * sizeof(uint32_t) +
            c->delta_paths_cap * sizeof(bsp_path_counts) +
@@ -594,7 +623,7 @@ static int define_path(bsp_core *c, uint32_t id, uint32_t caller, uint32_t modul
 
 static void warn(bsp_core *c, int which)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < BSP_NWARNINGS; i++) {
         if (c->warnings[i] == 0) {
             c->warnings[i] = which;
             return;
@@ -616,6 +645,89 @@ static inline void add(bsp_core *c, uint64_t *counter, uint64_t value)
     *counter = sum;
 }
 
+/* An allocation at a line: counted under the path it named (defined or not) and its line
+ * offset, while the table has room for a new pair; else counted as untracked (and, the first
+ * time, warned about). */
+static inline uint64_t alloc_line_key(const bsp_alloc_line *e)
+{
+    return (uint64_t)e->path << 32 | e->line_offset;
+}
+
+/* The record of a key, or NULL with *empty = the index cell a new record would take. */
+static inline bsp_alloc_line *alloc_line_find(bsp_core *c, uint64_t key, uint32_t **empty)
+{
+    index32 *x = &c->alloc_line_index;
+    size_t i = hash64(&c->hs, key, x->mask);
+    for (;;) {
+        uint32_t v = x->cells[i];
+        if (!v) {
+            *empty = &x->cells[i];
+            return NULL;
+        }
+        bsp_alloc_line *e = &c->alloc_lines[v - 1];
+        if (alloc_line_key(e) == key)
+            return e;
+        i = (i + 1) & x->mask;
+    }
+}
+
+/* Double the index of the allocation lines (their records give the keys). */
+static int alloc_line_index_grow(bsp_core *c)
+{
+    index32 *x = &c->alloc_line_index;
+    size_t cap = (x->mask + 1) * 2;
+    uint32_t *cells = calloc(cap, sizeof(uint32_t));
+    if (!cells)
+        return 0;
+    for (size_t j = 0; j <= x->mask; j++) {
+        uint32_t v = x->cells[j];
+        if (v) {
+            size_t i = hash64(&c->hs, alloc_line_key(&c->alloc_lines[v - 1]), cap - 1);
+            while (cells[i])
+                i = (i + 1) & (cap - 1);
+            cells[i] = v;
+        }
+    }
+    free(x->cells);
+    x->cells = cells;
+    x->mask = cap - 1;
+    return 1;
+}
+
+static int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t size)
+{
+    uint64_t key = (uint64_t)path << 32 | line_offset;
+    uint32_t *cell_of_new;
+    bsp_alloc_line *e = alloc_line_find(c, key, &cell_of_new);
+    if (e) {
+        /* counted below */
+    } else if (c->alloc_lines_len < c->lim.max_line_keys && c->alloc_lines_len < 0xFFFFFFFEu) {
+        index32 *x = &c->alloc_line_index;
+        if (!GROW(c->alloc_lines, c->alloc_lines_cap, c->alloc_lines_len + 1))
+            return 0;
+        if ((x->count + 1) * 10 > (x->mask + 1) * 7) {
+            if (!alloc_line_index_grow(c))
+                return 0;
+            alloc_line_find(c, key, &cell_of_new); /* its cell in the grown index */
+        }
+        e = &c->alloc_lines[c->alloc_lines_len++];
+        e->path = path;
+        e->line_offset = line_offset;
+        e->count = 0;
+        e->bytes = 0;
+        *cell_of_new = (uint32_t)c->alloc_lines_len; /* record number + 1 */
+        x->count++;
+    } else {
+        if (!c->untracked_line_allocs)
+            warn(c, BSP_WARN_ALLOC_LINES_FULL);
+        c->untracked_line_allocs++;
+        return 1;
+    }
+    add(c, &e->count, 1);
+    add(c, &e->bytes, size);
+    return 1;
+}
+
 static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_offset,
                         uint32_t address, uint32_t size)
 {
@@ -627,6 +739,9 @@ static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_o
     if (op == 0) {
         add(c, &k[BSP_ALLOCS], 1);
         add(c, &k[BSP_ALLOC_BYTES], size);
+        /* before the heap, as in ProfileTables: a full line table warns before a full heap */
+        if (line_offset && !count_alloc_line(c, path, line_offset, size))
+            return 0;
         int found;
         cell *slot = heap_claim(&c->live, address, &c->hs, &found);
         if (!slot)
@@ -1073,10 +1188,11 @@ void bsp_get_state(const bsp_core *c, bsp_state *out)
     out->replaced_allocations = c->replaced;
     out->untracked_allocations = c->untracked_allocs;
     out->untracked_line_cpu = c->untracked_lines;
+    out->untracked_line_allocs = c->untracked_line_allocs;
     out->saturated = c->saturated;
     out->live_bytes = c->live_bytes;
     out->live_count = c->live.count;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < BSP_NWARNINGS; i++)
         out->warnings[i] = c->warnings[i];
 }
 
@@ -1203,6 +1319,13 @@ void bsp_line_at(const bsp_core *c, size_t i, bsp_line_counts *out)
     out->line_offset = c->lines[i].line_offset;
     out->cpu = c->lines[i].cpu;
     out->wall = c->lines[i].wall;
+}
+
+size_t bsp_alloc_line_count(const bsp_core *c) { return c->alloc_lines_len; }
+
+const bsp_alloc_line *bsp_alloc_line_at(const bsp_core *c, size_t i)
+{
+    return &c->alloc_lines[i];
 }
 
 void bsp_get_totals(const bsp_core *c, bsp_totals *out)

@@ -3,7 +3,8 @@
  *
  * One bsp_core reads the body of one stream (the bytes after the header, which the caller
  * parses) and accumulates what rokuprof.profile.tables.ProfileTables accumulates: the string,
- * module and path tables, nine counters per call path, line-level CPU, and the live heap.
+ * module and path tables, nine counters per call path, line-level CPU, allocations per source
+ * line, and the live heap.
  * Feed it bytes split anywhere; it keeps at most one partial entry between feeds.
  *
  * The core only *detects* bad entries: it stops at the first entry the format or the limits
@@ -42,7 +43,13 @@ enum {
 };
 
 /* Table warnings, reported once each, in the order they happened. */
-enum { BSP_WARN_HEAP_FULL = 1, BSP_WARN_LINES_FULL = 2, BSP_WARN_SATURATED = 3 };
+enum {
+    BSP_WARN_HEAP_FULL = 1,
+    BSP_WARN_LINES_FULL = 2,
+    BSP_WARN_SATURATED = 3,
+    BSP_WARN_ALLOC_LINES_FULL = 4,
+    BSP_NWARNINGS = 4
+};
 
 /* Flag on a definition-log type: the ID was already defined (a redefinition). */
 #define BSP_REDEFINED 0x100
@@ -75,6 +82,15 @@ typedef struct {
     uint64_t wall;
 } bsp_line_counts;
 
+/* Allocations made at one source line: keyed by the path the entries named (defined or not)
+ * and the line offset (never 0). */
+typedef struct {
+    uint32_t path;
+    uint32_t line_offset;
+    uint64_t count;
+    uint64_t bytes;
+} bsp_alloc_line;
+
 typedef struct {
     uint32_t path; /* 0: allocations on undefined paths */
     uint64_t count;
@@ -96,10 +112,11 @@ typedef struct {
     uint64_t replaced_allocations;  /* alloc at an address still live */
     uint64_t untracked_allocations; /* allocations past the live-heap limit */
     uint64_t untracked_line_cpu;    /* CPU entries whose line was not kept */
+    uint64_t untracked_line_allocs; /* allocations whose line was not kept */
     uint64_t saturated;             /* times a counter would have passed 2^64-1 (it stays) */
     uint64_t live_bytes;
     uint64_t live_count;
-    int warnings[3];                /* BSP_WARN_* in the order they happened, 0 = none */
+    int warnings[BSP_NWARNINGS];    /* BSP_WARN_* in the order they happened, 0 = none */
 } bsp_state;
 
 typedef struct bsp_core bsp_core;
@@ -154,6 +171,10 @@ int bsp_take_delta(bsp_core *core, int lines, const bsp_path_counts **paths, siz
                    const bsp_line_counts **line_records, size_t *nlines);
 size_t bsp_line_count(const bsp_core *core);
 void bsp_line_at(const bsp_core *core, size_t i, bsp_line_counts *out);
+/* Allocations per (path, line offset), in order of first appearance (at most max_line_keys;
+ * the allocations at a line first seen past that are counted in untracked_line_allocs). */
+size_t bsp_alloc_line_count(const bsp_core *core);
+const bsp_alloc_line *bsp_alloc_line_at(const bsp_core *core, size_t i);
 void bsp_get_totals(const bsp_core *core, bsp_totals *out);
 /* Allocating paths of the live allocations, largest bytes first (core-owned array). */
 int bsp_leak_sites(bsp_core *core, const bsp_site **sites, size_t *n);

@@ -218,6 +218,10 @@ _WARNINGS = {
         "call-path totals are still complete"
     ),
     _bsprof.WARN_SATURATED: "a counter reached 2**64 - 1 and stays there (saturated)",
+    _bsprof.WARN_ALLOC_LINES_FULL: (
+        "allocations per line stopped at {limits.max_line_keys} (path, line) pairs (limit); "
+        "call-path totals are still complete"
+    ),
 }
 
 _UNBOUNDED = 2**64 - 1
@@ -377,6 +381,13 @@ class NativeTables:
         return MappingProxyType({(p, lo): (cpu, wall) for p, lo, cpu, wall in lines})
 
     @property
+    def line_alloc(self) -> Mapping[tuple[int, int], tuple[int, int]]:
+        """``(path, line offset)`` -> ``(count, bytes)`` of the allocations made at that line,
+        in first-seen order (empty without line data)."""
+        lines = self._core.line_alloc()
+        return MappingProxyType({(p, lo): (n, size) for p, lo, n, size in lines})
+
+    @property
     def heap(self) -> Mapping[int, tuple[int, int]]:
         return MappingProxyType({address: (p, size) for address, p, size in self._core.heap()})
 
@@ -401,6 +412,11 @@ class NativeTables:
     @property
     def untracked_line_cpu(self) -> int:
         return self._core.state()[3]
+
+    @property
+    def untracked_line_allocs(self) -> int:
+        """Allocations whose line was not kept (the allocation-line table was full)."""
+        return self._core.state()[8]
 
     @property
     def saturated(self) -> int:
