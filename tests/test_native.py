@@ -4,7 +4,8 @@ Every property runs the C core (rokuprof/_native) in record mode, so its entries
 one by one with the reference parser's; and every observable answer - header, footer, warnings,
 error (type, offset, message), status, offset, entry count, end marker - with the pure Decoder's,
 on valid, cut, corrupt and arbitrary streams split anywhere. The tables (snapshot, deltas, line
-CPU, heap, leak sites, totals, warnings, stacks, names) are compared with the pure tables'.
+CPU, allocations per line, heap, leak sites, totals, warnings, stacks, names) are compared with
+the pure tables'.
 """
 
 from __future__ import annotations
@@ -57,18 +58,9 @@ if not _native.built():
 
 from rokuprof._native import _bsprof
 from rokuprof._native.reader import NativeDecoder, NativeProfileReader, NativeTables
+from rokuprof.profile.tables import ProfileTables
 
 PureReader = getattr(reader_module, "PythonProfileReader", reader_module.ProfileReader)
-
-#: Allocations per source line (``ProfileTables.line_alloc``, with its own table-full warning)
-#: are compared once the native core keeps them too.
-NATIVE_LINE_ALLOC = hasattr(NativeTables, "line_alloc")
-
-
-def comparable_warnings(warnings: list[str]) -> list[str]:
-    if NATIVE_LINE_ALLOC:
-        return list(warnings)
-    return [w for w in warnings if not w.startswith("allocations per line stopped")]
 
 
 TIGHT = Limits(
@@ -235,15 +227,15 @@ def table_view(tables, ids) -> dict[str, object]:
         "line_cpu": list(tables.line_cpu.items()),
         "heap": dict(tables.heap),
         "leak_sites": tables.leak_sites(),
-        "line_alloc": list(tables.line_alloc.items()) if NATIVE_LINE_ALLOC else None,
-        "warnings": comparable_warnings(tables.warnings),
+        "line_alloc": list(tables.line_alloc.items()),
+        "warnings": tables.warnings,
         "scalars": (
             tables.live_bytes,
             tables.dangling,
             tables.replaced_allocations,
             tables.untracked_allocations,
             tables.untracked_line_cpu,
-            tables.untracked_line_allocs if NATIVE_LINE_ALLOC else 0,
+            tables.untracked_line_allocs,
             tables.saturated,
         ),
         "strings": list(tables.strings.items()),
@@ -267,6 +259,7 @@ def ids_of(pure) -> list[int]:
     ids = {0, 1, 2, 2**32 - 1}
     ids.update(pure.tables.strings, pure.tables.modules, pure.tables.paths)
     ids.update(p for p, _ in pure.tables.line_cpu)
+    ids.update(p for p, _ in pure.tables.line_alloc)
     return sorted(ids)
 
 
@@ -293,7 +286,7 @@ def compare_readers(chunks, delta_after, limits: Limits | None = None) -> None:
     assert [native.tables.stack(i) for i in ids] == [walk(native.tables.paths, i) for i in ids]
     delta = native.tables.take_delta()
     assert delta == pure.tables.take_delta()
-    assert comparable_warnings(native.warnings) == comparable_warnings(pure.warnings)
+    assert native.warnings == pure.warnings
     assert (native.status, native.problem(), native.entry_count) == (
         pure.status,
         pure.problem(),
@@ -358,6 +351,111 @@ def test_tables_match_on_a_busy_heap(seed, operations, addresses, line_data, cut
     compare_readers(chunks, [(True, True)] * len(chunks))
     limits = Limits(max_live_allocations=100, max_line_keys=30)
     compare_readers(chunks, [(True, False)] * len(chunks), limits)
+
+
+# --- allocations per line --------------------------------------------------------------------
+
+HEAP_FULL = (
+    "live-heap tracking stopped at {} allocations (limit); later allocations are counted but not "
+    "tracked"
+)
+LINES_FULL = (
+    "line-level CPU stopped at 2 (path, line) pairs (limit); call-path totals are still complete"
+)
+ALLOC_LINES_FULL = (
+    "allocations per line stopped at 2 (path, line) pairs (limit); call-path totals are still "
+    "complete"
+)
+LINE_DEFS = [(0, 1, "f"), (1, 1, 1), (2, 1, 0, 1, 0, 1, 10, 1)]
+
+
+@pytest.mark.parametrize(
+    ("max_live", "entries", "line_alloc", "untracked", "warnings"),
+    [
+        (  # the allocation-line table fills first, then the heap, then line CPU
+            3,
+            [
+                *((MEMORY, 1, ALLOC, lo, 16 * lo, lo) for lo in (1, 2, 3)),
+                (MEMORY, 1, ALLOC, 9, 0x100, 5),
+                *((CPU, 1, lo, 1, 1) for lo in (1, 2, 3)),
+                (MEMORY, 99, ALLOC, 2, 0x200, 7),  # an undefined path: a new pair, not kept
+                (MEMORY, 1, ALLOC, 1, 16, 10),  # a pair kept still adds up
+                (MEMORY, 1, FREE, 2, 32, 0),  # a free is no allocation site
+            ],
+            {(1, 1): (2, 11), (1, 2): (1, 2)},
+            3,
+            [ALLOC_LINES_FULL, HEAP_FULL.format(3), LINES_FULL],
+        ),
+        (  # the heap, line CPU, then the allocation-line table
+            1,
+            [
+                (MEMORY, 1, ALLOC, 0, 1, 1),  # no line offset: the path's totals only
+                (MEMORY, 1, ALLOC, 0, 2, 1),
+                *((CPU, 1, lo, 1, 1) for lo in (1, 2, 3)),
+                (MEMORY, 0, ALLOC, 5, 3, 4),  # path 0: the line keeps the path named
+                (MEMORY, 1, FREE_REALLOC, 6, 1, 0),
+                (MEMORY, 1, ALLOC, 6, 4, 8),
+                (MEMORY, 1, ALLOC, 7, 5, 16),
+            ],
+            {(0, 5): (1, 4), (1, 6): (1, 8)},
+            1,
+            [HEAP_FULL.format(1), LINES_FULL, ALLOC_LINES_FULL],
+        ),
+    ],
+)
+def test_allocations_per_line_are_bounded_and_warn_in_stream_order(
+    max_live, entries, line_alloc, untracked, warnings
+):
+    header = Header(1, 0, 0, 0, 1.0, 1.0, True, True, 0, "lines", "", "1", "R", "X", "1")
+    data = build_stream(header, LINE_DEFS + entries, Footer(9))
+    limits = Limits(max_live_allocations=max_live, max_line_keys=2)
+    pure, native = PureReader(limits), NativeProfileReader(limits)
+    pure.feed(data)
+    for i in range(len(data)):  # one byte at a time
+        native.feed(data[i : i + 1])
+    for reader in (pure, native):
+        tables = reader.tables
+        assert list(tables.line_alloc.items()) == list(line_alloc.items())
+        assert tables.untracked_line_allocs == untracked
+        assert tables.warnings == warnings
+        assert tables.totals().alloc_count == sum(e[2] == ALLOC for e in entries if e[0] == MEMORY)
+        (key, value), missing = next(iter(line_alloc.items())), (1, 99)
+        assert tables.line_alloc[key] == value and key in tables.line_alloc
+        assert missing not in tables.line_alloc and tables.line_alloc.get(missing) is None
+        with pytest.raises(KeyError):
+            tables.line_alloc[missing]
+    assert native.warnings == pure.warnings
+
+
+def test_standalone_native_tables_count_allocations_per_line():
+    tables = NativeTables(Limits(max_line_keys=50))
+    entries = [
+        (MEMORY, pid, ALLOC, lo, 16 * (lo * 8 + pid), 3) for lo in range(1, 101) for pid in (1, 7)
+    ]
+    tables.apply([*LINE_DEFS, *entries])
+    pure = ProfileTables(Limits(max_line_keys=50))
+    pure.apply([*LINE_DEFS, *entries])
+    assert len(tables.line_alloc) == 50 and tables.untracked_line_allocs == 200 - 50
+    assert list(tables.line_alloc.items()) == list(pure.line_alloc.items())
+    assert tables.warnings == pure.warnings == [ALLOC_LINES_FULL.replace(" 2 ", " 50 ")]
+    assert tables.take_delta() == pure.take_delta()  # no allocation lines in a delta
+
+
+def test_an_allocation_line_key_costs_at_most_48_bytes():
+    """Allocations per line: 24-byte records behind an index of 4-byte cells."""
+    header = Header(1, 0, 0, 0, 1.0, 1.0, True, True, 0, "lines", "", "1", "R", "X", "1")
+    reader = NativeProfileReader()
+    reader.feed(build_header(header) + encode_entries(LINE_DEFS, True))
+    empty = reader.tables.memory()
+    n = 200_000
+    allocs = (
+        (MEMORY, 1, op, lo, 16, 32 if op == ALLOC else 0)
+        for lo in range(1, n + 1)
+        for op in (ALLOC, FREE)
+    )
+    reader.feed(encode_entries(allocs, True))
+    assert len(reader.tables.line_alloc) == n and reader.tables.totals().live_count == 0
+    assert (reader.tables.memory() - empty) / n <= 48
 
 
 def test_a_live_allocation_costs_at_most_64_bytes():
