@@ -4,8 +4,8 @@ Each fuzz input is turned into a stream and a way to split it (:func:`split_inpu
 feeds the stream to the :class:`~rokuprof.bsprof.decoder.Decoder` whole and in the input-derived
 pieces, and compares both runs with each other and with the construct reference parser. When the
 native core is built, it decodes the same pieces (whole and split, entries recorded) and must
-agree with the pure decoder, and its tables with the pure tables. Any exception from a decoder
-or any disagreement is a finding.
+agree with the pure decoder, and its tables (allocations per line included) with the pure
+tables. Any exception from a decoder or any disagreement is a finding.
 
     python fuzz/fuzz_decoder.py -max_total_time=120 fuzz/corpus    # fuzz (needs atheris)
     python fuzz/fuzz_decoder.py crash-1234abcd                     # replay one input
@@ -174,6 +174,11 @@ def _check_tables(pieces: list[bytes], limits) -> None:
         assert getattr(native.tables, name)() == getattr(pure.tables, name)(), name
     assert native.warnings == pure.warnings, "warnings differ"
     assert dict(native.tables.heap) == dict(pure.tables.heap), "heaps differ"
+    for name in ("line_cpu", "line_alloc"):  # in first-seen order
+        assert list(getattr(native.tables, name).items()) == list(
+            getattr(pure.tables, name).items()
+        ), name
+    assert native.tables.untracked_line_allocs == pure.tables.untracked_line_allocs
 
 
 def seed_inputs() -> list[bytes]:
@@ -203,6 +208,12 @@ def seed_inputs() -> list[bytes]:
             bytes([flag]) + entries[:-3],
             bytes([flag | 1 << 3, 7]) + entries + b"\x80" * 12,
         ]
+    # Small limits filled: allocations at more lines than SMALL_LIMITS keeps (the allocation-line
+    # table and the heap fill on the same entry), then line CPU; its warnings come in that order.
+    many = [(3, 2, 0, lo, 0x1000 + 16 * lo, lo) for lo in range(2, 14)]
+    many += [(4, 2, lo, 1, 1) for lo in range(1, 11)]
+    entries = b"".join(grammar.build_entry(e, True) for e in body + many)
+    seeds.append(bytes([0b110 | 2 << 3, 90, 180]) + entries + b"\x00")
     return seeds
 
 

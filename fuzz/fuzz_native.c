@@ -8,8 +8,8 @@
  * Input: byte 0 = bit 0 line flag, bit 1 small limits, bits 5..2 number of cuts; one byte per
  * cut (a position scaled over the body); the rest is a stream body (the bytes after a header).
  * The body is fed whole, in the input-derived pieces and one byte at a time; the three runs must
- * end alike (status, where, entries recorded, tables), and what the core says about a rejected
- * entry must match the stream. AddressSanitizer and UBSan report memory and arithmetic faults.
+ * end alike (status, where, entries recorded, tables, allocations per line), and what the core
+ * says about a rejected entry must match the stream. AddressSanitizer and UBSan report memory and arithmetic faults.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +36,8 @@ typedef struct {
     bsp_definition_counts defs;
     size_t sites;
     uint64_t site_bytes;
+    size_t alloc_lines;                      /* bsp_alloc_line_count */
+    uint64_t alloc_line_count, alloc_line_bytes; /* summed over them */
 } outcome;
 
 static void run(const uint8_t *body, size_t len, const size_t *cuts, size_t ncuts, int line,
@@ -101,6 +103,29 @@ static void run(const uint8_t *body, size_t len, const size_t *cuts, size_t ncut
     while (bsp_heap_next(c, &iter, &address, &path, &size))
         live++;
     CHECK(live == out->totals.live_count);
+    /* allocations per line: every allocation at a line is in a kept pair or untracked, and
+     * no pair is kept twice (checked among the first 64) */
+    uint64_t at_lines = 0, at_line_bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *r = out->records + i * BSP_RECORD_WORDS;
+        if (r[0] == 3 && r[2] == 0 && r[3] != 0) {
+            at_lines++;
+            at_line_bytes += r[5];
+        }
+    }
+    out->alloc_lines = bsp_alloc_line_count(c);
+    CHECK(out->alloc_lines <= lim->max_line_keys);
+    for (size_t i = 0; i < out->alloc_lines; i++) {
+        const bsp_alloc_line *l = bsp_alloc_line_at(c, i);
+        CHECK(l->line_offset != 0 && l->count != 0);
+        for (size_t j = 0; j < i && i < 64; j++)
+            CHECK(bsp_alloc_line_at(c, j)->path != l->path ||
+                  bsp_alloc_line_at(c, j)->line_offset != l->line_offset);
+        out->alloc_line_count += l->count;
+        out->alloc_line_bytes += l->bytes;
+    }
+    CHECK(out->alloc_line_count + out->state.untracked_line_allocs == at_lines);
+    CHECK(out->state.untracked_line_allocs || out->alloc_line_bytes == at_line_bytes);
     for (size_t i = 0; i < bsp_path_count(c); i++) /* every defined path is found by its ID */
         CHECK(bsp_find_path(c, bsp_path_at(c, i)->id) == bsp_path_at(c, i));
     bsp_free(c);
@@ -118,6 +143,8 @@ static void same(const outcome *a, const outcome *b)
     CHECK(memcmp(&a->state, &b->state, sizeof(a->state)) == 0);
     CHECK(memcmp(&a->defs, &b->defs, sizeof(a->defs)) == 0);
     CHECK(a->sites == b->sites && a->site_bytes == b->site_bytes);
+    CHECK(a->alloc_lines == b->alloc_lines && a->alloc_line_count == b->alloc_line_count &&
+          a->alloc_line_bytes == b->alloc_line_bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
