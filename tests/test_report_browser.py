@@ -5,15 +5,12 @@ sorting, filters, hide idle, time range) do what they say. A screenshot of each 
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from functools import cache
 from pathlib import Path
-from unittest.mock import patch
 
 import pytest
 
-from rokuprof import _native
 from rokuprof.export import export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.profile.report import inspect_report
@@ -36,9 +33,7 @@ METRIC_FIELDS = {  # the page's metric -> ExportInput.CallPath field
 
 @cache
 def sample(name: str):
-    # The pure tables: the native core keeps no allocations per line yet (same figures otherwise).
-    with patch.dict(os.environ, {_native.PURE_PYTHON_VARIABLE: "1"}):
-        return input_from_bytes((SAMPLES / f"{name}.bsprof").read_bytes())
+    return input_from_bytes((SAMPLES / f"{name}.bsprof").read_bytes())
 
 
 def write_report(directory: Path, name: str, inp) -> Path:

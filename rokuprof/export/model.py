@@ -252,8 +252,7 @@ def build_input(
     for (pid, offset), (cpu, wall) in tables.take_delta(lines=True).line_cpu.items():
         line_cpu.setdefault(pid, []).append((tables.line_number(pid, offset), cpu, wall))
     line_alloc: dict[int, list[tuple[int, int, int]]] = {}
-    # (a native core without allocations per line has no line_alloc: sites stay per call path)
-    for (pid, offset), (count, size) in getattr(tables, "line_alloc", {}).items():
+    for (pid, offset), (count, size) in tables.line_alloc.items():
         line_alloc.setdefault(pid, []).append((tables.line_number(pid, offset), count, size))
     live = {pid: (n, size) for pid, n, size in tables.leak_sites()}
     snapshot = tables.snapshot()
