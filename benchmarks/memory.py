@@ -368,7 +368,8 @@ def main() -> int:
     if args.baseline:
         trees.insert(0, ("baseline", args.baseline.resolve()))
     per: dict[str, dict[str, float]] = {name: {} for name, _ in trees}
-    print(f"{'bytes per':16} {'count':>11}", end="")
+    width = max(map(len, COUNTS))
+    print(f"{'bytes per':{width}} {'count':>11}", end="")
     for name, _ in trees:
         print(f" {name + ' RSS':>13} {name + ' peak':>13}", end="")
     print("  this/baseline" if args.baseline else "")
@@ -376,7 +377,7 @@ def main() -> int:
         if args.only and kind not in args.only:
             continue
         n = count // 10 if args.quick else count
-        print(f"{kind:16} {n:11,}", end="", flush=True)
+        print(f"{kind:{width}} {n:11,}", end="", flush=True)
         for name, tree in trees:
             r = measure(tree, kind, n)
             per[name][kind] = r["rss"] / r["items"]
