@@ -24,7 +24,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.profile.reader import ProfileReader
@@ -36,6 +35,7 @@ from rokuprof.sentry.chunk import (
     delta_walls,
     new_uuid,
 )
+from rokuprof.timefmt import utc_iso
 
 MIN_SLICE_BYTES = 4096
 TARGET_SLICES = 1000
@@ -88,7 +88,7 @@ def _packed(values: Iterable[int]) -> Sequence[int]:
 
 def _iso(t: float) -> str:
     try:
-        return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
+        return utc_iso(t)
     except (OverflowError, OSError, ValueError):
         return f"{t:.3f}"
 

@@ -17,10 +17,11 @@ import gzip
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from rokuprof.sentry.chunk import CLIENT_SDK, PLATFORM, Chunk, new_uuid
 from rokuprof.sentry.validate import INVALID_PROFILE_TYPE, Problem, validate_chunk
+from rokuprof.timefmt import utc_iso
 
 PROFILE_CHUNK = "profile_chunk"
 CONTENT_TYPE = "application/x-sentry-envelope"
@@ -37,8 +38,7 @@ def _dumps(obj: object) -> bytes:
 
 def rfc3339(t: float | datetime) -> str:
     """``2026-11-21T15:04:05.123456Z`` for an epoch time or an aware datetime."""
-    when = t if isinstance(t, datetime) else datetime.fromtimestamp(t, UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return utc_iso(t, "microseconds")
 
 
 @dataclass

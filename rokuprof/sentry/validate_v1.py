@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import datetime
 
 from rokuprof.sentry.validate import (
     DURATION_IS_TOO_LONG,
@@ -39,6 +38,7 @@ from rokuprof.sentry.validate import (
     PLATFORM_NOT_SUPPORTED,
     Problem,
 )
+from rokuprof.timefmt import parse_iso
 
 MAX_PROFILE_SECONDS = 30.0
 MAX_PROFILE_NS = 30_000_000_000
@@ -60,13 +60,7 @@ def _is_u64_string(value: object) -> bool:
 
 
 def _is_rfc3339(value: object) -> bool:
-    if not isinstance(value, str) or "T" not in value:
-        return False
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return parsed.tzinfo is not None
+    return isinstance(value, str) and "T" in value and parse_iso(value) is not None
 
 
 def validate_profile_v1(
