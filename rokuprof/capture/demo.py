@@ -18,6 +18,7 @@ from rokuprof.capture.loop import CaptureConfig, CaptureSummary
 from rokuprof.capture.watch import watch
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
+from rokuprof.store.layout import ARCHIVE_FILE, CHUNKS_DIR, RECORD_FILE, SessionDir
 
 DEMO_SERIAL = "YN00DEMO0001"
 #: A chunk every 5 s, so a short demo run shows several; environment "demo".
@@ -100,22 +101,22 @@ def demo_lines(result: DemoResult) -> list[str]:
         return lines
     session = result.summary.sessions[0]
     path = session.path
-    chunks = sorted((path / "chunks").glob("*.json"))
+    layout = SessionDir(path)
     lines += [
         "",
         f"Session ({session.record.status}): {path}",
-        f"  capture.bsprof  {session.record.bytes:,} bytes, exactly as the device sent them",
-        f"  session.json    device, app, start/end, bytes, entries ({session.record.entries:,}),"
+        f"  {ARCHIVE_FILE:<15} {session.record.bytes:,} bytes, exactly as the device sent them",
+        f"  {RECORD_FILE:<15} device, app, start/end, bytes, entries ({session.record.entries:,}),"
         " status, errors",
-        f"  chunks/         {len(chunks)} Sentry V2 profile chunk(s), written while the run "
-        "streamed",
+        f"  {CHUNKS_DIR + '/':<15} {len(layout.chunk_names())} Sentry V2 profile chunk(s), "
+        "written while the run streamed",
         "",
         "Try next:",
-        f"  rokuprof inspect {path / 'capture.bsprof'}",
+        f"  rokuprof inspect {layout.archive}",
         f"  rokuprof report {path}",
         f"  rokuprof export {path} -f speedscope,pprof",
-        f"  rokuprof convert {path / 'capture.bsprof'} --out rokuprof-converted",
-        f"  python -m json.tool {path / 'session.json'}",
+        f"  rokuprof convert {layout.archive} --out rokuprof-converted",
+        f"  python -m json.tool {layout.record}",
         "Capture a real device: rokuprof watch <roku-ip>   (find it with: rokuprof discover)",
     ]
     return lines

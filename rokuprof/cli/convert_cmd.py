@@ -27,11 +27,11 @@ from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.envelope import chunk_envelope
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
+from rokuprof.store.layout import CHUNK_SUFFIX, CHUNKS_DIR, chunk_name, is_chunk
 from rokuprof.views.text import printable
 
 EXIT_FAILED = 1  # the output could not be written
 WRITES_IN_FLIGHT = 4  # chunks made and not yet written: bounds memory, overlaps fsync
-CHUNKS_DIR = "chunks"
 ENVELOPES_DIR = "envelopes"
 
 
@@ -49,8 +49,8 @@ def _prepare_out(out: Path, subdirs: list[str], force: bool) -> None:
     for directory in directories:
         if directory.exists() and not directory.is_dir():
             exits.fail(f"{directory} exists and is not a directory")
-    patterns = {CHUNKS_DIR: "*.json", ENVELOPES_DIR: "*.envelope"}
-    existing = [p for sub in patterns for p in sorted((out / sub).glob(patterns[sub]))]
+    existing = [p for p in sorted((out / CHUNKS_DIR).glob("*")) if is_chunk(p.name)]
+    existing += sorted((out / ENVELOPES_DIR).glob("*.envelope"))
     if existing and not force:
         exits.fail(
             f"{out} already holds {len(existing)} converted file(s) "
@@ -244,12 +244,12 @@ def _write_chunks(
 
 def _write_chunk(chunk: Chunk, out: Path, envelopes: bool) -> None:
     """One chunk file (and its envelope), atomically; an error names the file."""
-    name = f"{chunk.index:06d}"
-    path = out / CHUNKS_DIR / f"{name}.json"
+    name = chunk_name(chunk.index)
+    path = out / CHUNKS_DIR / name
     try:
         write_atomic(path, chunk.data)
         if envelopes:
-            path = out / ENVELOPES_DIR / f"{name}.envelope"
+            path = out / ENVELOPES_DIR / f"{name.removesuffix(CHUNK_SUFFIX)}.envelope"
             write_atomic(path, chunk_envelope(chunk, sent_at=time.time()).to_bytes())
     except OSError as exc:
         exc.filename = exc.filename or str(path)
