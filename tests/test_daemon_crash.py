@@ -169,6 +169,20 @@ async def test_recovery_adds_only_what_the_crash_left_unchunked(tmp_path: Path) 
     assert recover(tmp_path, chunk_seconds=1.0).converted_sessions == []  # done once
 
 
+async def test_recovered_chunks_never_take_the_name_of_a_dropped_one(tmp_path: Path) -> None:
+    session = await finished_session(tmp_path)
+    crash(session, keep_chunks=2)
+    # The spool was full and dropped the newest chunk left: only its marker remains.
+    (session / "dropped").mkdir()
+    (session / "chunks" / "000002.json").rename(session / "dropped" / "000002.json")
+    (session / "dropped" / "000002.json").write_bytes(b"")
+    result = recover(tmp_path, chunk_seconds=1.0)
+    assert result.chunks_written
+    assert all(p.name != "000002.json" for p in result.chunks_written)
+    pending = {p.path for p in Spool(tmp_path).scan()[0]}
+    assert pending >= set(result.chunks_written)  # every new chunk is sent
+
+
 async def test_recovery_killed_midway_and_run_again_duplicates_nothing(
     tmp_path: Path, monkeypatch
 ) -> None:

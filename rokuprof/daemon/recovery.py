@@ -26,7 +26,7 @@ from rokuprof.capture.catchup import CatchUp, chunk_samples
 from rokuprof.capture.exports import export_session, record_outcome
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.files import sweep_tmp, write_atomic
-from rokuprof.store.layout import SessionDir, SessionStatus, sessions
+from rokuprof.store.layout import SessionDir, SessionStatus, chunk_index, sessions
 from rokuprof.store.retention import finish_deletions
 from rokuprof.timefmt import parse_iso, utc_iso
 
@@ -100,9 +100,13 @@ def catch_up_session(
     where = SessionDir(session)
     record = where.read_record()
     archive = where.archive
-    payloads, skipped, last_index = [], 0, 0
+    payloads, skipped = [], 0
+    # New chunks number on after every name the session ever used: a chunk the spool dropped
+    # or delivered leaves only a marker, and a new chunk of that name would count as settled.
+    delivered, rejected, dropped = where.settled()
+    used = where.chunk_names() | delivered | rejected | dropped
+    last_index = max((chunk_index(name) or 0 for name in used), default=0)
     for path in where.built_chunks():
-        last_index = max(last_index, int(path.stem))
         try:
             payloads.append(json.loads(path.read_bytes()))
         except (OSError, ValueError) as exc:  # written atomically: should not happen
