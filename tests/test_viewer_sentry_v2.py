@@ -13,16 +13,23 @@ stack, so the gap's time goes to no function. The hand-made chunks below pin tha
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
 from collections import defaultdict
 from itertools import pairwise
 
 import pytest
 
+from rokuprof.capture.loop import CaptureConfig, DeviceCapture
+from rokuprof.capture.session import read_record
+from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.convert import convert_bytes
 from rokuprof.sentry.frames import module_name
 from rokuprof.sentry.validate import MAX_SAMPLE_SPAN_SECONDS, validate_chunk
+from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from tests.viewers import vroom_v2
-from tests.viewers.expected import SAMPLE_PERIOD_US, differences
+from tests.viewers.expected import SAMPLE_PERIOD_US, differences, expected_figures
 from tests.viewers.samples import SAMPLES, expected
 
 V2_SAMPLES = ("cafe-tv-full", "cafe-tv-long")
@@ -230,3 +237,56 @@ def test_vroom_gives_an_idle_gap_to_no_function(case):
     rule = vroom_v2.leaf_times(chunk)
     kept = {key[1]: s / T for key, s in rule.seconds.items() if rule.samples[key] > 1}
     assert kept == pytest.approx(periods, abs=1e-3)
+
+
+# -- a live-captured session -------------------------------------------------------------------
+
+#: A left-over line of the build report's notes: the thread's left-over ms, and its functions.
+LEFT_OVER = re.compile(
+    r"left over \(in no chunk\): thread .* \(\S+\): \d+ sample\(s\), ([\d.]+) ms in (.*)"
+)
+
+
+async def test_live_captured_chunks_agree_with_vroom(tmp_path):
+    """A run captured from the simulated device (real time, 0.5 s chunks) as the daemon writes
+    its chunks: vroomrs reads each exactly as Sentry's rule says, and the functions add up to
+    inspect's figures for the archived stream, but for what the builder reported left over."""
+    device = DeviceConfig(run_seconds=2.0, runs=1, run_gap=0.1, seed=3, burst_ticks=(2, 10))
+    async with SimulatedDevice(device) as dev:
+        config = CaptureConfig(
+            host="127.0.0.1",
+            out=tmp_path,
+            profiler_port=dev.profiler_port,
+            ecp_port=dev.ecp_port,
+            console_port=dev.console_port,
+            runs=1,
+            chunk_seconds=0.5,
+            delta_seconds=0.2,
+            poll_interval=0.1,
+            ecp_timeout=2.0,
+        )
+        summary = await asyncio.wait_for(DeviceCapture(config).run(), 20)
+    [session] = summary.sessions
+    record = read_record(session.path)
+    assert record["status"] == "complete"
+    payloads = [
+        json.loads(p.read_bytes()) for p in sorted((session.path / "chunks").glob("*.json"))
+    ]
+    assert len(payloads) >= 2
+    reads = vroom_v2.read([vroom_v2.ingest(p) for p in payloads])
+    got, left_out, _ = compare_per_chunk(payloads, reads)
+    in_sentry = {k: (got.get(k, 0) + left_out.get(k, 0)) * 1e6 for k in set(got) | set(left_out)}
+    want = expected_figures(
+        ProfileReader.from_bytes((session.path / "capture.bsprof").read_bytes())
+    )
+    ours = want.by(by_function, "wall")
+    paths = want.by(by_function, "paths")
+    # Samples that did not fit before the run's end are in no chunk; the report names each
+    # thread's left-over time and the functions it belongs to.
+    leftover_us: dict[str, float] = defaultdict(float)
+    for note in record["chunk_report"]["notes"]:
+        if m := LEFT_OVER.fullmatch(note):
+            for function in m.group(2).split(", "):
+                leftover_us[function] += float(m.group(1)) * 1000 + 50  # ms to 1 decimal
+    tolerance = lambda k: SAMPLE_PERIOD_US * paths.get(k, 0) + leftover_us.get(k[1], 0)  # noqa: E731
+    assert differences(in_sentry, ours, tolerance) == []
