@@ -34,6 +34,9 @@ How samples are made (see ``design.md``, "From aggregated deltas to Sentry sampl
 * Each executable module is a thread (``thread_id`` = module ID). A delta's samples are laid back
   to back, one period apart, ending at the slot their data arrived in; a busy run always ends with
   an idle sample, since Sentry gives each sample the time until the next one on its thread.
+  An idle sample has the empty stack ``[]``: for a V2 chunk Sentry's processor credits its time
+  to no function, even between two busy samples that share frames (unlike a V1 profile, where
+  it fills the gap with them; :mod:`rokuprof.export.sentry_v1` sends an ``(idle)`` frame).
 * Chunks sit on a fixed grid of ``chunk_seconds`` (60 s) windows from ``start``: a chunk never
   spans more than that. Busy time that does not fit before its window ends (more busy time than
   wall time) first pushes the window's samples back into the idle time before them, and what
