@@ -196,3 +196,23 @@ def test_bad_host_and_output_fail_at_once_with_one_line(tmp_path: Path) -> None:
             assert line.startswith("error: ") and message in line, line
     finally:
         checks.resolve = original
+
+
+async def test_sigterm_is_recorded_as_sigterm(tmp_path: Path) -> None:
+    """A SIGTERM mid-run: session.json, the summary and the log say SIGTERM (not the user)."""
+    cfg = DeviceConfig(run_seconds=30.0, runs=1, seed=6, cpu_flush_seconds=0.2)
+    async with SimulatedDevice(cfg) as dev:
+        async with watching(dev, tmp_path) as proc:
+            async with asyncio.timeout(15):
+                while not (dev.runs and dev.runs[0].bytes_sent > 3000):
+                    await asyncio.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            code, out, err = await finish(proc, 10)
+        await dev.home()
+    assert code == 0, err
+    [session] = list((tmp_path / "YN00AA000001").iterdir())
+    record = json.loads((session / "session.json").read_text("utf-8"))
+    assert record["status"] == "interrupted"
+    assert record["end_reason"].startswith("stopped by SIGTERM")
+    assert "1 run(s) captured from YN00AA000001 (stopped by SIGTERM)" in out
+    assert "capture ended: stopped by SIGTERM" in out

@@ -64,7 +64,6 @@ from rokuprof.store.files import sweep_tmp
 
 UNREACHABLE_BACKOFF = 30.0  # seconds: the longest wait between connects to an unreachable device
 LOW_SPACE_RECHECK = 5.0  # seconds between free-space checks while below the floor
-STREAM_TICK = 0.5  # seconds between looks at a connected stream's byte count
 
 log = logging.getLogger(__name__)
 
@@ -520,7 +519,7 @@ class DeviceCapture:
             sink_factory=self.sink_factory,
             extra_info=extra_info,
         )
-        side = [self._query_active_app(), self._watch_bytes()]
+        side = [self._query_active_app()]
         if self.config.use_console:
             side.append(self._poll_console())
         try:
@@ -555,18 +554,6 @@ class DeviceCapture:
             self._on_profiler("paused")
         else:
             self._set_state(DeviceState.STREAMING)
-
-    async def _watch_bytes(self) -> None:
-        """While a stream is connected: the time of its last byte (as seen every tick)."""
-        st = self.status
-        seen = (st.session, st.bytes)
-        while True:
-            await asyncio.sleep(STREAM_TICK)
-            now = time.monotonic()
-            if (st.session, st.bytes) != seen:
-                seen = (st.session, st.bytes)
-                if st.state.in_run and (st.last_data is None or st.last_data < now - STREAM_TICK):
-                    st.last_data = now
 
     async def _poll_console(self) -> None:
         """While a stream is connected: the console's profiler status every ``console_poll``
