@@ -133,7 +133,7 @@ async def test_busy_is_said_once_never_streaming_before_data_and_its_note_clears
     assert not any("503" in m for m in seen.messages)
     text = "\n".join(seen.lines)
     assert text.count("busy: another profiler client") == 1, text
-    assert text.count("waiting for an app run") == 1, text  # after the other run ended
+    assert text.count("refused: the profiler port refuses") == 1, text  # the other run ended
     assert [s.record.status for s in summary.sessions] == ["complete"]
 
 

@@ -281,7 +281,7 @@ async def test_watch_top_under_tmux(tmp_path: Path, width: int, height: int) -> 
                 "--profiler-port", str(dev.profiler_port),
                 "--console-port", str(dev.console_port),
             )  # fmt: skip
-            await until(term, lambda s: "waiting" in shown(s))
+            await until(term, lambda s: "refused" in shown(s))
             await dev.launch()
             # As many rows as fit: the view is one line less than the terminal (the cursor's);
             # the simulated app has about 30 functions once playback started.

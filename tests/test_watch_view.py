@@ -76,7 +76,7 @@ def test_plain_log_lines() -> None:
     log.on_session_end(status, record, Path("out/s"))
     log.on_message(status, "warning", "ECP said no")
     text = "\n".join(lines)
-    assert text.count("waiting for an app run") == 1
+    assert text.count("refused: the profiler port refuses") == 1
     assert "streaming into out/YN00AA000001/" in text
     assert "chunk 000001.json written" in text
     assert "run 1 truncated" in text and "cut short" in text

@@ -58,10 +58,9 @@ def clock(seconds: float) -> str:
 
 
 #: States a log does not give a line of their own: a run's start and end have theirs, and a
-#: connect's ``waiting`` lasts until the answer says more.
-UNLOGGED_STATES = frozenset(
-    {DeviceState.STARTING, DeviceState.WAITING, DeviceState.STREAMING, DeviceState.FINISHED}
-)
+#: connect's ``waiting`` lasts until the answer says more. (``starting`` says where the loop
+#: polls, once.)
+UNLOGGED_STATES = frozenset({DeviceState.WAITING, DeviceState.STREAMING, DeviceState.FINISHED})
 
 
 def state_line(status: CaptureStatus, previous: str = "") -> str | None:

@@ -420,6 +420,8 @@ class DeviceCapture:
         if self.config.duration is not None:
             triggers.append(self._stop_after(self.config.duration))
         self._set_device()
+        cfg = self.config
+        self._set_state(DeviceState.STARTING, f"polling {cfg.host}:{cfg.profiler_port}")
         try:
             async with alongside(*triggers):
                 await self._loop()

@@ -56,10 +56,9 @@ def idle_state(profiler_refused: bool, ecp_up: bool | None) -> DeviceState:
 
 #: What each state means, for a log line or the live view (the detail, if any, follows).
 STATE_TEXT: dict[DeviceState, str] = {
-    DeviceState.STARTING: "starting",
+    DeviceState.STARTING: "waiting for an app run",
     DeviceState.UNREACHABLE: "unreachable",
-    DeviceState.REFUSED: "waiting for an app run (the profiler port refuses: no profiled app "
-    "launched yet)",
+    DeviceState.REFUSED: "refused: the profiler port refuses, no profiled app launched yet",
     DeviceState.WAITING: "connected, waiting for the app's data",
     DeviceState.BUSY: "busy: another profiler client has the app's stream (HTTP 503); retrying",
     DeviceState.STREAMING: "streaming",

@@ -119,7 +119,7 @@ class DeviceSlot:
             if self._logged_name:
                 self._log(logging.INFO, "ECP says this is %s (%s)", status.device, self.label)
             self._logged_name = status.device
-        if status.state in (self._logged_state, DeviceState.WAITING):
+        if status.state in (self._logged_state, DeviceState.WAITING, DeviceState.STARTING):
             return  # said when it began; a connect's "waiting" lasts until its answer
         line = state_line(status, self._logged_state)
         self._logged_state = status.state
