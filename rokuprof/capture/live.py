@@ -671,7 +671,7 @@ def state_text(status: CaptureStatus, now: float) -> Text:
         since = status.since_data(now)
         if since is not None:
             out.append(f", last data {since:.0f} s ago")
-    elif state is not DeviceState.STOPPED:
+    else:
         words = STATE_TEXT[state]
         meaning = words.split(": ", 1)[1] if words.startswith(state.value + ": ") else words
         if meaning != state.value:
