@@ -18,6 +18,7 @@ from rokuprof.capture.status import CaptureStatus, NullObserver
 from rokuprof.capture.stop import StopCause, StopRequest
 from rokuprof.device.errors import HttpStatusError
 from rokuprof.device.stream import ResponseReader
+from rokuprof.sentry import ChunkSettings
 
 DATA = (Path(__file__).resolve().parent.parent / "samples" / "cafe-tv-cpu-only.bsprof").read_bytes()
 
@@ -72,7 +73,9 @@ async def identify():
 def capture(tmp_path: Path, stream: ScriptedStream, stop=None) -> RunCapture:
     stream.archive = tmp_path
     settings = RunSettings(
-        out=tmp_path, chunk_seconds=1.0, archive_limits=ArchiveLimits(min_free_bytes=0)
+        out=tmp_path,
+        chunks=ChunkSettings(chunk_seconds=1.0),
+        archive_limits=ArchiveLimits(min_free_bytes=0),
     )
     return RunCapture(
         stream,
@@ -81,7 +84,7 @@ def capture(tmp_path: Path, stream: ScriptedStream, stop=None) -> RunCapture:
         NullObserver(),
         stop or asyncio.Event(),
         identify=identify,
-        sink_factory=sentry_sink_factory(1.0),
+        sink_factory=sentry_sink_factory(ChunkSettings(chunk_seconds=1.0)),
     )
 
 

@@ -31,7 +31,7 @@ def errors_of(data: dict, env: dict | None = None) -> list[str]:
 
 def test_defaults() -> None:
     cfg = build_config({}, env={})
-    assert cfg.capture.chunk_seconds == 60.0
+    assert cfg.capture.chunks.chunk_seconds == 60.0
     assert cfg.devices == ()
     assert cfg.discovery.enabled is False
     assert cfg.sentry.dsn is None
@@ -51,7 +51,7 @@ def test_full_config_is_typed() -> None:
         },
         env={},
     )
-    assert cfg.capture.out == Path("/data/roku") and cfg.capture.chunk_seconds == 30.0
+    assert cfg.capture.out == Path("/data/roku") and cfg.capture.chunks.chunk_seconds == 30.0
     assert cfg.capture.chunks == ChunkSettings(chunk_seconds=30, environment="staging")
     (dev,) = cfg.devices
     assert (dev.host, dev.name, dev.profiler_port, dev.ecp_port, dev.console_port) == (

@@ -136,7 +136,7 @@ async def finished_session(tmp_path: Path) -> Path:
             profiler_port=dev.profiler_port,
             ecp_port=dev.ecp_port,
             console_port=dev.console_port,
-            chunk_seconds=1.0,
+            chunk_settings=ChunkSettings(chunk_seconds=1.0),
             delta_seconds=0.2,
             poll_interval=0.05,
             runs=1,
@@ -151,7 +151,7 @@ async def test_recovery_adds_only_what_the_crash_left_unchunked(tmp_path: Path) 
     session = await finished_session(tmp_path)
     crash(session, keep_chunks=2)
     before = per_path(session)
-    result = recover(tmp_path, chunk_seconds=1.0)
+    result = recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0))
     assert result.converted_sessions == [session] and result.chunks_written
     want, have = converted(session, 1.0), per_path(session)
     assert sum(have.values()) > sum(before.values())
@@ -166,7 +166,9 @@ async def test_recovery_adds_only_what_the_crash_left_unchunked(tmp_path: Path) 
         payload = json.loads(path.read_bytes())
         assert not validate_chunk(payload) and payload["profiler_id"] == rec["profiler_id"]
     assert {p.path for p in Spool(tmp_path).scan()[0]} >= set(result.chunks_written)
-    assert recover(tmp_path, chunk_seconds=1.0).converted_sessions == []  # done once
+    assert (
+        recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0)).converted_sessions == []
+    )  # done once
 
 
 async def test_recovered_chunks_never_take_the_name_of_a_dropped_one(tmp_path: Path) -> None:
@@ -176,7 +178,7 @@ async def test_recovered_chunks_never_take_the_name_of_a_dropped_one(tmp_path: P
     (session / "dropped").mkdir()
     (session / "chunks" / "000002.json").rename(session / "dropped" / "000002.json")
     (session / "dropped" / "000002.json").write_bytes(b"")
-    result = recover(tmp_path, chunk_seconds=1.0)
+    result = recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0))
     assert result.chunks_written
     assert all(p.name != "000002.json" for p in result.chunks_written)
     pending = {p.path for p in Spool(tmp_path).scan()[0]}
@@ -200,10 +202,10 @@ async def test_recovery_killed_midway_and_run_again_duplicates_nothing(
 
     monkeypatch.setattr(recovery, "write_atomic", dies_after_one_chunk)
     with pytest.raises(KeyboardInterrupt):
-        recover(tmp_path, chunk_seconds=1.0)
+        recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0))
     assert len(written) == 1 and "recovered" not in record(session)
     monkeypatch.setattr(recovery, "write_atomic", real)
-    result = recover(tmp_path, chunk_seconds=1.0)  # the next start
+    result = recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0))  # the next start
     assert result.converted_sessions == [session]
     want, have = converted(session, 1.0), per_path(session)
     diffs = {k[0][:60]: (have[k], want[k]) for k in set(want) | set(have) if have[k] != want[k]}

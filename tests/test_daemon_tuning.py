@@ -22,7 +22,7 @@ def test_every_knob_is_an_argument_of_its_part_and_none_is_set_by_the_config() -
     assert CaptureTuning.__optional_keys__ <= capture_fields
     assert UploaderTuning.__optional_keys__ <= set(inspect.signature(Uploader).parameters)
     assert PyroscopeTuning.__optional_keys__ <= set(inspect.signature(PyroscopePusher).parameters)
-    from_config = {"host", "out", "chunk_seconds", "environment", "limits", "archive_limits"}
+    from_config = {"host", "out", "chunk_settings", "limits", "archive_limits"}
     assert not CaptureTuning.__optional_keys__ & from_config
     assert not UploaderTuning.__optional_keys__ & {"max_in_flight", "max_spool_bytes"}
     assert not PyroscopeTuning.__optional_keys__ & {"url", "name", "root"}
@@ -48,7 +48,7 @@ def test_knobs_reach_their_parts_beside_the_config_settings(tmp_path: Path) -> N
     daemon = Daemon(config, options=options)
     capture = daemon._capture_config(config.devices[0])
     assert (capture.idle_timeout, capture.poll_interval) == (1.5, 0.05)
-    assert (capture.chunk_seconds, capture.environment) == (2.0, "qa")  # the config's
+    assert capture.chunk_settings == ChunkSettings(chunk_seconds=2, environment="qa")  # config's
     up = daemon.uploader
     assert (up.probe_base, up.max_in_flight, up.max_spool_bytes) == (0.25, 3, 1024**2)
     assert daemon.pyroscope is not None and daemon.pyroscope.rescan_seconds == 0.125

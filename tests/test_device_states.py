@@ -17,6 +17,7 @@ from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.status import CaptureStatus, NullObserver
 from rokuprof.daemon.config import build_config
 from rokuprof.device.control import control
+from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 
 
@@ -32,12 +33,12 @@ def cap_config(dev: SimulatedDevice, out: Path, **kw) -> CaptureConfig:
         profiler_port=dev.profiler_port,
         ecp_port=dev.ecp_port,
         console_port=dev.console_port,
-        chunk_seconds=1.0,
         delta_seconds=0.2,
         poll_interval=0.1,
         ecp_timeout=2.0,
     )
-    return CaptureConfig(**(base | kw))
+    window = kw.pop("chunk_seconds", 1.0)
+    return CaptureConfig(**(base | kw), chunk_settings=ChunkSettings(chunk_seconds=window))
 
 
 class Seen(NullObserver):

@@ -182,7 +182,7 @@ async def test_keys_from_a_terminal_and_its_mode_restored() -> None:
                 if stopped:
                     break
                 await asyncio.sleep(0.01)
-        assert stopped == [StopCause.REQUESTED] and view.hide_idle and view.sort == 0
+        assert stopped == [StopCause.KEY_Q] and view.hide_idle and view.sort == 0
         assert termios.tcgetattr(slave) == before
         with pytest.raises(RuntimeError):  # a failing run still restores the terminal
             async with LiveView(Console(file=io.StringIO()), keys=slave):

@@ -24,6 +24,7 @@ import pytest
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.session import read_record
 from rokuprof.profile.reader import ProfileReader
+from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.convert import convert_bytes
 from rokuprof.sentry.frames import module_name
 from rokuprof.sentry.validate import MAX_SAMPLE_SPAN_SECONDS, validate_chunk
@@ -260,7 +261,7 @@ async def test_live_captured_chunks_agree_with_vroom(tmp_path):
             ecp_port=dev.ecp_port,
             console_port=dev.console_port,
             runs=1,
-            chunk_seconds=0.5,
+            chunk_settings=ChunkSettings(chunk_seconds=0.5),
             delta_seconds=0.2,
             poll_interval=0.1,
             ecp_timeout=2.0,

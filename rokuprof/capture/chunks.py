@@ -11,7 +11,7 @@ makes one per run, all by one :class:`~rokuprof.sentry.ChunkSettings` (the rules
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from rokuprof.bsprof.model import Header
@@ -27,8 +27,6 @@ class RunContext:
     tables: ProfileTables
     header: Header
     start: float  # Unix seconds of the stream's connect
-    environment: str | None = None
-    release: str | None = None
     device: dict[str, object] = field(default_factory=dict)
 
 
@@ -63,17 +61,9 @@ def report_json(report: BuildReport) -> dict[str, object]:
 
 class SentrySink:
     """A :class:`ChunkSink` over :class:`rokuprof.sentry.ChunkBuilder`, making chunks by
-    ``settings``. A run's own ``environment`` or ``release`` in its :class:`RunContext`, when
-    set, win over the settings'. A bare number is the chunk window with every other setting at
-    its default (callers that still pass one; it goes when they pass settings).
-    """
+    ``settings`` (the one owner of the window, environment and release)."""
 
-    def __init__(self, context: RunContext, settings: ChunkSettings | float = DEFAULT_SETTINGS):
-        settings = as_settings(settings)
-        if context.environment:
-            settings = replace(settings, environment=context.environment)
-        if context.release:
-            settings = replace(settings, release=context.release)
+    def __init__(self, context: RunContext, settings: ChunkSettings = DEFAULT_SETTINGS) -> None:
         self.settings = settings
         self.builder = ChunkBuilder(
             context.tables,
@@ -94,19 +84,10 @@ class SentrySink:
         return [chunk.data for chunk in flush.chunks], report_json(flush.report)
 
 
-def as_settings(settings: ChunkSettings | float) -> ChunkSettings:
-    """``settings`` as they are, or a bare chunk window as settings (checked by their rules)."""
-    if isinstance(settings, ChunkSettings):
-        return settings
-    return ChunkSettings(chunk_seconds=settings)
-
-
-def sentry_sink_factory(settings: ChunkSettings | float = DEFAULT_SETTINGS) -> ChunkSinkFactory:
-    """A factory making one :class:`SentrySink` per run, by ``settings`` (checked here, once,
-    not at each run's start)."""
-    checked = as_settings(settings)
+def sentry_sink_factory(settings: ChunkSettings = DEFAULT_SETTINGS) -> ChunkSinkFactory:
+    """A factory making one :class:`SentrySink` per run, by ``settings``."""
 
     def make(context: RunContext) -> ChunkSink:
-        return SentrySink(context, checked)
+        return SentrySink(context, settings)
 
     return make

@@ -60,9 +60,8 @@ async def run_demo(
             profiler_port=dev.profiler_port,
             ecp_port=dev.ecp_port,
             console_port=dev.console_port,
-            chunk_seconds=chunks.chunk_seconds,
+            chunk_settings=chunks,
             runs=1,
-            environment=chunks.environment,
         )
         capture = asyncio.ensure_future(
             watch(config, view=view, console=console, stop=stop, signals=signals)

@@ -497,7 +497,7 @@ class LiveView(PlainLog):
             self._send("pause" if key == "p" else "resume")
         elif key == "q":
             if self._stop is not None:
-                self._stop(StopCause.REQUESTED)
+                self._stop(StopCause.KEY_Q)
         else:
             return
         self._draw()

@@ -29,9 +29,10 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from rokuprof.backoff import backoff_delay
 from rokuprof.bsprof.model import Limits
@@ -60,12 +61,21 @@ from rokuprof.device.errors import (
     LimitedModeError,
 )
 from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
+from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.files import sweep_tmp
 
 UNREACHABLE_BACKOFF = 30.0  # seconds: the longest wait between connects to an unreachable device
 LOW_SPACE_RECHECK = 5.0  # seconds between free-space checks while below the floor
 
 log = logging.getLogger(__name__)
+
+
+class Connect(Protocol):
+    """Opens a device's profiler stream (:meth:`ProfilerStream.open`, or a test's script)."""
+
+    def __call__(
+        self, host: str, port: int, *, connect_timeout: float
+    ) -> Awaitable[ProfilerStream]: ...
 
 
 @dataclass(frozen=True)
@@ -77,7 +87,7 @@ class CaptureConfig:
     profiler_port: int = DEFAULT_PROFILER_PORT
     ecp_port: int = DEFAULT_ECP_PORT
     console_port: int = DEFAULT_CONSOLE_PORT
-    chunk_seconds: float = 60.0
+    chunk_settings: ChunkSettings = field(default_factory=ChunkSettings)  # how chunks are made
     delta_seconds: float = 1.0
     poll_interval: float = 0.25  # between connect attempts while no app runs
     max_backoff: float = 2.0  # after answers that are not a profile
@@ -90,8 +100,6 @@ class CaptureConfig:
     ecp_recheck: float = 10.0  # seconds between ECP checks while the profiler port refuses
     runs: int | None = None  # stop after this many runs
     duration: float | None = None  # stop after this many seconds
-    environment: str | None = None
-    release: str | None = None
     device_dir: str | None = None  # overrides the serial number / host as directory name
     chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
     exports: tuple[str, ...] = ()  # formats written into the session directory at a run's end
@@ -100,8 +108,6 @@ class CaptureConfig:
     free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
 
     def __post_init__(self) -> None:
-        if not 0 < self.chunk_seconds <= 60:
-            raise ValueError("chunk_seconds must be in (0, 60] (Sentry chunks hold at most 60 s)")
         for name in (
             "delta_seconds",
             "poll_interval",
@@ -121,11 +127,9 @@ class CaptureConfig:
     def run_settings(self) -> RunSettings:
         return RunSettings(
             out=Path(self.out),
-            chunk_seconds=self.chunk_seconds,
+            chunks=self.chunk_settings,
             delta_seconds=self.delta_seconds,
             idle_timeout=self.idle_timeout,
-            environment=self.environment,
-            release=self.release,
             limits=self.limits,
             archive_limits=self.archive_limits,
             free_space=self.free_space,
@@ -195,11 +199,13 @@ class DeviceCapture:
         observer: CaptureObserver | None = None,
         sink_factory: ChunkSinkFactory | None = None,
         stop: asyncio.Event | StopRequest | None = None,
+        connect: Connect | None = None,
     ) -> None:
         self.config = config
+        self.connect: Connect = connect or ProfilerStream.open  # tests script a device with it
         self.observer = observer or NullObserver()
         if sink_factory is None and config.chunks:
-            sink_factory = sentry_sink_factory(config.chunk_seconds)
+            sink_factory = sentry_sink_factory(config.chunk_settings)
         self.sink_factory = sink_factory
         self.external_stop = stop
         self.stop = StopRequest()  # the one stop trigger of this loop and its runs
@@ -440,7 +446,7 @@ class DeviceCapture:
                 continue
             self._check_ecp()
             try:
-                stream = await ProfilerStream.open(
+                stream = await self.connect(
                     cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
                 )
             except DeviceError as error:

@@ -35,7 +35,6 @@ from rokuprof.capture.limits import ArchiveGuard, ArchiveLimits, Cut
 from rokuprof.capture.session import COMPLETE, FAILED, INTERRUPTED, TRUNCATED, SessionRecord
 from rokuprof.capture.stop import StopCause
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.frames import release_name
 
 # -- events --------------------------------------------------------------------------------
@@ -155,8 +154,8 @@ class RunPlan:
     record_seconds: float = 60.0  # how often session.json is rewritten while the run goes on
     limits: Limits = field(default_factory=Limits)
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
-    environment: str | None = None
-    release: str | None = None
+    environment: str | None = "production"  # as the chunks say (ChunkSettings)
+    release: str | None = None  # the chunks' release override; else the header names it
 
 
 class RunMachine:
@@ -275,7 +274,7 @@ class RunMachine:
             profiler_id=plan.profiler_id,
             device=dict(plan.device),
             start=plan.start,
-            environment=plan.environment or ChunkSettings().environment,
+            environment=plan.environment,
             release=plan.release,
         )
         for section, values in self._facts.items():
@@ -326,8 +325,6 @@ class RunMachine:
             tables=self.reader.tables,
             header=header,
             start=rec.start,
-            environment=plan.environment,
-            release=plan.release,
             device=rec.device,
         )
         self.sink = self._sink_call("create the chunk builder", actions, self.sink_factory, context)

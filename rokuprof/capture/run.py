@@ -54,6 +54,7 @@ from rokuprof.capture.status import CaptureObserver, CaptureStatus
 from rokuprof.capture.stop import StopCause
 from rokuprof.device.errors import DeviceError, DeviceTimeout, HttpStatusError, ProtocolError
 from rokuprof.device.stream import ConnectionLost, ProfilerStream
+from rokuprof.sentry.chunk import ChunkSettings
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +64,9 @@ class RunSettings:
     """The knobs of one run's capture (a subset of the capture config)."""
 
     out: Path
-    chunk_seconds: float = 60.0
+    chunks: ChunkSettings = field(default_factory=ChunkSettings)  # the window, environment...
     delta_seconds: float = 1.0
     idle_timeout: float = 120.0
-    environment: str | None = None
-    release: str | None = None
     limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
@@ -169,11 +168,11 @@ class RunCapture:
                 start=self.stream.connected_at,
                 where=Path(s.out),
                 delta_seconds=s.delta_seconds,
-                record_seconds=s.chunk_seconds,
+                record_seconds=s.chunks.chunk_seconds,
                 limits=s.limits,
                 archive_limits=s.archive_limits,
-                environment=s.environment,
-                release=s.release,
+                environment=s.chunks.environment,
+                release=s.chunks.release,
             ),
             self.sink_factory,
         )
@@ -295,6 +294,7 @@ class RunCapture:
         match action:
             case Archive(data):
                 self.files.archive.write_now(data)
+                self.status.bytes = self.files.archive.bytes
             case OpenSession():
                 self._open_session()
             case WriteChunk() | WriteRecord() | Finished():

@@ -17,6 +17,7 @@ class StopCause(StrEnum):
     SIGTERM = "SIGTERM"
     DURATION = "--duration"
     RUNS = "--runs"
+    KEY_Q = "the q key"  # in watch's live view
     REQUESTED = "a stop request"  # a caller's own stop (the API, a daemon reload, tests)
 
     def describe(self) -> str:

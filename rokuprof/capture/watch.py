@@ -52,7 +52,7 @@ async def watch(
         if isinstance(observer, LiveView):
             observer.attach(
                 capture.status,
-                stop=lambda cause: capture.request_stop(cause, "stopped by the q key"),
+                stop=capture.request_stop,
                 profiler=capture.profiler_command,
             )
             async with observer:

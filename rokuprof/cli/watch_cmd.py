@@ -17,10 +17,12 @@ from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
 from rokuprof.cli.app import app
 from rokuprof.cli.checks import host_problem, output_dir_problem
+from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import JsonFlag, QuietFlag, View
 from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.daemon.config import parse_size
 from rokuprof.export import FORMATS
+from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.views.text import printable
 
 
@@ -69,10 +71,8 @@ def watch(
     ] = Path("rokuprof-data"),
     chunk_seconds: Annotated[
         float,
-        typer.Option(
-            min=0.1, max=60, metavar="SECONDS", help="Write Sentry chunks this often (seconds)."
-        ),
-    ] = 60.0,
+        typer.Option(metavar="SECONDS", help="Write Sentry chunks this often (seconds, <= 60)."),
+    ] = ChunkSettings.chunk_seconds,  # the settings' default
     profiler_port: Annotated[
         int,
         typer.Option(min=1, max=65535, metavar="PORT", help="Profiler stream port (bsprof)."),
@@ -179,6 +179,12 @@ def watch(
     """
     if (problem := host_problem(host)) is not None:
         exits.fail(problem)
+    with chunk_options():
+        chunks = ChunkSettings(
+            chunk_seconds=chunk_seconds,
+            environment=environment or ChunkSettings.environment,
+            release=release,
+        )
     try:
         config = CaptureConfig(
             host=host,
@@ -186,11 +192,9 @@ def watch(
             profiler_port=profiler_port,
             ecp_port=ecp_port,
             console_port=console_port,
-            chunk_seconds=chunk_seconds,
+            chunk_settings=chunks,
             runs=runs,
             duration=duration,
-            environment=environment,
-            release=release,
             idle_timeout=idle_timeout,
             use_ecp=not no_ecp,
             use_console=not no_console,

@@ -66,11 +66,6 @@ class CaptureSection:
     file_mode: int = DEFAULT_FILE_MODE  # of every file written under out (directories follow)
     export: tuple[str, ...] = ()  # formats written into each session directory at a run's end
 
-    @property
-    def chunk_seconds(self) -> float:
-        """The chunk window (``chunks.chunk_seconds``), for callers not yet passing settings."""
-        return self.chunks.chunk_seconds
-
 
 @dataclass(frozen=True)
 class DeviceEntry:

@@ -119,10 +119,9 @@ class Daemon:
             profiler_port=entry.profiler_port,
             ecp_port=entry.ecp_port,
             console_port=entry.console_port,
-            chunk_seconds=self.config.capture.chunks.chunk_seconds,
+            chunk_settings=self.config.capture.chunks,
             limits=self.config.capture.limits,
             archive_limits=self.config.capture.archive,
-            environment=self.config.capture.chunks.environment,
             device_dir=device_dir,
             exports=self.config.capture.export,
             **self.options.capture,
@@ -394,9 +393,7 @@ class Daemon:
         set_file_mode(self.config.capture.file_mode)
         await asyncio.to_thread(make_dirs, self.out)
         cap = self.config.capture
-        recovered = await asyncio.to_thread(
-            recover, self.out, chunk_seconds=cap.chunk_seconds, limits=cap.limits
-        )
+        recovered = await asyncio.to_thread(recover, self.out, chunks=cap.chunks, limits=cap.limits)
         if cap.export and recovered.converted_sessions:
             self._exporting.update(recovered.converted_sessions)
             self._spawn(self._export_recovered(recovered.converted_sessions), "recovered-exports")

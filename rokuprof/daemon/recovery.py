@@ -18,7 +18,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
@@ -93,7 +93,7 @@ def needs_catch_up(record: dict) -> bool:
 
 
 def catch_up_session(
-    session: Path, *, chunk_seconds: float = 60.0, limits: Limits | None = None
+    session: Path, *, chunks: ChunkSettings | None = None, limits: Limits | None = None
 ) -> list[Path]:
     """Turn what ``session`` archived but never chunked into chunk files (see the module
     docstring); return the new chunk files. Raises ``OSError`` when it cannot write."""
@@ -117,8 +117,8 @@ def catch_up_session(
     except FileNotFoundError:
         st = None
     start = parse_iso(record.get("start")) or (st.st_mtime if st else time.time())
-    settings = ChunkSettings(
-        chunk_seconds=chunk_seconds,
+    settings = replace(  # the run's own environment and release, as its chunks said
+        chunks or ChunkSettings(),
         environment=record.get("environment") or None,
         release=record.get("release") or None,
     )
@@ -174,7 +174,9 @@ def export_recovered_session(session: Path, formats: Sequence[str], **converter_
         log.warning("session %s/%s: %s", session.parent.name, session.name, message)
 
 
-def recover(root: Path, *, chunk_seconds: float = 60.0, limits: Limits | None = None) -> Recovery:
+def recover(
+    root: Path, *, chunks: ChunkSettings | None = None, limits: Limits | None = None
+) -> Recovery:
     """Repair ``root`` (the capture output) before anything else writes to it."""
     result = Recovery()
     root = Path(root)
@@ -200,7 +202,7 @@ def recover(root: Path, *, chunk_seconds: float = 60.0, limits: Limits | None = 
             record = where.read_record()
             if not needs_catch_up(record):
                 continue
-            new = catch_up_session(session, chunk_seconds=chunk_seconds, limits=limits)
+            new = catch_up_session(session, chunks=chunks, limits=limits)
         except (OSError, ValueError) as exc:
             log.error("cannot convert the crashed session %s: %s", session, exc)
             continue
