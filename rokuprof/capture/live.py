@@ -35,7 +35,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from rokuprof.capture.session import SessionRecord
+from rokuprof.capture.session import SessionRecord, SessionStatus
 from rokuprof.capture.status import STATE_TEXT, CaptureStatus, DeviceState
 from rokuprof.capture.stop import StopCause
 from rokuprof.views.text import printable, text
@@ -115,7 +115,7 @@ class PlainLog:
             f"run {status.runs_done} {record.status}: {human_bytes(record.bytes)}, "
             f"{record.entries} entries, {record.chunks} chunk(s) in {path}",
         )
-        if record.status != "complete":
+        if record.status != SessionStatus.COMPLETE:
             self._say(status, f"  {record.end_reason}")
 
     def on_message(self, status: CaptureStatus, level: str, text: str) -> None:

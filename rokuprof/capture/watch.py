@@ -14,6 +14,7 @@ from rich.console import Console
 
 from rokuprof.capture.live import LiveView, PlainLog, human_bytes
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
+from rokuprof.capture.session import SessionStatus
 from rokuprof.capture.signals import stop_on_signals
 from rokuprof.capture.status import CaptureObserver, NullObserver
 from rokuprof.capture.stop import StopRequest
@@ -83,7 +84,7 @@ def summary_lines(summary: CaptureSummary) -> list[str]:
             f"  {r.status:11} {human_bytes(r.bytes):>10}  {r.entries:>9,} entries  "
             f"{r.chunks:>3} chunk(s)  {s.path}"
         )
-        if r.status != "complete" and r.end_reason:
+        if r.status != SessionStatus.COMPLETE and r.end_reason:
             lines.append(f"              {r.end_reason}")
         if r.exports:
             lines.append(f"              exports: {_exports_text(r.exports)}")

@@ -43,10 +43,12 @@ from rokuprof.daemon.tuning import CaptureTuning, PyroscopeTuning, UploaderTunin
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, SsdpDevice, discover
 from rokuprof.store.files import make_dirs, set_file_mode
+from rokuprof.store.layout import SessionStatus
 from rokuprof.store.pyroscope import PyroscopePusher
 from rokuprof.store.retention import RetentionPolicy, enforce
 from rokuprof.store.spool import Spool
 from rokuprof.store.uploader import Uploader
+from rokuprof.timefmt import utc_iso
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +238,7 @@ class Daemon:
         pause = self.uploader.pause
         note = ""
         if pause is not None:
-            since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(pause.since))
+            since = utc_iso(pause.since, "seconds")
             note = (
                 f"\nuploads paused: {pause.reason} since {since};"
                 f" {self.uploader.pending} chunk(s) wait on disk"
@@ -319,7 +321,7 @@ class Daemon:
             if since is not None:
                 fam["age"].add(round(since, 3), device=d)
             fam["limited"].add(1 if st is not None and st.limited else 0, device=d)
-            for status in ("complete", "truncated", "interrupted", "failed"):
+            for status in (s for s in SessionStatus if s.final):
                 fam["sessions"].add(c.sessions.get(status, 0), device=d, status=status)
             fam["streaming"].add(1 if c.live else 0, device=d)
             fam["written"].add(c.chunks_written, device=d)

@@ -28,6 +28,7 @@ from rokuprof.capture.session import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
 from rokuprof.capture.stop import StopCause
 from rokuprof.daemon.recovery import close_session
+from rokuprof.store.layout import SessionStatus
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,7 @@ class DeviceSlot:
         c.bytes_done += record.bytes
         c.entries_done += record.entries
         c.sessions[record.status] += 1
-        level = logging.INFO if record.status == "complete" else logging.WARNING
+        level = logging.INFO if record.status == SessionStatus.COMPLETE else logging.WARNING
         self._log(
             level,
             "session %s %s: %d bytes, %d entries, %d chunks (%s)",
@@ -152,7 +153,7 @@ class DeviceSlot:
             record.chunks,
             record.end_reason,
         )
-        if record.status == "failed":
+        if record.status == SessionStatus.FAILED:
             self._error(f"session {record.session} failed: {record.end_reason}")
 
     def on_message(self, status: CaptureStatus, level: str, text: str) -> None:
@@ -180,7 +181,7 @@ class DeviceSlot:
                 continue
             self._unfinished.remove((path, reason))
             if closed:
-                self.counters.sessions["interrupted"] += 1
+                self.counters.sessions[SessionStatus.INTERRUPTED] += 1
                 self._log(logging.WARNING, "session %s closed as interrupted", path.name)
 
     def start(self) -> asyncio.Task:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from collections.abc import Iterable
 from typing import TextIO
 
+from rokuprof.timefmt import utc_iso
 from rokuprof.views.text import json_dumps, printable
 
 FORMATS = ("human", "json")
@@ -46,8 +46,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         data = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "time": utc_iso(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
