@@ -38,6 +38,7 @@ from rich.text import Text
 from rokuprof.capture.session import SessionRecord, SessionStatus
 from rokuprof.capture.status import STATE_TEXT, CaptureStatus, DeviceState
 from rokuprof.capture.stop import StopCause
+from rokuprof.capture.tasks import cancel
 from rokuprof.views.text import printable, text
 
 if TYPE_CHECKING:
@@ -441,11 +442,7 @@ class LiveView(PlainLog):
 
     async def __aexit__(self, *exc: object) -> None:
         try:
-            for task in (self._task, self._command):
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await task
+            await cancel(self._task, self._command)
         finally:
             if self._keyboard is not None:
                 self._keyboard.close()

@@ -29,7 +29,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -49,6 +49,7 @@ from rokuprof.capture.status import (
     idle_state,
 )
 from rokuprof.capture.stop import StopCause, StopRequest
+from rokuprof.capture.tasks import alongside, cancel
 from rokuprof.device.console import DEFAULT_CONSOLE_PORT, BsprofStatus, ConsoleClient
 from rokuprof.device.control import ControlResult, control
 from rokuprof.device.ecp import DEFAULT_ECP_PORT, ActiveApp, DeviceInfo, EcpClient
@@ -161,32 +162,6 @@ def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
     if info is not None and info.serial:
         return safe_name(info.serial)
     return safe_name(config.host)
-
-
-@contextlib.asynccontextmanager
-async def alongside(*coros: Coroutine[object, object, object]) -> AsyncIterator[None]:
-    """Run ``coros`` as tasks while the block runs; cancel and reap them when it ends."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    try:
-        yield
-    finally:
-        await cancel(*tasks)
-
-
-async def cancel(*tasks: asyncio.Task | None) -> None:
-    """Cancel the tasks and wait until they have ended (their errors are theirs: not raised).
-
-    A task is cancelled again while it runs on: Python 3.11's ``wait_for`` can swallow a
-    cancellation that arrives as its inner future completes.
-    """
-    live = [t for t in tasks if t is not None]
-    while pending := [t for t in live if not t.done()]:
-        for task in pending:
-            task.cancel()
-        await asyncio.wait(pending, timeout=0.1)
-    for task in live:
-        if not task.cancelled():
-            task.exception()  # retrieved: never "exception was never retrieved"
 
 
 class DeviceCapture:
