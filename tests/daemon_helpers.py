@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import sys
 from pathlib import Path
 
+from rokuprof.capture.loop import CaptureConfig
 from rokuprof.daemon.config import build_config
 from rokuprof.daemon.daemon import Daemon, DaemonOptions
 from rokuprof.daemon.notify import Notifier
+from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 
 FAST_CAPTURE = {
@@ -139,3 +143,39 @@ def chunk_files(out: Path) -> list[Path]:
 
 def chunk_ids(out: Path) -> set[str]:
     return {json.loads(p.read_bytes())["chunk_id"] for p in chunk_files(out)}
+
+
+def cap_config(dev: SimulatedDevice, out: Path, **kw) -> CaptureConfig:
+    """A capture config for one simulated device, quick to poll; ``chunk_seconds`` (default 1)
+    becomes the chunk settings' window, every other keyword a field of the config."""
+    base = dict(
+        host="127.0.0.1",
+        out=out,
+        profiler_port=dev.profiler_port,
+        ecp_port=dev.ecp_port,
+        console_port=dev.console_port,
+        delta_seconds=0.2,
+        poll_interval=0.1,
+        ecp_timeout=2.0,
+    )
+    window = kw.pop("chunk_seconds", 1.0)
+    return CaptureConfig(**(base | kw), chunk_settings=ChunkSettings(chunk_seconds=window))
+
+
+async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:
+    """``rokuprof daemon --config CONFIG`` as a process (no systemd socket, no DSN from the
+    environment), its stderr appended to ``log``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
+    env.pop("ROKUPROF_SENTRY_DSN", None)
+    with log.open("ab") as stderr:  # the child keeps its own copy of the descriptor
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "rokuprof",
+            "daemon",
+            "--config",
+            str(config),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=stderr,
+            env=env,
+        )

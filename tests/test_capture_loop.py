@@ -8,13 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from daemon_helpers import cap_config
 
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
 from rokuprof.capture.session import read_record
 from rokuprof.capture.status import NullObserver
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry import validate_chunk
-from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.simulator import DeviceConfig, Fault, SimulatedDevice
 
 
@@ -22,21 +22,6 @@ def sim(**kw) -> DeviceConfig:
     """A quick device: app time runs 4x faster than real time unless a test needs real time."""
     base = dict(run_seconds=2.0, runs=1, run_gap=0.1, seed=3, burst_ticks=(2, 10), speed=4.0)
     return DeviceConfig(**(base | kw))
-
-
-def cap_config(dev: SimulatedDevice, out: Path, **kw) -> CaptureConfig:
-    base = dict(
-        host="127.0.0.1",
-        out=out,
-        profiler_port=dev.profiler_port,
-        ecp_port=dev.ecp_port,
-        console_port=dev.console_port,
-        delta_seconds=0.2,
-        poll_interval=0.1,
-        ecp_timeout=2.0,
-    )
-    window = kw.pop("chunk_seconds", 1.0)
-    return CaptureConfig(**(base | kw), chunk_settings=ChunkSettings(chunk_seconds=window))
 
 
 class Recorder(NullObserver):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import signal
 import sys
@@ -14,33 +13,25 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from daemon_helpers import chunk_files, record, sessions, sim, until, write_config_file
+from daemon_helpers import (
+    cap_config,
+    chunk_files,
+    record,
+    sessions,
+    sim,
+    start_daemon,
+    until,
+    write_config_file,
+)
 from fake_sentry import FakeSentry
 
 from rokuprof.capture.catchup import chunk_samples
-from rokuprof.capture.loop import CaptureConfig, DeviceCapture
+from rokuprof.capture.loop import DeviceCapture
 from rokuprof.daemon import recovery
 from rokuprof.daemon.recovery import recover
 from rokuprof.sentry import ChunkSettings, convert_bytes, validate_chunk
 from rokuprof.simulator import SimulatedDevice
 from rokuprof.store.spool import Spool
-
-
-async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:
-    env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
-    env.pop("ROKUPROF_SENTRY_DSN", None)
-    with log.open("ab") as stderr:  # the child keeps its own copy of the descriptor
-        return await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "rokuprof",
-            "daemon",
-            "--config",
-            str(config),
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=stderr,
-            env=env,
-        )
 
 
 @pytest.mark.slow
@@ -130,17 +121,7 @@ def crash(session: Path, keep_chunks: int) -> None:
 
 async def finished_session(tmp_path: Path) -> Path:
     async with SimulatedDevice(sim("REC1", run_seconds=4.0, seed=7)) as dev:
-        config = CaptureConfig(
-            host="127.0.0.1",
-            out=tmp_path,
-            profiler_port=dev.profiler_port,
-            ecp_port=dev.ecp_port,
-            console_port=dev.console_port,
-            chunk_settings=ChunkSettings(chunk_seconds=1.0),
-            delta_seconds=0.2,
-            poll_interval=0.05,
-            runs=1,
-        )
+        config = cap_config(dev, tmp_path, poll_interval=0.05, runs=1)
         summary = await asyncio.wait_for(DeviceCapture(config).run(), 20)
     [session] = summary.sessions
     assert len(list((session.path / "chunks").glob("*.json"))) >= 3

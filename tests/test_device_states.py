@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import httpx
+from daemon_helpers import cap_config
 from rich.console import Console
 
 from rokuprof.capture.live import LiveView, PlainLog
@@ -17,28 +18,12 @@ from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.status import CaptureStatus, NullObserver
 from rokuprof.daemon.config import build_config
 from rokuprof.device.control import control
-from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 
 
 def sim(**kw) -> DeviceConfig:
     base = dict(run_seconds=1.5, runs=1, run_gap=0.1, seed=3, burst_ticks=(2, 10))
     return DeviceConfig(**(base | kw))
-
-
-def cap_config(dev: SimulatedDevice, out: Path, **kw) -> CaptureConfig:
-    base = dict(
-        host="127.0.0.1",
-        out=out,
-        profiler_port=dev.profiler_port,
-        ecp_port=dev.ecp_port,
-        console_port=dev.console_port,
-        delta_seconds=0.2,
-        poll_interval=0.1,
-        ecp_timeout=2.0,
-    )
-    window = kw.pop("chunk_seconds", 1.0)
-    return CaptureConfig(**(base | kw), chunk_settings=ChunkSettings(chunk_seconds=window))
 
 
 class Seen(NullObserver):
@@ -286,22 +271,14 @@ async def test_daemon_names_a_device_by_its_directory_and_tells_refused_from_wai
 
 async def test_daemon_records_a_sigterm_as_sigterm(tmp_path: Path) -> None:
     """``rokuprof daemon`` stopped by SIGTERM mid-run: the log and session.json say SIGTERM."""
-    import os
     import signal
-    import sys
 
-    from daemon_helpers import record, sessions, write_config_file
+    from daemon_helpers import record, sessions, start_daemon, write_config_file
 
     out, config, log = tmp_path / "out", tmp_path / "rokuprof.toml", tmp_path / "daemon.log"
     async with SimulatedDevice(sim(serial="YN00TERM0001", run_seconds=60, speed=1.0)) as dev:
         write_config_file(config, out, [dev], "", chunk_seconds=1)
-        env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
-        env.pop("ROKUPROF_SENTRY_DSN", None)
-        with log.open("wb") as stderr:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "rokuprof", "daemon", "--config", str(config),
-                stdout=asyncio.subprocess.DEVNULL, stderr=stderr, env=env,
-            )  # fmt: skip
+        proc = await start_daemon(config, log)
         try:
             await until(lambda: dev.runs and dev.runs[0].bytes_sent > 3000, 20)
             proc.send_signal(signal.SIGTERM)

@@ -11,7 +11,6 @@ with tracemalloc during the request; the daemon case reads the peak RSS (VmHWM) 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import time
@@ -20,7 +19,16 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from daemon_helpers import Running, daemon_config, record, sessions, sim, until, write_config_file
+from daemon_helpers import (
+    Running,
+    daemon_config,
+    record,
+    sessions,
+    sim,
+    start_daemon,
+    until,
+    write_config_file,
+)
 from hostile_servers import (
     ENTITY_BOMB,
     EcpPeer,
@@ -287,13 +295,7 @@ async def test_endless_ecp_costs_the_daemon_little_and_the_other_device_nothing(
             console_port=beside.console_port,
         )
         write_config_file(config, out, [normal, hostile], "", chunk_seconds=1)
-        env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
-        env.pop("ROKUPROF_SENTRY_DSN", None)
-        with log.open("wb") as stderr:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "rokuprof", "daemon", "--config", str(config),
-                stdout=asyncio.subprocess.DEVNULL, stderr=stderr, env=env,
-            )  # fmt: skip
+        proc = await start_daemon(config, log)
         peak = 0
         try:
 

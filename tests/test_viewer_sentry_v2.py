@@ -20,11 +20,11 @@ from collections import defaultdict
 from itertools import pairwise
 
 import pytest
+from daemon_helpers import cap_config
 
-from rokuprof.capture.loop import CaptureConfig, DeviceCapture
+from rokuprof.capture.loop import DeviceCapture
 from rokuprof.capture.session import read_record
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.convert import convert_bytes
 from rokuprof.sentry.frames import module_name
 from rokuprof.sentry.validate import MAX_SAMPLE_SPAN_SECONDS, validate_chunk
@@ -254,18 +254,7 @@ async def test_live_captured_chunks_agree_with_vroom(tmp_path):
     inspect's figures for the archived stream, but for what the builder reported left over."""
     device = DeviceConfig(run_seconds=2.0, runs=1, run_gap=0.1, seed=3, burst_ticks=(2, 10))
     async with SimulatedDevice(device) as dev:
-        config = CaptureConfig(
-            host="127.0.0.1",
-            out=tmp_path,
-            profiler_port=dev.profiler_port,
-            ecp_port=dev.ecp_port,
-            console_port=dev.console_port,
-            runs=1,
-            chunk_settings=ChunkSettings(chunk_seconds=0.5),
-            delta_seconds=0.2,
-            poll_interval=0.1,
-            ecp_timeout=2.0,
-        )
+        config = cap_config(dev, tmp_path, runs=1, chunk_seconds=0.5)
         summary = await asyncio.wait_for(DeviceCapture(config).run(), 20)
     [session] = summary.sessions
     record = read_record(session.path)

@@ -74,11 +74,12 @@ class Read:
     functions: list[dict] | None = None
 
 
-def read(stored: list[dict]) -> list[Read]:
-    """vroomrs's reading of each stored profile: an error, or its per-function self times."""
+def run_reader(script: str, stored: list[dict]) -> list[dict]:
+    """Run a vroomrs reader ``script`` (stored profiles as JSON on stdin, one result each on
+    stdout) in a subprocess, so that a Rust panic cannot take the test process down."""
     need_module("vroomrs", INSTALL)
     proc = subprocess.run(
-        [sys.executable, "-c", _READ],
+        [sys.executable, "-c", script],
         input=json.dumps(stored),
         capture_output=True,
         text=True,
@@ -86,9 +87,14 @@ def read(stored: list[dict]) -> list[Read]:
         check=False,
     )
     assert proc.returncode == 0, f"vroomrs reader crashed: {proc.stderr[-2000:]}"
+    return json.loads(proc.stdout)
+
+
+def read(stored: list[dict]) -> list[Read]:
+    """vroomrs's reading of each stored profile: an error, or its per-function self times."""
     return [
         Read(r["error"], r.get("duration_ns", 0), r.get("functions"))
-        for r in json.loads(proc.stdout)
+        for r in run_reader(_READ, stored)
     ]
 
 

@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 
-from tests.viewers import need_module
-from tests.viewers.vroom import INSTALL, TIMEOUT_S
+from tests.viewers.vroom import run_reader
 
 #: (frame ``module``, frame ``function``): how vroomrs tells functions apart.
 FunctionKey = tuple[str, str]
@@ -86,19 +83,9 @@ class Read:
 
 def read(stored: list[dict]) -> list[Read]:
     """vroomrs's reading of each stored chunk: an error, or its per-function self times."""
-    need_module("vroomrs", INSTALL)
-    proc = subprocess.run(
-        [sys.executable, "-c", _READ],
-        input=json.dumps(stored),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
-    assert proc.returncode == 0, f"vroomrs reader crashed: {proc.stderr[-2000:]}"
     return [
         Read(r["error"], r.get("platform"), r.get("duration_ms", 0), r.get("functions"))
-        for r in json.loads(proc.stdout)
+        for r in run_reader(_READ, stored)
     ]
 
 
