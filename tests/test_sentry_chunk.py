@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import os
 
 import pytest
@@ -42,9 +43,9 @@ def make(settings: ChunkSettings | None = None, **kw) -> ChunkBuilder:
     return ChunkBuilder(small_tables(), START, settings=settings, new_id=counter_ids(), **kw)
 
 
-def finish(builder: ChunkBuilder, end: float | None = None):
+def finish(builder: ChunkBuilder, end: float | None = None, *, after_end: bool = False):
     chunks = builder.ready()
-    flush = builder.finish(end)
+    flush = builder.finish(end, after_end=after_end)
     return chunks + flush.chunks, flush.report
 
 
@@ -219,6 +220,34 @@ def test_busy_time_that_cannot_fit_before_the_end_is_reported_not_sent_after_it(
     assert report.unplaced_seconds == pytest.approx(15_049 / 101)  # 15,150 samples - 101
     assert b.leftover_paths() == {5: 15_049}
     assert any("not placed" in line and "wall-time unit" in line for line in report.describe())
+
+
+def test_with_after_end_busy_time_that_cannot_fit_before_the_end_is_placed_right_after_it():
+    b = make()
+    b.add_wall({5: 150 * US}, START + 1)  # 150 s of busy time in a 1 s run
+    chunks, report = finish(b, START + 1, after_end=True)
+    # 101 samples before the end, then right after them the rest, window by window (each
+    # window closes with an idle sample on its last slot: 60 s windows are 6,061 slots).
+    busy = [
+        round((t - START) * 101) for c in chunks for t, s in thread_samples(c.payload, "2") if s
+    ]
+    assert busy == [*range(0, 6060), *range(6061, 12121), *range(12122, 15152)]
+    assert all(validate_chunk(c.data) == [] for c in chunks)
+    assert b.path_samples == {5: 15_150} and b.leftover_paths() == {}
+    assert report.after_end_seconds == pytest.approx(15_049 / 101)  # 15,150 samples - 101
+    assert report.unplaced_seconds == 0 and report.leftovers == []
+    assert any("after the end" in line and "wall-time unit" in line for line in report.describe())
+
+
+def test_the_backlog_limit_bounds_what_lies_after_the_end():
+    b = make(ChunkSettings(max_backlog_seconds=100))
+    b.add_wall({5: 150 * US}, START + 1)  # 101 samples fit, 15,049 wait: 4,949 over the limit
+    chunks, report = finish(b, START + 1, after_end=True)
+    last = max(t for c in chunks for t, _ in all_samples(c.payload))
+    assert last <= START + 1 + 100 + 3 / 101  # 100 s after the end, and a slot per window
+    assert b.path_samples == {5: 10_201} and b.dropped_samples == {5: 4_949}
+    assert report.after_end_seconds == pytest.approx(100)
+    assert report.unplaced_seconds == 0 and report.leftovers == []
 
 
 def test_no_chunk_spans_more_than_60_s_and_bulk_data_carries_into_next_chunks():
@@ -429,20 +458,22 @@ def arrivals(plan) -> list[float]:
     return out
 
 
-@given(deliveries, st.sampled_from([60.0, 5.0, 0.5]), st.integers(0, 5000))
-def test_invariants_on_random_deliveries(plan, window, extra_ms):
+@given(deliveries, st.sampled_from([60.0, 5.0, 0.5]), st.integers(0, 5000), st.booleans())
+def test_invariants_on_random_deliveries(plan, window, extra_ms, after_end):
     settings = ChunkSettings(chunk_seconds=window)
     end = (arrivals(plan) or [START])[-1] + extra_ms / 1000
     b = make(settings)
     chunks, totals = feed(b, plan, end, call_ready=True)
-    flush = b.finish(end)
+    flush = b.finish(end, after_end=after_end)
     chunks += flush.chunks
     payloads = [json.loads(c.data) for c in chunks]
 
     # Same deltas, ready() never called before the end: the same chunks.
     other = make(settings)
     feed(other, plan, end, call_ready=False)
-    assert [c.data for c in other.finish(end).chunks] == [c.data for c in chunks]
+    assert [c.data for c in other.finish(end, after_end=after_end).chunks] == [
+        c.data for c in chunks
+    ]
 
     for chunk, payload in zip(chunks, payloads, strict=True):
         assert validate_chunk(chunk.data) == []
@@ -457,13 +488,24 @@ def test_invariants_on_random_deliveries(plan, window, extra_ms):
             assert samples[-1][1] == []  # every busy run ends with an idle sample
     assert all(a.end < b_.start for a, b_ in itertools.pairwise(chunks))
 
-    # No sample after the end of the run.
-    assert all(t <= end + 1e-9 for p in payloads for t, _ in all_samples(p))
+    # No sample after the end of the run; with after_end, only the busy time that did not fit
+    # before it, right after the samples before it (a slot per window on the way, for its idle
+    # sample), and then nothing is in no chunk but lone samples.
+    report = flush.report
+    end_slot = START + math.floor((end - START) * 101 + 1e-6) / 101  # its idle sample's place
+    after = sum(t >= end_slot - 1e-9 for p in payloads for t, s in all_samples(p) if s)
+    assert after == round(report.after_end_seconds * 101)
+    past = end + report.after_end_seconds + len(chunks) / 101 + 1e-9
+    assert all(t <= past for p in payloads for t, _ in all_samples(p))
+    if not after_end:
+        assert all(t <= end + 1e-9 for p in payloads for t, _ in all_samples(p))
+    else:
+        assert report.unplaced_seconds == 0
+        assert all(n == 1 for n in b.leftover_paths().values())
     # samples x T per call path = its wall total within a period (half a period when the last
     # rounding sample found room before the end), nothing lost: what is in no chunk did not
     # fit before the end, or is a lone sample.
     left = b.leftover_paths()
-    report = flush.report
     assert report.leftover_samples <= round(report.unplaced_seconds * 101) + len(report.leftovers)
     for path in PATHS:
         n = b.path_samples.get(path, 0) + left.get(path, 0) + b.dropped_samples.get(path, 0)

@@ -40,9 +40,14 @@ How samples are made (see ``design.md``, "From aggregated deltas to Sentry sampl
 * Chunks sit on a fixed grid of ``chunk_seconds`` (60 s) windows from ``start``: a chunk never
   spans more than that. Busy time that does not fit before its window ends (more busy time than
   wall time) first pushes the window's samples back into the idle time before them, and what
-  still does not fit is carried into the next window. No sample lies after the end of the run
-  (:meth:`ChunkBuilder.finish`): busy time that cannot fit before it is reported
-  (:attr:`BuildReport.unplaced_seconds`, :attr:`BuildReport.leftovers`), never sent after it.
+  still does not fit is carried into the next window. At the end of the run
+  (:meth:`ChunkBuilder.finish`) busy time that cannot fit before it (more busy time than wall
+  time, or data that came late) is by default reported (:attr:`BuildReport.unplaced_seconds`,
+  :attr:`BuildReport.leftovers`), never sent after it: no sample lies after the end. With
+  ``after_end=True`` (a live run, whose arrival stamps, and so its end, may be late) it is carried
+  on like mid-run late data instead: laid right after the last placed samples, in as many further
+  windows as it needs (bounded by ``max_backlog_seconds``, the backlog each thread may hold), and
+  reported (:attr:`BuildReport.after_end_seconds`).
   A chunk is cut at the first arrival after its window (whose data may still go into it), or by
   ``ready(now)`` once ``settle_seconds`` have passed since it ended, so *when* you call
   :meth:`ready` does not change the chunks.
@@ -291,7 +296,8 @@ class BuildReport:
     leftovers: list[Leftover] = field(default_factory=list)
     remainder_seconds: float = 0.0  # sub-period rounding left unsampled (|each path| < T/2)
     unattributed_seconds: float = 0.0  # wall time on paths the stream never defined
-    unplaced_seconds: float = 0.0  # busy time that did not fit before the end of the run
+    unplaced_seconds: float = 0.0  # busy time that did not fit before the end, in no chunk
+    after_end_seconds: float = 0.0  # busy time that did not fit before the end, placed after it
     dropped_seconds: float = 0.0  # busy time over the backlog limit, not sent
     rejected: list[tuple[int, list[Problem]]] = field(default_factory=list)  # (samples, why)
     heap_values_dropped: int = 0
@@ -313,15 +319,21 @@ class BuildReport:
                 f"carried: busy time exceeded wall time in {self.excess_windows} window(s) "
                 "and moved into the next"
             )
+        late = self.after_end_seconds + self.unplaced_seconds
+        warning = (
+            " (more busy time than wall time: is the wall-time unit right?)"
+            if late > UNPLACED_WARNING_SECONDS
+            else ""
+        )
+        if self.after_end_seconds:
+            lines.append(
+                f"placed after the end: {self.after_end_seconds:.2f} s of busy time did not fit "
+                "before the end of the run (its data came late) and lies after it" + warning
+            )
         if self.unplaced_seconds:
             lines.append(
                 f"not placed: {self.unplaced_seconds:.2f} s of busy time did not fit before the "
-                "end of the run"
-                + (
-                    " (more busy time than wall time: is the wall-time unit right?)"
-                    if self.unplaced_seconds > UNPLACED_WARNING_SECONDS
-                    else ""
-                )
+                "end of the run" + ("" if self.after_end_seconds else warning)
             )
         for leftover in self.leftovers:
             lines.append("left over (in no chunk): " + leftover.describe())
@@ -392,6 +404,8 @@ class ChunkBuilder:
         self._heap: list[tuple[int, int]] = []  # (slot, live bytes) not yet in a chunk
         self._memory = False
         self._finished = False
+        self._end_slot: int | None = None  # the run's end, once finishing
+        self._lone = 0  # busy samples the last cut carried as single ones
         if header is not None:
             self.set_header(header)
 
@@ -459,23 +473,26 @@ class ChunkBuilder:
         out, self._ready = self._ready, []
         return out
 
-    def finish(self, end: float | None = None) -> Flush:
+    def finish(self, end: float | None = None, *, after_end: bool = False) -> Flush:
         """End of the run: place everything still waiting as late as it fits before the run's
         end, cut the last chunks and report what could not be placed or form a valid chunk.
-        ``end`` is when the run ended (default: the last arrival); no sample lies after it."""
-        chunks = list(self.finish_chunks(end))
+        ``end`` is when the run ended (default: the last arrival); no sample lies after it,
+        unless ``after_end``: then what does not fit before it is placed right after it."""
+        chunks = list(self.finish_chunks(end, after_end=after_end))
         return Flush(chunks, self.report)
 
-    def finish_chunks(self, end: float | None = None) -> Iterator[Chunk]:
+    def finish_chunks(
+        self, end: float | None = None, *, after_end: bool = False
+    ) -> Iterator[Chunk]:
         """:meth:`finish`, one chunk at a time: each window is cut when the iterator gets to
         it, so the windows a backlog still fills never sit in memory as chunks all at once.
         :attr:`report` is complete once the iterator is exhausted."""
         self._check_open()
         end_slot = self._last_slot if end is None else max(self._last_slot, self._slot(end))
         self._finished = True  # no more deltas, and ready(now) no longer cuts
-        return self._finish(end_slot)
+        return self._finish(end_slot, after_end)
 
-    def _finish(self, end_slot: int) -> Iterator[Chunk]:
+    def _finish(self, end_slot: int, after_end: bool) -> Iterator[Chunk]:
         yield from self.ready()
         while self._advance_one(end_slot):
             yield from self.ready()
@@ -493,12 +510,20 @@ class ChunkBuilder:
 
         for path, n in self.sampler.round_off(has_room):
             self._lane(self._threads[path]).push(path, n)
-        for lane in self._lanes.values():
-            if lane.queued:
-                lane.place(end_slot, push_back=True)
-        self.report.unplaced_seconds = self._waiting() / self.hz
+        self._end_slot = end_slot
+        self._lone = 0
         if self._pending():
-            self._cut(end_slot)
+            self._cut(end_slot, spill=after_end)
+            yield from self.ready()
+        # What did not fit before the end goes on in further windows, right after the last
+        # placed samples, for as long as a window still takes some of it (each lane's backlog
+        # is bounded by max_backlog_seconds, so this ends); lone samples stay left over.
+        while after_end and (waiting := self._waiting()) > self._lone:
+            self._cut(end_slot, spill=True)
+            yield from self.ready()
+            if self._waiting() >= waiting:
+                break
+        self.report.unplaced_seconds = (self._waiting() - self._lone) / self.hz
         self._report_leftovers()
         yield from self.ready()
 
@@ -570,19 +595,23 @@ class ChunkBuilder:
         self._cut(None)
         return True
 
-    def _cut(self, end_slot: int | None) -> None:
+    def _cut(self, end_slot: int | None, *, spill: bool = False) -> None:
         """Finish the current window. ``end_slot`` (at the end of the run) places what waits
-        before the run's end rather than before the window's last slot."""
+        before the run's end rather than before the window's last slot; with ``spill``, what
+        then still waits is laid right after the placed samples, up to the window's end."""
         last = self._last_slot_of(self._window)
         limit = last if end_slot is None else min(last, end_slot)
         for lane in self._lanes.values():
-            if lane.queued:
+            if lane.queued and limit > self._first_slot(self._window):
                 lane.place(limit, push_back=True)
+            if spill and lane.queued:
+                lane.place(min(last, lane.next_slot + lane.queued))
             lane.close()
         if self._waiting():
             self.report.excess_windows += 1
         emit: list[tuple[int, Lane]] = []
         carried = False
+        self._lone = 0
         for module, lane in sorted(self._lanes.items()):
             busy = lane.busy_samples()
             if busy >= 2:
@@ -590,6 +619,7 @@ class ChunkBuilder:
             elif busy == 1:
                 lane.unplace()
                 self.report.carried_single_samples += 1
+                self._lone += 1
                 carried = True
         if emit:
             self._emit(emit)
@@ -685,6 +715,16 @@ class ChunkBuilder:
         report.covered_seconds += end - start
         for path, n in path_samples.items():
             self.path_samples[path] = self.path_samples.get(path, 0) + n
+        if self._end_slot is not None:
+            report.after_end_seconds += (
+                sum(
+                    n
+                    for _, _, lane in threads
+                    for slot, path, n in lane.runs
+                    if path != IDLE and slot >= self._end_slot
+                )
+                / self.hz
+            )
         self._ready.append(
             Chunk(
                 data=data,
