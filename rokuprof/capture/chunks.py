@@ -54,6 +54,7 @@ def report_json(report: BuildReport) -> dict[str, object]:
         "threads": dict(report.threads),
         "covered_seconds": round(report.covered_seconds, 3),
         "leftover_samples": report.leftover_samples,
+        "after_end_seconds": round(report.after_end_seconds, 3),
         "rejected_chunks": len(report.rejected),
         "notes": report.describe(),
     }
@@ -80,7 +81,9 @@ class SentrySink:
         return [chunk.data for chunk in self.builder.ready(now)]
 
     def finish(self, end: float) -> tuple[list[bytes], dict[str, object]]:
-        flush = self.builder.finish(end)
+        # Live, the end is when the last data arrived: busy time that came too late to fit
+        # before it goes right after it (reported), as late data is carried mid-run.
+        flush = self.builder.finish(end, after_end=True)
         return [chunk.data for chunk in flush.chunks], report_json(flush.report)
 
 
