@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import signal
 import statistics
@@ -41,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from daemon_helpers import sim, write_config_file
+from daemon_helpers import sim, start_daemon, write_config_file
 from fake_sentry import FakeSentry, Reply, Request
 
 from rokuprof.sentry import ChunkSettings
@@ -52,23 +51,6 @@ CHUNK_SECONDS = 2.0
 
 
 # -- the daemon --------------------------------------------------------------------------------
-
-
-async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:
-    env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
-    env.pop("ROKUPROF_SENTRY_DSN", None)
-    with log.open("ab") as stderr:
-        return await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "rokuprof",
-            "daemon",
-            "--config",
-            str(config),
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=stderr,
-            env=env,
-        )
 
 
 def stopped(pid: int) -> bool:
