@@ -42,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from daemon_helpers import write_config_file  # noqa: E402
 from fake_sentry import FakeSentry  # noqa: E402
 
 from rokuprof.daemon.config import parse_size  # noqa: E402
@@ -98,32 +99,6 @@ def scrape(port: int) -> dict[str, dict[str, float]] | None:
     return found
 
 
-def write_config(
-    path: Path, out: Path, devices: list[SimulatedDevice], dsn: str, plan: Plan, port: int
-) -> None:
-    lines = [
-        "[capture]",
-        f'out = "{out}"',
-        f"chunk_seconds = {plan.chunk_seconds:g}",
-        "[sentry]",
-        f'dsn = "{dsn}"',
-        'environment = "bench"',
-        f"max_in_flight = {plan.max_in_flight}",
-        "[metrics]",
-        f'listen = "127.0.0.1:{port}"',
-    ]
-    for dev in devices:
-        lines += [
-            "[[devices]]",
-            'host = "127.0.0.1"',
-            f'name = "{dev.config.serial}"',
-            f"profiler_port = {dev.profiler_port}",
-            f"ecp_port = {dev.ecp_port}",
-            f"console_port = {dev.console_port}",
-        ]
-    path.write_text("\n".join(lines) + "\n")
-
-
 def free_port() -> int:
     import socket
 
@@ -153,7 +128,16 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
         for dev in sims:
             await dev.start()
         config, port = work / "rokuprof.toml", free_port()
-        write_config(config, out, sims, sentry.dsn, plan, port)
+        write_config_file(
+            config,
+            out,
+            sims,
+            sentry.dsn,
+            chunk_seconds=plan.chunk_seconds,
+            metrics_listen=f"127.0.0.1:{port}",
+            environment="bench",
+            max_in_flight=plan.max_in_flight,
+        )
         env = dict(os.environ)
         if plan.pure:
             env["ROKUPROF_PURE_PYTHON"] = "1"

@@ -97,6 +97,8 @@ def write_config_file(
     *,
     chunk_seconds: float = 60,
     metrics_listen: str = "",
+    environment: str = "test",
+    max_in_flight: int | None = None,
 ) -> None:
     """A daemon TOML config file capturing ``devices`` (for tests and benchmarks that run the
     daemon as a subprocess)."""
@@ -106,7 +108,8 @@ def write_config_file(
         f"chunk_seconds = {chunk_seconds:g}",
         "[sentry]",
         f'dsn = "{dsn}"',
-        'environment = "test"',
+        f'environment = "{environment}"',
+        *([f"max_in_flight = {max_in_flight}"] if max_in_flight is not None else []),
         "[metrics]",
         f'listen = "{metrics_listen}"',
     ]
@@ -179,3 +182,17 @@ async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:
             stderr=stderr,
             env=env,
         )
+
+
+async def start_simulator(*args: str) -> asyncio.subprocess.Process:
+    """``rokuprof simulate ARGS`` as a process, its output piped."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "rokuprof",
+        "simulate",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )

@@ -5,31 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import sys
-from pathlib import Path
+
+from daemon_helpers import start_simulator as start
 
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.simulator import DeviceConfig
 from rokuprof.simulator.fleet import fleet_configs
 from rokuprof.simulator.probe import http, read_stream
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-async def start(*args: str) -> asyncio.subprocess.Process:
-    env = os.environ | {"PYTHONPATH": str(ROOT)}
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "rokuprof",
-        "simulate",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
 
 
 async def json_lines(proc: asyncio.subprocess.Process, count: int) -> list[dict]:

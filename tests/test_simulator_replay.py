@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import socket
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from daemon_helpers import start_simulator as simulate
 
 from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.grammar import END_MARKER
@@ -20,8 +19,6 @@ from rokuprof.simulator import DeviceConfig, ReplayBody, ReplayError, SimulatedD
 from rokuprof.simulator.fleet import fleet_configs, run_fleet
 from rokuprof.simulator.probe import read_stream
 from rokuprof.simulator.replay import app_rate_for
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -162,19 +159,6 @@ def test_generated_bodies_keep_app_time_near_the_wall_clock() -> None:
     generated = ReplayBody.generate(2.0, rate=app_rate_for(rate))
     assert generated.app_seconds == pytest.approx(2.0)
     assert 0.6 < len(generated) / rate / 2.0 < 1.6  # replayed, 2 app s take about 2 s
-
-
-async def simulate(*args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "rokuprof",
-        "simulate",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=os.environ | {"PYTHONPATH": str(ROOT)},
-    )
 
 
 async def test_the_simulate_command_replays_a_file_on_two_devices(tmp_path: Path) -> None:

@@ -320,6 +320,15 @@ class ProfileTables:
         b = self._at.get(pid)
         if not b:
             return None
+        j = self._alloc_line_slot(pid, offset)
+        if len(self._hot_alloc_lines) >= HOT_ROWS:
+            self._sync()
+        row = self._hot_alloc_lines[(pid, offset)] = [0, 0, j, b // _N << 32, b]
+        return row
+
+    def _alloc_line_slot(self, pid: int, offset: int) -> int:
+        """The slot of (path, offset) in the allocation-line columns, made on first use; -1 once
+        the table is full (the allocation is then counted as untracked)."""
         key = offset << 32 | pid
         j = self._alloc_line_at.get(key)
         if j is None:
@@ -329,10 +338,7 @@ class ProfileTables:
                 self._alloc_lines.extend((0, 0))
             else:
                 j = self._alloc_line_table_full()
-        if len(self._hot_alloc_lines) >= HOT_ROWS:
-            self._sync()
-        row = self._hot_alloc_lines[(pid, offset)] = [0, 0, j, b // _N << 32, b]
-        return row
+        return j
 
     def _stray(self, e: Entry) -> int:
         """Apply an entry that names an undefined path (or path 0): its counters and heap entry
@@ -374,15 +380,7 @@ class ProfileTables:
         if offset:  # the line keeps the path it named; the counters are UNKNOWN_PATH's
             lc = self._stray_alloc_lines.get((pid, offset))
             if lc is None:
-                key = offset << 32 | pid
-                j = self._alloc_line_at.get(key)
-                if j is None:
-                    if len(self._alloc_line_keys) < self.limits.max_line_keys:
-                        j = self._alloc_line_at[key] = len(self._alloc_lines)
-                        self._alloc_line_keys.append(key)
-                        self._alloc_lines.extend((0, 0))
-                    else:
-                        j = self._alloc_line_table_full()
+                j = self._alloc_line_slot(pid, offset)
                 if len(self._stray_alloc_lines) >= HOT_ROWS:
                     self._sync()
                 lc = self._stray_alloc_lines[(pid, offset)] = [0, 0, j]
