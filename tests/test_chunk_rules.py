@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from rokuprof.capture.chunks import RunContext, SentrySink, sentry_sink_factory
 from rokuprof.cli import app
-from rokuprof.cli.app import EXIT_USAGE
+from rokuprof.cli.root import EXIT_USAGE
 from rokuprof.daemon.config import ConfigError, build_config
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.chunk import ChunkSettings, ChunkSettingsError

@@ -13,7 +13,7 @@ from test_sentry_fixtures import SAMPLES, assert_valid, synthetic_stream
 from typer.testing import CliRunner
 
 from rokuprof.cli import app
-from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
+from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 
 runner = CliRunner()
 

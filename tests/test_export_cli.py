@@ -19,8 +19,8 @@ from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import Footer
 from rokuprof.cli import app
-from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from rokuprof.cli.inputs import CAPTURE_FILE
+from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from rokuprof.export import FORMATS, export, input_from_bytes
 from rokuprof.sentry.validate_v1 import validate_profile_v1
 

@@ -1,26 +1,67 @@
-"""Command-line interface: each command lives in its own module and only parses options."""
+"""Command-line interface: each command lives in its own module and only parses options.
+
+A command module registers its command on the root application (``root.app``) when it is
+imported. ``main()`` imports only the module of the command being run, so ``rokuprof inspect``
+does not pay for the daemon's or the capture's imports; anything else (``--help``, ``--version``,
+shell completion, a mistyped command that needs suggestions) loads every command.
+``rokuprof.cli.app`` is the root application with every command loaded.
+"""
 
 from __future__ import annotations
 
-from rokuprof.cli import (  # noqa: F401  (importing a command module registers its command)
-    config_cmd,
-    control_cmd,
-    convert_cmd,
-    daemon_cmd,
-    demo_cmd,
-    diff_cmd,
-    discover_cmd,
-    export_cmd,
-    inspect_cmd,
-    report_cmd,
-    simulate_cmd,
-    watch_cmd,
-)
-from rokuprof.cli.app import app
+import importlib
+import sys
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rokuprof.cli.root import RokuTyper
+
+#: Command name → the module that registers it, in the order ``rokuprof -h`` lists them.
+COMMAND_MODULES = {
+    "config": "config_cmd",
+    "control": "control_cmd",
+    "convert": "convert_cmd",
+    "daemon": "daemon_cmd",
+    "demo": "demo_cmd",
+    "diff": "diff_cmd",
+    "discover": "discover_cmd",
+    "export": "export_cmd",
+    "inspect": "inspect_cmd",
+    "report": "report_cmd",
+    "simulate": "simulate_cmd",
+    "watch": "watch_cmd",
+}
+
+
+def command_named(args: Sequence[str]) -> str | None:
+    """The command ``args`` run (the first word that is not an option), if it is one of ours."""
+    for arg in args:
+        if not arg.startswith("-"):
+            return arg if arg in COMMAND_MODULES else None
+    return None
+
+
+def load_commands(names: Iterable[str] | None = None) -> RokuTyper:
+    """Register the named commands (all when ``names`` is None) and return the root app."""
+    for name in COMMAND_MODULES if names is None else names:
+        importlib.import_module(f"rokuprof.cli.{COMMAND_MODULES[name]}")
+    from rokuprof.cli.root import app
+
+    return app
 
 
 def main() -> None:
-    app(prog_name="rokuprof")  # also under `python -m rokuprof`: help and hints name the command
+    """The ``rokuprof`` program (also ``python -m rokuprof``)."""
+    name = command_named(sys.argv[1:])
+    root = load_commands(None if name is None else [name])
+    root(prog_name="rokuprof")  # help and hints name the command, not ``__main__.py``
 
 
-__all__ = ["app", "main"]
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return load_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["COMMAND_MODULES", "app", "command_named", "load_commands", "main"]

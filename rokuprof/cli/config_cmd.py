@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from rokuprof.cli import exits
-from rokuprof.cli.app import RokuTyper, app
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
+from rokuprof.cli.root import RokuTyper, app
 from rokuprof.daemon.config import ConfigError, DaemonConfig, load_config
 from rokuprof.views.text import printable
 

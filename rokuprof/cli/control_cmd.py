@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 
 from rokuprof.cli import exits
-from rokuprof.cli.app import app
 from rokuprof.cli.checks import host_problem
 from rokuprof.cli.options import JsonFlag, choice
 from rokuprof.cli.output import print_json
+from rokuprof.cli.root import app
 from rokuprof.device.control import ACTIONS
 from rokuprof.device.control import control as run_control
 from rokuprof.device.errors import DeviceError

@@ -15,13 +15,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from rokuprof.capture.chunks import report_json
 from rokuprof.cli import exits
-from rokuprof.cli.app import app
 from rokuprof.cli.checks import output_dir_problem
 from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.inputs import CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.progress import SHOW_FROM
+from rokuprof.cli.root import app
 from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, Chunk, ChunkSettings
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.envelope import chunk_envelope

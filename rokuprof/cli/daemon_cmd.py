@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from rokuprof.cli import exits
-from rokuprof.cli.app import app
 from rokuprof.cli.config_cmd import load_or_fail
 from rokuprof.cli.options import choice
+from rokuprof.cli.root import app
 from rokuprof.daemon.daemon import Daemon
 from rokuprof.daemon.logs import FORMATS, setup_logging
 

@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 
 from rokuprof.cli import exits
-from rokuprof.cli.app import EXIT_OK, app
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
+from rokuprof.cli.root import EXIT_OK, app
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
 from rokuprof.device.survey import survey

@@ -12,12 +12,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from rokuprof.capture.exports import export_formats, output_name, write_parts
 from rokuprof.cli import exits
-from rokuprof.cli.app import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.cli.checks import output_dir_problem
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.options import choice
 from rokuprof.cli.output import stderr_console
 from rokuprof.cli.progress import SHOW_FROM
+from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.export import FORMATS, METRICS, build_input, export_parts, export_with_notes
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.convert import OfflineConverter

@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 
 from rokuprof.cli import exits
-from rokuprof.cli.app import app
 from rokuprof.cli.inputs import CaptureInputError, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
+from rokuprof.cli.root import app
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
 from rokuprof.views.inspect_view import render_inspect

@@ -1,4 +1,4 @@
-"""Options several commands share, spelled the same everywhere (see the conventions in app.py):
+"""Options several commands share, spelled the same everywhere (see the conventions in root.py):
 ``-j``/``--json``, ``-q``/``--quiet``, and enumerations whose choices typer lists in help."""
 
 from __future__ import annotations

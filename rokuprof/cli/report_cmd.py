@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from rokuprof.cli import exits
-from rokuprof.cli.app import app
 from rokuprof.cli.inputs import CaptureInputError, open_capture
 from rokuprof.cli.output import stderr_console, stdout_console
 from rokuprof.cli.progress import SHOW_FROM
+from rokuprof.cli.root import app
 from rokuprof.export import ExportInput, build_input
 from rokuprof.export.report import build_model, render_html
 from rokuprof.sentry.chunk import ChunkSettings

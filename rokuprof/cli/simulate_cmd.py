@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from rokuprof.cli import exits
-from rokuprof.cli.app import app
+from rokuprof.cli.root import app
 from rokuprof.simulator import DeviceConfig, ReplayBody, ReplayError, SimulatedDevice
 from rokuprof.simulator.fleet import PORT_OFFSETS, PORT_STRIDE, fleet_configs, run_fleet
 from rokuprof.simulator.replay import DEFAULT_RATE, app_rate_for

@@ -15,11 +15,11 @@ from rokuprof.capture.session import FAILED, TRUNCATED
 from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
-from rokuprof.cli.app import app
 from rokuprof.cli.checks import host_problem, output_dir_problem
 from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import JsonFlag, QuietFlag, View
 from rokuprof.cli.output import print_json, stdout_console
+from rokuprof.cli.root import app
 from rokuprof.daemon.config import parse_size
 from rokuprof.export import FORMATS
 from rokuprof.sentry.chunk import ChunkSettings
