@@ -19,9 +19,13 @@ of things the device defined:
 * **stream of line allocs**: end to end likewise, a stream with line data whose allocations
   fall on distinct (path, line offset) pairs (1,000 paths, each allocation freed again, so the
   live heap stays empty): the cost of a key of the allocations-per-line table;
+* **stream of live allocs**: end to end likewise, a stream of allocations at distinct
+  addresses that are never freed: the cost of an entry of the live heap as the core in use
+  holds it (the figure the worst case uses);
 * **path**: the tables alone: a call path with CPU and a call count, after ``take_delta`` (its
   delta baseline exists) and ``stack()`` (as the chunk builder asks for it);
-* **allocation**: a live heap entry (distinct addresses, never freed);
+* **allocation**: a live heap entry in the pure-Python tables alone (distinct addresses,
+  never freed);
 * **line key**: a distinct (path, line offset) pair with line-level CPU, after ``take_delta``;
 * **module**: an executable module definition;
 * **string (8 chars)** and **char**: ASCII and astral-plane text (Python stores a string with
@@ -53,12 +57,15 @@ SPREAD = 2654435761  # odd multiplier: i -> i * SPREAD mod 2**32 is a bijection 
 START_MS = 1_795_273_445_000
 STREAM = "stream of paths"  # the kind measured end to end: decoder, tables, chunk builder
 LINE_ALLOCS = "stream of line allocs"  # end to end too: allocations at distinct line keys
+LIVE_ALLOCS = "stream of live allocs"  # end to end too: the live heap of the core in use
 LINE_ALLOC_PATHS = 1000
+LIVE_ALLOC_GOAL = 64  # bytes per tracked allocation (native core)
 
 #: Default counts per kind (``--quick`` divides them by 10).
 COUNTS = {
     STREAM: 1_000_000,
     LINE_ALLOCS: 1_000_000,
+    LIVE_ALLOCS: 2_000_000,
     "path": 1_000_000,
     "allocation": 2_000_000,
     "line key": 1_000_000,
@@ -226,6 +233,25 @@ def line_alloc_stream(n: int) -> bytes:
     return build_header(header) + body + END_MARKER + build_footer(Footer(START_MS + 60_000))
 
 
+def live_alloc_stream(n: int) -> bytes:
+    """A complete stream of :data:`LINE_ALLOC_PATHS` call paths and ``n`` allocations at
+    distinct addresses, none of them freed: ``n`` entries in the live heap at the end."""
+    from rokuprof.bsprof.encoder import encode_entries
+    from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
+    from rokuprof.bsprof.model import Footer, Header
+
+    header = Header(1, 0, 0, 0, 1.0, 1.0, False, True, START_MS, "mem", "", "1", "Roku", "X", "1")
+
+    def entries():
+        yield from ((0, 1, "f"), (1, 1, 1))
+        yield from ((2, p, 0, 1, 0, 1, 10, 1) for p in range(1, LINE_ALLOC_PATHS + 1))
+        for i in range(n):
+            yield (3, i % LINE_ALLOC_PATHS + 1, 0, 0, spread(i + 1), 32 + i % 64)
+
+    body = encode_entries(entries(), False)
+    return build_header(header) + body + END_MARKER + build_footer(Footer(START_MS + 60_000))
+
+
 def capture(data: bytes) -> tuple[int, object]:
     """What a capture does with a stream: decode it in 64 KiB reads into the tables and hand a
     delta to the chunk builder every 16 reads (about a second of a fast device)."""
@@ -248,7 +274,11 @@ def child(kind: str, n: int) -> None:
     """Measure one workload in this (fresh) process and print a JSON line."""
     from rokuprof.profile.tables import ProfileTables
 
-    make = {STREAM: capture_stream, LINE_ALLOCS: line_alloc_stream}.get(kind)
+    make = {
+        STREAM: capture_stream,
+        LINE_ALLOCS: line_alloc_stream,
+        LIVE_ALLOCS: live_alloc_stream,
+    }.get(kind)
     data = make(n) if make else b""
     gc.collect()
     reset_peak()
@@ -256,7 +286,7 @@ def child(kind: str, n: int) -> None:
     started = time.perf_counter()
     if kind == STREAM:
         items, _kept = capture(data)  # kept alive until measured
-    elif kind == LINE_ALLOCS:
+    elif kind in (LINE_ALLOCS, LIVE_ALLOCS):
         _, _kept = capture(data)
         items = n
     else:
@@ -298,6 +328,16 @@ def measure(tree: Path, kind: str, n: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def core_name(tree: Path) -> str:
+    """Which decoder core ``ProfileReader`` uses in ``tree`` under this environment."""
+    code = "from rokuprof import _native; print(_native.describe())"
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tree, capture_output=True, text=True, check=False
+    )
+    return out.stdout.strip() or "unknown (no rokuprof._native.describe)"
+
+
 def default_limits(tree: Path) -> dict[str, int]:
     code = "import dataclasses, json; from rokuprof.bsprof.model import Limits; "
     code += "print(json.dumps(dataclasses.asdict(Limits())))"
@@ -328,7 +368,7 @@ def worst_case(per: dict[str, float], limits: dict[str, int]) -> list[tuple[str,
         (
             "live allocations",
             limits["max_live_allocations"],
-            limits["max_live_allocations"] * per["allocation"],
+            limits["max_live_allocations"] * per[LIVE_ALLOCS],
         ),
         ("line keys", limits["max_line_keys"], limits["max_line_keys"] * per["line key"]),
         (
@@ -368,6 +408,8 @@ def main() -> int:
     if args.baseline:
         trees.insert(0, ("baseline", args.baseline.resolve()))
     per: dict[str, dict[str, float]] = {name: {} for name, _ in trees}
+    for name, tree in trees:
+        print(f"{name}: {tree}, decoder core: {core_name(tree)}")
     width = max(map(len, COUNTS))
     print(f"{'bytes per':{width}} {'count':>11}", end="")
     for name, _ in trees:
@@ -404,6 +446,10 @@ def main() -> int:
     path = max(per["this"]["path"], per["this"][STREAM])
     verdict = "meets" if path <= goal else "MISSES"
     print(f"\nper call path {verdict} the {goal} B goal ({path:.0f} B)")
+    live = per["this"][LIVE_ALLOCS]
+    verdict = "meets" if live <= LIVE_ALLOC_GOAL else "MISSES"
+    goal = f"the {LIVE_ALLOC_GOAL} B goal of the native core"
+    print(f"per live allocation {verdict} {goal} ({live:.0f} B)")
     return 0
 
 
