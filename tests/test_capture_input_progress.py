@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from rokuprof.cli.inputs import CaptureSource, open_capture
+from rokuprof.cli.layout import load_capture
 from rokuprof.cli.progress import SHOW_FROM
 from rokuprof.views.text import UNSAFE
 from tests.test_device_text import needs_tmux, tmux_terminal
@@ -38,6 +39,20 @@ def test_the_bar_shows_the_label_literally(label):
     shown = out.getvalue()
     visible = label.replace("\x1b", "\\x1b").replace("\x9b", "\\x9b")
     assert f"reading {visible} " in shown
+    assert "\x1b[2J" not in shown and "\x9b" not in shown
+
+
+@pytest.mark.parametrize("label", [NAME, "esc\x1b[2J\x9b31m.bsprof"])
+def test_the_layout_bar_of_export_report_and_diff_shows_the_label_literally(label):
+    data = stream(2.0) + bytes(SHOW_FROM + 1)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=200)
+    source = CaptureSource(label, "a", None, len(data), io.BytesIO(data[8:]), data[:8])
+    inp = load_capture(source, console, "us")
+    assert inp.timeline.last_slot() > 0  # the run was laid out
+    shown = out.getvalue()
+    visible = label.replace("\x1b", "\\x1b").replace("\x9b", "\\x9b")
+    assert f"laying out {visible} " in shown
     assert "\x1b[2J" not in shown and "\x9b" not in shown
 
 

@@ -9,17 +9,14 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from rokuprof.cli import exits
 from rokuprof.cli.inputs import STDIN, CaptureInputError, CaptureSource, open_capture
+from rokuprof.cli.layout import load_capture
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
-from rokuprof.cli.progress import SHOW_FROM
 from rokuprof.cli.root import app
-from rokuprof.export import ExportInput, build_input
+from rokuprof.export import ExportInput
 from rokuprof.export.diff import SORT_KEYS, compare, diff_html, regressions
-from rokuprof.sentry.chunk import ChunkSettings
-from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
 from rokuprof.views.diff_view import render_diff
@@ -144,7 +141,7 @@ def diff_command(
             for opened in sources:
                 opened.stream.close()
             exits.fail(exc)
-    inputs = [_load(source, err, wall_unit) for source in sources]
+    inputs = [load_capture(source, err, wall_unit) for source in sources]
     comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort.value)
     failed = regressions(comparison, fail_over, min_share) if fail_over is not None else []
     labels = (sources[0].label, sources[1].label)
@@ -179,33 +176,6 @@ def diff_command(
     if any(inp.run.problem for inp in inputs):
         raise typer.Exit(exits.INCOMPLETE)
     raise typer.Exit(exits.OK)
-
-
-def _load(source: CaptureSource, err: Console, wall_unit: str) -> ExportInput:
-    """Decode one capture and lay out its run (progress on a terminal for large inputs)."""
-    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit), total_bytes=source.size)
-    try:
-        source.read(converter.feed, err, what="decoding")
-    except OSError as exc:
-        exits.fail(f"cannot read {source.label}: {exc.strerror or exc}")
-    show = err.is_terminal and converter.received >= SHOW_FROM
-    with Progress(
-        TextColumn(f"laying out {_braces(printable(source.label))}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err,
-        transient=True,
-        disable=not show,
-    ) as progress:
-        task = progress.add_task("layout", total=None)
-        return build_input(
-            converter, progress=lambda d, t: progress.update(task, completed=d, total=t)
-        )
-
-
-def _braces(label: str) -> str:
-    """A label inside a ``str.format`` template (rich's progress columns) stays as it is."""
-    return label.replace("{", "{{").replace("}", "}}")
 
 
 def _say_regressions(out: Console, failed: list, over: float, min_share: float) -> None:

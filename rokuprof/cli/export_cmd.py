@@ -8,19 +8,16 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from rokuprof.capture.exports import export_formats, output_name, write_parts
 from rokuprof.cli import exits
 from rokuprof.cli.checks import output_dir_problem
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
+from rokuprof.cli.layout import load_capture
 from rokuprof.cli.options import choice
 from rokuprof.cli.output import stderr_console
-from rokuprof.cli.progress import SHOW_FROM
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
-from rokuprof.export import FORMATS, METRICS, build_input, export_parts, export_with_notes
-from rokuprof.sentry.chunk import ChunkSettings
-from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.export import FORMATS, METRICS, export_parts, export_with_notes
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 
 EXIT_FAILED = 1  # an output could not be written
@@ -122,24 +119,7 @@ def export_command(
             if (problem := output_dir_problem(where)) is not None:
                 source.close()
                 _fail(err, problem)
-    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit), total_bytes=source.size)
-    try:
-        source.read(converter.feed, err, what="decoding")
-    except OSError as exc:
-        _fail(err, f"cannot read {source.label}: {exc.strerror or exc}")
-    show = err.is_terminal and converter.received >= SHOW_FROM
-    with Progress(
-        TextColumn("laying out samples"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err,
-        transient=True,
-        disable=not show,
-    ) as progress:
-        task = progress.add_task("layout", total=None)
-        inp = build_input(
-            converter, progress=lambda d, t: progress.update(task, completed=d, total=t)
-        )
+    inp = load_capture(source, err, wall_unit)
 
     if to_stdout:
         (data,) = export_parts(inp, names[0], metric=metric).values()

@@ -9,17 +9,13 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from rokuprof.cli import exits
 from rokuprof.cli.inputs import CaptureInputError, open_capture
+from rokuprof.cli.layout import load_capture
 from rokuprof.cli.output import stderr_console, stdout_console
-from rokuprof.cli.progress import SHOW_FROM
 from rokuprof.cli.root import app
-from rokuprof.export import ExportInput, build_input
 from rokuprof.export.report import build_model, render_html
-from rokuprof.sentry.chunk import ChunkSettings
-from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
 from rokuprof.views.text import printable
@@ -93,7 +89,7 @@ def report_command(
         source.stream.close()
         exits.fail(problem)
 
-    inp = _load(source, err, wall_unit)
+    inp = load_capture(source, err, wall_unit)
     html = render_html(build_model(inp)).encode("utf-8")
     try:
         write_atomic(out, html)
@@ -120,28 +116,6 @@ def _output_problem(path: Path) -> str | None:
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot write {path}: {parent} is not writable"
     return None
-
-
-def _load(source, err: Console, wall_unit: str) -> ExportInput:
-    """Decode the capture and lay out its run (progress on a terminal for large inputs)."""
-    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit), total_bytes=source.size)
-    try:
-        source.read(converter.feed, err, what="decoding")
-    except OSError as exc:
-        exits.fail(f"cannot read {source.label}: {exc.strerror or exc}")
-    show = err.is_terminal and converter.received >= SHOW_FROM
-    with Progress(
-        TextColumn("laying out samples"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err,
-        transient=True,
-        disable=not show,
-    ) as progress:
-        task = progress.add_task("layout", total=None)
-        return build_input(
-            converter, progress=lambda d, t: progress.update(task, completed=d, total=t)
-        )
 
 
 def _open(path: Path, err: Console) -> None:
