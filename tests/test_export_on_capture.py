@@ -20,6 +20,7 @@ from rokuprof.capture.exports import (
     export_finished_run,
     export_formats,
     export_session,
+    output_name,
 )
 from rokuprof.capture.session import SessionFiles, SessionRecord
 from rokuprof.daemon.config import ConfigError, build_config
@@ -58,6 +59,30 @@ async def test_watch_export_writes_the_formats_into_the_session(tmp_path: Path) 
     assert record(session)["status"] == "complete"
     assert_exported(session)
     assert "exports: capture.pb.gz (" in out and "capture.folded (" in out
+
+
+async def test_watch_exports_carry_the_release_and_environment_of_the_chunks(
+    tmp_path: Path,
+) -> None:
+    cfg = DeviceConfig(run_seconds=2.0, runs=1, seed=7, speed=4.0)
+    options = ("--export", "sentry-v1", "--release", "cafe@9.9.9-lab", "--environment", "lab")
+    async with (
+        SimulatedDevice(cfg) as dev,
+        watching(dev, tmp_path, "--runs", "1", *options) as proc,
+    ):
+        code, _, err = await finish(proc, 30)
+    assert code == 0, err
+    [session] = list((tmp_path / "YN00AA000001").iterdir())
+    rec = record(session)
+    assert (rec["release"], rec["environment"]) == ("cafe@9.9.9-lab", "lab")
+    chunks = [json.loads(p.read_bytes()) for p in sorted((session / "chunks").glob("*.json"))]
+    assert chunks and {(c["release"], c["environment"]) for c in chunks} == {
+        ("cafe@9.9.9-lab", "lab")
+    }
+    v1 = session / output_name("capture", "sentry-v1")
+    payloads = [json.loads(p.read_bytes()) for p in sorted(v1.glob("*.json"))]
+    assert payloads, rec["exports"]
+    assert {(p["release"], p["environment"]) for p in payloads} == {("cafe@9.9.9-lab", "lab")}
 
 
 def test_watch_export_names_are_checked_before_waiting(tmp_path: Path) -> None:

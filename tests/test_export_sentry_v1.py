@@ -5,6 +5,7 @@ the profile's timestamp). Timelines are laid out by hand on a real sample's inpu
 from __future__ import annotations
 
 import dataclasses
+import json
 from functools import cache
 from pathlib import Path
 
@@ -163,3 +164,20 @@ def test_relay_drops_a_thread_with_one_sample_and_keeps_the_others():
 def test_30_seconds_count_from_the_profiles_timestamp_not_its_first_sample(last_ns, ok):
     payload = v1([("1", 29 * 10**9, BUSY), ("1", last_ns, BUSY)], STACKS)
     assert reasons(payload) == ([] if ok else [DURATION_IS_TOO_LONG])
+
+
+def test_release_and_environment_come_from_the_chunk_settings():
+    from rokuprof.sentry.chunk import ChunkSettings
+
+    base = _base()
+    default = build(base).profiles[0]
+    assert default.profile["release"] == "Café TV@2.4.1"
+    assert default.profile["environment"] == "production"
+    inp = dataclasses.replace(base, settings=ChunkSettings(release="r@1", environment="lab"))
+    for p in build(inp).profiles:
+        for payload in (p.profile, json.loads(p.transaction_json)):
+            assert (payload["release"], payload["environment"]) == ("r@1", "lab")
+    unnamed = dataclasses.replace(base, settings=ChunkSettings(environment=None))
+    for p in build(unnamed).profiles:
+        assert "environment" not in p.profile and not p.problems
+        assert "environment" not in json.loads(p.transaction_json)

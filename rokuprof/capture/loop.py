@@ -551,7 +551,11 @@ class DeviceCapture:
     async def _export(self, capture: RunCapture, record: SessionRecord) -> None:
         """The end-of-run exports (a worker thread; a failure is recorded, never raised)."""
         outcome = await export_finished_run(
-            capture.files, record, self.config.exports, limits=self.config.limits
+            capture.files,
+            record,
+            self.config.exports,
+            settings=self.config.chunk_settings,
+            limits=self.config.limits,
         )
         for message in outcome.errors.values():
             self.observer.on_message(self.status, "warning", message)

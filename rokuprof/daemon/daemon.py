@@ -205,7 +205,11 @@ class Daemon:
         for session in sessions:
             try:
                 await asyncio.to_thread(
-                    export_recovered_session, session, cap.export, limits=cap.limits
+                    export_recovered_session,
+                    session,
+                    cap.export,
+                    settings=cap.chunks,
+                    limits=cap.limits,
                 )
             finally:
                 self._exporting.discard(session)

@@ -22,7 +22,7 @@ from itertools import pairwise
 
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import PathNode, ProfileTables
-from rokuprof.sentry.chunk import HEAP_MEASUREMENT, Chunk
+from rokuprof.sentry.chunk import HEAP_MEASUREMENT, Chunk, ChunkSettings
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.sampling import WALL_UNITS
 
@@ -127,6 +127,7 @@ class ExportInput:
     timeline: Timeline
     summary: ConversionSummary
     reader: ProfileReader
+    settings: ChunkSettings = field(default_factory=ChunkSettings)  # the chunks' (release, ...)
 
     def thread_order(self) -> list[int]:
         """Threads in module-ID order."""
@@ -299,7 +300,7 @@ def build_input(
         line_data=bool(header and header.line_data),
         memory_ops=bool(header and header.memory_ops),
     )
-    return ExportInput(run, threads, frames.frames, paths, timeline, summary, reader)
+    return ExportInput(run, threads, frames.frames, paths, timeline, summary, reader, settings)
 
 
 def input_from_bytes(data: bytes, **converter_options) -> ExportInput:

@@ -150,14 +150,16 @@ def _segments(inp: ExportInput) -> tuple[dict[int, dict[int, list[tuple[int, int
     return seg_of, dropped
 
 
-def build(inp: ExportInput, *, environment: str = "production") -> V1Export:
-    """Every V1 profile of the run (see the module docstring)."""
+def build(inp: ExportInput) -> V1Export:
+    """Every V1 profile of the run (see the module docstring), with the release and environment
+    of the chunks made from the same settings."""
     timeline = inp.timeline
     if timeline.origin is None:
         return V1Export([], {})
     ids = _Ids(inp)
     header = inp.reader.header
-    release = release_name(header) or UNKNOWN
+    release = inp.settings.release or release_name(header) or UNKNOWN
+    environment = inp.settings.environment
     firmware = (inp.run.firmware or "").strip()
     os_version, _, build = firmware.partition(" build ")
     os_info: dict[str, str] = {"name": OS_NAME, "version": os_version.strip() or UNKNOWN}
@@ -219,7 +221,7 @@ def build(inp: ExportInput, *, environment: str = "production") -> V1Export:
             "event_id": profile_id,
             "platform": PLATFORM,
             "release": release,
-            "environment": environment,
+            **({"environment": environment} if environment else {}),
             "timestamp": _rfc3339(start) or f"{start!r}",
             "device": device,
             "os": os_info,
@@ -260,7 +262,7 @@ def build(inp: ExportInput, *, environment: str = "production") -> V1Export:
             "start_timestamp": start,
             "timestamp": end,
             "release": release,
-            "environment": environment,
+            **({"environment": environment} if environment else {}),
             "contexts": {
                 "trace": {
                     "trace_id": trace_id,
