@@ -327,12 +327,13 @@ def baseline_in_b_shape(model_b: dict, model_a: dict) -> dict[str, list[int]]:
     by the chain of thread, function and file from the root), plus that of every call path
     below it that only A has. So a frame whose child was removed in B still shows that its total
     shrank, as the page sums these along B's tree into each frame's total before."""
-    from rokuprof.export.report.model import DIFF_METRICS, node_keys, node_selves
+    from rokuprof.export.report.model import DIFF_METRICS, chain_ids, node_selves
 
-    index_b = {key: node for node, key in enumerate(node_keys(model_b))}
+    ids: dict[tuple, int] = {}
+    index_b = {key: node for node, key in enumerate(chain_ids(model_b, ids))}
     parents_a = model_a["nodes"]["parent"]
     target: list[int] = []  # per node of A: B's node of it or of its nearest ancestor B has
-    for node, key in enumerate(node_keys(model_a)):  # a parent comes before its children
+    for node, key in enumerate(chain_ids(model_a, ids)):  # a parent comes before its children
         found = index_b.get(key)
         if found is None:
             parent = parents_a[node]
