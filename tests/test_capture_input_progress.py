@@ -63,6 +63,7 @@ def test_the_layout_bar_of_export_report_and_diff_shows_the_label_literally(labe
         (["inspect"], None),
         (["export", "-f", "folded"], "a{b}[red]x{0}.folded"),
         (["report"], "a{b}[red]x{0}.report.html"),
+        (["convert", "-o", "{tmp}/out"], "out/chunks/000001.json"),
     ],
 )
 def test_commands_read_such_a_file_on_a_terminal(tmp_path: Path, args, made) -> None:
@@ -72,7 +73,7 @@ def test_commands_read_such_a_file_on_a_terminal(tmp_path: Path, args, made) -> 
     assert source.size >= SHOW_FROM  # large enough for the bar
     (tmp_path / "term").mkdir()
     with tmux_terminal(tmp_path / "term") as term:
-        term.start(*args, str(capture))
+        term.start(*(a.replace("{tmp}", str(tmp_path)) for a in args), str(capture))
         deadline = time.monotonic() + 60
         while term.exit_status() is None and time.monotonic() < deadline:
             time.sleep(0.1)

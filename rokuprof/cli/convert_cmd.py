@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import MofNCompleteColumn
 
 from rokuprof.capture.chunks import report_json
 from rokuprof.cli import exits
@@ -20,7 +20,7 @@ from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.inputs import CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
-from rokuprof.cli.progress import SHOW_FROM
+from rokuprof.cli.progress import SHOW_FROM, progress_bar
 from rokuprof.cli.root import app
 from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, Chunk, ChunkSettings
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
@@ -210,17 +210,10 @@ def _write_chunks(
     written = 0
     show = err.is_terminal and (source.size or converter.received) >= SHOW_FROM
     with (
-        Progress(
-            TextColumn("laying out samples"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=err,
-            transient=True,
-            disable=not show,
-        ) as progress,
+        progress_bar(err, show, MofNCompleteColumn()) as progress,
         ThreadPoolExecutor(1, thread_name_prefix="rokuprof-convert-writer") as writer,
     ):
-        task = progress.add_task("chunks", total=None)
+        task = progress.add_task("laying out samples", total=None)
 
         def step(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+from rich.progress import DownloadColumn, TransferSpeedColumn
 
 from rokuprof.bsprof.model import MAGIC
-from rokuprof.cli.progress import READ_SIZE, SHOW_FROM
+from rokuprof.cli.progress import READ_SIZE, SHOW_FROM, progress_bar
 from rokuprof.store.layout import ARCHIVE_FILE, ARCHIVE_SUFFIX, EXPORT_STEM, SessionDir
 from rokuprof.views.text import printable
 
@@ -51,18 +51,9 @@ class CaptureSource:
         show = console.is_terminal and (self.size or 0) >= SHOW_FROM
         done = 0
         try:
-            with Progress(
-                # the label is the task's description, shown as plain text: a file name is
-                # neither a format template ({}) nor markup ([]), and its control characters
-                # are made visible
-                TextColumn("{task.description}", markup=False),
-                BarColumn(),
-                DownloadColumn(),
-                TransferSpeedColumn(),
-                console=console,
-                transient=True,
-                disable=not show,
-            ) as progress:
+            with progress_bar(
+                console, show, DownloadColumn(), TransferSpeedColumn()
+            ) as progress:  # the label's control characters made visible
                 task = progress.add_task(f"{what} {printable(self.label)}", total=self.size)
                 data = self.head
                 while data:
