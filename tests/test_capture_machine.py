@@ -15,7 +15,6 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rokuprof.capture.catchup import chunk_samples
 from rokuprof.capture.chunks import RunContext
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.machine import (
@@ -39,6 +38,7 @@ from rokuprof.capture.machine import (
 from rokuprof.capture.stop import StopCause
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry import ChunkBuilder, ChunkSettings, convert_bytes
+from rokuprof.sentry.coverage import chunk_samples
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 STREAMS = {

@@ -25,11 +25,11 @@ from daemon_helpers import (
 )
 from fake_sentry import FakeSentry
 
-from rokuprof.capture.catchup import chunk_samples
 from rokuprof.capture.loop import DeviceCapture
 from rokuprof.daemon import recovery
 from rokuprof.daemon.recovery import recover
 from rokuprof.sentry import ChunkSettings, convert_bytes, validate_chunk
+from rokuprof.sentry.coverage import chunk_samples
 from rokuprof.simulator import SimulatedDevice
 from rokuprof.store.spool import Spool
 
@@ -164,6 +164,36 @@ async def test_recovered_chunks_never_take_the_name_of_a_dropped_one(tmp_path: P
     assert all(p.name != "000002.json" for p in result.chunks_written)
     pending = {p.path for p in Spool(tmp_path).scan()[0]}
     assert pending >= set(result.chunks_written)  # every new chunk is sent
+
+
+async def test_recovery_does_not_build_again_what_the_spool_dropped(tmp_path: Path) -> None:
+    session = await finished_session(tmp_path)
+    crash(session, keep_chunks=2)
+    # The spool was full and dropped the first chunk: deleted, its marker says what it covered.
+    [item] = [i for i in Spool(tmp_path).scan()[0] if i.path.name == "000001.json"]
+    dropped = chunk_samples(json.loads(item.path.read_bytes()))[0]
+    assert Spool(tmp_path).drop([item]) == [item] and not item.path.exists()
+    marker = json.loads((session / "dropped" / "000001.json").read_bytes())
+    assert chunk_samples(marker)[0] == dropped and len(json.dumps(marker)) < item.size / 2
+    before = per_path(session)
+    result = recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0))
+    assert result.chunks_written
+    want, have = converted(session, 1.0), per_path(session) + dropped
+    diffs = {k[0][:60]: (have[k], want[k]) for k in set(want) | set(have) if have[k] != want[k]}
+    assert all(abs(a - b) <= 1 for a, b in diffs.values()), diffs  # nothing built twice
+    recovered = record(session)["recovered"]
+    assert recovered["samples_in_chunks_before"] == before.total() + dropped.total()
+
+
+def test_a_chunk_the_spool_cannot_read_is_dropped_with_an_empty_marker(tmp_path: Path) -> None:
+    chunk = tmp_path / "DEV" / "S1" / "chunks" / "000001.json"
+    chunk.parent.mkdir(parents=True)
+    chunk.write_bytes(b"{not json")
+    [item] = Spool(tmp_path).scan()[0]
+    assert Spool(tmp_path).drop([item]) == [item]
+    assert (
+        not chunk.exists() and (chunk.parent.parent / "dropped" / "000001.json").read_bytes() == b""
+    )
 
 
 async def test_recovery_killed_midway_and_run_again_duplicates_nothing(

@@ -30,26 +30,9 @@ from rokuprof.bsprof.model import Limits
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.chunk import BuildReport, Chunk, ChunkBuilder, ChunkSettings, delta_walls
 from rokuprof.sentry.convert import default_slice_bytes
+from rokuprof.sentry.coverage import PathKey, chunk_samples
 from rokuprof.sentry.frames import frame_for
 from rokuprof.sentry.sampling import units_per_second
-
-PathKey = tuple[str, ...]  # a call path's frames (canonical JSON), leaf first
-
-
-def chunk_samples(payload: Mapping) -> tuple[Counter, float | None]:
-    """Busy samples per call path in one chunk payload, and its last sample's timestamp."""
-    profile = payload["profile"]
-    frames = [json.dumps(f, sort_keys=True, ensure_ascii=False) for f in profile["frames"]]
-    keys = [tuple(frames[i] for i in stack) for stack in profile["stacks"]]
-    counts: Counter = Counter()
-    last = None
-    for sample in profile["samples"]:
-        key = keys[sample["stack_id"]]
-        if key:
-            counts[key] += 1
-        ts = sample["timestamp"]
-        last = ts if last is None else max(last, ts)
-    return counts, last
 
 
 @dataclass(frozen=True, slots=True)

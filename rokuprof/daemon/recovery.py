@@ -22,9 +22,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
-from rokuprof.capture.catchup import CatchUp, chunk_samples
+from rokuprof.capture.catchup import CatchUp
 from rokuprof.capture.exports import export_session, record_outcome
 from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.coverage import chunk_samples
 from rokuprof.store.files import sweep_tmp, write_atomic
 from rokuprof.store.layout import SessionDir, SessionStatus, chunk_index, sessions
 from rokuprof.store.retention import finish_deletions
@@ -112,6 +113,7 @@ def catch_up_session(
         except (OSError, ValueError) as exc:  # written atomically: should not happen
             skipped += 1
             log.error("cannot read chunk %s: %s", path, exc)
+    payloads += where.dropped_coverage()  # sent or not, their samples are not built again
     try:
         st = archive.stat()
     except FileNotFoundError:

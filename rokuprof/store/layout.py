@@ -211,6 +211,19 @@ class SessionDir:
         delivered, rejected, dropped = self.settled()
         return self.chunk_names() - delivered - rejected - dropped
 
+    def dropped_coverage(self) -> list[dict]:
+        """What the chunks the spool dropped covered (see :mod:`rokuprof.sentry.coverage`), for
+        those whose chunk file is gone and whose marker says (older markers are empty)."""
+        out = []
+        for name in sorted(_chunk_names(self.dropped) - self.chunk_names()):
+            try:
+                marker = json.loads((self.dropped / name).read_bytes() or b"{}")
+            except (OSError, ValueError):
+                continue
+            if isinstance(marker, dict) and isinstance(marker.get("covered"), dict):
+                out.append({"covered": marker["covered"]})
+        return out
+
     def built_chunks(self) -> list[Path]:
         """Every chunk built for the run and still on disk (``chunks/`` and ``rejected/``),
         in chunk order."""

@@ -4,10 +4,10 @@ Every chunk the capture writes (``chunks/NNNNNN.json`` in a session, see
 :mod:`rokuprof.store.layout`) is pending until its ``delivered/`` marker exists (written
 atomically after Sentry answered 2xx), or until it was refused for good and moved to
 ``rejected/`` with its reason beside it, or until it was dropped because the spool was full (the
-chunk file is deleted, an empty ``dropped/`` marker records it). Nothing is held only in
-memory, so a restart resumes where the previous process stopped: :meth:`Spool.scan` finds every
-pending chunk again. Delivery is at-least-once (a crash between the 2xx and the marker sends the
-chunk again; its ``chunk_id`` is the dedup key).
+chunk file is deleted, a ``dropped/`` marker records it with what the chunk covered). Nothing is
+held only in memory, so a restart resumes where the previous process stopped: :meth:`Spool.scan`
+finds every pending chunk again. Delivery is at-least-once (a crash between the 2xx and the marker
+sends the chunk again; its ``chunk_id`` is the dedup key).
 
 A scan lists each directory once and stats each pending chunk once; it can return only the
 oldest ``window`` pending chunks (plus the figures of all of them), so what it keeps is bounded
@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rokuprof.sentry.coverage import coverage
 from rokuprof.store.files import fsync_dir, make_dirs, open_new, write_atomic
 from rokuprof.store.layout import SessionDir, is_chunk, sessions
 
@@ -210,19 +211,31 @@ class Spool:
         return target
 
     def drop(self, items: Iterable[SpoolItem]) -> list[SpoolItem]:
-        """Delete these pending chunk files (the spool is full) and leave an empty
-        ``dropped/NNNNNN.json`` for each; returns the ones that were still there."""
+        """Delete these pending chunk files (the spool is full), each after writing its
+        ``dropped/NNNNNN.json`` marker with what the chunk covered (so that a crash's catch-up
+        does not build those samples again; empty if the chunk cannot be read); returns the
+        ones that were still there."""
         gone: list[SpoolItem] = []
         touched: set[Path] = set()
         for item in items:
+            try:
+                data = item.path.read_bytes()
+            except FileNotFoundError:
+                continue
+            dropped = make_dirs(item.session.dropped)
+            marker = dropped / item.name
+            try:
+                covered = coverage(json.loads(data))
+            except (ValueError, KeyError, TypeError, IndexError):  # not a chunk we can read
+                with contextlib.suppress(FileExistsError):
+                    os.close(open_new(marker))
+            else:
+                write_atomic(marker, json.dumps({"dropped_at": time.time(), **covered}) + "\n")
             try:
                 item.path.unlink()
             except FileNotFoundError:
                 continue
             gone.append(item)
-            dropped = make_dirs(item.session.dropped)
-            with contextlib.suppress(FileExistsError):
-                os.close(open_new(dropped / item.name))
             touched.update((dropped, item.path.parent))
         for directory in touched:
             fsync_dir(directory)
