@@ -7,7 +7,7 @@
         delivered/NNNNNN.json         marker: Sentry took chunks/NNNNNN.json (2xx)
         rejected/NNNNNN.json          a chunk refused for good, moved out of chunks/ ...
         rejected/NNNNNN.reason.json   ... and why
-        dropped/NNNNNN.json           marker (empty): deleted unsent, the spool was full
+        dropped/NNNNNN.json           marker: deleted unsent, the spool was full (what it covered)
         pyroscope.json                marker: the pprof export was pushed (or refused)
         capture.pb.gz, ...            exports (``capture`` + the format's suffix)
     OUT/<device>/.<session>.deleting  a session being deleted by retention
