@@ -126,3 +126,22 @@ def test_the_sink_makes_chunks_by_the_settings_it_is_given() -> None:
 def test_the_default_sink_makes_production_chunks_of_the_default_window() -> None:
     payloads = chunks_of(sentry_sink_factory()(run_context()))
     assert {p["environment"] for p in payloads} == {ChunkSettings.environment}
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "cafe-tv-full.bsprof"
+
+
+@pytest.mark.parametrize("command", ["convert", "export", "report", "diff"])
+def test_every_command_that_lays_out_samples_takes_the_same_wall_unit_option(
+    command, tmp_path
+) -> None:
+    shown = runner.invoke(app, [command, "-h"], terminal_width=200).output
+    assert re.search(r"--wall-unit \[ns\|us\|ms\|s\] +Unit of the \.bsprof wall-time field", shown)
+    args = [command, str(SAMPLE), *([str(SAMPLE)] if command == "diff" else [])]
+    args += ["-o", str(tmp_path / "out"), "--wall-unit", "xs"]
+    if command == "diff":
+        args[-4:-2] = []  # diff writes no file by default
+    result = runner.invoke(app, args)
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "'xs' is not one of 'ns', 'us', 'ms', 's'" in result.output
+    assert not (tmp_path / "out").exists()

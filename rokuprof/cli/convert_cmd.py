@@ -16,7 +16,7 @@ from rich.progress import MofNCompleteColumn
 from rokuprof.capture.chunks import report_json
 from rokuprof.cli import exits
 from rokuprof.cli.checks import output_dir_problem
-from rokuprof.cli.chunk_options import chunk_options
+from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption, chunk_options
 from rokuprof.cli.inputs import CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
@@ -25,7 +25,7 @@ from rokuprof.cli.root import app
 from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, Chunk, ChunkSettings
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.envelope import chunk_envelope
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
+from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
 from rokuprof.store.files import write_atomic
 from rokuprof.store.layout import CHUNK_SUFFIX, CHUNKS_DIR, chunk_name, is_chunk
 from rokuprof.views.text import printable
@@ -37,9 +37,6 @@ ENVELOPES_DIR = "envelopes"
 
 class OutputFormat(StrEnum):
     sentry = "sentry"
-
-
-WallUnit = StrEnum("WallUnit", {name: name for name in WALL_UNITS})
 
 
 def _prepare_out(out: Path, subdirs: list[str], force: bool) -> None:
@@ -126,13 +123,7 @@ def convert(
     environment: Annotated[
         str, typer.Option(metavar="NAME", help="Sentry environment.")
     ] = "production",
-    wall_unit: Annotated[
-        WallUnit,
-        typer.Option(
-            help="Unit of the .bsprof wall-time field (not published by Roku; "
-            "microseconds is the working assumption)."
-        ),
-    ] = DEFAULT_WALL_UNIT,
+    wall_unit: WallUnitOption = DEFAULT_UNIT,
     chunk_seconds: Annotated[
         float,
         typer.Option(

@@ -11,13 +11,13 @@ import typer
 from rich.console import Console
 
 from rokuprof.cli import exits
+from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.layout import load_capture
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.export import ExportInput
 from rokuprof.export.diff import SORT_KEYS, compare, diff_html, regressions
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
 from rokuprof.views.diff_view import render_diff
 from rokuprof.views.text import printable
@@ -113,22 +113,10 @@ def diff_command(
             "in both A and B.",
         ),
     ] = 1.0,
-    wall_unit: Annotated[
-        str,
-        typer.Option(
-            metavar="UNIT",
-            help=f"Unit of the .bsprof wall-time field: {', '.join(WALL_UNITS)} (not published "
-            "by Roku; microseconds is the working assumption).",
-        ),
-    ] = DEFAULT_WALL_UNIT,
+    wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Compare two captures (see HELP)."""
     err = stderr_console()
-    if wall_unit not in WALL_UNITS:
-        raise typer.BadParameter(
-            f"unknown wall unit {wall_unit!r}; choose from {', '.join(WALL_UNITS)}",
-            param_hint="--wall-unit",
-        )
     if a == STDIN and b == STDIN:
         exits.fail("only one of A and B can be standard input (-)")
     if html is not None:
@@ -141,7 +129,7 @@ def diff_command(
             for opened in sources:
                 opened.stream.close()
             exits.fail(exc)
-    inputs = [load_capture(source, err, wall_unit) for source in sources]
+    inputs = [load_capture(source, err, wall_unit.value) for source in sources]
     comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort.value)
     failed = regressions(comparison, fail_over, min_share) if fail_over is not None else []
     labels = (sources[0].label, sources[1].label)

@@ -12,18 +12,17 @@ from rich.console import Console
 from rokuprof.capture.exports import export_formats, output_name, write_parts
 from rokuprof.cli import exits
 from rokuprof.cli.checks import output_dir_problem
+from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
 from rokuprof.cli.options import choice
 from rokuprof.cli.output import stderr_console
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.export import FORMATS, METRICS, export_parts, export_with_notes
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 
 EXIT_FAILED = 1  # an output could not be written
 Metric = choice("Metric", *METRICS)
-WallUnit = choice("WallUnit", *WALL_UNITS)
-DEFAULT_METRIC, DEFAULT_UNIT = Metric("wall"), WallUnit(DEFAULT_WALL_UNIT)
+DEFAULT_METRIC = Metric("wall")
 
 
 def parse_formats(text: str) -> list[str]:
@@ -91,13 +90,7 @@ def export_command(
         ),
     ] = None,
     metric: Annotated[Metric, typer.Option(help="Weight of `folded` stacks.")] = DEFAULT_METRIC,
-    wall_unit: Annotated[
-        WallUnit,
-        typer.Option(
-            help="Unit of the .bsprof wall-time field (not published by Roku; microseconds is "
-            "the working assumption)."
-        ),
-    ] = DEFAULT_UNIT,
+    wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Export a capture (see HELP)."""
     err = stderr_console()

@@ -11,12 +11,12 @@ import typer
 from rich.console import Console
 
 from rokuprof.cli import exits
+from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.inputs import CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
 from rokuprof.cli.output import stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.export.report import build_model, render_html
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 from rokuprof.store.files import write_atomic
 from rokuprof.views.text import printable
 
@@ -63,22 +63,10 @@ def report_command(
     open_: Annotated[
         bool, typer.Option("--open", help="Open the report in the default web browser.")
     ] = False,
-    wall_unit: Annotated[
-        str,
-        typer.Option(
-            metavar="UNIT",
-            help=f"Unit of the .bsprof wall-time field: {', '.join(WALL_UNITS)} (not published "
-            "by Roku; microseconds is the working assumption).",
-        ),
-    ] = DEFAULT_WALL_UNIT,
+    wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Write an HTML report (see HELP)."""
     err = stderr_console()
-    if wall_unit not in WALL_UNITS:
-        raise typer.BadParameter(
-            f"unknown wall unit {wall_unit!r}; choose from {', '.join(WALL_UNITS)}",
-            param_hint="--wall-unit",
-        )
     try:
         source = open_capture(input_)
     except CaptureInputError as exc:
@@ -89,7 +77,7 @@ def report_command(
         source.stream.close()
         exits.fail(problem)
 
-    inp = load_capture(source, err, wall_unit)
+    inp = load_capture(source, err, wall_unit.value)
     html = render_html(build_model(inp)).encode("utf-8")
     try:
         write_atomic(out, html)
