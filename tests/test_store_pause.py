@@ -18,6 +18,7 @@ from daemon_helpers import Running, daemon_config, until
 from fake_sentry import FakeSentry, Reply
 from store_helpers import write_chunks
 
+from rokuprof.sentry.coverage import chunk_samples
 from rokuprof.sentry.dsn import Dsn
 from rokuprof.store.spool import Spool
 from rokuprof.store.uploader import Uploader
@@ -181,7 +182,10 @@ async def test_a_full_spool_drops_the_oldest_undelivered_chunks(
     assert up.stats.dropped_bytes == 7 * size
     assert (up.stats.per_device["tv-a"].dropped, up.stats.per_device["tv-b"].dropped) == (4, 3)
     dropped_markers = sorted(tmp_path.glob("*/*/dropped/*.json"))
-    assert [m.stat().st_size for m in dropped_markers] == [0] * 7
+    # each marker keeps what its chunk covered (every chunk here has the same samples)
+    covered = chunk_samples(json.loads(new[0][0].read_bytes()))
+    markers = [json.loads(m.read_bytes()) for m in dropped_markers]
+    assert len(markers) == 7 and all(chunk_samples(m) == covered for m in markers)
     assert not list(tmp_path.glob("*/*/rejected"))  # dropped, not rejected
     logged = messages(caplog, "spool full")
     assert len(logged) == 2
