@@ -56,7 +56,7 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
                 proc.kill()  # SIGKILL: no chance to clean up
                 assert await asyncio.wait_for(proc.wait(), 10) == -signal.SIGKILL
             proc = await start_daemon(config, log)
-            await until(lambda: len(sentry.accepted()) >= 8, 20)
+            await until(lambda: len(set(sentry.chunk_ids())) >= 8, 30, step=0.2)  # distinct
             await asyncio.sleep(1.5)
             proc.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(proc.wait(), 40) == 0, log.read_text()[-3000:]
