@@ -228,7 +228,9 @@ class Terminal:
         # Without LINES and COLUMNS: curses in the test process may have exported its own.
         env = f"-u LINES -u COLUMNS PYTHONPATH={shlex.quote(str(ROOT))}"
         status, stty = shlex.quote(str(self.status)), shlex.quote(str(self.stty))
-        script = f"env {env} {cli}; echo $? > {status}; stty -a > {stty}; sleep 600"
+        # the terminal's mode first, then the exit status the test waits for, each written whole
+        done = f"rc=$?; stty -a > {stty}.tmp; mv {stty}.tmp {stty}; echo $rc > {status}.tmp"
+        script = f"env {env} {cli}; {done}; mv {status}.tmp {status}; sleep 600"
         size = ("-x", str(self.width), "-y", str(self.height))
         self.tmux("-f", "/dev/null", "new-session", "-d", *size, script)
 
