@@ -185,6 +185,20 @@ async def test_recovery_does_not_build_again_what_the_spool_dropped(tmp_path: Pa
     assert recovered["samples_in_chunks_before"] == before.total() + dropped.total()
 
 
+async def test_a_broken_dropped_marker_counts_as_unknown(tmp_path: Path) -> None:
+    session = await finished_session(tmp_path)
+    crash(session, keep_chunks=2)
+    [item] = [i for i in Spool(tmp_path).scan()[0] if i.path.name == "000001.json"]
+    Spool(tmp_path).drop([item])
+    broken = {"covered": {"frames": [], "paths": [[5]], "samples": [1], "last": None}}
+    (session / "dropped" / "000001.json").write_text(json.dumps(broken))
+    result = recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0))
+    assert result.converted_sessions == [session]  # as with an empty marker: built again
+    want, have = converted(session, 1.0), per_path(session)
+    diffs = {k[0][:60]: (have[k], want[k]) for k in set(want) | set(have) if have[k] != want[k]}
+    assert all(abs(a - b) <= 1 for a, b in diffs.values()), diffs
+
+
 def test_a_chunk_the_spool_cannot_read_is_dropped_with_an_empty_marker(tmp_path: Path) -> None:
     chunk = tmp_path / "DEV" / "S1" / "chunks" / "000001.json"
     chunk.parent.mkdir(parents=True)

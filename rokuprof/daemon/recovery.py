@@ -113,7 +113,13 @@ def catch_up_session(
         except (OSError, ValueError) as exc:  # written atomically: should not happen
             skipped += 1
             log.error("cannot read chunk %s: %s", path, exc)
-    payloads += where.dropped_coverage()  # sent or not, their samples are not built again
+    for covered in where.dropped_coverage():  # dropped unsent: their samples are not built again
+        try:
+            chunk_samples(covered)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:  # then they are, as before
+            log.error("cannot read a dropped chunk's marker in %s: %s", session, exc)
+            continue
+        payloads.append(covered)
     try:
         st = archive.stat()
     except FileNotFoundError:

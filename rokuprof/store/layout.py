@@ -41,6 +41,9 @@ DELIVERED_DIR = "delivered"
 REJECTED_DIR = "rejected"
 DROPPED_DIR = "dropped"
 CHUNK_SUFFIX = ".json"
+#: A dropped marker holds at most what its chunk covered, so never more than a chunk (Sentry takes
+#: chunks of at most 50 MiB): a larger one is not read.
+MAX_MARKER_BYTES = 64 << 20
 REASON_SUFFIX = ".reason.json"
 DELETING_SUFFIX = ".deleting"
 
@@ -217,7 +220,9 @@ class SessionDir:
         out = []
         for name in sorted(_chunk_names(self.dropped) - self.chunk_names()):
             try:
-                marker = json.loads((self.dropped / name).read_bytes() or b"{}")
+                with (self.dropped / name).open("rb") as f:
+                    data = f.read(MAX_MARKER_BYTES + 1)
+                marker = json.loads(data or b"{}") if len(data) <= MAX_MARKER_BYTES else None
             except (OSError, ValueError):
                 continue
             if isinstance(marker, dict) and isinstance(marker.get("covered"), dict):
