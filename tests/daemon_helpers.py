@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -163,6 +164,19 @@ def cap_config(dev: SimulatedDevice, out: Path, **kw) -> CaptureConfig:
     )
     window = kw.pop("chunk_seconds", 1.0)
     return CaptureConfig(**(base | kw), chunk_settings=ChunkSettings(chunk_seconds=window))
+
+
+async def stop_daemon(proc: asyncio.subprocess.Process, log: Path, timeout: float = 20.0) -> None:
+    """SIGTERM; the daemon must exit 0 within ``timeout`` (a failure shows its log's tail)."""
+    proc.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(proc.wait(), timeout) == 0, log.read_text()[-3000:]
+
+
+async def reap(proc: asyncio.subprocess.Process | None) -> None:
+    """Kill and reap a child process a failed test left running."""
+    if proc is not None and proc.returncode is None:
+        proc.kill()
+        await proc.wait()
 
 
 async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:

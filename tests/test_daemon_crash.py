@@ -16,10 +16,12 @@ import pytest
 from daemon_helpers import (
     cap_config,
     chunk_files,
+    reap,
     record,
     sessions,
     sim,
     start_daemon,
+    stop_daemon,
     until,
     write_config_file,
 )
@@ -58,15 +60,12 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
             proc = await start_daemon(config, log)
             await until(lambda: len(set(sentry.chunk_ids())) >= 8, 30, step=0.2)  # distinct
             await asyncio.sleep(1.5)
-            proc.send_signal(signal.SIGTERM)
-            assert await asyncio.wait_for(proc.wait(), 40) == 0, log.read_text()[-3000:]
+            await stop_daemon(proc, log, 40)
             sent = {
                 dev.config.serial: [dev.sent_bytes(i) for i in range(len(dev.runs))] for dev in sims
             }
         finally:
-            if proc is not None and proc.returncode is None:  # a failed wait: never leave it
-                proc.kill()
-                await proc.wait()
+            await reap(proc)  # a failed wait: never leave it
             for dev in sims:
                 await dev.stop()
 

@@ -271,9 +271,8 @@ async def test_daemon_names_a_device_by_its_directory_and_tells_refused_from_wai
 
 async def test_daemon_records_a_sigterm_as_sigterm(tmp_path: Path) -> None:
     """``rokuprof daemon`` stopped by SIGTERM mid-run: the log and session.json say SIGTERM."""
-    import signal
 
-    from daemon_helpers import record, sessions, start_daemon, write_config_file
+    from daemon_helpers import reap, record, sessions, start_daemon, stop_daemon, write_config_file
 
     out, config, log = tmp_path / "out", tmp_path / "rokuprof.toml", tmp_path / "daemon.log"
     async with SimulatedDevice(sim(serial="YN00TERM0001", run_seconds=60, speed=1.0)) as dev:
@@ -281,12 +280,9 @@ async def test_daemon_records_a_sigterm_as_sigterm(tmp_path: Path) -> None:
         proc = await start_daemon(config, log)
         try:
             await until(lambda: dev.runs and dev.runs[0].bytes_sent > 3000, 20)
-            proc.send_signal(signal.SIGTERM)
-            assert await asyncio.wait_for(proc.wait(), 20) == 0, log.read_text()[-3000:]
+            await stop_daemon(proc, log)
         finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+            await reap(proc)
         await dev.home()
     [session] = sessions(out)
     assert record(session)["status"] == "interrupted"

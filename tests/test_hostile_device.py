@@ -11,7 +11,6 @@ with tracemalloc during the request; the daemon case reads the peak RSS (VmHWM) 
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 import time
 import tracemalloc
@@ -22,10 +21,12 @@ import pytest
 from daemon_helpers import (
     Running,
     daemon_config,
+    reap,
     record,
     sessions,
     sim,
     start_daemon,
+    stop_daemon,
     until,
     write_config_file,
 )
@@ -308,12 +309,9 @@ async def test_endless_ecp_costs_the_daemon_little_and_the_other_device_nothing(
             await until(done, 30, step=0.1)
             assert peer.connections >= 1  # the daemon did ask the hostile ECP
             peak = max(peak, vm_hwm(proc.pid))
-            proc.send_signal(signal.SIGTERM)
-            assert await asyncio.wait_for(proc.wait(), 20) == 0, log.read_text()[-3000:]
+            await stop_daemon(proc, log)
         finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+            await reap(proc)
         sent = {normal.sent_bytes(0), beside.sent_bytes(0)}
     archives = {(s / "capture.bsprof").read_bytes() for s in sessions(out)}
     assert archives == sent  # both captures byte-perfect
