@@ -80,6 +80,15 @@ def compare_per_chunk(payloads: list[dict], reads: list[vroom_v2.Read]):
     return dict(got), dict(left_out), worst
 
 
+def thread_lanes(payload: dict) -> list[list[tuple[float, list[int]]]]:
+    """Per thread of a chunk, its samples in order: (timestamp, stack as frame indexes)."""
+    stacks = payload["profile"]["stacks"]
+    lanes = defaultdict(list)
+    for s in payload["profile"]["samples"]:
+        lanes[s["thread_id"]].append((s["timestamp"], stacks[s["stack_id"]]))
+    return list(lanes.values())
+
+
 def test_vroom_reads_every_chunk(converted):
     _, payloads, _, reads = converted
     assert [r.error for r in reads] == [None] * len(payloads)
@@ -103,11 +112,8 @@ def test_gaps_between_busy_samples_sharing_frames_are_in_the_chunks(converted):
     _, payloads, _, _ = converted
     shared = 0
     for payload in payloads:
-        stacks = payload["profile"]["stacks"]
-        lanes = defaultdict(list)
-        for s in payload["profile"]["samples"]:
-            lanes[s["thread_id"]].append(stacks[s["stack_id"]])
-        for lane in lanes.values():
+        for timed in thread_lanes(payload):
+            lane = [stack for _, stack in timed]
             for before, idle, after in zip(lane, lane[1:], lane[2:], strict=False):
                 shared += idle == [] and bool(before) and bool(after) and before[-1] == after[-1]
     assert shared > 10
@@ -127,11 +133,7 @@ def test_every_busy_sample_gets_one_period(converted):
     _, payloads, summary, _ = converted
     busy = 0
     for payload in payloads:
-        stacks = payload["profile"]["stacks"]
-        lanes = defaultdict(list)
-        for s in payload["profile"]["samples"]:
-            lanes[s["thread_id"]].append((s["timestamp"], stacks[s["stack_id"]]))
-        for lane in lanes.values():
+        for lane in thread_lanes(payload):
             assert lane[-1][1] == []  # a thread's last sample is idle
             for (t, stack), (t_next, _) in pairwise(lane):
                 if stack:
