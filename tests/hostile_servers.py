@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import tracemalloc
 from collections.abc import Awaitable, Callable
 
 PIECE = 64 * 1024
@@ -143,6 +144,38 @@ class EcpPeer(TcpPeer):
             raise ValueError(self.mode)
 
 
+class FloodingAnswer(TcpPeer):
+    """An HTTP service (Sentry, Pyroscope) that takes each request whole, then answers 200 with
+    a body that does not end: ``Content-Length: size`` (2 GiB) or, with ``size=None``, no length.
+
+    It sends at most ``limit`` bytes of it (then holds the connection open), so a client that
+    reads it all never costs more than that. ``gone`` holds, per connection, how many body bytes
+    had been sent when the client closed it.
+    """
+
+    def __init__(self, size: int | None = 2 << 30, limit: int = 32 << 20) -> None:
+        super().__init__()
+        self.size = size
+        self.limit = limit
+        self.gone: list[int] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await read_request(reader)).lower()
+        length = head.partition(b"content-length:")[2].split(b"\r\n")[0].strip()
+        await reader.readexactly(int(length or 0))
+        framing = b"Content-Length: %d" % self.size if self.size else b"Connection: close"
+        await self.send(writer, b"HTTP/1.1 200 OK\r\n%s\r\n\r\n" % framing)
+        sent = 0
+        try:
+            while sent < self.limit:
+                await self.send(writer, FILLER)
+                sent += len(FILLER)
+            await reader.read()  # held open until the client goes
+        except ConnectionError:
+            pass
+        self.gone.append(sent)
+
+
 async def trickle(
     peer: TcpPeer, writer: asyncio.StreamWriter, data: bytes, delay: Callable[[], float]
 ) -> None:
@@ -235,3 +268,16 @@ async def timed(coro: Awaitable) -> tuple[float, object]:
     except Exception as error:  # the point is to look at it
         result = error
     return loop.time() - start, result
+
+
+async def measured(coro) -> tuple[float, object, int]:
+    """(seconds, result or exception, peak bytes of Python allocations) of ``coro``."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        elapsed, result = await timed(coro)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    return elapsed, result, peak

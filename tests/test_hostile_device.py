@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -36,6 +35,7 @@ from hostile_servers import (
     SsdpFlood,
     TricklingConsole,
     TricklingStreamHead,
+    measured,
     timed,
     trickle_delays,
 )
@@ -52,19 +52,6 @@ MIB = 1 << 20
 #: Peak of Python allocations while one hostile request runs (the reply cap is 1 MiB; reading
 #: it takes a few copies at most). Before the fix, the 300 MB case peaked at 700 MiB of RSS.
 REQUEST_PEAK = 8 * MIB
-
-
-async def measured(coro) -> tuple[float, object, int]:
-    """(seconds, result or exception, peak bytes of Python allocations) of ``coro``."""
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
-        elapsed, result = await timed(coro)
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    return elapsed, result, peak
 
 
 async def device_info(port: int, timeout: float = 5.0):

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from daemon_helpers import Running, daemon_config, record, sessions, sim, until
+from hostile_servers import FloodingAnswer
 
 from rokuprof.daemon.config import ConfigError, build_config
 from rokuprof.simulator import SimulatedDevice
@@ -154,6 +155,16 @@ async def test_errors_and_hangs_are_retried_refusals_are_not(tmp_path: Path) -> 
         "status": 400,
         "refused": '{"message":"bad profile"}',
     }
+
+
+async def test_an_endless_answer_is_read_up_to_its_cap(tmp_path: Path) -> None:
+    session = finished_session(tmp_path, "20261123T100000.000Z-aaaa")
+    async with FloodingAnswer(None) as peer:
+        pusher = PyroscopePusher(tmp_path, f"http://127.0.0.1:{peer.port}", **FAST)
+        await pushing(pusher, lambda: (session / MARKER).exists())
+        await until(lambda: peer.gone, 5)
+    assert json.loads((session / MARKER).read_text())["status"] == 200
+    assert peer.connections == 1 and peer.gone[0] < peer.limit // 2
 
 
 def test_ingest_params_and_urls() -> None:

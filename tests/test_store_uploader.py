@@ -10,12 +10,16 @@ import time
 from pathlib import Path
 
 import pytest
+from daemon_helpers import until
 from fake_sentry import KEY, FakeSentry, Reply, rate_limited
+from hostile_servers import FloodingAnswer, measured
 from store_helpers import write_chunks
 
 from rokuprof.sentry.dsn import Dsn
 from rokuprof.store.spool import Spool
 from rokuprof.store.uploader import Uploader
+
+MIB = 1 << 20
 
 
 def uploader_for(root: Path, dsn: str | None, **kwargs) -> Uploader:
@@ -166,3 +170,26 @@ async def test_the_dsn_key_never_reaches_the_logs(
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "HTTP 401" in text and "<key>" in text
     assert KEY not in text and KEY not in up.stats.last_error
+
+
+@pytest.mark.parametrize("size", [2 << 30, None], ids=["2GiB", "endless"])
+async def test_a_huge_answer_is_read_up_to_its_cap(tmp_path: Path, size: int | None) -> None:
+    """Sentry answers four uploads at once with 200 and a 2 GiB (or endless) body: each chunk is
+    delivered after a few KiB of it, the connection closed; Python allocations stay small."""
+    for n in range(4):
+        write_chunks(tmp_path, "dev", f"s{n}", 1)
+    async with FloodingAnswer(size) as peer:
+        dsn = f"http://{KEY}@127.0.0.1:{peer.port}/42"
+        up = uploader_for(tmp_path, dsn, max_in_flight=4, request_deadline=3.0)
+
+        async def upload_all() -> None:
+            async with running(up):
+                await until(lambda: up.stats.uploaded == 4, 10)
+
+        _, error, peak = await measured(upload_all())
+        assert error is None, up.stats.last_error
+        await until(lambda: len(peer.gone) == 4, 5)
+    assert up.stats.send_errors == 0 and peer.connections == 4
+    # each client went long before the peer's 32 MiB: what it sent sat in socket buffers
+    assert max(peer.gone) < peer.limit // 2
+    assert peak < 8 * MIB  # the client's first TLS context is most of it; before: 4 x 32 MiB

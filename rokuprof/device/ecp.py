@@ -32,6 +32,7 @@ from rokuprof.device.limits import (
     ECP_TIMEOUT,
     describe_size,
 )
+from rokuprof.httpbody import IDENTITY, read_capped
 
 DEFAULT_ECP_PORT = 8060
 MAX_XML_BYTES = ECP_MAX_REPLY_BYTES
@@ -184,7 +185,7 @@ class EcpClient:
             timeout=httpx.Timeout(timeout),
             trust_env=False,  # never route device traffic through a proxy
             follow_redirects=False,
-            headers={"Accept-Encoding": "identity"},  # the cap counts the bytes we keep
+            headers=IDENTITY,  # the cap counts the bytes we keep
         )
 
     async def __aenter__(self) -> EcpClient:
@@ -251,12 +252,7 @@ async def _read_body(response: httpx.Response, cap: int, what: str, *, strict: b
         raise ProtocolError(
             f"{what}: reply announced as {int(announced):,} bytes, larger than {limit}; gave up"
         )
-    body = bytearray()
-    async for piece in response.aiter_raw():
-        room = cap - len(body)
-        body += piece[:room]
-        if len(piece) > room:
-            if strict:
-                raise ProtocolError(f"{what}: reply larger than {limit}; gave up")
-            break
-    return bytes(body)
+    body, more = await read_capped(response, cap)
+    if more and strict:
+        raise ProtocolError(f"{what}: reply larger than {limit}; gave up")
+    return body

@@ -15,7 +15,8 @@ oldest first, and sends them one at a time::
   after a capped exponential backoff with full jitter (:func:`~rokuprof.backoff.backoff_delay`,
   at most 60 s apart); nothing is lost meanwhile, the file stays.
 
-Every request has a timeout and its answer is read up to :data:`MAX_ANSWER_BYTES`.
+Every request has a timeout and its answer is read up to
+:data:`~rokuprof.httpbody.MAX_ANSWER_BYTES` (:func:`~rokuprof.httpbody.read_capped`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import httpx
 
 from rokuprof.backoff import backoff_delay
 from rokuprof.export import FORMATS
+from rokuprof.httpbody import IDENTITY, MAX_ANSWER_BYTES, answer_text, read_capped
 from rokuprof.store.files import write_atomic
 from rokuprof.store.layout import PYROSCOPE_MARKER, SessionDir, SessionStatus, sessions
 from rokuprof.store.ratelimit import MAX_RETRY_SECONDS
@@ -46,7 +48,6 @@ PPROF_SUFFIX = FORMATS["pprof"].suffix  # the session's capture.pb.gz
 MARKER = PYROSCOPE_MARKER
 REFUSED = frozenset({400, 413, 415, 422})
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
-MAX_ANSWER_BYTES = 4096
 #: How Pyroscope should read our pprof sample types (units it knows; live heap is averaged).
 SAMPLE_TYPE_CONFIG = {
     "wall": {"units": "samples", "display-name": "wall_time"},
@@ -178,9 +179,14 @@ class PyroscopePusher:
         }
         try:
             async with client.stream(
-                "POST", self.endpoint, params=params, files=files, timeout=self.timeout
+                "POST",
+                self.endpoint,
+                params=params,
+                files=files,
+                headers=IDENTITY,
+                timeout=self.timeout,
             ) as answer:
-                body = await _read_some(answer)
+                body, _ = await read_capped(answer, MAX_ANSWER_BYTES)
         except httpx.HTTPError as exc:
             return self._failed(session, f"{type(exc).__name__}: {exc}")
         if 200 <= answer.status_code < 300:
@@ -189,7 +195,7 @@ class PyroscopePusher:
             await asyncio.to_thread(self._mark, session, marker)
             log.info("pushed %s/%s to Pyroscope", session.parent.name, session.name)
             return True
-        text = body.decode("utf-8", "replace").strip()
+        text = answer_text(answer, body)
         if answer.status_code in REFUSED:
             self.stats.refused += 1
             marker = {"status": answer.status_code, "refused": text[:500]}
@@ -219,12 +225,3 @@ class PyroscopePusher:
 def _read_session(session: Path) -> tuple[dict, bytes]:
     where = SessionDir(session)
     return where.read_record(), where.export(PPROF_SUFFIX).read_bytes()
-
-
-async def _read_some(answer: httpx.Response) -> bytes:
-    body = b""
-    async for piece in answer.aiter_bytes():
-        body += piece
-        if len(body) >= MAX_ANSWER_BYTES:
-            break
-    return body[:MAX_ANSWER_BYTES]

@@ -24,6 +24,10 @@ in the figures but do not lengthen the backoff, so the retry policy is the same 
 * 5xx, other answers, network errors and timeouts: retry with capped exponential backoff and
   full jitter (:func:`~rokuprof.backoff.backoff_delay`, at most 60 s).
 
+The status alone decides. Of Sentry's answer only the first
+:data:`~rokuprof.httpbody.MAX_ANSWER_BYTES` are read (for messages), however long it is; the
+connection is then closed.
+
 The spool is bounded: when the pending chunks exceed ``max_spool_bytes``, the oldest are
 dropped (deleted, counted, logged) until they fill at most 90 % of it. Without a DSN the
 uploader sends and drops nothing and only keeps the spool's figures up to date. The DSN's key is
@@ -45,6 +49,7 @@ from pathlib import Path
 import httpx
 
 from rokuprof.backoff import backoff_delay
+from rokuprof.httpbody import IDENTITY, MAX_ANSWER_BYTES, answer_text, read_capped
 from rokuprof.sentry.dsn import Dsn
 from rokuprof.sentry.envelope import EnvelopeError, chunk_envelope, gzip_body
 from rokuprof.sentry.validate import validate_chunk
@@ -485,15 +490,16 @@ class Uploader:
             self._retry_later(f"Sentry answered HTTP {status} {text} (will retry)", epoch)
 
     async def _post(self, client: httpx.AsyncClient, body: bytes) -> tuple[int, str] | str:
-        """POST one envelope: (status, short body text), or the network problem as text."""
+        """POST one envelope: (status, the start of Sentry's answer), or the network problem as
+        text. Of the answer at most :data:`~rokuprof.httpbody.MAX_ANSWER_BYTES` are read."""
         dsn = self.dsn
+        headers = dsn.request_headers(gzipped=True) | IDENTITY
         try:
-            response = await asyncio.wait_for(
-                client.post(
-                    dsn.envelope_url, content=body, headers=dsn.request_headers(gzipped=True)
-                ),
-                self.request_deadline,
-            )
+            async with asyncio.timeout(self.request_deadline):
+                async with client.stream(
+                    "POST", dsn.envelope_url, content=body, headers=headers
+                ) as response:
+                    answer, _ = await read_capped(response, MAX_ANSWER_BYTES)
         except TimeoutError:
             return f"no answer from Sentry within {self.request_deadline:g} s"
         except httpx.TimeoutException as exc:
@@ -501,8 +507,7 @@ class Uploader:
         except httpx.HTTPError as exc:
             return f"cannot reach Sentry: {exc.__class__.__name__}: {self._scrub(str(exc))}"
         self.limits.update(response.status_code, response.headers, self.clock(), time.time())
-        text = self._scrub(response.text[:200].strip().replace("\n", " "))
-        return response.status_code, text
+        return response.status_code, self._scrub(answer_text(response, answer)[:200])
 
     def _scrub(self, text: str) -> str:
         key = self.dsn.public_key if self.dsn is not None else ""
