@@ -152,9 +152,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     int line = data[0] & 1;
-    bsp_limits lim = {65536, 1000000, 64u << 20, 100000, 1000000, 5000000, 2000000};
+    bsp_limits lim = {65536, 1000000, 64u << 20, 100000, 1000000, 5000000, 2000000, 128};
     if (data[0] & 2) {
-        bsp_limits small = {40, 20, 200, 4, 30, 8, 8};
+        bsp_limits small = {40, 20, 200, 4, 30, 8, 8, 4};
         lim = small;
     }
     size_t ncuts = (data[0] >> 2) & 0x0F;

@@ -19,7 +19,7 @@ import pytest
 from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
-from rokuprof.bsprof.model import ALLOC, CPU, MEMORY, PATH, STRING, Footer
+from rokuprof.bsprof.model import ALLOC, CPU, MEMORY, PATH, STRING, Footer, Limits
 from rokuprof.export import FORMATS, export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.export.report import build_model, embed_json, render_html
@@ -311,18 +311,28 @@ def test_baseline_matches_call_paths_across_runs():
     assert len(base["liveBytes"]) == len(b["nodes"]["parent"])
 
 
+def levels_above(model: dict, node: int) -> int:
+    """The node's level in the call tree (1 for a thread's root)."""
+    parent = model["nodes"]["parent"]
+    levels = 0
+    while node >= 0:
+        levels, node = levels + 1, parent[node]
+    return levels
+
+
 def test_a_call_path_20000_frames_deep_needs_no_recursion():
     """Nothing in the model walks a call path recursively (20,000 frames is far past Python's
-    recursion limit) or keeps a key per frame per node."""
+    recursion limit) or keeps a key per frame per node: with stacks as deep as the stream's
+    (a stack depth limit above it), and with the default limit, which folds them."""
     depth = 20_000
-    inp = input_from_bytes(deep_stream(depth))
+    folded = build_model(input_from_bytes(deep_stream(depth)))
+    deepest = folded["paths"]["node"][folded["paths"]["id"].index(depth)]
+    assert levels_above(folded, deepest) == Limits().max_stack_depth + 1
+    inp = input_from_bytes(deep_stream(depth), limits=Limits(max_stack_depth=depth + 1))
     model = build_model(inp)
     parent = model["nodes"]["parent"]
     deepest = model["paths"]["node"][model["paths"]["id"].index(depth)]  # path ID = its depth
-    levels, n = 0, deepest
-    while n >= 0:
-        levels, n = levels + 1, parent[n]
-    assert levels == depth + 1  # the thread root, then every frame of the path
+    assert levels_above(model, deepest) == depth + 1  # the thread root, every frame of the path
     assert sum(model["paths"]["wall"]) == inp.reader.tables.totals().wall == 21 * 1500
     ids: dict = {}
     assert len(set(chain_ids(model, ids))) == len(parent)  # every chain its own number

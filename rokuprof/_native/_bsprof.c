@@ -23,11 +23,11 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds)
     bsp_limits lim;
     int line_data = 0, record = 0;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "(KKKKKKK)p|pK", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "(KKKKKKKK)p|pK", kwlist,
                                      &lim.max_string_bytes, &lim.max_strings,
                                      &lim.max_string_table_chars, &lim.max_modules,
                                      &lim.max_paths, &lim.max_live_allocations,
-                                     &lim.max_line_keys, &line_data, &record, &seed))
+                                     &lim.max_line_keys, &lim.max_stack_depth, &line_data, &record, &seed))
         return -1;
     bsp_free(self->core);
     self->core = bsp_new(&lim, line_data, record, seed);
@@ -97,14 +97,15 @@ static PyObject *Core_state(CoreObject *self, PyObject *Py_UNUSED(ignored))
     CORE(self);
     bsp_state s;
     bsp_get_state(self->core, &s);
-    return Py_BuildValue("KKKKKKK(iiii)K", (unsigned long long)s.dangling,
+    return Py_BuildValue("KKKKKKK(iiiii)KK", (unsigned long long)s.dangling,
                          (unsigned long long)s.replaced_allocations,
                          (unsigned long long)s.untracked_allocations,
                          (unsigned long long)s.untracked_line_cpu,
                          (unsigned long long)s.live_bytes, (unsigned long long)s.live_count,
                          (unsigned long long)s.saturated, s.warnings[0], s.warnings[1],
-                         s.warnings[2], s.warnings[3],
-                         (unsigned long long)s.untracked_line_allocs);
+                         s.warnings[2], s.warnings[3], s.warnings[4],
+                         (unsigned long long)s.untracked_line_allocs,
+                         (unsigned long long)s.deep_paths);
 }
 
 static int as_id(PyObject *arg, uint32_t *id)
@@ -228,10 +229,15 @@ static PyObject *Core_paths(CoreObject *self, PyObject *Py_UNUSED(ignored))
     return out;
 }
 
-/* The call path leaf first, root last; stops at an undefined caller or a repeated ID. */
-static PyObject *Core_stack(CoreObject *self, PyObject *arg)
+/* The call path leaf first, root last, at most max_nodes nodes; stops at an undefined caller
+ * or a repeated ID. */
+static PyObject *Core_stack(CoreObject *self, PyObject *args)
 {
     CORE(self);
+    PyObject *arg;
+    Py_ssize_t max_nodes;
+    if (!PyArg_ParseTuple(args, "On", &arg, &max_nodes))
+        return NULL;
     uint32_t id;
     int ok = as_id(arg, &id);
     if (ok < 0)
@@ -240,7 +246,7 @@ static PyObject *Core_stack(CoreObject *self, PyObject *arg)
     if (!nodes)
         return NULL;
     PyObject *seen = NULL; /* only for long stacks; short ones are checked by scanning */
-    while (ok && id) {
+    while (ok && id && PyList_GET_SIZE(nodes) < max_nodes) {
         const bsp_path *p = bsp_find_path(self->core, id);
         if (!p)
             break;
@@ -562,7 +568,8 @@ static PyMethodDef Core_methods[] = {
      "(string, module, path definitions, string characters) counted against the limits."},
     {"state", (PyCFunction)Core_state, METH_NOARGS,
      "(dangling, replaced, untracked allocations, untracked line CPU, live bytes, live "
-     "count, saturations, (warning codes in order), untracked allocations per line)."},
+     "count, saturations, (warning codes in order), untracked allocations per line, paths "
+     "deeper than max_stack_depth)."},
     {"string", (PyCFunction)Core_string, METH_O, "The text of a string ID, or None."},
     {"strings", (PyCFunction)Core_strings, METH_NOARGS, "[(ID, text)] in definition order."},
     {"module", (PyCFunction)Core_module, METH_O, "The name string ID of a module, or None."},
@@ -571,7 +578,8 @@ static PyMethodDef Core_methods[] = {
     {"path", (PyCFunction)Core_path, METH_O,
      "(id, caller, module, file, line, function, caller line offset, depth) or None."},
     {"paths", (PyCFunction)Core_paths, METH_NOARGS, "Every path node, in definition order."},
-    {"stack", (PyCFunction)Core_stack, METH_O, "The path nodes from the leaf to the root."},
+    {"stack", (PyCFunction)Core_stack, METH_VARARGS,
+     "stack(id, max_nodes): the path nodes from the leaf toward the root, at most max_nodes."},
     {"stats", (PyCFunction)Core_stats, METH_O, "(id, nine counters) of a path, or None."},
     {"counters", (PyCFunction)Core_counters, METH_NOARGS,
      "[(id, nine counters)] of every path, the unknown path (0) first."},
@@ -644,6 +652,7 @@ PyMODINIT_FUNC PyInit__bsprof(void)
         PyModule_AddIntConstant(m, "WARN_LINES_FULL", BSP_WARN_LINES_FULL) < 0 ||
         PyModule_AddIntConstant(m, "WARN_SATURATED", BSP_WARN_SATURATED) < 0 ||
         PyModule_AddIntConstant(m, "WARN_ALLOC_LINES_FULL", BSP_WARN_ALLOC_LINES_FULL) < 0 ||
+        PyModule_AddIntConstant(m, "WARN_DEEP_PATHS", BSP_WARN_DEEP_PATHS) < 0 ||
         PyModule_AddIntConstant(m, "REDEFINED", BSP_REDEFINED) < 0) {
         Py_DECREF(&CoreType);
         Py_DECREF(m);

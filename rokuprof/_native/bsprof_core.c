@@ -394,6 +394,7 @@ struct bsp_core {
 
     uint64_t dangling, replaced, untracked_allocs, untracked_lines, untracked_line_allocs;
     uint64_t saturated;
+    uint64_t deep_paths;
     int warnings[BSP_NWARNINGS];
 
     VEC(uint32_t, dirty_slots);
@@ -581,6 +582,8 @@ static int define_module(bsp_core *c, uint32_t id, uint32_t name_id)
            (!c->record || record(c, 1, id, name_id, 0, 0, 0, 0, 0));
 }
 
+static void warn(bsp_core *c, int which);
+
 static int define_path(bsp_core *c, uint32_t id, uint32_t caller, uint32_t module,
                        uint32_t line_offset, uint32_t file_id, uint32_t line, uint32_t function)
 {
@@ -602,6 +605,8 @@ static int define_path(bsp_core *c, uint32_t id, uint32_t caller, uint32_t modul
     if (s) {
         p = &c->slots[*s];
     } else {
+        if ((uint64_t)depth >= c->lim.max_stack_depth && !c->deep_paths++)
+            warn(c, BSP_WARN_DEEP_PATHS);
         if (c->slots_len > 0xFFFFFFFEu ||
             !GROW(c->slots, c->slots_cap, c->slots_len + 1) ||
             !GROW(c->dirty_slots, c->dirty_slots_cap, c->slots_len + 1) ||
@@ -1190,6 +1195,7 @@ void bsp_get_state(const bsp_core *c, bsp_state *out)
     out->untracked_line_cpu = c->untracked_lines;
     out->untracked_line_allocs = c->untracked_line_allocs;
     out->saturated = c->saturated;
+    out->deep_paths = c->deep_paths;
     out->live_bytes = c->live_bytes;
     out->live_count = c->live.count;
     for (int i = 0; i < BSP_NWARNINGS; i++)

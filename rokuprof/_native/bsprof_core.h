@@ -26,6 +26,7 @@ typedef struct {
     uint64_t max_paths;
     uint64_t max_live_allocations;
     uint64_t max_line_keys;
+    uint64_t max_stack_depth; /* frames a stack shows; deeper paths are only counted here */
 } bsp_limits;
 
 /* Results of bsp_feed. */
@@ -48,7 +49,8 @@ enum {
     BSP_WARN_LINES_FULL = 2,
     BSP_WARN_SATURATED = 3,
     BSP_WARN_ALLOC_LINES_FULL = 4,
-    BSP_NWARNINGS = 4
+    BSP_WARN_DEEP_PATHS = 5,
+    BSP_NWARNINGS = 5
 };
 
 /* Flag on a definition-log type: the ID was already defined (a redefinition). */
@@ -114,6 +116,7 @@ typedef struct {
     uint64_t untracked_line_cpu;    /* CPU entries whose line was not kept */
     uint64_t untracked_line_allocs; /* allocations whose line was not kept */
     uint64_t saturated;             /* times a counter would have passed 2^64-1 (it stays) */
+    uint64_t deep_paths;            /* paths defined deeper than max_stack_depth frames */
     uint64_t live_bytes;
     uint64_t live_count;
     int warnings[BSP_NWARNINGS];    /* BSP_WARN_* in the order they happened, 0 = none */

@@ -29,7 +29,15 @@ from rokuprof.bsprof.errors import BsprofError, DecoderStateError, InvalidValue
 from rokuprof.bsprof.grammar import FooterGrammar, GrammarFault
 from rokuprof.bsprof.model import MODULE, PATH, STRING, Entry, Footer, Header, Limits
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.profile.tables import Delta, PathNode, PathStats, Totals
+from rokuprof.profile.tables import (
+    DEEP_PATHS_WARNING,
+    RESERVED_STRINGS,
+    Delta,
+    PathNode,
+    PathStats,
+    Totals,
+    fold_stack,
+)
 
 HEADER, BODY, FOOTER, DONE, FAILED = "header", "body", "footer", "done", "failed"
 
@@ -43,6 +51,7 @@ def _limits_tuple(limits: Limits) -> tuple[int, ...]:
         limits.max_paths,
         limits.max_live_allocations,
         limits.max_line_keys,
+        limits.max_stack_depth,
     )
 
 
@@ -218,6 +227,7 @@ _WARNINGS = {
         "call-path totals are still complete"
     ),
     _bsprof.WARN_SATURATED: "a counter reached 2**64 - 1 and stays there (saturated)",
+    _bsprof.WARN_DEEP_PATHS: DEEP_PATHS_WARNING,
     _bsprof.WARN_ALLOC_LINES_FULL: (
         "allocations per line stopped at {limits.max_line_keys} (path, line) pairs (limit); "
         "call-path totals are still complete"
@@ -229,6 +239,7 @@ _UNBOUNDED = 2**64 - 1
 #: Bounds of the caches of decoded strings and built stacks (cleared when full).
 STRING_CACHE = 65_536
 STACK_CACHE = 8_192
+NODE_CACHE = 65_536
 
 
 class NativeTables:
@@ -252,6 +263,7 @@ class NativeTables:
             self._own = _bsprof.Core(bounds, True, False, int.from_bytes(os.urandom(8), "little"))
         self._strings: dict[int, str] = {}
         self._stacks: dict[int, tuple[PathNode, ...]] = {}
+        self._nodes: dict[int, PathNode] = {}
         self._open_stacks: set[int] = set()  # cached stacks cut short by an undefined caller
 
     @property
@@ -273,7 +285,7 @@ class NativeTables:
         """Drop the cached strings and stacks that definitions since the previous call made
         stale."""
         pairs = self._core.take_definitions()
-        if not pairs or not (self._strings or self._stacks):
+        if not pairs or not (self._strings or self._stacks or self._nodes):
             return
         words = array("I", pairs)
         strings, stacks = self._strings, self._stacks
@@ -285,6 +297,7 @@ class NativeTables:
                 strings.pop(words[i + 1], None)
             elif kind == PATH | redefined:  # any cached stack may hold the old node
                 stacks.clear()
+                self._nodes.clear()
                 self._open_stacks.clear()
             elif kind == PATH:
                 first_path = True
@@ -301,7 +314,7 @@ class NativeTables:
         if text is None:
             text = self._core.string(sid)
             if text is None:
-                return f"<string {sid}>"
+                return RESERVED_STRINGS.get(sid, f"<string {sid}>")
             if len(self._strings) >= STRING_CACHE:
                 self._strings.clear()
             self._strings[sid] = text
@@ -311,11 +324,19 @@ class NativeTables:
         name_id = self._core.module(module_id)
         return self.string(name_id) if name_id is not None else f"<module {module_id}>"
 
+    def node(self, path_id: int) -> PathNode | None:
+        """The call path's own element (its leaf), or ``None`` for an undefined path."""
+        fields = self._core.path(path_id)
+        return self._node(fields) if fields else None
+
     def stack(self, path_id: int) -> tuple[PathNode, ...]:
-        """The call path's elements, leaf first, root last."""
+        """The call path's elements, leaf first, root last, folded to at most
+        ``limits.max_stack_depth`` (:func:`~rokuprof.profile.tables.fold_stack`)."""
         stack = self._stacks.get(path_id)
         if stack is None:
-            stack = tuple(PathNode(*node) for node in self._core.stack(path_id))
+            limit = self.limits.max_stack_depth
+            nodes = list(map(self._node, self._core.stack(path_id, limit + 1)))
+            stack = fold_stack(nodes, limit)
             if len(self._stacks) >= STACK_CACHE:
                 self._stacks.clear()
                 self._open_stacks.clear()
@@ -324,6 +345,16 @@ class NativeTables:
             if caller and not any(node.id == caller for node in stack):
                 self._open_stacks.add(path_id)
         return stack
+
+    def _node(self, fields: tuple[int, ...]) -> PathNode:
+        """The node of a path's fields, one object per path (bounded cache, emptied by
+        :meth:`sync` when a path is redefined)."""
+        node = self._nodes.get(fields[0])
+        if node is None:
+            if len(self._nodes) >= NODE_CACHE:
+                self._nodes.clear()
+            node = self._nodes[fields[0]] = PathNode(*fields)
+        return node
 
     def line_number(self, path_id: int, line_offset: int) -> int:
         """Source line of a line offset within the function at the leaf of ``path_id``."""
@@ -425,7 +456,13 @@ class NativeTables:
     @property
     def warnings(self) -> list[str]:
         codes = self._core.state()[7]
-        return [_WARNINGS[code].format(limits=self.limits) for code in codes if code]
+        leaf = self.limits.max_stack_depth - 1
+        return [_WARNINGS[code].format(limits=self.limits, leaf=leaf) for code in codes if code]
+
+    @property
+    def deep_paths(self) -> int:
+        """Paths defined deeper than ``limits.max_stack_depth`` frames (their stacks fold)."""
+        return self._core.state()[9]
 
     def memory(self) -> int:
         """Bytes the native tables and buffers hold."""

@@ -105,3 +105,7 @@ class Limits:
     max_paths: int = 1_000_000
     max_live_allocations: int = 5_000_000
     max_line_keys: int = 2_000_000  # distinct (path, line offset) pairs with line-level CPU
+    # Frames a call stack shows in every output: a deeper path keeps its leaf-most
+    # max_stack_depth - 1 frames, and one marked frame stands for the rest (the paths
+    # themselves are kept whole, as parent pointers, however deep).
+    max_stack_depth: int = 128

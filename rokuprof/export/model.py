@@ -150,12 +150,21 @@ class _Frames:
     def __init__(self) -> None:
         self.frames: list[Frame] = []
         self._ids: dict[Frame, int] = {}
+        self._of_node: dict[tuple[int, int, int], int] = {}  # string IDs and line -> frame
 
     def id(self, frame: Frame) -> int:
         fid = self._ids.get(frame)
         if fid is None:
             fid = self._ids[frame] = len(self.frames)
             self.frames.append(frame)
+        return fid
+
+    def node_id(self, tables: ProfileTables, node: PathNode) -> int:
+        """The frame of a path element, its names looked up once per (function, file, line)."""
+        key = (node.function_id, node.file_id, node.line)
+        fid = self._of_node.get(key)
+        if fid is None:
+            fid = self._of_node[key] = self.id(_node_frame(tables, node))
         return fid
 
 
@@ -170,7 +179,7 @@ def _call_lines(stack: tuple[PathNode, ...]) -> tuple[int, ...]:
     lines = [stack[0].line]
     for callee, caller in pairwise(stack):
         offset = callee.caller_line_offset
-        lines.append(caller.line + offset - 1 if offset else caller.line)
+        lines.append(caller.line + offset - 1 if offset and caller.line else caller.line)
     return tuple(lines)
 
 
@@ -270,7 +279,7 @@ def build_input(
             CallPath(
                 id=pid,
                 thread=thread,
-                frames=tuple(frames.id(_node_frame(tables, node)) for node in stack),
+                frames=tuple(frames.node_id(tables, node) for node in stack),
                 lines=_call_lines(stack),
                 cpu=stats.cpu if stats else 0,
                 wall=stats.wall if stats else 0,

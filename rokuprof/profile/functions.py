@@ -40,11 +40,17 @@ def aggregate_functions(tables: ProfileTables) -> list[FunctionStats]:
     the paths whose leaf it is.
     """
     result: dict[FunctionKey, FunctionStats] = {}
+    by_ids: dict[tuple[int, int, int], FunctionStats] = {}  # names looked up once per function
 
-    def get(key: FunctionKey) -> FunctionStats:
-        stats = result.get(key)
+    def get(node: PathNode) -> FunctionStats:
+        ids = (node.module, node.function_id, node.file_id)
+        stats = by_ids.get(ids)
         if stats is None:
-            stats = result[key] = FunctionStats(*key)
+            key = function_key(tables, node)
+            stats = result.get(key)
+            if stats is None:
+                stats = result[key] = FunctionStats(*key)
+            by_ids[ids] = stats
         return stats
 
     for pid, c in tables.snapshot().items():
@@ -53,12 +59,11 @@ def aggregate_functions(tables: ProfileTables) -> list[FunctionStats]:
         stack = tables.stack(pid)
         if not stack:
             continue
-        leaf = get(function_key(tables, stack[0]))
+        leaf = get(stack[0])
         leaf.self_cpu += c.cpu
         leaf.self_wall += c.wall
         leaf.calls += c.calls
-        for key in {function_key(tables, node) for node in stack}:
-            stats = get(key)
+        for stats in {id(s): s for s in map(get, stack)}.values():  # once per stack
             stats.total_cpu += c.cpu
             stats.total_wall += c.wall
     return sorted(

@@ -12,8 +12,10 @@ The read API (what the capture, the chunk builder, the exporters and the views u
 implementation of the tables must present the same):
 
 * ``apply(entries)``: add decoded entries, in stream order;
-* ``stack(path_id)``: the :class:`PathNode` elements of a call path, leaf first (``()`` for an
-  undefined path); ``stats(path_id)``: its :class:`PathStats`; ``line_number(path_id, offset)``;
+* ``node(path_id)``: the :class:`PathNode` of a path (``None`` if undefined);
+  ``stack(path_id)``: the :class:`PathNode` elements of a call path, leaf first (``()`` for an
+  undefined path), at most ``limits.max_stack_depth`` of them (see :func:`fold_stack`);
+  ``stats(path_id)``: its :class:`PathStats`; ``line_number(path_id, offset)``;
 * ``snapshot()``: cumulative :class:`PathStats` of every path with any; ``take_delta(lines)``: a
   :class:`Delta` of what changed since the previous call; ``totals()``: :class:`Totals`;
   ``leak_sites()``: ``(path, count, bytes)`` of the live heap, largest first;
@@ -23,9 +25,9 @@ implementation of the tables must present the same):
   :class:`PathStats` order, :data:`UNKNOWN_PATH` included), ``line_cpu`` ((path, line offset) ->
   ``(cpu, wall)``), ``line_alloc`` ((path, line offset) -> ``(count, bytes)`` of the allocations
   made at that line; only with line data) and ``heap`` (address -> ``(path, size)``);
-* plain attributes: ``limits``, ``live_bytes``, ``dangling``, ``replaced_allocations``,
-  ``untracked_allocations``, ``untracked_line_cpu``, ``untracked_line_allocs``, ``saturated``,
-  ``warnings``.
+* plain attributes: ``limits``, ``live_bytes``, ``dangling``, ``deep_paths``,
+  ``replaced_allocations``, ``untracked_allocations``, ``untracked_line_cpu``,
+  ``untracked_line_allocs``, ``saturated``, ``warnings``.
 
 Storage is compact because a device decides how many paths, allocations and line keys we hold
 (``benchmarks/memory.py`` measures each):
@@ -39,6 +41,9 @@ Storage is compact because a device decides how many paths, allocations and line
 * the line table maps ``offset << 32 | path`` to a slot in uint64 (cpu, wall) columns; the
   allocation-line table likewise to (count, bytes) columns, with no delta baseline (no consumer
   needs its changes, so :meth:`take_delta` leaves it out);
+* a call path is a parent pointer (its caller's ID): O(1) memory however deep the chain, and a
+  stack is walked on demand, at most ``limits.max_stack_depth + 1`` nodes, so every view costs
+  at most that per path;
 * counting itself happens in a bounded write-back cache of plain lists (see :meth:`apply`), and
   the :class:`PathNode` objects and stacks handed out are built on demand and kept in bounded
   caches.
@@ -90,6 +95,32 @@ class PathNode:
     function_id: int
     caller_line_offset: int
     depth: int  # 0 for a root
+
+
+#: The marked frame that stands for the root-side frames of a stack deeper than the limit: its
+#: node ID and string IDs lie outside the uint32 range of a device's IDs.
+FOLDED_PATH = 1 << 32
+FOLDED_FUNCTION = FOLDED_PATH
+FOLDED_FILE = FOLDED_PATH + 1
+#: Texts of the reserved string IDs (what :meth:`ProfileTables.string` gives for them).
+RESERVED_STRINGS = {FOLDED_FUNCTION: "[deeper frames folded]", FOLDED_FILE: "rokuprof:/folded"}
+
+DEEP_PATHS_WARNING = (
+    "call paths deeper than {limits.max_stack_depth} frames: each stack shows its leaf-most "
+    "{leaf} frames and one '[deeper frames folded]' frame for the rest (limit)"
+)
+
+
+def fold_stack(nodes: list[PathNode] | tuple[PathNode, ...], limit: int) -> tuple[PathNode, ...]:
+    """A stack as every output shows it, from up to ``limit + 1`` nodes walked from the leaf:
+    unchanged when it has at most ``limit`` nodes; else its leaf-most ``limit - 1`` nodes and a
+    marked node (:data:`FOLDED_PATH`, in the module of the path, ``depth`` of the first folded
+    node) for the rest. Both engines walk and fold by this one rule."""
+    if len(nodes) <= limit:
+        return tuple(nodes)
+    cut = nodes[limit - 1]
+    marker = PathNode(FOLDED_PATH, 0, cut.module, FOLDED_FILE, 0, FOLDED_FUNCTION, 0, cut.depth)
+    return (*nodes[: limit - 1], marker)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +192,7 @@ class ProfileTables:
         self._untracked_line_allocs = 0  # allocations whose line was not kept (table limit)
         self._alloc_lines_full = False
         self.saturated = 0  # times a counter would have passed 2**64 - 1 (it stays there)
+        self.deep_paths = 0  # paths defined deeper than limits.max_stack_depth frames
         self.warnings: list[str] = []
         # Call paths: path ID -> offset of its counters (slot * 9); slot 0 is UNKNOWN_PATH.
         self._at: dict[int, int] = {UNKNOWN_PATH: 0}
@@ -457,6 +489,14 @@ class ProfileTables:
             self.warnings.append("a counter reached 2**64 - 1 and stays there (saturated)")
         self.saturated += 1
 
+    def _deep_path(self) -> None:
+        if not self.deep_paths:
+            limits = self.limits
+            self.warnings.append(
+                DEEP_PATHS_WARNING.format(limits=limits, leaf=limits.max_stack_depth - 1)
+            )
+        self.deep_paths += 1
+
     def _heap_full(self) -> None:
         if not self.untracked_allocations:
             self.warnings.append(
@@ -506,6 +546,8 @@ class ProfileTables:
         row = (pid, caller, module, file_id, line, function_id, line_offset, depth)
         b = self._at.get(pid)
         if b is None:
+            if depth >= self.limits.max_stack_depth:
+                self._deep_path()
             self._at[pid] = len(self._counts)
             defs.extend(row)
             self._counts.extend(_ZEROS)
@@ -548,6 +590,8 @@ class ProfileTables:
     def string(self, sid: int) -> str:
         """The string with that ID; a placeholder for 0 or an undefined ID."""
         text = self.strings.get(sid)
+        if text is None:
+            text = RESERVED_STRINGS.get(sid)
         return text if text is not None else f"<string {sid}>"
 
     def module_name(self, module_id: int) -> str:
@@ -565,24 +609,31 @@ class ProfileTables:
             node = self._nodes[slot] = PathNode(*self._defs[d : d + _D])
         return node
 
+    def node(self, path_id: int) -> PathNode | None:
+        """The call path's own element (its leaf), or ``None`` for an undefined path."""
+        b = self._at.get(path_id)
+        return self._node(b) if b else None
+
     def stack(self, path_id: int) -> tuple[PathNode, ...]:
-        """The call path's elements, leaf first, root last."""
+        """The call path's elements, leaf first, root last, folded to at most
+        ``limits.max_stack_depth`` (:func:`fold_stack`)."""
         cached = self._stacks.get(path_id)
         if cached is not None:
             return cached
         at = self._at.get
         defs = self._defs
+        limit = self.limits.max_stack_depth
         nodes: list[PathNode] = []
         seen: set[int] = set()
         pid = path_id
-        while pid and pid not in seen:  # a hostile stream may define a cycle
+        while pid and pid not in seen and len(nodes) <= limit:  # a stream may define a cycle
             b = at(pid)
             if b is None:  # cut short by an undefined ID: its definition may still come
                 return tuple(nodes)
             nodes.append(self._node(b))
             seen.add(pid)
             pid = defs[b // _N * _D + _CALLER]
-        stack = tuple(nodes)
+        stack = fold_stack(nodes, limit)
         if len(self._stacks) >= STACK_CACHE:
             self._stacks.clear()
         self._stacks[path_id] = stack

@@ -548,11 +548,16 @@ class ChunkBuilder:
         return self._first_slot(window) + self._span
 
     def _thread_of(self, path: int) -> int | None:
+        """The module (thread) of a call path: its root's, which every node carries, so no
+        stack is walked unless the path was defined under a caller not yet defined."""
         try:
             return self._threads[path]
         except KeyError:
-            stack = self.tables.stack(path) if path else ()
-            module = stack[-1].module if stack else None
+            node = self.tables.node(path) if path else None
+            if node is not None and node.caller and not node.depth:  # defined dangling
+                stack = self.tables.stack(path)
+                node = stack[-1] if stack else None
+            module = node.module if node is not None else None
             self._threads[path] = module
             return module
 
