@@ -217,10 +217,10 @@ async def test_recovery_killed_midway_and_run_again_duplicates_nothing(
     real = recovery.write_atomic
     written: list[Path] = []
 
-    def dies_after_one_chunk(path, data):
+    def dies_after_one_chunk(path, data, **options):
         if "chunks" in Path(path).parts and written:
             raise KeyboardInterrupt("killed")  # like a kill: nothing after this runs
-        out = real(path, data)
+        out = real(path, data, **options)
         written.append(Path(path))
         return out
 

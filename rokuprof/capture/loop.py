@@ -329,7 +329,7 @@ class DeviceCapture:
         if self.status.device not in self._swept:  # leftovers of a crash in this device's dir
             self._swept.add(self.status.device)
             with contextlib.suppress(OSError):
-                await asyncio.to_thread(sweep_tmp, Path(cfg.out) / self.status.device)
+                await asyncio.to_thread(sweep_tmp, cfg.out, self.status.device)  # no link
         device: dict[str, object] = {"dir": self.status.device, "host": cfg.host}
         info = self.device_info
         if info is not None:

@@ -2,7 +2,9 @@
 directory and fills it with the archive, the record and the chunks.
 
 Where each file goes (and which files are chunks) is :mod:`rokuprof.store.layout`'s to say.
-``session.json`` and the chunks are written atomically (:func:`rokuprof.store.files.write_atomic`).
+``session.json`` and the chunks are written atomically (:func:`rokuprof.store.files.write_atomic`),
+never through a symbolic link below the output directory (a linked device directory is refused
+with :class:`~rokuprof.store.files.SymlinkRefused`, naming it).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 from rokuprof import __version__
@@ -92,7 +95,7 @@ class SessionFiles:
 
     def create_now(self) -> None:
         """:meth:`create` for a synchronous caller (a transport callback)."""
-        make_dirs(self.path, exist_ok=False)
+        make_dirs(self.path, exist_ok=False, within=self.dir.root)  # no link below out
         self.archive.open_now()
 
     async def write_chunk(self, chunk: bytes) -> Path:
@@ -100,7 +103,7 @@ class SessionFiles:
         event loop)."""
         self.chunks_written += 1
         path = self.dir.chunk(self.chunks_written)
-        await asyncio.to_thread(write_atomic, path, chunk)
+        await asyncio.to_thread(partial(write_atomic, path, chunk, within=self.dir.root))
         return path
 
     async def write_record(self, record: SessionRecord) -> None:

@@ -27,7 +27,7 @@ from rokuprof.capture.exports import export_session, record_outcome
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.coverage import chunk_samples
 from rokuprof.store.files import sweep_tmp, write_atomic
-from rokuprof.store.layout import SessionDir, SessionStatus, chunk_index, sessions
+from rokuprof.store.layout import SessionDir, SessionStatus, chunk_index, links, sessions
 from rokuprof.store.retention import finish_deletions
 from rokuprof.timefmt import parse_iso, utc_iso
 
@@ -150,7 +150,7 @@ def catch_up_session(
         samples_before = result.samples_before
         notes = result.notes
         for i, chunk in enumerate(result.chunks, last_index + 1):
-            new.append(write_atomic(where.chunk(i), chunk.data))
+            new.append(write_atomic(where.chunk(i), chunk.data, within=where.root))
             samples_after += sum(chunk_samples(chunk.payload)[0].values())
     record["recovered"] = {
         "at": utc_iso(time.time()),
@@ -190,6 +190,13 @@ def recover(
     root = Path(root)
     if not root.is_dir():
         return result
+    for link in links(root):  # said once at start-up; each write there is refused too
+        log.warning(
+            "%s is a symbolic link: rokuprof never writes, sweeps or deletes through a link "
+            "inside %s (make it a real directory)",
+            link,
+            root,
+        )
     result.removed_tmp = sweep_tmp(root)
     result.finished_deletions = finish_deletions(root)
     for where in sessions(root):

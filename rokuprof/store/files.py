@@ -6,12 +6,18 @@ process umask. :func:`set_file_mode` changes it for the whole process (the daemo
 ``[capture] file_mode``); a directory gets the file mode plus search (``x``) wherever it grants
 read. Use :func:`write_atomic` for whole files, :func:`make_dirs` for directories and
 :func:`open_new` (or :func:`opener` with ``open()``) for files written piecewise.
+
+Files stay inside the output directory: a new file is never opened through a symbolic link
+(``O_NOFOLLOW``), ``within=ROOT`` makes :func:`make_dirs` and :func:`write_atomic` refuse
+(:class:`SymlinkRefused`) a link anywhere below ``ROOT`` (``ROOT`` itself may be one: the
+user chose it), and :func:`sweep_tmp` never enters or deletes through a link.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 
 TMP_SUFFIX = ".tmp"
@@ -19,6 +25,21 @@ DEFAULT_FILE_MODE = 0o600
 _ALLOWED_BITS = 0o666  # read and write for owner, group, others; never execute or special bits
 
 _file_mode = DEFAULT_FILE_MODE
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
+
+
+class SymlinkRefused(OSError):
+    """A path below the output directory is a symbolic link: rokuprof does not write, sweep or
+    delete through it (it could lead anywhere)."""
+
+    def __init__(self, link: Path, root: Path) -> None:
+        super().__init__(
+            f"{link} is a symbolic link: rokuprof never writes through a link inside its output "
+            f"directory {root} (make it a real directory, or give its target as the output)"
+        )
+        self.link, self.root = link, root
 
 
 def check_file_mode(mode: int) -> str | None:
@@ -54,8 +75,9 @@ def dir_mode() -> int:
 
 
 def open_new(path: Path | str, flags: int = os.O_WRONLY | os.O_CREAT | os.O_EXCL) -> int:
-    """``os.open`` with the file mode (exactly: not narrowed or widened by the umask)."""
-    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), _file_mode)
+    """``os.open`` with the file mode (exactly: not narrowed or widened by the umask), never
+    through a symbolic link (``O_NOFOLLOW``: a link at ``path`` fails with ``ELOOP``)."""
+    fd = os.open(path, flags | _CLOEXEC | _NOFOLLOW, _file_mode)
     if flags & os.O_CREAT:
         try:
             os.fchmod(fd, _file_mode)
@@ -70,10 +92,14 @@ def opener(path: str, flags: int) -> int:
     return open_new(path, flags)
 
 
-def make_dirs(path: Path | str, *, exist_ok: bool = True) -> Path:
+def make_dirs(path: Path | str, *, exist_ok: bool = True, within: Path | str | None = None) -> Path:
     """Create ``path`` and its missing parents with the directory mode; directories that
-    already exist keep theirs."""
+    already exist keep theirs. With ``within`` (an ancestor of ``path``), no directory below
+    ``within`` may be a symbolic link (:class:`SymlinkRefused`): each is opened relative to
+    its parent with ``O_NOFOLLOW``."""
     path = Path(path)
+    if within is not None:
+        return _make_dirs_within(Path(within), path, exist_ok)
     missing = []
     parent = path
     while not parent.is_dir():
@@ -95,6 +121,52 @@ def make_dirs(path: Path | str, *, exist_ok: bool = True) -> Path:
     return path
 
 
+def _open_dir_at(parent: int, name: str, shown: Path, root: Path) -> int:
+    """Open the directory ``name`` in the directory ``parent`` without following a link."""
+    try:
+        return os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
+    except OSError:
+        try:
+            link = stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+        except OSError:
+            link = False
+        if link:
+            raise SymlinkRefused(shown, root) from None
+        raise
+
+
+def _make_dirs_within(root: Path, path: Path, exist_ok: bool) -> Path:
+    """:func:`make_dirs` below ``root``, openat-style: no link below ``root`` is followed."""
+    parts = path.relative_to(root).parts
+    if not parts:
+        return make_dirs(root, exist_ok=exist_ok)
+    make_dirs(root)  # the output directory itself: as given (a link to it is the user's choice)
+    mode = dir_mode()
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        where = root
+        for i, name in enumerate(parts):
+            where, last = where / name, i == len(parts) - 1
+            created = False
+            if last and not exist_ok:
+                os.mkdir(name, mode, dir_fd=fd)  # FileExistsError: the caller wants a new one
+                created = True
+            else:
+                try:
+                    os.mkdir(name, mode, dir_fd=fd)
+                    created = True
+                except FileExistsError:
+                    pass  # a directory (or a link, refused below)
+            child = _open_dir_at(fd, name, where, root)
+            os.close(fd)
+            fd = child
+            if created:
+                os.fchmod(fd, mode)  # the umask may have narrowed it
+    finally:
+        os.close(fd)
+    return path
+
+
 def fsync_dir(directory: Path) -> None:
     """Make a rename or a new file in ``directory`` durable."""
     fd = os.open(directory, os.O_RDONLY)
@@ -104,15 +176,16 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path | str, data: bytes | str) -> Path:
+def write_atomic(path: Path | str, data: bytes | str, *, within: Path | str | None = None) -> Path:
     """Write ``data`` to ``path`` via ``path.tmp``: write, flush, fsync, rename, fsync the dir.
 
-    The file gets the file mode, missing directories the directory mode. A crash at any moment
-    leaves either the old file (or none) or the new one, never a part; at worst a stale
-    ``*.tmp`` that :func:`sweep_tmp` removes.
+    The file gets the file mode, missing directories the directory mode (``within``: no link
+    below it, see :func:`make_dirs`); ``path.tmp`` is never opened through a link. A crash at
+    any moment leaves either the old file (or none) or the new one, never a part; at worst a
+    stale ``*.tmp`` that :func:`sweep_tmp` removes.
     """
     path = Path(path)
-    make_dirs(path.parent)
+    make_dirs(path.parent, within=within)
     tmp = path.with_name(path.name + TMP_SUFFIX)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
@@ -129,12 +202,28 @@ def write_atomic(path: Path | str, data: bytes | str) -> Path:
     return path
 
 
-def sweep_tmp(root: Path | str) -> list[Path]:
-    """Delete leftover ``*.tmp`` files under ``root`` (half-written by a crash)."""
-    removed = []
-    for tmp in Path(root).rglob(f"*{TMP_SUFFIX}"):
-        if tmp.is_file():
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-                removed.append(tmp)
+def sweep_tmp(root: Path | str, under: str | None = None) -> list[Path]:
+    """Delete leftover ``*.tmp`` files (half-written by a crash) under ``root``, or only under
+    its subdirectory ``under`` (one name). Only regular files go; no symbolic link below
+    ``root`` is entered or deleted through (a linked ``under`` is not swept at all)."""
+    root = Path(root)
+    removed: list[Path] = []
+    try:
+        top = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return removed
+    try:
+        walk = os.fwalk(under or ".", dir_fd=top, follow_symlinks=False)
+        for where, _, names, fd in walk:
+            for name in names:
+                if not name.endswith(TMP_SUFFIX):
+                    continue
+                with contextlib.suppress(OSError):
+                    if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                        os.unlink(name, dir_fd=fd)
+                        removed.append(root / where / name)
+    except OSError:
+        pass  # ``under`` is missing or unreadable: nothing to sweep
+    finally:
+        os.close(top)
     return removed

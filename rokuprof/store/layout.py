@@ -15,8 +15,10 @@
 ``<device>`` is a file-name-safe serial number (else the host), ``<session>`` the UTC start to
 the millisecond and a short id, so a device's sessions sort by start time. A chunk is a file
 named ``<digits>.json``: the ``*.tmp`` of an atomic write, a ``.reason.json``, a directory and
-any stray file are not. Names starting with a dot are skipped by every walk. Paths are pure;
-the reading methods are synchronous (call them through :func:`asyncio.to_thread`).
+any stray file are not. Names starting with a dot are skipped by every walk, and so is every
+symbolic link below ``OUT`` (a linked device or session directory is never written, swept or
+deleted through; ``OUT`` itself may be a link). Paths are pure; the reading methods are
+synchronous (call them through :func:`asyncio.to_thread`).
 """
 
 from __future__ import annotations
@@ -141,6 +143,11 @@ class SessionDir:
         return self.path.name
 
     @property
+    def root(self) -> Path:
+        """The output directory (``OUT``): no link below it is written through."""
+        return self.path.parent.parent
+
+    @property
     def device(self) -> str:
         """The device directory's name."""
         return self.path.parent.name
@@ -243,7 +250,7 @@ class SessionDir:
     def write_record(self, data: dict) -> Path:
         """Write ``session.json`` atomically (``ValueError`` for a value JSON cannot hold)."""
         text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)
-        return write_atomic(self.record, text + "\n")
+        return write_atomic(self.record, text + "\n", within=self.root)
 
 
 def sessions(root: Path | str) -> list[SessionDir]:
@@ -252,5 +259,33 @@ def sessions(root: Path | str) -> list[SessionDir]:
 
 
 def deleting(root: Path | str) -> list[Path]:
-    """Sessions a crash left half-deleted (``root/<device>/.<session>.deleting``)."""
-    return sorted(Path(root).glob(f"*/.*{DELETING_SUFFIX}"))
+    """Sessions a crash left half-deleted (``root/<device>/.<session>.deleting``): real
+    directories in real device directories, never through a link."""
+    found = []
+    for device in visible_dirs(Path(root)):
+        try:
+            with os.scandir(device) as entries:
+                found += [
+                    device / e.name
+                    for e in entries
+                    if is_hidden(e.name)
+                    and e.name.endswith(DELETING_SUFFIX)
+                    and e.is_dir(follow_symlinks=False)
+                ]
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def links(root: Path | str) -> list[Path]:
+    """The symbolic links among device and session directories under ``root`` (each is
+    skipped by every walk, and refused as a place to write)."""
+    found = []
+    root = Path(root)
+    for parent in [root, *visible_dirs(root)]:
+        try:
+            with os.scandir(parent) as entries:
+                found += [parent / e.name for e in entries if e.is_symlink()]
+        except OSError:
+            continue
+    return sorted(found)

@@ -8,6 +8,9 @@ deletes captured data.
 
 A deletion first renames the session to ``.<name>.deleting`` (atomic; every scanner ignores dot
 names), then removes it; :func:`finish_deletions` completes one a crash interrupted.
+Nothing is deleted or counted through a symbolic link: linked device and session directories
+are not sessions, a link inside a session counts as the link (its target is never sized, and
+removing the session removes the link, never what it points to).
 File operations are synchronous: call them through :func:`asyncio.to_thread`.
 """
 
@@ -17,6 +20,7 @@ import contextlib
 import logging
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -64,7 +68,7 @@ def _tree_size(path: Path) -> tuple[int, float]:
     for dirpath, _, files in os.walk(path):
         for name in files:
             with contextlib.suppress(FileNotFoundError):
-                st = os.stat(os.path.join(dirpath, name))
+                st = os.lstat(os.path.join(dirpath, name))  # a link's size, not its target's
                 total += st.st_size
                 newest = max(newest, st.st_mtime)
     return total, newest
@@ -76,7 +80,7 @@ def session_info(path: Path) -> SessionInfo:
     session = SessionDir(path)
     with contextlib.suppress(OSError, ValueError, AttributeError):
         status = session.read_record().get("status")
-        newest = session.record.stat().st_mtime
+        newest = session.record.lstat().st_mtime
     if not newest:
         with contextlib.suppress(OSError):
             newest = path.stat().st_mtime
@@ -124,14 +128,17 @@ def plan(
 
 
 def delete_session(path: Path) -> None:
-    """Rename to ``.<name>.deleting``, then remove the tree."""
+    """Rename to ``.<name>.deleting``, then remove the tree (links in it are removed, never
+    followed); a session that is not a real directory is refused (``OSError``)."""
+    if not stat.S_ISDIR(os.lstat(path).st_mode):
+        raise NotADirectoryError(f"{path} is not a directory (a link?): not deleted")
     doomed = SessionDir(path).deleting
     os.replace(path, doomed)
     shutil.rmtree(doomed, ignore_errors=True)
 
 
 def finish_deletions(root: Path) -> list[Path]:
-    """Remove sessions a crash left half-deleted (``.<name>.deleting``)."""
+    """Remove sessions a crash left half-deleted (``.<name>.deleting``), none through a link."""
     removed = []
     for doomed in deleting(root):
         shutil.rmtree(doomed, ignore_errors=True)

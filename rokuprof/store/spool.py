@@ -13,7 +13,7 @@ A scan lists each directory once and stats each pending chunk once; it can retur
 oldest ``window`` pending chunks (plus the figures of all of them), so what it keeps is bounded
 whatever the backlog. All methods are synchronous file operations: call them through
 :func:`asyncio.to_thread`. Names starting with a dot (e.g. sessions being deleted by retention)
-are ignored.
+and symbolic links below the root are ignored; no marker is written through a link.
 """
 
 from __future__ import annotations
@@ -196,14 +196,15 @@ class Spool:
         """Record that Sentry took the chunk (after a 2xx): the chunk is never sent again."""
         marker = item.session.delivered_marker(item.name)
         record = {"chunk_id": chunk_id, "status": status, "delivered_at": time.time()}
-        return write_atomic(marker, json.dumps(record) + "\n")
+        return write_atomic(marker, json.dumps(record) + "\n", within=item.session.root)
 
     def mark_rejected(self, item: SpoolItem, *, reason: str, status: int | None) -> Path:
         """Move a chunk refused for good to ``rejected/``, with its reason beside it."""
         session = item.session
         rejected = session.rejected
         record = {"chunk": item.name, "status": status, "reason": reason, "at": time.time()}
-        write_atomic(session.rejection_reason(item.name), json.dumps(record) + "\n")
+        reason = json.dumps(record) + "\n"
+        write_atomic(session.rejection_reason(item.name), reason, within=session.root)
         target = rejected / item.name
         os.replace(item.path, target)
         fsync_dir(rejected)
@@ -222,7 +223,7 @@ class Spool:
                 data = item.path.read_bytes()
             except FileNotFoundError:
                 continue
-            dropped = make_dirs(item.session.dropped)
+            dropped = make_dirs(item.session.dropped, within=item.session.root)
             marker = dropped / item.name
             try:
                 covered = coverage(json.loads(data))
@@ -230,7 +231,8 @@ class Spool:
                 with contextlib.suppress(FileExistsError):
                     os.close(open_new(marker))
             else:
-                write_atomic(marker, json.dumps({"dropped_at": time.time(), **covered}) + "\n")
+                text = json.dumps({"dropped_at": time.time(), **covered}) + "\n"
+                write_atomic(marker, text, within=item.session.root)
             try:
                 item.path.unlink()
             except FileNotFoundError:
