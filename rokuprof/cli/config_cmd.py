@@ -12,23 +12,28 @@ from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import RokuTyper, app
 from rokuprof.daemon.config import ConfigError, DaemonConfig, load_config
+from rokuprof.store.ownership import root_output_problem
 from rokuprof.views.text import printable
 
 config_app = RokuTyper(help="Check daemon config files.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
 
-def _problems(path: Path) -> tuple[DaemonConfig | None, str, list[str]]:
-    """The config (None if unusable), how to name it, and every problem found."""
+def _problems(path: Path, owners: bool = True) -> tuple[DaemonConfig | None, str, list[str]]:
+    """The config (None if unusable), how to name it, and every problem found (``owners``: as
+    root, an output directory another user could steer is one)."""
     try:
-        return load_config(path, runnable=True), str(path), []
+        config = load_config(path, runnable=True)
     except ConfigError as error:
         return None, str(error.source), list(error.errors)
+    if owners and (problem := root_output_problem(config.capture.out)) is not None:
+        return None, str(path), [f"capture.out: {problem}"]
+    return config, str(path), []
 
 
-def load_or_fail(path: Path) -> DaemonConfig:
+def load_or_fail(path: Path, owners: bool = True) -> DaemonConfig:
     """The config at ``path``, or every problem on stderr and exit status 2."""
-    config, source, problems = _problems(path)
+    config, source, problems = _problems(path, owners)
     if config is None:
         err = stderr_console()
         err.print(printable(f"{source}: {len(problems)} problem(s)"), markup=False)

@@ -14,6 +14,7 @@ from rokuprof.cli.options import choice
 from rokuprof.cli.root import app
 from rokuprof.daemon.daemon import Daemon
 from rokuprof.daemon.logs import FORMATS, setup_logging
+from rokuprof.store.ownership import root_output_problem
 
 LogFormat = choice("LogFormat", *FORMATS)
 LogLevel = choice("LogLevel", "debug", "info", "warning", "error")
@@ -42,9 +43,12 @@ def daemon(
 
     Exit status: 0 after a clean stop, whatever its sessions' outcomes (each is in the logs,
     the metrics and its session.json; a non-zero status would make systemd count a normal stop
-    as a failure); 1 it could not start; 2 bad usage or a bad config (every problem is listed).
+    as a failure); 1 it could not start; 2 bad usage or a bad config (every problem is listed),
+    or, running as root, an output directory another user owns or may write to.
     """
-    cfg = load_or_fail(config)
+    cfg = load_or_fail(config, owners=False)
+    if (problem := root_output_problem(cfg.capture.out)) is not None:
+        exits.fail(problem)  # one line, nothing written
     dsn = cfg.sentry.dsn
     secrets = [dsn.public_key, dsn.secret_key or ""] if dsn is not None else []
     try:
