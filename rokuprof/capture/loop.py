@@ -152,6 +152,7 @@ class CaptureSummary:
     sessions: list[CapturedSession] = field(default_factory=list)
     stop_reason: str = ""
     problems: list[str] = field(default_factory=list)
+    failure: str = ""  # why the loop ended by an error (``watch``: its one error line)
 
 
 def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
@@ -196,6 +197,7 @@ class DeviceCapture:
         self._profiler_state = ""  # the console's last word in this run: running / paused
         self._run_console: BsprofStatus | None = None  # its first status of the run
         self._run_app: ActiveApp | None = None
+        self.current_run: RunCapture | None = None  # the run in progress, or the one that failed
 
     def request_stop(self, cause: StopCause | str = StopCause.REQUESTED, text: str = "") -> None:
         """Ask the loop to stop (a run in progress is finished as ``interrupted``); the first
@@ -502,6 +504,7 @@ class DeviceCapture:
             sink_factory=self.sink_factory,
             extra_info=extra_info,
         )
+        self.current_run = capture
         side = [self._query_active_app()]
         if self.config.use_console:
             side.append(self._poll_console())
@@ -509,12 +512,14 @@ class DeviceCapture:
             async with alongside(*side):
                 record, path = await capture.run()
         except DeviceError as error:
+            self.current_run = None
             self._not_a_run(error)
             return None
         finally:
             await stream.aclose()
             if capture.record is None:
                 self.status.run_started = None
+        self.current_run = None
         if self.config.exports:
             await self._export(capture, record)
         self._cuts = min(self._cuts + 1, 20) if capture.cut is not None else 0

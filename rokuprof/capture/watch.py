@@ -3,6 +3,11 @@
 The first Ctrl-C (or SIGTERM) asks the loop to stop: the current run finishes its chunks and is
 marked ``interrupted``, and the summary says which signal it was. A second Ctrl-C falls back to
 Python's default (immediate exit). See :mod:`rokuprof.capture.signals`.
+
+Any exception inside the loop (a full disk, a bug) ends the watch well: the run in progress is
+finished with its cause (:mod:`rokuprof.capture.unfinished`) and the summary's ``failure`` says
+it. A :class:`~rokuprof.store.files.SpaceReserve` is held in ``out`` meanwhile and released
+first, so that ``session.json`` can be finished on a disk the run filled.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from rokuprof.capture.session import SessionStatus
 from rokuprof.capture.signals import stop_on_signals
 from rokuprof.capture.status import CaptureObserver, NullObserver
 from rokuprof.capture.stop import StopRequest
+from rokuprof.capture.unfinished import end_failed_capture
+from rokuprof.store.files import SpaceReserve
 
 VIEWS = ("auto", "live", "plain", "quiet")
 
@@ -49,16 +56,20 @@ async def watch(
     observer = make_observer(view, console)
     capture = DeviceCapture(config, observer=observer, stop=stop)
     guard = stop_on_signals(capture.request_stop) if signals else contextlib.nullcontext()
-    with guard:
-        if isinstance(observer, LiveView):
-            observer.attach(
-                capture.status,
-                stop=capture.request_stop,
-                profiler=capture.profiler_command,
-            )
-            async with observer:
-                return await capture.run()
-        return await capture.run()
+    with guard, SpaceReserve(config.out) as reserve:
+        try:
+            if isinstance(observer, LiveView):
+                observer.attach(
+                    capture.status,
+                    stop=capture.request_stop,
+                    profiler=capture.profiler_command,
+                )
+                async with observer:
+                    return await capture.run()
+            return await capture.run()
+        except Exception as error:  # a full disk, a bug: finish the run, say it in one line
+            reserve.release()
+            return await end_failed_capture(capture, error)
 
 
 def summary_json(summary: CaptureSummary) -> dict[str, object]:
@@ -68,6 +79,7 @@ def summary_json(summary: CaptureSummary) -> dict[str, object]:
         "device": summary.device,
         "stop_reason": summary.stop_reason,
         "problems": list(summary.problems),
+        "error": summary.failure or None,
         "sessions": [{"path": str(s.path), **s.record.to_json()} for s in summary.sessions],
     }
 

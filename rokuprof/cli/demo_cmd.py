@@ -69,4 +69,6 @@ def demo(
     else:
         for line in [*summary_lines(result.summary), "", *demo_lines(result)]:
             console.print(printable(line), markup=False, soft_wrap=True)
+    if result.summary.failure:  # as `watch`: the run is finished, one error line says why
+        exits.fail(result.summary.failure, exits.FAILED)
     raise typer.Exit(summary_status(result.summary))

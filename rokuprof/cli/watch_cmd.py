@@ -173,7 +173,9 @@ def watch(
 
     Exit status: 0 every run ended complete or interrupted; 3 a run ended truncated or failed
     (what arrived is kept and converted); 2 bad usage, a host that is malformed or does not
-    resolve, an output directory that cannot be written (checked before waiting).
+    resolve, an output directory that cannot be written (checked before waiting); 1 the
+    capture could not go on (disk full, an error): the run is finished with the cause, one
+    error line says it.
     With `--json` the closing summary is one JSON document (each session's session.json and
     path) and the run log goes quiet.
     """
@@ -212,4 +214,6 @@ def watch(
     shown = "quiet" if quiet or as_json else View(view).value
     summary = asyncio.run(run_watch(config, view=shown, console=stdout_console()))
     report_summary(summary, as_json)
+    if summary.failure:  # the loop failed midway (disk full...): its run is finished, said once
+        exits.fail(summary.failure, exits.FAILED)
     raise typer.Exit(summary_status(summary))

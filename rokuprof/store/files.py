@@ -18,9 +18,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import tempfile
 from pathlib import Path
+from typing import IO
 
 TMP_SUFFIX = ".tmp"
+RESERVE_BYTES = 64 * 1024  # a SpaceReserve: room for a final session.json (and its .tmp)
 DEFAULT_FILE_MODE = 0o600
 _ALLOWED_BITS = 0o666  # read and write for owner, group, others; never execute or special bits
 
@@ -200,6 +203,46 @@ def write_atomic(path: Path | str, data: bytes | str, *, within: Path | str | No
         raise
     fsync_dir(path.parent)
     return path
+
+
+class SpaceReserve:
+    """A few blocks held on a file system, so that a run's final ``session.json`` can still be
+    written after the run filled the disk: :meth:`release` frees them. The blocks belong to
+    an anonymous temporary file (no name; the kernel frees them if the process dies), filled
+    with random bytes so that a compressing file system still allocates them. A file system
+    with no room for them holds none (``held`` is ``False``)."""
+
+    def __init__(self, directory: Path | str, size: int = RESERVE_BYTES) -> None:
+        self._file: IO[bytes] | None = None
+        try:
+            f = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 - held until release()
+        except OSError:
+            return
+        try:
+            f.write(os.urandom(size))
+            f.flush()
+            os.fsync(f.fileno())
+        except OSError:
+            f.close()
+            return
+        self._file = f
+
+    @property
+    def held(self) -> bool:
+        return self._file is not None
+
+    def release(self) -> None:
+        """Free the blocks (idempotent)."""
+        f, self._file = self._file, None
+        if f is not None:
+            with contextlib.suppress(OSError):
+                f.close()
+
+    def __enter__(self) -> SpaceReserve:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 def sweep_tmp(root: Path | str, under: str | None = None) -> list[Path]:
