@@ -1,7 +1,8 @@
 """sd_notify without a dependency: datagrams to ``$NOTIFY_SOCKET`` (systemd ``Type=notify``).
 
 ``READY=1`` once the daemon runs, ``STATUS=...`` lines for ``systemctl status``, ``WATCHDOG=1``
-every half ``$WATCHDOG_USEC`` while healthy, ``STOPPING=1`` at shutdown. Outside systemd (no
+every half ``$WATCHDOG_USEC`` while healthy, ``STOPPING=1`` at shutdown, ``EXTEND_TIMEOUT_USEC``
+while a long start-up step runs (crash recovery). Outside systemd (no
 ``$NOTIFY_SOCKET``) every call is a no-op returning ``False``.
 """
 
@@ -60,6 +61,12 @@ class Notifier:
 
     def status(self, text: str) -> bool:
         return notify(f"STATUS={text}", self.env)
+
+    def extend_timeout(self, seconds: float, status: str = "") -> bool:
+        """Give the current step (start-up) ``seconds`` more from now before systemd's timeout
+        (``TimeoutStartSec``) ends it; systemd before 236 ignores it."""
+        text = f"EXTEND_TIMEOUT_USEC={max(0, round(seconds * 1e6))}"
+        return notify(text + (f"\nSTATUS={status}" if status else ""), self.env)
 
     def stopping(self, status: str = "") -> bool:
         return notify("STOPPING=1" + (f"\nSTATUS={status}" if status else ""), self.env)

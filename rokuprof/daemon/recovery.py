@@ -10,6 +10,12 @@ one atomic write; until then the session is converted again at the next start, a
 files a killed conversion left count as already built, so no sample is ever built twice.
 With ``[capture] export``, the daemon then writes a converted session's exports, after start-up
 (:func:`export_recovered_session`).
+
+Recovery never loops (:mod:`rokuprof.daemon.recovery_policy`): each conversion runs within a
+:class:`RecoveryBudget` (checked as the archive is read and as chunks are written) behind a
+``recovering.json`` marker; a conversion that raises, goes over its budget or kills the process
+``max_attempts`` times sets its session aside (``recovery_failed`` in ``session.json``, one log
+line) and later starts skip it.
 """
 
 from __future__ import annotations
@@ -17,13 +23,23 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.catchup import CatchUp
 from rokuprof.capture.exports import export_session, record_outcome
+from rokuprof.daemon.recovery_marker import read_marker, remove_marker, rss_bytes, write_marker
+from rokuprof.daemon.recovery_policy import (
+    Action,
+    BudgetWatch,
+    OverBudget,
+    RecoveryBudget,
+    describe_error,
+    mark_failed,
+    plan_session,
+)
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.coverage import chunk_samples
 from rokuprof.store.files import sweep_tmp, write_atomic
@@ -40,8 +56,6 @@ CRASH_REASON = (
 
 
 READ_SIZE = 1 << 20
-#: Errors that mean the run never finished its chunks (a crash; a capture loop that failed).
-UNFINISHED_KINDS = ("crash", "capture")
 
 
 @dataclass
@@ -51,6 +65,7 @@ class Recovery:
     closed_sessions: list[Path] = field(default_factory=list)
     converted_sessions: list[Path] = field(default_factory=list)
     chunks_written: list[Path] = field(default_factory=list)
+    set_aside: list[Path] = field(default_factory=list)  # recovery failed: skipped from now on
 
 
 def close_session(
@@ -86,18 +101,18 @@ def close_session(
     return True
 
 
-def needs_catch_up(record: dict) -> bool:
-    """A session closed after a crash (or a failed loop) whose archive was not converted yet."""
-    if record.get("status") != SessionStatus.INTERRUPTED or "recovered" in record:
-        return False
-    return any(e.get("kind") in UNFINISHED_KINDS for e in record.get("errors", []))
-
-
 def catch_up_session(
-    session: Path, *, chunks: ChunkSettings | None = None, limits: Limits | None = None
+    session: Path,
+    *,
+    chunks: ChunkSettings | None = None,
+    limits: Limits | None = None,
+    check: Callable[[], None] | None = None,
 ) -> list[Path]:
     """Turn what ``session`` archived but never chunked into chunk files (see the module
-    docstring); return the new chunk files. Raises ``OSError`` when it cannot write."""
+    docstring); return the new chunk files. Raises ``OSError`` when it cannot write. ``check``
+    is called after each piece of the archive (at most a slice of it) and each chunk written,
+    and may raise to stop the conversion (:meth:`BudgetWatch.check`)."""
+    check = check or (lambda: None)
     where = SessionDir(session)
     record = where.read_record()
     archive = where.archive
@@ -143,15 +158,19 @@ def catch_up_session(
             settings=settings,
             limits=limits,
         )
+        piece = min(READ_SIZE, catch_up.slice_bytes)  # a check at least once a slice
         with archive.open("rb") as f:
-            while block := f.read(READ_SIZE):
+            while block := f.read(piece):
                 catch_up.feed(block)
+                check()
         result = catch_up.finish()
+        check()
         samples_before = result.samples_before
         notes = result.notes
         for i, chunk in enumerate(result.chunks, last_index + 1):
             new.append(write_atomic(where.chunk(i), chunk.data, within=where.root))
             samples_after += sum(chunk_samples(chunk.payload)[0].values())
+            check()
     record["recovered"] = {
         "at": utc_iso(time.time()),
         "chunks": len(new),
@@ -182,10 +201,116 @@ def export_recovered_session(session: Path, formats: Sequence[str], **converter_
         log.warning("session %s/%s: %s", session.parent.name, session.name, message)
 
 
+def set_aside(where: SessionDir, kind: str, message: str) -> bool:
+    """Record that ``where``'s recovery failed (``kind``: ``error``, ``budget``, ``killed``) and
+    remove its marker; one log line. ``False`` (logged) when the record cannot be written: the
+    marker stays, so the next start counts this attempt."""
+    try:
+        record = mark_failed(where.read_record(), kind, message, utc_iso(time.time()))
+        record["chunks"] = len(where.built_chunks())
+        where.write_record(record)
+        remove_marker(where)
+    except (OSError, ValueError) as exc:
+        log.error("cannot set aside the session %s (%s): %s", where.path, message, exc)
+        return False
+    log.error(
+        "session %s/%s set aside: %s; later starts skip it (delete %r from its session.json"
+        " to try again)",
+        where.device,
+        where.name,
+        message,
+        "recovery_failed",
+    )
+    return True
+
+
+def _convert(
+    where: SessionDir,
+    attempt: int,
+    budget: RecoveryBudget,
+    result: Recovery,
+    **options,
+) -> None:
+    """One crashed session's conversion behind its marker and within ``budget``."""
+    session = where.path
+    failure = None
+    try:
+        write_marker(where, attempt, time.time())
+        watch = BudgetWatch(budget, time.monotonic, rss_bytes)
+        new = catch_up_session(session, check=watch.check, **options)
+    except OverBudget as exc:
+        failure = ("budget", f"recovery failed: {exc}")
+    except OSError as exc:  # the disk, not the session: the next start tries again
+        log.error("cannot convert the crashed session %s: %s", session, exc)
+        return
+    except Exception as exc:  # the fence: whatever converting this session raised
+        failure = ("error", f"recovery failed: {describe_error(exc)}")
+        log.debug("recovery of %s failed", session, exc_info=True)
+    if failure is not None:  # out of the handler: what the conversion held is freed by now
+        if set_aside(where, *failure):
+            result.set_aside.append(session)
+        return
+    remove_marker(where)  # after "recovered" is on disk: a marker left now is only cleared
+    result.converted_sessions.append(session)
+    result.chunks_written += new
+    log.info(
+        "session %s/%s: %d chunk(s) made from what the crash left unchunked",
+        where.device,
+        where.name,
+        len(new),
+    )
+
+
+def _recover_session(
+    where: SessionDir,
+    budget: RecoveryBudget,
+    result: Recovery,
+    on_convert: Callable[[Path], None] | None,
+    **options,
+) -> None:
+    """Close ``where`` if a crash left it streaming, then convert it or set it aside as
+    :func:`plan_session` says."""
+    session = where.path
+    try:
+        closed = close_session(session)
+    except (OSError, ValueError) as exc:
+        log.error("cannot close the unfinished session %s: %s", session, exc)
+        return
+    if closed:
+        result.closed_sessions.append(session)
+        log.warning(
+            "session %s/%s was left unfinished by a crash: closed as interrupted",
+            where.device,
+            where.name,
+        )
+    try:
+        record = where.read_record()
+    except (OSError, ValueError) as exc:
+        log.error("cannot convert the crashed session %s: %s", session, exc)
+        return
+    plan = plan_session(record, read_marker(where), budget)
+    if plan.action is Action.CLEAR:
+        remove_marker(where)
+    elif plan.action is Action.SET_ASIDE:
+        if set_aside(where, "killed", f"recovery failed: {plan.reason}"):
+            result.set_aside.append(session)
+    elif plan.action is Action.CONVERT:
+        if on_convert is not None:
+            on_convert(session)
+        _convert(where, plan.attempt, budget, result, **options)
+
+
 def recover(
-    root: Path, *, chunks: ChunkSettings | None = None, limits: Limits | None = None
+    root: Path,
+    *,
+    chunks: ChunkSettings | None = None,
+    limits: Limits | None = None,
+    budget: RecoveryBudget | None = None,
+    on_convert: Callable[[Path], None] | None = None,
 ) -> Recovery:
-    """Repair ``root`` (the capture output) before anything else writes to it."""
+    """Repair ``root`` (the capture output) before anything else writes to it. ``on_convert``
+    is told each session about to be converted (the daemon extends systemd's start timeout)."""
+    budget = budget or RecoveryBudget()
     result = Recovery()
     root = Path(root)
     if not root.is_dir():
@@ -200,35 +325,10 @@ def recover(
     result.removed_tmp = sweep_tmp(root)
     result.finished_deletions = finish_deletions(root)
     for where in sessions(root):
-        session = where.path
         try:
-            closed = close_session(session)
-        except (OSError, ValueError) as exc:
-            log.error("cannot close the unfinished session %s: %s", session, exc)
-            continue
-        if closed:
-            result.closed_sessions.append(session)
-            log.warning(
-                "session %s/%s was left unfinished by a crash: closed as interrupted",
-                session.parent.name,
-                session.name,
-            )
-        try:
-            record = where.read_record()
-            if not needs_catch_up(record):
-                continue
-            new = catch_up_session(session, chunks=chunks, limits=limits)
-        except (OSError, ValueError) as exc:
-            log.error("cannot convert the crashed session %s: %s", session, exc)
-            continue
-        result.converted_sessions.append(session)
-        result.chunks_written += new
-        log.info(
-            "session %s/%s: %d chunk(s) made from what the crash left unchunked",
-            session.parent.name,
-            session.name,
-            len(new),
-        )
+            _recover_session(where, budget, result, on_convert, chunks=chunks, limits=limits)
+        except Exception as exc:  # one session never stops the start
+            log.error("cannot recover the session %s: %s", where.path, describe_error(exc))
     if result.removed_tmp:
         log.info("removed %d half-written file(s) left by a crash", len(result.removed_tmp))
     return result
