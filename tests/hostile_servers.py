@@ -226,11 +226,13 @@ def ssdp_reply(usn: str, location: str) -> bytes:
 
 
 class SsdpFlood(asyncio.DatagramProtocol):
-    """Answers every datagram with ``count`` search replies, each with a new USN."""
+    """Answers every datagram with ``count`` search replies, each with a new USN, from
+    ``host`` (a loopback address)."""
 
-    def __init__(self, count: int, ecp_port: int = 8060) -> None:
+    def __init__(self, count: int, ecp_port: int = 8060, host: str = "127.0.0.1") -> None:
         self.count = count
         self.ecp_port = ecp_port
+        self.host = host
         self.replies = 0
         self.port = 0
         self.transport: asyncio.DatagramTransport | None = None
@@ -244,17 +246,61 @@ class SsdpFlood(asyncio.DatagramProtocol):
         for _ in range(self.count):
             self.replies += 1
             usn = f"uuid:roku:ecp:YN{self.replies:010d}"
-            reply = ssdp_reply(usn, f"http://127.0.0.1:{self.ecp_port}/")
+            reply = ssdp_reply(usn, f"http://{self.host}:{self.ecp_port}/")
             self.transport.sendto(reply, addr)
 
     async def __aenter__(self) -> SsdpFlood:
         loop = asyncio.get_running_loop()
+        await loop.create_datagram_endpoint(lambda: self, local_addr=(self.host, 0))
+        assert self.transport is not None
+        self.port = self.transport.get_extra_info("sockname")[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+class SsdpCrowd(asyncio.DatagramProtocol):
+    """One M-SEARCH to it (127.0.0.1) is answered from ``count`` loopback addresses
+    (127.0.1.2, 127.0.1.3, ...: 127.0.0.0/8 is all loopback), each reply naming its own
+    address, with a USN of its own and ECP on ``ecp_port`` (where nothing listens)."""
+
+    def __init__(self, count: int, ecp_port: int = 9) -> None:
+        assert count <= 250 * 200
+        self.addresses = [f"127.0.{1 + i // 250}.{2 + i % 250}" for i in range(count)]
+        self.ecp_port = ecp_port
+        self.searches = 0
+        self.port = 0
+        self.transport: asyncio.DatagramTransport | None = None
+        self._senders: list[asyncio.DatagramTransport] = []
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def datagram_received(self, data: bytes, addr) -> None:
+        if not data.startswith(b"M-SEARCH"):
+            return
+        self.searches += 1
+        for i, (host, sender) in enumerate(zip(self.addresses, self._senders, strict=True)):
+            usn = f"uuid:roku:ecp:CROWD{i:05d}"
+            sender.sendto(ssdp_reply(usn, f"http://{host}:{self.ecp_port}/"), addr)
+
+    async def __aenter__(self) -> SsdpCrowd:
+        loop = asyncio.get_running_loop()
+        for host in self.addresses:
+            sender, _ = await loop.create_datagram_endpoint(
+                asyncio.DatagramProtocol, local_addr=(host, 0)
+            )
+            self._senders.append(sender)
         await loop.create_datagram_endpoint(lambda: self, local_addr=("127.0.0.1", 0))
         assert self.transport is not None
         self.port = self.transport.get_extra_info("sockname")[1]
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        for sender in self._senders:
+            sender.close()
         if self.transport is not None:
             self.transport.close()
 

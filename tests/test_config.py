@@ -67,6 +67,23 @@ def test_full_config_is_typed() -> None:
     assert cfg.metrics.listen == ("::1", 9100)
 
 
+def test_discovery_cap_and_expiry() -> None:
+    cfg = build_config({"discovery": {"enabled": True}}, env={})
+    assert (cfg.discovery.max_devices, cfg.discovery.expire_seconds) == (64, 600.0)
+    disc = {"enabled": True, "max_devices": 16, "expire_seconds": 120}
+    cfg = build_config({"discovery": disc}, env={})
+    assert (cfg.discovery.max_devices, cfg.discovery.expire_seconds) == (16, 120.0)
+    line = "discovery: every 60 s, at most 16 devices, each dropped after 120 s unreachable"
+    assert line in cfg.summary()
+    assert errors_of({"discovery": {"max_devices": 0, "expire_seconds": 0}}) == [
+        "discovery.max_devices: must be a whole number 1-4096, got 0",
+        "discovery.expire_seconds: must be a number > 0, got 0",
+    ]
+    assert errors_of({"discovery": {"max_devices": 2.5}}) == [
+        "discovery.max_devices: must be a whole number 1-4096, got 2.5"
+    ]
+
+
 def test_bad_port_names_the_device_and_key() -> None:
     data = {"devices": [{"host": "a"}, {"host": "b"}, {"host": "c", "profiler_port": "abc"}]}
     assert errors_of(data) == ["devices[2].profiler_port: must be a port number 1-65535, got 'abc'"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hostile_servers import SsdpFlood
 
 from rokuprof.device.ssdp import (
+    ReplyLimiter,
     Responders,
     SsdpDevice,
     build_msearch,
@@ -163,3 +165,41 @@ async def test_discover_with_nobody_answering_returns_nothing_in_time() -> None:
     # Port 9 (discard) on loopback: nothing answers, ICMP errors are ignored.
     assert await discover(0.3, targets=[("127.0.0.1", 9)], bind=("127.0.0.1", 0)) == []
     assert loop.time() - start < 2
+
+
+def test_reply_limiter_is_a_token_bucket_per_source_address() -> None:
+    limiter = ReplyLimiter(burst=3, per_second=2.0, max_sources=2)
+    assert [limiter.allow("10.0.0.1", 0.0) for _ in range(4)] == [True, True, True, False]
+    assert limiter.allow("10.0.0.2", 0.0)  # another address has its own bucket
+    assert limiter.allow("10.0.0.1", 0.5)  # one token back after 0.5 s at 2/s ...
+    assert not limiter.allow("10.0.0.1", 0.5)  # ... and only one
+    assert not limiter.allow("10.0.0.1", 0.75)  # half a token
+    assert limiter.allow("10.0.0.1", 1.0)  # and another half: one
+    assert [limiter.allow("10.0.0.1", 100.0) for _ in range(4)] == [True, True, True, False]
+    assert (limiter.allowed, limiter.dropped) == (9, 4)
+    # at most max_sources addresses are remembered: the least recently heard is forgotten
+    limiter.allow("10.0.0.3", 100.0)  # forgets 10.0.0.2 (heard at 0.0)
+    limiter.allow("10.0.0.2", 100.0)  # forgets 10.0.0.1; 10.0.0.2 starts with a full bucket
+    assert limiter.allow("10.0.0.1", 100.0)  # forgotten: a full bucket again
+
+
+async def test_datagrams_beyond_the_rate_of_their_address_are_dropped_unread() -> None:
+    """Two loopback addresses answer one search, 50 and 3 replies: with a burst of 5 and a
+    clock that stands still, exactly 5 + 3 are looked at; the flooder is still one device."""
+    limiter = ReplyLimiter(burst=5, per_second=1.0)
+    async with SsdpFlood(50, host="127.0.0.2") as flood, SsdpFlood(3, host="127.0.0.3") as few:
+        targets = [("127.0.0.2", flood.port), ("127.0.0.3", few.port)]
+        found = await discover(
+            0.5,
+            targets=targets,
+            bind=("127.0.0.1", 0),
+            repeats=1,
+            limiter=limiter,
+            clock=lambda: 0.0,
+        )
+    assert (flood.replies, few.replies) == (50, 3)
+    assert (limiter.allowed, limiter.dropped) == (8, 45)
+    assert sorted((d.address, d.serial) for d in found) == [
+        ("127.0.0.2", "YN0000000001"),
+        ("127.0.0.3", "YN0000000001"),
+    ]

@@ -7,13 +7,12 @@
                 min_free_bytes = "1GiB", export = ["pprof", "speedscope"]
     [[devices]] host = "192.168.1.20", name = "living-room",
                 profiler_port = 8090, ecp_port = 8060, console_port = 8080
-    [discovery] enabled = false, interval_seconds = 60
+    [discovery] enabled = false, interval_seconds = 60, max_devices = 64, expire_seconds = 600
     [sentry]    dsn = "https://KEY@o1.ingest.sentry.io/2", environment = "production"
     [spool]     max_bytes = "2GiB"   (undelivered chunks; the oldest are dropped past it)
     [retention] max_age_days = 30, max_bytes = "20GiB"
     [metrics]   listen = "127.0.0.1:9464"   ("" turns the endpoint off)
     [pyroscope] url = "http://127.0.0.1:4040", name = "roku"   (push each session's pprof)
-    [recovery]  max_seconds = 300, max_memory = "4GiB", max_attempts = 2   (per crashed session)
 
 ``ROKUPROF_SENTRY_DSN`` in the environment overrides ``sentry.dsn``. Every problem is collected
 and reported at once (:class:`ConfigError`); unknown keys are errors, with a suggestion.
@@ -35,7 +34,7 @@ from pathlib import Path
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
-from rokuprof.daemon.recovery_policy import RecoveryBudget
+from rokuprof.daemon.registry import DEFAULT_EXPIRE_SECONDS, DEFAULT_MAX_DEVICES
 from rokuprof.sentry.chunk import ChunkSettings, ChunkSettingsError
 from rokuprof.sentry.dsn import Dsn, DsnError
 from rokuprof.store.files import DEFAULT_FILE_MODE, check_file_mode, dir_mode_for
@@ -47,6 +46,8 @@ DSN_ENV = "ROKUPROF_SENTRY_DSN"
 DEFAULT_OUT = Path("rokuprof-data")
 #: The config key of each chunk setting the file may set (the rules are ChunkSettings').
 CHUNK_KEYS = {"chunk_seconds": "capture.chunk_seconds", "environment": "sentry.environment"}
+#: The most devices ``[discovery] max_devices`` may allow (each is a capture loop).
+MAX_DISCOVERED_DEVICES = 4096
 
 
 class ConfigError(ValueError):
@@ -87,6 +88,16 @@ class DeviceEntry:
 class DiscoverySection:
     enabled: bool = False
     interval_seconds: float = 60.0
+    max_devices: int = DEFAULT_MAX_DEVICES  # captured at once; more are ignored until one leaves
+    expire_seconds: float = DEFAULT_EXPIRE_SECONDS  # a device silent this long is dropped
+
+    def describe(self) -> str:
+        if not self.enabled:
+            return "discovery: off"
+        return (
+            f"discovery: every {self.interval_seconds:g} s, at most {self.max_devices} devices,"
+            f" each dropped after {self.expire_seconds:g} s unreachable"
+        )
 
 
 @dataclass(frozen=True)
@@ -139,7 +150,6 @@ class DaemonConfig:
     metrics: MetricsSection = field(default_factory=MetricsSection)
     spool: SpoolSection = field(default_factory=SpoolSection)
     pyroscope: PyroscopeSection = field(default_factory=PyroscopeSection)
-    recovery: RecoveryBudget = field(default_factory=RecoveryBudget)  # crashed sessions' budget
     source: str = "defaults"
     warnings: tuple[str, ...] = ()  # usable, but worth telling (e.g. a DSN others can read)
 
@@ -169,10 +179,7 @@ class DaemonConfig:
                 f"  {d.host}{name}: profiler {d.profiler_port}, ecp {d.ecp_port}, "
                 f"console {d.console_port}"
             )
-        disc = self.discovery
-        lines.append(
-            f"discovery: every {disc.interval_seconds:g} s" if disc.enabled else "discovery: off"
-        )
+        lines.append(self.discovery.describe())
         lines.append(f"sentry: {self.sentry.describe()}")
         lines.append(
             f"spool: at most {format_size(self.spool.max_bytes)} of undelivered chunks, then the"
@@ -198,12 +205,6 @@ class DaemonConfig:
             f"pyroscope: {pyro.url} as {pyro.name}{{device,app}}, each session's pprof"
             if pyro.url
             else "pyroscope: off"
-        )
-        rec = self.recovery
-        lines.append(
-            f"recovery: each crashed session within {rec.max_seconds:g} s and"
-            f" {format_size(rec.max_memory)} more memory, set aside once the daemon has died in"
-            f" {rec.max_attempts} conversion(s) of it"
         )
         return lines
 
@@ -328,6 +329,13 @@ class _Checker:
             return default
         return value
 
+    def whole(self, data: Mapping, key: str, where: str, default: int, low: int, high: int) -> int:
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            self.error(f"{where}.{key}", f"must be a whole number {low}-{high}, got {_show(value)}")
+            return default
+        return value
+
     def port(self, data: Mapping, key: str, where: str, default: int) -> int:
         value = data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
@@ -341,17 +349,7 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_TOP = (
-    "capture",
-    "devices",
-    "discovery",
-    "sentry",
-    "spool",
-    "retention",
-    "metrics",
-    "pyroscope",
-    "recovery",
-)
+_TOP = ("capture", "devices", "discovery", "sentry", "spool", "retention", "metrics", "pyroscope")
 _DEVICE_KEYS = ("host", "name", "profiler_port", "ecp_port", "console_port")
 
 
@@ -441,10 +439,21 @@ def build_config(
     for name in sorted({n for n in names if names.count(n) > 1}):
         c.error("devices", f"the name {name!r} is used more than once")
 
-    disc = c.table(data, "discovery", ("enabled", "interval_seconds"), "discovery")
+    disc = c.table(
+        data,
+        "discovery",
+        ("enabled", "interval_seconds", "max_devices", "expire_seconds"),
+        "discovery",
+    )
     discovery = DiscoverySection(
         enabled=c.boolean(disc, "enabled", "discovery", False),
         interval_seconds=c.number(disc, "interval_seconds", "discovery", 60.0, low=0.0),
+        max_devices=c.whole(
+            disc, "max_devices", "discovery", DEFAULT_MAX_DEVICES, 1, MAX_DISCOVERED_DEVICES
+        ),
+        expire_seconds=c.number(
+            disc, "expire_seconds", "discovery", DEFAULT_EXPIRE_SECONDS, low=0.0
+        ),
     )
 
     sen = c.table(data, "sentry", ("dsn", "environment", "max_in_flight"), "sentry")
@@ -516,7 +525,6 @@ def build_config(
     if runnable and not devices and not discovery.enabled:
         c.error("devices", "no [[devices]] and [discovery] enabled = false: nothing to capture")
     pyroscope = _pyroscope(c, data)
-    recovery = _recovery(c, data)
     if pyroscope.url and "pprof" not in capture.export:  # what is pushed is the pprof export
         capture = replace(capture, export=(*capture.export, "pprof"))
 
@@ -531,7 +539,6 @@ def build_config(
         metrics=MetricsSection(listen),
         spool=spool,
         pyroscope=pyroscope,
-        recovery=recovery,
         source=source,
     )
 
@@ -561,30 +568,6 @@ def _pyroscope(c: _Checker, data: Mapping) -> PyroscopeSection:
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
         c.error("pyroscope.name", f"letters, digits, '.', '_' and '-' only, got {_show(name)}")
     return PyroscopeSection(url or None, name)
-
-
-def _recovery(c: _Checker, data: Mapping) -> RecoveryBudget:
-    """``[recovery] max_seconds``, ``max_memory`` (a size), ``max_attempts`` (1 or more)."""
-    rec = c.table(data, "recovery", ("max_seconds", "max_memory", "max_attempts"), "recovery")
-    default = RecoveryBudget()
-    seconds = c.number(rec, "max_seconds", "recovery", default.max_seconds, low=0.0)
-    memory = default.max_memory
-    if "max_memory" in rec:
-        try:
-            memory = parse_size(rec["max_memory"])
-        except (ValueError, TypeError) as exc:
-            c.error("recovery.max_memory", str(exc))
-        else:
-            if memory <= 0:
-                c.error("recovery.max_memory", "must be more than 0 bytes")
-                memory = default.max_memory
-    attempts = rec.get("max_attempts", default.max_attempts)
-    if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 100:
-        c.error("recovery.max_attempts", f"must be a whole number 1-100, got {_show(attempts)}")
-        attempts = default.max_attempts
-    return RecoveryBudget(
-        max_seconds=seconds or default.max_seconds, max_memory=memory, max_attempts=attempts
-    )
 
 
 def _export(c: _Checker, cap: Mapping) -> tuple[str, ...]:

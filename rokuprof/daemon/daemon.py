@@ -7,7 +7,10 @@ Life cycle (:meth:`Daemon.run`):
    crash left ``streaming`` are closed as ``interrupted`` and what they archived but never
    chunked becomes chunks, spooled like live ones); start the uploader (it rescans the
    spool, so a restart resumes delivery), retention, the metrics endpoint, one supervised
-   capture loop per configured device and, when enabled, SSDP discovery; then ``READY=1``;
+   capture loop per configured device and, when enabled, SSDP discovery (at most
+   ``[discovery] max_devices`` found devices at once, each dropped once it has been unreachable
+   for ``expire_seconds``: :class:`~rokuprof.daemon.registry.DiscoveredDevices`); then
+   ``READY=1``;
 2. run until the shutdown trigger fires (SIGTERM/SIGINT by default, through
    :mod:`rokuprof.capture.signals`; tests pass their own);
 3. shutdown: ``STOPPING=1``, stop discovery, ask every capture loop to stop with the cause (a
@@ -39,9 +42,10 @@ from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.metrics import Family, MetricsServer
 from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import export_recovered_session, recover
+from rokuprof.daemon.registry import Admission, DiscoveredDevices
 from rokuprof.daemon.tuning import CaptureTuning, PyroscopeTuning, UploaderTuning
 from rokuprof.device.errors import DeviceError
-from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, SsdpDevice, discover
+from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, ReplyLimiter, SsdpDevice, discover
 from rokuprof.store.files import make_dirs, set_file_mode
 from rokuprof.store.layout import SessionStatus
 from rokuprof.store.pyroscope import PyroscopePusher
@@ -53,8 +57,6 @@ from rokuprof.timefmt import utc_iso
 log = logging.getLogger(__name__)
 
 ShutdownTrigger = Callable[[], Awaitable[object]]
-#: Seconds systemd's start timeout gives a crashed session's conversion beyond its time budget.
-RECOVERY_TIMEOUT_MARGIN = 30.0
 
 
 @dataclass
@@ -72,6 +74,7 @@ class DaemonOptions:
     discovery_bind: tuple[str, int] = ("0.0.0.0", 0)
     restart_backoff_cap: float = 60.0
     pyroscope: PyroscopeTuning = field(default_factory=PyroscopeTuning)  # PyroscopePusher's
+    clock: Callable[[], float] = time.monotonic  # of discovery's policies (expiry, rate limit)
 
 
 class Daemon:
@@ -110,6 +113,9 @@ class Daemon:
         self.discovery_rounds = 0
         self.discovery_errors = 0
         self.last_discovery_error = ""
+        disc = config.discovery
+        self.discovered = DiscoveredDevices(disc.max_devices, disc.expire_seconds)
+        self.ssdp_limiter = ReplyLimiter()  # per source address, across searches
         self._tasks: list[asyncio.Task] = []
         self._upload_task: asyncio.Task | None = None
         self._exporting: set[Path] = set()  # recovered sessions being exported (kept by retention)
@@ -131,9 +137,14 @@ class Daemon:
             **self.options.capture,
         )
 
+    @staticmethod
+    def device_key(entry: DeviceEntry) -> str:
+        """A device's identity in the daemon: host and profiler port."""
+        return f"{entry.host}:{entry.profiler_port}"
+
     def add_device(self, entry: DeviceEntry, *, source: str = "config") -> DeviceSlot | None:
         """Start capturing ``entry`` (once per host and profiler port)."""
-        key = f"{entry.host}:{entry.profiler_port}"
+        key = self.device_key(entry)
         if key in self.slots or self.stopping:
             return None
         slot = DeviceSlot(
@@ -142,6 +153,7 @@ class Daemon:
             on_chunk=self.uploader.submit,
             source=source,
             backoff_cap=self.options.restart_backoff_cap,
+            clock=self.options.clock,
         )
         self.slots[key] = slot
         slot.start()
@@ -165,12 +177,15 @@ class Daemon:
                     opts.discovery_timeout,
                     targets=opts.discovery_targets,
                     bind=opts.discovery_bind,
+                    limiter=self.ssdp_limiter,
+                    clock=opts.clock,
                 )
             except DeviceError as exc:
                 self.discovery_errors += 1
                 self.last_discovery_error = str(exc)
                 log.warning("discovery: %s", exc)
                 found = []
+            await self._expire_discovered()
             for device in found:
                 self._add_discovered(device)
             self.discovery_rounds += 1
@@ -181,10 +196,49 @@ class Daemon:
         if device.address in configured:
             return
         label = device.serial or device.address
-        self.add_device(
-            DeviceEntry(host=device.address, name=safe_name(label), ecp_port=device.ecp_port),
-            source="discovery",
+        entry = DeviceEntry(host=device.address, name=safe_name(label), ecp_port=device.ecp_port)
+        key = self.device_key(entry)
+        if key in self.slots:
+            return
+        admission = self.discovered.offer(key, self.options.clock())
+        if admission is Admission.CAP_REACHED:
+            log.warning(
+                "discovery: %d devices found by SSDP are captured, the most [discovery]"
+                " max_devices allows; others (%s at %s first) are ignored until one has been"
+                " unreachable for %g s",
+                self.discovered.max_devices,
+                label,
+                device.address,
+                self.discovered.expire_seconds,
+            )
+        if admission is Admission.NEW and self.add_device(entry, source="discovery") is None:
+            self.discovered.forget(key)  # stopping
+
+    async def _expire_discovered(self) -> None:
+        """Stop and forget the discovered devices unreachable for ``expire_seconds``."""
+        for key, slot in self.slots.items():
+            if slot.source == "discovery" and (at := slot.last_answer()) is not None:
+                self.discovered.answered(key, at)
+        gone = [self.slots.pop(k) for k in self.discovered.expire(self.options.clock())]
+        if not gone:
+            return
+        names = [f"{s.name} ({s.config.host})" for s in gone]
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        log.info(
+            "discovery: %d device(s) unreachable for %g s are no longer captured (added again"
+            " when they answer SSDP): %s",
+            len(gone),
+            self.discovered.expire_seconds,
+            shown,
         )
+        for slot in gone:
+            slot.request_stop()
+        tasks = [s.task for s in gone if s.task is not None]
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=self.options.stop_seconds)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _retention_loop(self) -> None:
         ret = self.config.retention
@@ -344,6 +398,27 @@ class Daemon:
             fam["error_time"].add(up.stats.last_error_at or 0, source="upload", device="")
         if self.last_discovery_error:
             fam["error"].add(1, source="discovery", device="", message=self.last_discovery_error)
+        disc = self.discovered
+        discovery = [
+            Family("rokuprof_discovery_devices", "gauge", "Devices found by SSDP captured.").add(
+                len(disc)
+            ),
+            Family(
+                "rokuprof_discovery_ignored_total",
+                "counter",
+                "SSDP devices ignored: [discovery] max_devices reached.",
+            ).add(disc.ignored),
+            Family(
+                "rokuprof_discovery_expired_total",
+                "counter",
+                "SSDP devices dropped after expire_seconds unreachable.",
+            ).add(disc.expired),
+            Family(
+                "rokuprof_discovery_replies_dropped_total",
+                "counter",
+                "SSDP datagrams dropped unread: over the rate per source address.",
+            ).add(self.ssdp_limiter.dropped),
+        ]
         oldest = (
             up.oldest_pending_mtime() if self.config.sentry.dsn else up.stats.spool.oldest_mtime
         )
@@ -384,7 +459,7 @@ class Daemon:
                 self.started_at
             ),
         ]
-        return [*fam.values(), *extra]
+        return [*fam.values(), *extra, *discovery]
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -401,14 +476,7 @@ class Daemon:
         set_file_mode(self.config.capture.file_mode)
         await asyncio.to_thread(make_dirs, self.out)
         cap = self.config.capture
-        recovered = await asyncio.to_thread(
-            recover,
-            self.out,
-            chunks=cap.chunks,
-            limits=cap.limits,
-            budget=self.config.recovery,
-            on_convert=self._recovering,
-        )
+        recovered = await asyncio.to_thread(recover, self.out, chunks=cap.chunks, limits=cap.limits)
         if cap.export and recovered.converted_sessions:
             self._exporting.update(recovered.converted_sessions)
             self._spawn(self._export_recovered(recovered.converted_sessions), "recovered-exports")
@@ -430,12 +498,6 @@ class Daemon:
         sentry = self.config.sentry.describe()
         log.info("rokuprof %s daemon ready: %d device(s), %s", __version__, len(self.slots), sentry)
         self.notifier.ready(self.status_line())
-
-    def _recovering(self, session: Path) -> None:
-        """A crashed session's conversion starts (in recovery's thread): systemd's start timeout
-        gives it its time budget (and a margin) rather than cutting it short."""
-        seconds = self.config.recovery.max_seconds + RECOVERY_TIMEOUT_MARGIN
-        self.notifier.extend_timeout(seconds, f"recovering {session.parent.name}/{session.name}")
 
     async def shutdown(self, cause: StopCause = StopCause.REQUESTED) -> None:
         """Stop intake, let runs finish their chunks, drain uploads (all bounded); ``cause`` is

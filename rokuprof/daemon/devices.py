@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 REPEAT_LOG_SECONDS = 300.0
 #: States worth a warning in the daemon's log (the others are information).
 WARNING_STATES = frozenset({DeviceState.UNREACHABLE, DeviceState.BUSY, DeviceState.PAUSED})
+#: States in which nothing has answered (yet): any other state means the device answers.
+SILENT_STATES = frozenset({DeviceState.STARTING, DeviceState.UNREACHABLE, DeviceState.STOPPED})
 
 
 @dataclass
@@ -61,8 +63,12 @@ class DeviceSlot:
         source: str = "config",
         backoff_base: float = 1.0,
         backoff_cap: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.label = label
+        self.clock = clock  # of :meth:`last_answer`
+        self._answered_at: float | None = None
+        self._state_seen = DeviceState.STARTING
         self.config = config
         self.source = source  # "config" or "discovery"
         self.on_chunk_written = on_chunk
@@ -107,6 +113,11 @@ class DeviceSlot:
         st, c = self.status, self.counters
         return c.entries_done + (st.entries if c.live and st is not None else 0)
 
+    def last_answer(self) -> float | None:
+        """When the device was last known to answer (``clock`` time): now, unless its state
+        is one of :data:`SILENT_STATES`; ``None`` if it never did."""
+        return self._answered_at if self.state in SILENT_STATES else self.clock()
+
     def active_session(self) -> Path | None:
         st = self.status
         if st is not None and self.counters.live and DeviceState(st.state).in_run:
@@ -116,6 +127,9 @@ class DeviceSlot:
     # -- observer ----------------------------------------------------------------------------
 
     def on_state(self, status: CaptureStatus) -> None:
+        previous, self._state_seen = self._state_seen, status.state
+        if status.state not in SILENT_STATES or previous not in SILENT_STATES:
+            self._answered_at = self.clock()  # it answers, or did until now
         if status.device and status.device != self._logged_name:
             if self._logged_name:
                 self._log(logging.INFO, "ECP says this is %s (%s)", status.device, self.label)

@@ -34,6 +34,12 @@ SSDP_MAX_DATAGRAM = 8 * KIB
 #: Responder sockets counted as devices per address in one search (a Roku has one; simulated
 #: fleets on one loopback address have one each); answers beyond this are ignored.
 SSDP_MAX_RESPONDERS_PER_ADDRESS = 32
+#: Datagrams looked at per source address (``ssdp.ReplyLimiter``): this many at once (two
+#: searches answered by every responder an address may hold), then this many per second.
+SSDP_REPLY_BURST = 2 * SSDP_MAX_RESPONDERS_PER_ADDRESS
+SSDP_REPLY_RATE = 8.0
+#: Source addresses the rate limiter remembers (the least recently heard is forgotten first).
+SSDP_MAX_SOURCES = 1024
 
 # -- Profiler stream (TCP 8090) ----------------------------------------------------------------
 #: An HTTP response head longer than this is refused.

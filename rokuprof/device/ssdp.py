@@ -8,7 +8,9 @@ the reply came from, so a third party on the LAN cannot redirect a capture elsew
 One responder is one device: a Roku answers from one socket, so every reply from the same
 address and UDP port counts once, however many USNs it names (:class:`Responders` keeps the
 most plausible of its answers). A few responder sockets per address are allowed, because
-simulated devices share one loopback address; see :mod:`rokuprof.device.limits`.
+simulated devices share one loopback address; see :mod:`rokuprof.device.limits`. Before any
+parsing, datagrams are rate-limited per source address (:class:`ReplyLimiter`), so one sender
+costs little CPU however fast it sends.
 """
 
 from __future__ import annotations
@@ -18,14 +20,21 @@ import contextlib
 import ipaddress
 import socket
 import time
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit
 
 import asyncio_dgram
 
 from rokuprof.device.errors import DeviceError
-from rokuprof.device.limits import SSDP_MAX_DATAGRAM, SSDP_MAX_RESPONDERS_PER_ADDRESS
+from rokuprof.device.limits import (
+    SSDP_MAX_DATAGRAM,
+    SSDP_MAX_RESPONDERS_PER_ADDRESS,
+    SSDP_MAX_SOURCES,
+    SSDP_REPLY_BURST,
+    SSDP_REPLY_RATE,
+)
 
 SSDP_GROUP = "239.255.255.250"
 SSDP_PORT = 1900
@@ -196,6 +205,42 @@ class Responders:
         return list(self._devices.values())
 
 
+class ReplyLimiter:
+    """How many datagrams from one source address are looked at: a token bucket per address
+    (``burst`` at once, then ``per_second``); pure, the caller says what time it is.
+
+    At most ``max_sources`` addresses are remembered (the least recently heard is forgotten, and
+    starts again with a full bucket), so the limiter is bounded whatever the number of senders.
+    """
+
+    def __init__(
+        self,
+        burst: int = SSDP_REPLY_BURST,
+        per_second: float = SSDP_REPLY_RATE,
+        max_sources: int = SSDP_MAX_SOURCES,
+    ) -> None:
+        self.burst = burst
+        self.per_second = per_second
+        self.max_sources = max_sources
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # tokens, when
+        self.allowed = 0
+        self.dropped = 0
+
+    def allow(self, address: str, now: float) -> bool:
+        """Whether a datagram from ``address`` arriving at ``now`` is looked at (and counted)."""
+        tokens, then = self._buckets.pop(address, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + max(0.0, now - then) * self.per_second)
+        ok = tokens >= 1.0
+        self._buckets[address] = (tokens - 1.0 if ok else tokens, now)
+        if len(self._buckets) > self.max_sources:
+            self._buckets.popitem(last=False)
+        if ok:
+            self.allowed += 1
+        else:
+            self.dropped += 1
+        return ok
+
+
 async def discover(
     timeout: float = 3.0,
     *,
@@ -203,12 +248,17 @@ async def discover(
     bind: tuple[str, int] = ("0.0.0.0", 0),
     st: str = ROKU_ST,
     repeats: int = 2,
+    limiter: ReplyLimiter | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> list[SsdpDevice]:
     """Send M-SEARCH to each target and collect the devices that answer within ``timeout``.
 
     One device per responder (see :class:`Responders`), in the order they first answered.
-    ``targets`` and ``bind`` exist so tests can use loopback unicast.
+    ``targets`` and ``bind`` exist so tests can use loopback unicast. Datagrams beyond the
+    ``limiter``'s rate per source address (a fresh :class:`ReplyLimiter` when none is given;
+    the daemon keeps one across searches) are dropped unread; ``clock`` is its time.
     """
+    limiter = limiter if limiter is not None else ReplyLimiter()
     targets = list(targets)
     try:
         stream = await asyncio_dgram.bind(bind)
@@ -237,6 +287,8 @@ async def discover(
             except TimeoutError:
                 break
             except (OSError, asyncio_dgram.TransportClosed):
+                continue
+            if not limiter.allow(addr[0], clock()):
                 continue
             reply = parse_reply(data[:MAX_DATAGRAM])
             device = device_from_reply(reply, addr[0], st) if reply else None
