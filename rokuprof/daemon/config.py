@@ -13,6 +13,7 @@
     [retention] max_age_days = 30, max_bytes = "20GiB"
     [metrics]   listen = "127.0.0.1:9464"   ("" turns the endpoint off)
     [pyroscope] url = "http://127.0.0.1:4040", name = "roku"   (push each session's pprof)
+    [recovery]  max_seconds = 300, max_memory = "4GiB", max_attempts = 2   (per crashed session)
 
 ``ROKUPROF_SENTRY_DSN`` in the environment overrides ``sentry.dsn``. Every problem is collected
 and reported at once (:class:`ConfigError`); unknown keys are errors, with a suggestion.
@@ -34,6 +35,7 @@ from pathlib import Path
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
+from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.daemon.registry import DEFAULT_EXPIRE_SECONDS, DEFAULT_MAX_DEVICES
 from rokuprof.sentry.chunk import ChunkSettings, ChunkSettingsError
 from rokuprof.sentry.dsn import Dsn, DsnError
@@ -150,6 +152,7 @@ class DaemonConfig:
     metrics: MetricsSection = field(default_factory=MetricsSection)
     spool: SpoolSection = field(default_factory=SpoolSection)
     pyroscope: PyroscopeSection = field(default_factory=PyroscopeSection)
+    recovery: RecoveryBudget = field(default_factory=RecoveryBudget)  # crashed sessions' budget
     source: str = "defaults"
     warnings: tuple[str, ...] = ()  # usable, but worth telling (e.g. a DSN others can read)
 
@@ -205,6 +208,12 @@ class DaemonConfig:
             f"pyroscope: {pyro.url} as {pyro.name}{{device,app}}, each session's pprof"
             if pyro.url
             else "pyroscope: off"
+        )
+        rec = self.recovery
+        lines.append(
+            f"recovery: each crashed session within {rec.max_seconds:g} s and"
+            f" {format_size(rec.max_memory)} more memory, set aside once the daemon has died in"
+            f" {rec.max_attempts} conversion(s) of it"
         )
         return lines
 
@@ -349,7 +358,17 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_TOP = ("capture", "devices", "discovery", "sentry", "spool", "retention", "metrics", "pyroscope")
+_TOP = (
+    "capture",
+    "devices",
+    "discovery",
+    "sentry",
+    "spool",
+    "retention",
+    "metrics",
+    "pyroscope",
+    "recovery",
+)
 _DEVICE_KEYS = ("host", "name", "profiler_port", "ecp_port", "console_port")
 
 
@@ -525,6 +544,7 @@ def build_config(
     if runnable and not devices and not discovery.enabled:
         c.error("devices", "no [[devices]] and [discovery] enabled = false: nothing to capture")
     pyroscope = _pyroscope(c, data)
+    recovery = _recovery(c, data)
     if pyroscope.url and "pprof" not in capture.export:  # what is pushed is the pprof export
         capture = replace(capture, export=(*capture.export, "pprof"))
 
@@ -539,6 +559,7 @@ def build_config(
         metrics=MetricsSection(listen),
         spool=spool,
         pyroscope=pyroscope,
+        recovery=recovery,
         source=source,
     )
 
@@ -568,6 +589,30 @@ def _pyroscope(c: _Checker, data: Mapping) -> PyroscopeSection:
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
         c.error("pyroscope.name", f"letters, digits, '.', '_' and '-' only, got {_show(name)}")
     return PyroscopeSection(url or None, name)
+
+
+def _recovery(c: _Checker, data: Mapping) -> RecoveryBudget:
+    """``[recovery] max_seconds``, ``max_memory`` (a size), ``max_attempts`` (1 or more)."""
+    rec = c.table(data, "recovery", ("max_seconds", "max_memory", "max_attempts"), "recovery")
+    default = RecoveryBudget()
+    seconds = c.number(rec, "max_seconds", "recovery", default.max_seconds, low=0.0)
+    memory = default.max_memory
+    if "max_memory" in rec:
+        try:
+            memory = parse_size(rec["max_memory"])
+        except (ValueError, TypeError) as exc:
+            c.error("recovery.max_memory", str(exc))
+        else:
+            if memory <= 0:
+                c.error("recovery.max_memory", "must be more than 0 bytes")
+                memory = default.max_memory
+    attempts = rec.get("max_attempts", default.max_attempts)
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 100:
+        c.error("recovery.max_attempts", f"must be a whole number 1-100, got {_show(attempts)}")
+        attempts = default.max_attempts
+    return RecoveryBudget(
+        max_seconds=seconds or default.max_seconds, max_memory=memory, max_attempts=attempts
+    )
 
 
 def _export(c: _Checker, cap: Mapping) -> tuple[str, ...]:

@@ -57,6 +57,8 @@ from rokuprof.timefmt import utc_iso
 log = logging.getLogger(__name__)
 
 ShutdownTrigger = Callable[[], Awaitable[object]]
+#: Seconds systemd's start timeout gives a crashed session's conversion beyond its time budget.
+RECOVERY_TIMEOUT_MARGIN = 30.0
 
 
 @dataclass
@@ -476,7 +478,14 @@ class Daemon:
         set_file_mode(self.config.capture.file_mode)
         await asyncio.to_thread(make_dirs, self.out)
         cap = self.config.capture
-        recovered = await asyncio.to_thread(recover, self.out, chunks=cap.chunks, limits=cap.limits)
+        recovered = await asyncio.to_thread(
+            recover,
+            self.out,
+            chunks=cap.chunks,
+            limits=cap.limits,
+            budget=self.config.recovery,
+            on_convert=self._recovering,
+        )
         if cap.export and recovered.converted_sessions:
             self._exporting.update(recovered.converted_sessions)
             self._spawn(self._export_recovered(recovered.converted_sessions), "recovered-exports")
@@ -498,6 +507,12 @@ class Daemon:
         sentry = self.config.sentry.describe()
         log.info("rokuprof %s daemon ready: %d device(s), %s", __version__, len(self.slots), sentry)
         self.notifier.ready(self.status_line())
+
+    def _recovering(self, session: Path) -> None:
+        """A crashed session's conversion starts (in recovery's thread): systemd's start timeout
+        gives it its time budget (and a margin) rather than cutting it short."""
+        seconds = self.config.recovery.max_seconds + RECOVERY_TIMEOUT_MARGIN
+        self.notifier.extend_timeout(seconds, f"recovering {session.parent.name}/{session.name}")
 
     async def shutdown(self, cause: StopCause = StopCause.REQUESTED) -> None:
         """Stop intake, let runs finish their chunks, drain uploads (all bounded); ``cause`` is
