@@ -19,7 +19,8 @@ run's first byte), ``paused`` (the console's ``bsprof-status``, asked every ``co
 seconds while a run streams). ECP limited mode is said once, with the setting to change.
 
 The device's one display name is its directory name (:func:`device_dir`): the ``device_dir``
-override, else its serial number from ECP ``device-info``, else the host.
+override, else its serial number from ECP ``device-info``, else the host; a ``name_claim`` (the
+daemon's) may change it, so that two live devices reporting one serial never share it.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class CaptureConfig:
     limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)  # bytes on the disk
     free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
+    name_claim: Callable[[str], str] | None = None  # the name wanted -> the name to use
 
     def __post_init__(self) -> None:
         for name in (
@@ -185,7 +187,7 @@ class DeviceCapture:
         self.sink_factory = sink_factory
         self.external_stop = stop
         self.stop = StopRequest()  # the one stop trigger of this loop and its runs
-        self.status = CaptureStatus(host=config.host, device=device_dir(config, None))
+        self.status = CaptureStatus(host=config.host, device=self._claimed_name(None))
         self.summary = CaptureSummary(config.host, self.status.device)
         self.device_info: DeviceInfo | None = None
         self._ecp_task: asyncio.Task | None = None
@@ -309,8 +311,14 @@ class DeviceCapture:
             problem=True,
         )
 
+    def _claimed_name(self, info: DeviceInfo | None) -> str:
+        """:func:`device_dir`, as ``name_claim`` lets this device use it."""
+        name = device_dir(self.config, info)
+        claim = self.config.name_claim
+        return claim(name) if claim is not None else name
+
     def _set_device(self) -> None:
-        self.status.device = self.summary.device = device_dir(self.config, self.device_info)
+        self.status.device = self.summary.device = self._claimed_name(self.device_info)
         if self.device_info is not None:
             self.status.device_name = self.device_info.name
 

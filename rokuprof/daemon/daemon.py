@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -42,7 +43,7 @@ from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.metrics import Family, MetricsServer
 from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import export_recovered_session, recover
-from rokuprof.daemon.registry import Admission, DiscoveredDevices
+from rokuprof.daemon.registry import Admission, DeviceNames, DiscoveredDevices
 from rokuprof.daemon.tuning import CaptureTuning, PyroscopeTuning, UploaderTuning
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT, ReplyLimiter, SsdpDevice, discover
@@ -118,6 +119,7 @@ class Daemon:
         disc = config.discovery
         self.discovered = DiscoveredDevices(disc.max_devices, disc.expire_seconds)
         self.ssdp_limiter = ReplyLimiter()  # per source address, across searches
+        self.names = DeviceNames()  # two live devices never share a directory or a label
         self._tasks: list[asyncio.Task] = []
         self._upload_task: asyncio.Task | None = None
         self._exporting: set[Path] = set()  # recovered sessions being exported (kept by retention)
@@ -136,8 +138,28 @@ class Daemon:
             archive_limits=self.config.capture.archive,
             device_dir=device_dir,
             exports=self.config.capture.export,
+            name_claim=functools.partial(
+                self._claim_name, self.device_key(entry), entry.host, entry.profiler_port
+            ),
             **self.options.capture,
         )
+
+    def _claim_name(self, key: str, host: str, port: int, wanted: str) -> str:
+        """The name the device ``key`` uses when it wants ``wanted`` (its serial, else its host):
+        ``wanted`` unless another live device has it (see :class:`DeviceNames`), said once."""
+        name, clash = self.names.claim(key, wanted, host, port)
+        if clash and wanted != safe_name(host):  # one host's two ports: not worth a warning
+            log.warning(
+                "two devices report serial %s: the one at %s keeps it, the one at %s:%d is named"
+                " %s (its directory, metrics and logs)",
+                wanted,
+                self.names.owner(wanted),
+                host,
+                port,
+                name,
+                extra={"device": name},
+            )
+        return name
 
     @staticmethod
     def device_key(entry: DeviceEntry) -> str:
@@ -221,7 +243,8 @@ class Daemon:
         for key, slot in self.slots.items():
             if slot.source == "discovery" and (at := slot.last_answer()) is not None:
                 self.discovered.answered(key, at)
-        gone = [self.slots.pop(k) for k in self.discovered.expire(self.options.clock())]
+        keys = [k for k in self.discovered.expire(self.options.clock()) if k in self.slots]
+        gone = [self.slots.pop(k) for k in keys]
         if not gone:
             return
         names = [f"{s.name} ({s.config.host})" for s in gone]
@@ -241,6 +264,8 @@ class Daemon:
             for task in late:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        for key in keys:
+            self.names.release(key)
 
     async def _retention_loop(self) -> None:
         ret = self.config.retention
