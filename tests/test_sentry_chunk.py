@@ -44,7 +44,7 @@ def make(settings: ChunkSettings | None = None, **kw) -> ChunkBuilder:
 
 
 def finish(builder: ChunkBuilder, end: float | None = None, *, after_end: bool = False):
-    chunks = builder.ready()
+    chunks = list(builder.ready())
     flush = builder.finish(end, after_end=after_end)
     return chunks + flush.chunks, flush.report
 
@@ -287,7 +287,7 @@ def test_wall_unit_setting_scales_samples():
 def test_a_single_sample_is_carried_into_the_next_chunk():
     b = make()
     b.add_wall({2: 9_901}, START + 5)  # one period
-    assert b.ready(now=START + 70) == []  # its window is over, but one sample is not enough
+    assert list(b.ready(now=START + 70)) == []  # its window is over, but one sample is not enough
     assert b.report.carried_single_samples == 1 and b.report.carried_windows == 1
     b.add_wall({2: 400_000}, START + 65)  # 40 more samples in the next window
     (chunk,), report = finish(b)
@@ -407,7 +407,7 @@ def feed(b: ChunkBuilder, plan, end: float, call_ready: bool) -> tuple[list, dic
             totals[path] = totals.get(path, 0) + wall
         b.add_wall(w, t)
         if call_ready:
-            chunks += b.ready(now=t) + b.ready(now=now)
+            chunks += [*b.ready(now=t), *b.ready(now=now)]
     return chunks, totals
 
 

@@ -10,7 +10,7 @@ makes one per run, all by one :class:`~rokuprof.sentry.ChunkSettings` (the rules
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -34,8 +34,10 @@ class ChunkSink(Protocol):
     def add(self, delta: Delta, arrival: float) -> None:
         """Take what changed since the previous delta; ``arrival`` = Unix seconds."""
 
-    def ready(self, now: float) -> list[bytes]:
-        """Chunks (JSON bytes) complete by ``now`` (Unix seconds), oldest first."""
+    def ready(self, now: float) -> Iterable[bytes]:
+        """Chunks (JSON bytes) complete by ``now`` (Unix seconds), oldest first; a lazy
+        iterable may build each as it is reached (what is not reached waits for the next
+        call)."""
 
     def finish(self, end: float) -> tuple[list[bytes], dict[str, object]]:
         """End of run: the remaining chunks and a JSON-ready report of what was dropped."""
@@ -56,6 +58,9 @@ def report_json(report: BuildReport) -> dict[str, object]:
         "leftover_samples": report.leftover_samples,
         "after_end_seconds": round(report.after_end_seconds, 3),
         "rejected_chunks": len(report.rejected),
+        "chunk_bytes": report.chunk_bytes,
+        "largest_chunk": report.largest_chunk,
+        "capped_samples": report.capped_samples,
         "notes": report.describe(),
     }
 
@@ -77,8 +82,8 @@ class SentrySink:
     def add(self, delta: Delta, arrival: float) -> None:
         self.builder.add(delta, arrival)
 
-    def ready(self, now: float) -> list[bytes]:
-        return [chunk.data for chunk in self.builder.ready(now)]
+    def ready(self, now: float) -> Iterator[bytes]:
+        return (chunk.data for chunk in self.builder.ready(now))
 
     def finish(self, end: float) -> tuple[list[bytes], dict[str, object]]:
         # Live, the end is when the last data arrived: busy time that came too late to fit

@@ -37,6 +37,10 @@ from rokuprof.capture.stop import StopCause
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.frames import release_name
 
+#: Chunk bytes one tick builds at most; a window with more (many busy threads) is handed out
+#: over the next ticks.
+CHUNK_BYTES_PER_TICK = 16 * 1024 * 1024
+
 # -- events --------------------------------------------------------------------------------
 
 
@@ -375,10 +379,23 @@ class RunMachine:
         self._sink_call("add a delta", actions, self.sink.add, delta, self._data_time())
 
     def _ready_chunks(self, actions: list[Action]) -> None:
+        """The chunks ready by now, up to :data:`CHUNK_BYTES_PER_TICK` (the sink builds them
+        one at a time; the rest wait for the next tick), so one tick's work and memory stay
+        bounded however many threads a window has."""
         if self.sink is None:
             return
-        chunks = self._sink_call("build chunks", actions, self.sink.ready, self._data_time())
+        chunks = self._sink_call("build chunks", actions, self._take_ready, self._data_time())
         self._emit(chunks or [], actions)
+
+    def _take_ready(self, now: float) -> list[bytes]:
+        taken: list[bytes] = []
+        spent = 0
+        for data in self.sink.ready(now):
+            taken.append(data)
+            spent += len(data)
+            if spent >= CHUNK_BYTES_PER_TICK:
+                break
+        return taken
 
     def _emit(self, chunks: list[bytes], actions: list[Action]) -> None:
         for chunk in chunks:

@@ -70,7 +70,8 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -86,7 +87,7 @@ from rokuprof.sentry.sampling import (
     units_per_second,
 )
 from rokuprof.sentry.timeline import IDLE, Lane
-from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
+from rokuprof.sentry.validate import MAX_CHUNK_BYTES, Problem, SampleFacts, validate_chunk
 
 PLATFORM = "brightscript"
 CLIENT_SDK = {"name": "rokuprof", "version": __version__}
@@ -99,6 +100,18 @@ MAX_SETTLE_SECONDS = 10.0
 HEAP_MEASUREMENT = "memory_footprint"
 #: This much busy time not fitting before the end of the run suggests a wrong wall-time unit.
 UNPLACED_WARNING_SECONDS = 10.0
+#: Default byte budget of one chunk (:attr:`ChunkSettings.max_chunk_bytes`): well under Relay's
+#: 50 MiB, so a window with many busy threads is sent as several chunks instead of one rejected.
+DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
+#: The smallest budget: one thread's window always goes into one chunk (at 101 Hz and 60 s,
+#: at most 6,060 samples: about 0.5 MB, and its stacks), so a budget must hold one.
+MIN_CHUNK_BYTES = 1024 * 1024
+#: Default cap on the chunk bytes of one run (:attr:`ChunkSettings.max_session_chunk_bytes`).
+DEFAULT_SESSION_CHUNK_BYTES = 1024 * 1024 * 1024
+#: What a sample costs in a chunk's JSON, before its thread ID's text (the estimate that
+#: groups threads into chunks; ``{"timestamp":1795273445.0099010,"thread_id":"","stack_id":}``
+#: plus a stack index and a comma).
+SAMPLE_BYTES = 64
 
 
 def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
@@ -144,7 +157,11 @@ class ChunkSettings:
     beyond the wall time that has passed; more than that (a wrong wall unit, or a broken
     stream) is dropped and reported rather than laid out for hours. ``settle_seconds``: data
     arriving this long after a window ended may still be placed in it (it describes time before
-    its arrival), so a window is cut that long after its end.
+    its arrival), so a window is cut that long after its end. ``max_chunk_bytes``: a window
+    whose threads would make a larger chunk is sent as several chunks, each with some of its
+    threads (one thread's window is never split). ``max_session_chunk_bytes``: the chunk bytes
+    one run may produce; past it no more chunks are made (reported; the raw archive keeps
+    everything).
 
     Every broken rule is reported at once (:class:`ChunkSettingsError`, a ``ValueError``), each
     as the field's name and its rule, so a caller can name the field its own way.
@@ -157,6 +174,8 @@ class ChunkSettings:
     hz: int = SAMPLE_RATE_HZ
     max_backlog_seconds: float = 3600.0
     settle_seconds: float = 1.0
+    max_chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    max_session_chunk_bytes: int = DEFAULT_SESSION_CHUNK_BYTES
 
     def __post_init__(self) -> None:
         problems = chunk_problems(self)
@@ -189,6 +208,21 @@ def chunk_problems(settings: ChunkSettings) -> list[tuple[str, str]]:
                 "chunk_seconds",
                 f"must hold two samples at {s.hz} Hz (at least {2 / s.hz:.3g} s), "
                 f"got {_got(s.chunk_seconds)}",
+            )
+        )
+    if not (_whole(s.max_chunk_bytes) and MIN_CHUNK_BYTES <= s.max_chunk_bytes <= MAX_CHUNK_BYTES):
+        problems.append(
+            (
+                "max_chunk_bytes",
+                f"must be a whole number of bytes from {MIN_CHUNK_BYTES} to {MAX_CHUNK_BYTES} "
+                f"(Sentry's limit), got {_got(s.max_chunk_bytes)}",
+            )
+        )
+    if not (_whole(s.max_session_chunk_bytes) and s.max_session_chunk_bytes > 0):
+        problems.append(
+            (
+                "max_session_chunk_bytes",
+                f"must be a whole number of bytes above 0, got {_got(s.max_session_chunk_bytes)}",
             )
         )
     if not (_number(s.max_backlog_seconds) and s.max_backlog_seconds > 0):
@@ -227,6 +261,10 @@ def _number(value: object) -> bool:
         return math.isfinite(value)
     except OverflowError:
         return False
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _got(value: object) -> str:
@@ -301,6 +339,11 @@ class BuildReport:
     dropped_seconds: float = 0.0  # busy time over the backlog limit, not sent
     rejected: list[tuple[int, list[Problem]]] = field(default_factory=list)  # (samples, why)
     heap_values_dropped: int = 0
+    chunk_bytes: int = 0  # bytes of the emitted chunks
+    largest_chunk: int = 0  # bytes of the largest one
+    split_windows: int = 0  # windows sent as several chunks (over max_chunk_bytes)
+    capped_samples: int = 0  # samples in no chunk: the run's chunks reached their byte cap
+    capped_at: int | None = None  # max_session_chunk_bytes, once it was reached
 
     @property
     def leftover_samples(self) -> int:
@@ -353,7 +396,31 @@ class BuildReport:
             )
         if self.heap_values_dropped:
             lines.append(f"heap measurements not sent: {self.heap_values_dropped} value(s)")
+        if self.split_windows:
+            lines.append(
+                f"split: {self.split_windows} window(s) had too many busy threads for one chunk "
+                "and were sent as several"
+            )
+        if self.capped_at is not None:
+            lines.append(
+                f"chunk bytes capped: the run's chunks reached {self.capped_at} bytes "
+                f"(max_session_chunk_bytes); {self.capped_samples} later sample(s) are in no "
+                "chunk (the raw archive has them all)"
+            )
         return lines
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Threads of one cut window that go into one chunk: ``(module, placed runs)`` each, the
+    heap values it carries and the run's end slot (once finishing)."""
+
+    threads: list[tuple[int, list[tuple[int, int, int]]]]
+    heap: list[tuple[int, int]]
+    end_slot: int | None
+
+    def samples(self) -> int:
+        return sum(n for _, runs in self.threads for _, _, n in runs)
 
 
 @dataclass(frozen=True)
@@ -399,7 +466,7 @@ class ChunkBuilder:
         self._lanes: dict[int, Lane] = {}  # module ID -> lane
         self._threads: dict[int, int | None] = {}  # path -> module ID (None: no stack)
         self._last_slot = 0
-        self._ready: list[Chunk] = []
+        self._ready: deque[_Group] = deque()  # cut windows' chunks, built when handed out
         self._frames: dict[FrameName, dict[str, object]] = {}  # made once per run
         self._heap: list[tuple[int, int]] = []  # (slot, live bytes) not yet in a chunk
         self._memory = False
@@ -464,14 +531,20 @@ class ChunkBuilder:
         if self._memory and live_bytes is not None:
             self._heap.append((slot, live_bytes))
 
-    def ready(self, now: float | None = None) -> list[Chunk]:
-        """The chunks finished so far (each handed out once). With ``now``, windows that ended
-        more than ``settle_seconds`` before ``now`` are finished first; ``now`` must not be
-        earlier than arrivals still to come."""
+    def ready(self, now: float | None = None) -> Iterator[Chunk]:
+        """The chunks finished so far (each handed out once), built one at a time as the
+        iterator gets to them, so memory holds one chunk whatever the number of threads. With
+        ``now``, windows that ended more than ``settle_seconds`` before ``now`` are finished
+        first (at this call); ``now`` must not be earlier than arrivals still to come."""
         if now is not None and not self._finished:
             self._advance(self._slot(now) - self._settle)
-        out, self._ready = self._ready, []
-        return out
+        return self._built()
+
+    def _built(self) -> Iterator[Chunk]:
+        while self._ready:
+            chunk = self._build(self._ready.popleft())
+            if chunk is not None:
+                yield chunk
 
     def finish(self, end: float | None = None, *, after_end: bool = False) -> Flush:
         """End of the run: place everything still waiting as late as it fits before the run's
@@ -627,7 +700,7 @@ class ChunkBuilder:
                 self._lone += 1
                 carried = True
         if emit:
-            self._emit(emit)
+            self._queue(emit)
         elif carried:
             self.report.carried_windows += 1
         self._window += 1
@@ -635,15 +708,82 @@ class ChunkBuilder:
         for lane in self._lanes.values():
             lane.start_chunk(first)
 
-    def _emit(self, lanes: Iterable[tuple[int, Lane]]) -> None:
+    def _queue(self, lanes: list[tuple[int, Lane]]) -> None:
+        """Queue the cut window's threads as chunks of at most ``max_chunk_bytes`` (estimated
+        from their samples, stacks and names; :meth:`_build` splits a group that still comes out
+        larger). The heap measurement travels with the first."""
+        budget = self.settings.max_chunk_bytes
+        groups: list[list[tuple[int, list]]] = [[]]
+        size = 0
+        for module, lane in lanes:
+            cost = self._estimate(module, lane.runs)
+            if groups[-1] and size + cost > budget:
+                groups.append([])
+                size = 0
+            groups[-1].append((module, lane.runs))
+            size += cost
+        if len(groups) > 1:
+            self.report.split_windows += 1
+        heap, self._heap = self._heap, []
+        for i, group in enumerate(groups):
+            self._ready.append(_Group(group, heap if i == 0 else [], self._end_slot))
+
+    def _estimate(self, module: int, runs: list[tuple[int, int, int]]) -> int:
+        """Bytes a thread's runs add to a chunk: its samples, and for each path a stack (its
+        depth, up to the limit) and the leaf's frame (its names' lengths; frames shared with
+        other stacks count again). O(1) per path: no stack is walked."""
         tables = self.tables
-        threads = [(str(module), module, lane) for module, lane in lanes]
+        limit = tables.limits.max_stack_depth
+        tid = len(str(module))
+        cost = 0
+        for path in {path for _, path, _ in runs if path != IDLE}:
+            node = tables.node(path)
+            if node is not None:
+                names = len(tables.string(node.function_id)) + 3 * len(tables.string(node.file_id))
+                cost += 8 * min(node.depth + 1, limit) + names + 96
+        return cost + sum(n for _, _, n in runs) * (SAMPLE_BYTES + tid)
+
+    def _build(self, group: _Group) -> Chunk | None:
+        """A queued group as a validated chunk: split in two (and queued again) when it came
+        out over ``max_chunk_bytes`` with more than one thread; ``None`` when rejected or over
+        the run's byte cap (reported)."""
+        report = self.report
+        if report.capped_at is not None:
+            report.capped_samples += group.samples()
+            report.heap_values_dropped += len(group.heap)
+            return None
+        built = self._emit(group)
+        if built is None:
+            return None
+        data, count, finish = built
+        cap = self.settings.max_session_chunk_bytes
+        if len(data) > self.settings.max_chunk_bytes and len(group.threads) > 1:
+            half = len(group.threads) // 2
+            self._ready.extendleft(
+                (
+                    _Group(group.threads[half:], [], group.end_slot),
+                    _Group(group.threads[:half], group.heap, group.end_slot),
+                )
+            )
+            return self._build(self._ready.popleft())
+        if report.chunk_bytes + len(data) > cap:
+            report.capped_at = cap
+            report.capped_samples += count
+            report.heap_values_dropped += len(group.heap)
+            return None
+        return finish()
+
+    def _emit(self, group: _Group):
+        """Write and validate a group's chunk; ``(data, samples, finish)`` where ``finish()``
+        counts it in the report and returns the :class:`Chunk`, or ``None`` when rejected."""
+        tables = self.tables
+        threads = [(str(module), module, runs) for module, runs in group.threads]
         names = {tid: tables.module_name(module) for tid, module, _ in threads}
         # Frames and stacks are numbered in order of first use, in the samples' order (by time,
         # then thread id): a path's first use is its earliest (slot, thread id) of any run.
         first_use: dict[int, tuple[int, str]] = {}
-        for tid, _, lane in threads:
-            for slot, path, _n in lane.runs:
+        for tid, _, lane_runs in threads:
+            for slot, path, _n in lane_runs:
                 seen = first_use.get(path)
                 if seen is None or (slot, tid) < seen:
                     first_use[path] = (slot, tid)
@@ -658,11 +798,11 @@ class ChunkBuilder:
         spans: dict[str, tuple[float, float]] = {}
         path_samples: dict[int, int] = {}
         count = 0
-        for tid, _, lane in threads:
-            thread_runs = [(slot, stack_of[path], n) for slot, path, n in lane.runs]
+        for tid, _, lane_runs in threads:
+            thread_runs = [(slot, stack_of[path], n) for slot, path, n in lane_runs]
             runs.append((tid, thread_runs))
             busy[tid] = sum(n for _, sid, n in thread_runs if stacks[sid])
-            for _, path, n in lane.runs:
+            for _, path, n in lane_runs:
                 if path != IDLE:
                     path_samples[path] = path_samples.get(path, 0) + n
             count += sum(n for _, _, n in thread_runs)
@@ -689,49 +829,54 @@ class ChunkBuilder:
             "thread_metadata": {tid: {"name": name} for tid, name in sorted(names.items())},
         }
         measurements = None
-        if self._heap:
+        if group.heap:
             measurements = {
                 HEAP_MEASUREMENT: {
                     "unit": "byte",
                     "values": [
                         {"timestamp": self._time(slot), "value": value}
-                        for slot, value in self._heap
+                        for slot, value in group.heap
                     ],
                 }
             }
         data = chunk_json(head, profile, samples_json(runs, self.origin, self.hz), measurements)
+        if len(data) > self.settings.max_chunk_bytes and len(threads) > 1:
+            return data, count, lambda: None  # _build splits it: not validated, not counted
         payload = {**head, "profile": profile}
         if measurements is not None:
             payload["measurements"] = measurements
         problems = validate_chunk(payload, size=len(data), samples=SampleFacts(count, busy, spans))
         if problems:
             self.report.rejected.append((count, problems))
-            return
-        self._heap = []
-        report = self.report
-        report.chunks += 1
-        report.samples += count
-        report.busy_samples += sum(path_samples.values())
-        report.threads.update(names)
-        start = min(first for first, _ in spans.values())
-        end = max(last for _, last in spans.values())
-        report.first = start if report.first is None else report.first
-        report.last = end
-        report.covered_seconds += end - start
-        for path, n in path_samples.items():
-            self.path_samples[path] = self.path_samples.get(path, 0) + n
-        if self._end_slot is not None:
-            report.after_end_seconds += (
-                sum(
-                    n
-                    for _, _, lane in threads
-                    for slot, path, n in lane.runs
-                    if path != IDLE and slot >= self._end_slot
+            self.report.heap_values_dropped += len(group.heap)
+            return None
+
+        def finish() -> Chunk:
+            report = self.report
+            report.chunks += 1
+            report.samples += count
+            report.busy_samples += sum(path_samples.values())
+            report.threads.update(names)
+            report.chunk_bytes += len(data)
+            report.largest_chunk = max(report.largest_chunk, len(data))
+            start = min(first for first, _ in spans.values())
+            end = max(last for _, last in spans.values())
+            report.first = start if report.first is None else min(report.first, start)
+            report.last = end if report.last is None else max(report.last, end)
+            report.covered_seconds += end - start
+            for path, n in path_samples.items():
+                self.path_samples[path] = self.path_samples.get(path, 0) + n
+            if group.end_slot is not None:
+                report.after_end_seconds += (
+                    sum(
+                        n
+                        for _, _, lane_runs in threads
+                        for slot, path, n in lane_runs
+                        if path != IDLE and slot >= group.end_slot
+                    )
+                    / self.hz
                 )
-                / self.hz
-            )
-        self._ready.append(
-            Chunk(
+            return Chunk(
                 data=data,
                 index=report.chunks,
                 chunk_id=chunk_id,
@@ -740,7 +885,8 @@ class ChunkBuilder:
                 samples=count,
                 threads=tuple(sorted(names)),
             )
-        )
+
+        return data, count, finish
 
     def _report_leftovers(self) -> None:
         report = self.report
@@ -763,7 +909,7 @@ class ChunkBuilder:
                 )
             )
         report.remainder_seconds = self.sampler.pending_seconds()
-        report.heap_values_dropped = len(self._heap)
+        report.heap_values_dropped += len(self._heap)
 
     def leftover_paths(self) -> dict[int, int]:
         """Samples per call path still waiting (after :meth:`finish`: the leftovers)."""
