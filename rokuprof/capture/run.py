@@ -10,7 +10,11 @@ what happens into the machine's events and carries out the actions the machine a
 * a ticker sends :class:`~rokuprof.capture.machine.Tick` when the machine asks for one (deltas
   for the chunk sink, ready chunks, the progress record), with a free-space reading;
 * the stream's end (EOF, idle timeout, reset, an unreadable answer) and a stop request (its
-  :class:`~rokuprof.capture.stop.StopCause`) are events too;
+  :class:`~rokuprof.capture.stop.StopCause`) are events too; the machine handles them in a
+  worker thread (the last delta, the last chunks and the report can be much work for a stream
+  with thousands of threads), with the stream closed first so nothing else touches it meanwhile,
+  and the loop carries out its actions: other devices, ``/metrics`` and signals keep their
+  latency;
 * chunks and ``session.json`` are written in order by one writer task, off the event loop.
 
 The tasks run in :class:`asyncio.TaskGroup` s: the run is over when the stream is (the machine
@@ -113,6 +117,8 @@ class RunCapture:
         self._nudge = asyncio.Event()  # the machine's wishes changed: the ticker looks again
         self._failure: BaseException | None = None  # raised by run() once the tasks are done
         self._no_session_error: DeviceError | None = None
+        self._ending: asyncio.Future[list[Action]] | None = None  # the end, in a worker thread
+        self._end_done = False  # its actions were carried out
 
     @property
     def reader(self):
@@ -199,8 +205,8 @@ class RunCapture:
                     pass
                 if self._failure is not None:  # the archive failed: the caller closes it
                     self._writes.put_nowait(Finished(None))
-                elif not self.machine.ended:  # the stream is over only when the run is
-                    self._apply(StreamEnded(EndKind.CLOSED, "the stream ended", self.clock()))
+                elif not self.machine.ended or self._ending is not None:  # the run is over
+                    await self._end(StreamEnded(EndKind.CLOSED, "the stream ended", self.clock()))
         except BaseExceptionGroup as group:  # one failure is enough to say (a full disk)
             raise group.exceptions[0] from None
 
@@ -216,7 +222,29 @@ class RunCapture:
             for fact in self._facts():
                 machine.handle(fact)
         was_open = machine.open
-        for action in machine.handle(event):
+        self._carry_out(machine.handle(event), was_open)
+
+    async def _end(self, event: StopRequested | StreamEnded) -> None:
+        """End the run by ``event`` in a worker thread (once, whoever asks first; the others
+        wait for it), then carry out its actions here. The stream is closed first: no byte
+        arrives, and no tick runs, while the thread has the machine."""
+        machine = self.machine
+        if self._ending is None:
+            if machine.ended:
+                return
+            for fact in self._facts():
+                machine.handle(fact)
+            self.stream.close()
+            self.status.tables = None  # views stop reading the tables the thread finishes
+            self._ending = asyncio.ensure_future(asyncio.to_thread(machine.handle, event))
+        actions = await asyncio.shield(self._ending)
+        if not self._end_done:
+            self._end_done = True
+            self._carry_out(actions, True)
+
+    def _carry_out(self, actions: list[Action], was_open: bool) -> None:
+        machine = self.machine
+        for action in actions:
             self._execute(action)
         status = self.status
         status.bytes = machine.archived
@@ -234,37 +262,37 @@ class RunCapture:
         try:
             await self.stream.wait_end(self.settings.idle_timeout)
         except DeviceTimeout as error:
-            self._ended(EndKind.IDLE, error)
+            await self._ended(EndKind.IDLE, error)
         except ConnectionLost as error:
-            self._ended(EndKind.LOST, error)
+            await self._ended(EndKind.LOST, error)
         except (HttpStatusError, ProtocolError) as error:
             if not self.machine.open:
                 self._no_session_error = error  # not a profile at all: no session
-            self._ended(EndKind.PROTOCOL, error)
+            await self._ended(EndKind.PROTOCOL, error)
         except DeviceError as error:
-            self._ended(EndKind.LOST, error)
+            await self._ended(EndKind.LOST, error)
         except Exception as error:  # what archiving raised in the callback (e.g. a full disk)
             self._failure = error
         else:
             problem = self.stream.response.eof_problem()
             if problem:
-                self._ended(EndKind.CUT_SHORT, problem)
+                await self._ended(EndKind.CUT_SHORT, problem)
             else:
-                self._ended(EndKind.CLOSED, "the device closed the stream")
+                await self._ended(EndKind.CLOSED, "the device closed the stream")
         raise _StreamOver
 
-    def _ended(self, kind: EndKind, error: Exception | str) -> None:
+    async def _ended(self, kind: EndKind, error: Exception | str) -> None:
         if self._failure is None:
-            self._apply(StreamEnded(kind, str(error), self.clock()))
+            await self._end(StreamEnded(kind, str(error), self.clock()))
 
     async def _watch_stop(self) -> None:
         await self.stop.wait()
         cause = getattr(self.stop, "cause", None) or StopCause.REQUESTED
-        self._apply(StopRequested(cause, self.clock()))
+        await self._end(StopRequested(cause, self.clock()))
 
     async def _tick_loop(self) -> None:
         machine = self.machine
-        while not machine.ended:
+        while not machine.ended and self._ending is None:
             due = machine.next_tick()
             wait = None if due is None else max(0.0, due - self.clock())
             self._nudge.clear()
@@ -274,9 +302,14 @@ class RunCapture:
                 continue  # the machine's wishes changed: look again
             except TimeoutError:
                 pass
+            if self._ending is not None:  # a worker thread is ending the run
+                return
+            began = time.perf_counter()
             self._free_space()
             self._apply(Tick(self.clock()))
-            self.status.live_heap_bytes = machine.reader.tables.live_bytes
+            status = self.status
+            status.live_heap_bytes = machine.reader.tables.live_bytes
+            status.worst_tick_seconds = max(status.worst_tick_seconds, time.perf_counter() - began)
 
     def _free_space(self) -> None:
         if not self.settings.archive_limits.min_free_bytes:
@@ -342,7 +375,10 @@ class RunCapture:
 
     async def _finish_now(self, cause: StopCause) -> None:
         """Cancelled: end the run here and write what it has (chunks, the final record)."""
-        if self.machine is None or self.machine.ended:
+        if self._ending is not None:  # a worker thread was ending it: its actions, once
+            pending = [] if self._end_done else await self._ending
+            self._end_done = True
+        elif self.machine is None or self.machine.ended:
             pending = []
         else:
             pending = self.machine.handle(StopRequested(cause, self.clock()))

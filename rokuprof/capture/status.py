@@ -86,6 +86,7 @@ class CaptureStatus:
     entries: int = 0
     chunks: int = 0
     live_heap_bytes: int = 0
+    worst_tick_seconds: float = 0.0  # the longest tick of the loop's runs (decode, chunks)
     runs_done: int = 0
     last_status: str = ""  # final status of the last finished run
     ecp_mode: str = ""  # ECP's "ecp-setting-mode" (``limited``: some queries refused)

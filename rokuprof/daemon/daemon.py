@@ -359,6 +359,11 @@ class Daemon:
                 "gauge",
                 "Seconds since the device's last profiler byte (absent before any).",
             ),
+            "tick": Family(
+                "rokuprof_device_worst_tick_seconds",
+                "gauge",
+                "The longest tick of the device's capture (decoding, deltas, chunks) so far.",
+            ),
             "limited": Family(
                 "rokuprof_device_ecp_limited", "gauge", "1 while the device's ECP is limited."
             ),
@@ -407,6 +412,8 @@ class Daemon:
             since = st.since_data(now) if st is not None else None
             if since is not None:
                 fam["age"].add(round(since, 3), device=d)
+            if st is not None:
+                fam["tick"].add(round(st.worst_tick_seconds, 6), device=d)
             fam["limited"].add(1 if st is not None and st.limited else 0, device=d)
             for status in (s for s in SessionStatus if s.final):
                 fam["sessions"].add(c.sessions.get(status, 0), device=d, status=status)
