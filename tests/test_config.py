@@ -319,3 +319,16 @@ def test_config_check_json(tmp_path: Path) -> None:
     assert report["ok"] is True and report["problems"] == [] and report["summary"]
     bad = _check(tmp_path, "[discovery]\nenabled = false\n", "-j")
     assert bad.exit_code == 2 and json.loads(bad.stdout)["problems"]
+
+
+def test_a_sessions_chunk_bytes_cap_is_a_size() -> None:
+    cfg = build_config({"capture": {"max_session_chunk_bytes": "64MiB"}}, env={})
+    assert cfg.capture.chunks.max_session_chunk_bytes == 64 * 1024**2
+    default = build_config({}, env={}).capture.chunks.max_session_chunk_bytes
+    assert default == ChunkSettings().max_session_chunk_bytes == 1024**3
+    for bad, says in (("lots", "expected a size"), (0, "above 0")):
+        with pytest.raises(ConfigError) as error:
+            build_config({"capture": {"max_session_chunk_bytes": bad}}, env={})
+        assert len(error.value.errors) == 1
+        assert error.value.errors[0].startswith("capture.max_session_chunk_bytes: ")
+        assert says in error.value.errors[0]

@@ -47,7 +47,11 @@ from rokuprof.store.uploader import MAX_IN_FLIGHT
 DSN_ENV = "ROKUPROF_SENTRY_DSN"
 DEFAULT_OUT = Path("rokuprof-data")
 #: The config key of each chunk setting the file may set (the rules are ChunkSettings').
-CHUNK_KEYS = {"chunk_seconds": "capture.chunk_seconds", "environment": "sentry.environment"}
+CHUNK_KEYS = {
+    "chunk_seconds": "capture.chunk_seconds",
+    "max_session_chunk_bytes": "capture.max_session_chunk_bytes",
+    "environment": "sentry.environment",
+}
 #: The most devices ``[discovery] max_devices`` may allow (each is a capture loop).
 MAX_DISCOVERED_DEVICES = 4096
 
@@ -406,7 +410,15 @@ def build_config(
     cap = c.table(
         data,
         "capture",
-        ("out", "chunk_seconds", "file_mode", "export", *_LIMIT_KEYS, *_ARCHIVE_KEYS),
+        (
+            "out",
+            "chunk_seconds",
+            "max_session_chunk_bytes",
+            "file_mode",
+            "export",
+            *_LIMIT_KEYS,
+            *_ARCHIVE_KEYS,
+        ),
         "capture",
     )
     out = c.string(cap, "out", "capture", str(DEFAULT_OUT), empty=False)
@@ -568,9 +580,16 @@ def _chunk_settings(c: _Checker, cap: Mapping, sen: Mapping) -> ChunkSettings:
     """The chunk settings the file sets (see :data:`CHUNK_KEYS`), checked by their own rules;
     each broken rule is an error naming its key."""
     default = ChunkSettings()
+    cap_bytes = cap.get("max_session_chunk_bytes", default.max_session_chunk_bytes)
+    try:
+        cap_bytes = parse_size(cap_bytes)
+    except (ValueError, TypeError) as exc:
+        c.error(CHUNK_KEYS["max_session_chunk_bytes"], str(exc))
+        cap_bytes = default.max_session_chunk_bytes
     try:
         return ChunkSettings(
             chunk_seconds=cap.get("chunk_seconds", default.chunk_seconds),
+            max_session_chunk_bytes=cap_bytes,
             environment=sen.get("environment", default.environment),
         )
     except ChunkSettingsError as exc:
