@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.profile.reader import ProfileReader
+from rokuprof.profile.tables import PathNode, root_module
 from rokuprof.sentry.chunk import BuildReport, Chunk, ChunkBuilder, ChunkSettings, delta_walls
 from rokuprof.sentry.convert import default_slice_bytes
 from rokuprof.sentry.coverage import PathKey, chunk_samples
@@ -78,6 +79,7 @@ class CatchUp:
         self._next_cut = self.slice_bytes
         self._slices: list[_Slice] = []
         self._keys: dict[int, PathKey | None] = {}
+        self._frame_texts: dict[tuple[int, int, int], str] = {}
         units = units_per_second(self.settings.wall_unit)
         self.samples_before = 0
         self.last_sample: float | None = None
@@ -104,16 +106,19 @@ class CatchUp:
 
     def _key(self, path: int) -> PathKey | None:
         if path not in self._keys:
-            tables = self.reader.tables
-            stack = tables.stack(path) if path else ()
-            self._keys[path] = (
-                tuple(
-                    json.dumps(frame_for(tables, n), sort_keys=True, ensure_ascii=False)
-                    for n in stack
-                )
-                or None
-            )
+            stack = self.reader.tables.stack(path) if path else ()
+            self._keys[path] = tuple(map(self._frame_text, stack)) or None
         return self._keys[path]
+
+    def _frame_text(self, node: PathNode) -> str:
+        """A frame as its key's JSON, made once per (function, file, line) and shared by every
+        key that has it."""
+        ids = (node.function_id, node.file_id, node.line)
+        text = self._frame_texts.get(ids)
+        if text is None:
+            frame = frame_for(self.reader.tables, node)
+            text = self._frame_texts[ids] = json.dumps(frame, sort_keys=True, ensure_ascii=False)
+        return text
 
     def _take_slice(self) -> None:
         delta = self.reader.tables.take_delta(lines=False)
@@ -138,9 +143,9 @@ class CatchUp:
         out = []
         for s in self._slices:
             for path, wall in s.walls.items():
-                stack = tables.stack(path)
-                if stack:
-                    per_thread[stack[-1].module] += wall
+                module = root_module(tables, path)
+                if module is not None:
+                    per_thread[module] += wall
             out.append(max(per_thread.values(), default=0) / units)
         return out
 

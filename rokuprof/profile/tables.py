@@ -123,6 +123,17 @@ def fold_stack(nodes: list[PathNode] | tuple[PathNode, ...], limit: int) -> tupl
     return (*nodes[: limit - 1], marker)
 
 
+def root_module(tables, path_id: int) -> int | None:
+    """The executable module (Sentry thread) of a call path: its root's, which every node
+    carries, so no stack is walked unless the path was defined under a caller not yet defined;
+    ``None`` for an undefined path. ``tables``: either core's."""
+    node = tables.node(path_id) if path_id else None
+    if node is not None and node.caller and not node.depth:  # defined dangling
+        stack = tables.stack(path_id)
+        node = stack[-1] if stack else None
+    return node.module if node is not None else None
+
+
 @dataclass(frozen=True, slots=True)
 class PathStats:
     """Counters of one call path (cumulative in a snapshot, differences in a delta)."""

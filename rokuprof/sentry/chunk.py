@@ -77,7 +77,7 @@ from functools import cached_property
 
 from rokuprof import __version__
 from rokuprof.bsprof.model import Header
-from rokuprof.profile.tables import Delta, ProfileTables
+from rokuprof.profile.tables import Delta, ProfileTables, root_module
 from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
 from rokuprof.sentry.frames import FrameName, FrameTable, release_name
 from rokuprof.sentry.sampling import (
@@ -626,12 +626,7 @@ class ChunkBuilder:
         try:
             return self._threads[path]
         except KeyError:
-            node = self.tables.node(path) if path else None
-            if node is not None and node.caller and not node.depth:  # defined dangling
-                stack = self.tables.stack(path)
-                node = stack[-1] if stack else None
-            module = node.module if node is not None else None
-            self._threads[path] = module
+            module = self._threads[path] = root_module(self.tables, path)
             return module
 
     def _lane(self, module: int) -> Lane:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.profile.reader import ProfileReader
+from rokuprof.profile.tables import root_module
 from rokuprof.sentry.chunk import (
     BuildReport,
     Chunk,
@@ -231,9 +232,8 @@ class OfflineConverter:
         per_thread: dict[int, int] = {}
         for s in self._slices:
             for path, wall in zip(s.paths, s.walls, strict=True):
-                stack = tables.stack(path)
-                if stack:
-                    module = stack[-1].module
+                module = root_module(tables, path)
+                if module is not None:
                     per_thread[module] = per_thread.get(module, 0) + wall
         return max(per_thread.values(), default=0) / units
 
