@@ -22,7 +22,7 @@ from itertools import pairwise
 
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import PathNode, ProfileTables
-from rokuprof.sentry.chunk import HEAP_MEASUREMENT, Chunk, ChunkSettings
+from rokuprof.sentry.chunk import HEAP_MEASUREMENT, Chunk, ChunkSettings, Layout
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.sampling import WALL_UNITS
 
@@ -184,15 +184,89 @@ def _call_lines(stack: tuple[PathNode, ...]) -> tuple[int, ...]:
 
 
 class _TimelineReader:
-    """Reads the samples of Sentry chunks back into per-thread runs."""
+    """Reads the samples of Sentry chunks back into per-thread runs: from the layout the
+    builder placed them by (:class:`~rokuprof.sentry.chunk.Layout`, run by run) when the chunk
+    has one, else from its JSON, sample by sample; both give the same timeline."""
 
-    def __init__(self, timeline: Timeline, frames: _Frames, threads: dict[int, str]) -> None:
+    def __init__(
+        self, timeline: Timeline, frames: _Frames, threads: dict[int, str], tables: ProfileTables
+    ) -> None:
         self.t = timeline
         self.frames = frames
         self.threads = threads
+        self.tables = tables
         self._stack_ids: dict[tuple[int, ...], int] = {(): IDLE}
+        self._path_stacks: dict[int, int] = {IDLE: IDLE}
 
     def add(self, chunk: Chunk) -> None:
+        if chunk.layout is not None:
+            self._add_layout(chunk.layout)
+        else:
+            self._add_json(chunk)
+
+    def _stack_id(self, key: tuple[int, ...]) -> int:
+        sid = self._stack_ids.get(key)
+        if sid is None:
+            sid = self._stack_ids[key] = len(self.t.stacks)
+            self.t.stacks.append(key)
+        return sid
+
+    def _path_stack(self, path: int) -> int:
+        sid = self._path_stacks.get(path)
+        if sid is None:
+            tables = self.tables
+            key = tuple(self.frames.node_id(tables, node) for node in tables.stack(path))
+            sid = self._path_stacks[path] = self._stack_id(key)
+        return sid
+
+    def _add_run(self, thread: int, slot: int, sid: int, n: int) -> None:
+        lane = self.t.runs.get(thread)
+        if lane is None:
+            lane = self.t.runs[thread] = []
+        if lane:
+            first, last_sid, count = lane[-1]
+            if last_sid == sid and first + count == slot:
+                lane[-1] = (first, sid, count + n)
+                return
+        lane.append((slot, sid, n))
+
+    def _add_layout(self, layout: Layout) -> None:
+        t = self.t
+        assert t.origin is not None
+        origin, hz = t.origin, t.hz
+        base, step = layout.origin, layout.hz
+
+        def read_back(slot: int) -> int:  # as a reader of the JSON reads the sample's slot
+            return round((base + slot / step - origin) * hz)
+
+        shift = (base - origin) * hz
+        exact = step == hz and abs(shift - round(shift)) < 0.01  # every slot moves alike
+        # Number frames, stacks and threads in the order the chunk's JSON has them: stacks by
+        # their first sample (time, then thread ID as text), threads by their ID as text,
+        # lanes by their first sample.
+        first_use: dict[int, tuple[int, str]] = {}
+        for module, runs in layout.threads:
+            tid = str(module)
+            for slot, path, _ in runs:
+                seen = first_use.get(path)
+                if seen is None or (slot, tid) < seen:
+                    first_use[path] = (slot, tid)
+        for path in sorted(first_use, key=lambda path: (*first_use[path], path)):
+            self._path_stack(path)
+        for module, _ in sorted(layout.threads, key=lambda thread: str(thread[0])):
+            self.threads.setdefault(module, self.tables.module_name(module))
+        lanes = sorted((t for t in layout.threads if t[1]), key=lambda t: (t[1][0][0], str(t[0])))
+        for module, runs in lanes:
+            for slot, path, n in runs:
+                sid = self._path_stack(path)
+                if exact:
+                    self._add_run(module, slot + round(shift), sid, n)
+                else:
+                    for i in range(n):
+                        self._add_run(module, read_back(slot + i), sid, 1)
+        t.heap.extend((read_back(slot), value) for slot, value in layout.heap)
+
+    def _add_json(self, chunk: Chunk) -> None:
         t = self.t
         assert t.origin is not None
         payload = chunk.payload
@@ -201,31 +275,13 @@ class _TimelineReader:
             self.frames.id(Frame(f.get("function", ""), f.get("abs_path", ""), f.get("lineno", 0)))
             for f in profile["frames"]
         ]
-        stack_ids = []
-        for stack in profile["stacks"]:
-            key = tuple(frame_ids[i] for i in stack)
-            sid = self._stack_ids.get(key)
-            if sid is None:
-                sid = self._stack_ids[key] = len(t.stacks)
-                t.stacks.append(key)
-            stack_ids.append(sid)
+        stack_ids = [self._stack_id(tuple(frame_ids[i] for i in s)) for s in profile["stacks"]]
         for tid, meta in profile["thread_metadata"].items():
             self.threads.setdefault(int(tid), meta.get("name", tid))
         origin, hz = t.origin, t.hz
-        runs = t.runs
         for s in profile["samples"]:
             slot = round((s["timestamp"] - origin) * hz)
-            thread = int(s["thread_id"])
-            sid = stack_ids[s["stack_id"]]
-            lane = runs.get(thread)
-            if lane is None:
-                lane = runs[thread] = []
-            if lane:
-                first, last_sid, n = lane[-1]
-                if last_sid == sid and first + n == slot:
-                    lane[-1] = (first, sid, n + 1)
-                    continue
-            lane.append((slot, sid, 1))
+            self._add_run(int(s["thread_id"]), slot, stack_ids[s["stack_id"]], 1)
         heap = payload.get("measurements", {}).get(HEAP_MEASUREMENT)
         if heap:
             t.heap.extend(
@@ -250,7 +306,7 @@ def build_input(
         if reading is None:
             assert reader.header is not None  # no header, no chunks
             timeline.origin = reader.header.start_ms / 1000
-            reading = _TimelineReader(timeline, frames, threads)
+            reading = _TimelineReader(timeline, frames, threads, tables)
         reading.add(chunk)
     header = reader.header
     if header is not None:

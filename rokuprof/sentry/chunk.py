@@ -277,6 +277,18 @@ def _got(value: object) -> str:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """A chunk's samples as the builder placed them: per thread (module ID) runs of
+    ``(slot, path, count)`` (path :data:`~rokuprof.sentry.timeline.IDLE` for idle samples; a
+    sample's timestamp is ``origin + slot / hz``), and the heap values ``(slot, bytes)``."""
+
+    origin: float
+    hz: int
+    threads: tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...]
+    heap: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
 class Chunk:
     """One V2 profile chunk, ready to spool or send."""
 
@@ -287,6 +299,9 @@ class Chunk:
     end: float  # last sample timestamp
     samples: int
     threads: tuple[str, ...]  # thread ids
+    #: the placed samples the JSON was written from (what a reader of the chunk would find,
+    #: without parsing it): see :class:`Layout`
+    layout: Layout | None = field(default=None, repr=False, compare=False)
 
     @property
     def duration(self) -> float:
@@ -879,6 +894,12 @@ class ChunkBuilder:
                 end=end,
                 samples=count,
                 threads=tuple(sorted(names)),
+                layout=Layout(
+                    self.origin,
+                    self.hz,
+                    tuple((module, tuple(lane_runs)) for _, module, lane_runs in threads),
+                    tuple(group.heap),
+                ),
             )
 
         return data, count, finish

@@ -103,10 +103,15 @@ class FrameTable:
         self.stacks: list[list[int]] = []
         self._known = {} if known is None else known
         self._frame_ids: dict[FrameName, int] = {}
+        self._of_node: dict[tuple[int, int, int], int] = {}
         self._stack_ids: dict[tuple[int, ...], int] = {}
         self._path_stacks: dict[int, int] = {}
 
     def frame_id(self, node: PathNode) -> int:
+        ids = (node.function_id, node.file_id, node.line)
+        fid = self._of_node.get(ids)  # names looked up once per (function, file, line)
+        if fid is not None:
+            return fid
         tables = self.tables
         name = (tables.string(node.function_id), tables.string(node.file_id), node.line)
         fid = self._frame_ids.get(name)
@@ -116,6 +121,7 @@ class FrameTable:
                 frame = self._known[name] = frame_for(tables, node)
             fid = self._frame_ids[name] = len(self.frames)
             self.frames.append(frame)
+        self._of_node[ids] = fid
         return fid
 
     def stack_id(self, path: int) -> int:
