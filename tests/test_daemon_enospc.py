@@ -4,14 +4,12 @@ space again. Needs root to mount the tmpfs; skipped otherwise."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from daemon_helpers import Running, chunk_files, daemon_config, record, sessions, sim, until
+from disk_helpers import fill, mounted_small_disk
 from fake_sentry import FakeSentry
 
 from rokuprof.simulator import SimulatedDevice
@@ -19,31 +17,9 @@ from rokuprof.simulator import SimulatedDevice
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs to fill up needs root")
-    result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
-    try:
+    """A 1 MiB tmpfs (root only), unmounted afterwards."""
+    with mounted_small_disk(tmp_path / "disk") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
-def fill(disk: Path) -> Path:
-    filler = disk / "filler"
-    with contextlib.suppress(OSError), filler.open("wb") as f:
-        while True:
-            f.write(b"\0" * 4096)
-            f.flush()
-    return filler
 
 
 @pytest.mark.slow

@@ -9,13 +9,13 @@ import asyncio
 import contextlib
 import json
 import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from daemon_helpers import cap_config
+from disk_helpers import fill, mounted_small_disk
 
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.watch import summary_json, watch
@@ -111,28 +111,8 @@ def assert_finished(session: Path, status: str, sent: bytes) -> dict:
 @pytest.fixture
 def small_disk(tmp_path: Path):
     """A 1 MiB tmpfs (root only), unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs to fill up needs root")
-    mount = ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)]
-    result = subprocess.run(mount, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
-    try:
+    with mounted_small_disk(tmp_path / "disk") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
-def fill(disk: Path) -> Path:
-    """Take every free block of ``disk`` (4 KiB at a time, until ENOSPC)."""
-    filler = disk / "filler"
-    with contextlib.suppress(OSError), filler.open("ab") as f:
-        while True:
-            f.write(b"\0" * 4096)
-            f.flush()
-    return filler
 
 
 def test_a_space_reserve_gives_back_room_on_a_full_disk(small_disk: Path) -> None:
