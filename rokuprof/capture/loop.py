@@ -62,6 +62,7 @@ from rokuprof.device.errors import (
     HttpStatusError,
     LimitedModeError,
 )
+from rokuprof.device.hosts import url_host
 from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.files import sweep_tmp
@@ -412,7 +413,8 @@ class DeviceCapture:
             triggers.append(self._stop_after(self.config.duration))
         self._set_device()
         cfg = self.config
-        self._set_state(DeviceState.STARTING, f"polling {cfg.host}:{cfg.profiler_port}")
+        where = f"{url_host(cfg.host)}:{cfg.profiler_port}"
+        self._set_state(DeviceState.STARTING, f"polling {where}")
         try:
             async with alongside(*triggers):
                 await self._loop()

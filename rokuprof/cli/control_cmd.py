@@ -15,6 +15,7 @@ from rokuprof.cli.root import app
 from rokuprof.device.control import ACTIONS
 from rokuprof.device.control import control as run_control
 from rokuprof.device.errors import DeviceError
+from rokuprof.device.hosts import plain_host
 from rokuprof.views.text import printable
 
 Action = choice("Action", *ACTIONS)
@@ -42,7 +43,9 @@ def control(
     if (problem := host_problem(host, ports="--console-port")) is not None:
         exits.fail(problem)
     try:
-        result = asyncio.run(run_control(host, Action(action).value, console_port, timeout))
+        result = asyncio.run(
+            run_control(plain_host(host), Action(action).value, console_port, timeout)
+        )
     except DeviceError as error:
         exits.fail(error, exits.FAILED)
     if as_json:

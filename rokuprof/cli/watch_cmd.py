@@ -21,6 +21,7 @@ from rokuprof.cli.options import JsonFlag, QuietFlag, View
 from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.daemon.config import parse_size
+from rokuprof.device.hosts import plain_host
 from rokuprof.export import FORMATS
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.views.text import printable
@@ -65,7 +66,9 @@ def report_summary(summary: CaptureSummary, as_json: bool) -> None:
 
 @app.command()
 def watch(
-    host: Annotated[str, typer.Argument(help="The Roku's address (IP or host name, no port).")],
+    host: Annotated[
+        str, typer.Argument(help="The Roku's address (IP, IPv6 bare or in [], or host name).")
+    ],
     out: Annotated[
         Path, typer.Option("--out", "-o", metavar="DIR", help="Where sessions are written.")
     ] = Path("rokuprof-data"),
@@ -181,6 +184,7 @@ def watch(
     """
     if (problem := host_problem(host)) is not None:
         exits.fail(problem)
+    host = plain_host(host)  # [::1] -> ::1: URLs add the brackets back
     with chunk_options():
         chunks = ChunkSettings(
             chunk_seconds=chunk_seconds,

@@ -23,6 +23,7 @@ synchronous (call them through :func:`asyncio.to_thread`).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -70,9 +71,23 @@ _CHUNK = re.compile(r"[0-9]+\.json")
 
 
 def safe_name(text: str, fallback: str = "device") -> str:
-    """A file-name-safe form of a serial number or host (``fe80::1`` -> ``fe80_1``)."""
-    name = _UNSAFE.sub("_", text).strip("._")
+    """A file-name-safe form of a serial number or host (``fe80::1`` -> ``fe80_1``, ``::1`` ->
+    ``_1``: an IPv6 address keeps its leading ``_``, so it never reads as another name). A
+    name already safe (and not hidden) is kept as it is, so that naming twice changes nothing."""
+    if _UNSAFE.search(text) is None and text.strip(".") == text and 0 < len(text) <= 100:
+        return text
+    if _is_ipv6(text):
+        name = _UNSAFE.sub("_", text.strip("[]")).strip(".")
+    else:
+        name = _UNSAFE.sub("_", text).strip("._")
     return name[:100] or fallback
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        return ipaddress.ip_address(text.strip("[]")).version == 6
+    except ValueError:
+        return False
 
 
 def session_name(start: float, profiler_id: str) -> str:
