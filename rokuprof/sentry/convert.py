@@ -1,10 +1,11 @@
 """Offline conversion of a ``.bsprof`` file into Sentry chunks, with the live chunk builder.
 
 A file has no arrival times, so the converter makes them up: it decodes the file in slices cut at
-fixed byte offsets (every ``slice_bytes`` from the start of the file, so the result does not
-depend on how the bytes are fed in), takes the tables' delta after each slice, and hands the
-deltas to the same :class:`~rokuprof.sentry.chunk.ChunkBuilder` a live capture uses, with arrival
-times spread over the run by byte position:
+fixed byte offsets of the stream (every :data:`SLICE_BYTES` from its start, twice as far apart
+each time :data:`MAX_SLICES` slices or :data:`MAX_SLICE_ENTRIES` call paths are held, when
+neighbours merge), takes the tables' delta after each slice, and hands the deltas to the same
+:class:`~rokuprof.sentry.chunk.ChunkBuilder` a live capture uses, with arrival times spread over
+the run by byte position:
 
 * **footer present**: between the run's start (header) and end (footer) timestamps;
 * **footer missing** (a run cut short, or a footer whose end is not after the start or more than
@@ -12,11 +13,11 @@ times spread over the run by byte position:
   busy, since the run lasted at least that long and a thread is never busy for longer than the
   run.
 
+The slices depend on the stream's bytes alone, never on its size being known or on how it is
+read: a file, standard input and a session directory convert identically, read in any pieces.
 Decoding happens once (:meth:`OfflineConverter.feed`); the samples are laid out when
 :meth:`OfflineConverter.chunks` runs, once the end of the run is known, and the chunks come out
-one at a time as they are made. Until then each slice is held as two arrays (call paths and
-their wall-self differences), at most :data:`MAX_SLICE_ENTRIES` pairs in all: past that,
-neighbouring slices merge. Pure: bytes in, chunks out.
+one at a time as they are made. Pure: bytes in, chunks out.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ from rokuprof.timefmt import utc_iso
 
 MIN_SLICE_BYTES = 4096
 TARGET_SLICES = 1000
+#: The first slices' size; it doubles whenever the slices held are merged.
+SLICE_BYTES = MIN_SLICE_BYTES
+#: Slices held before neighbours merge (even, so merged slices stay on the doubled grid).
+MAX_SLICES = 2 * TARGET_SLICES
 #: (call path, wall) pairs the slices may hold (16 bytes each) before neighbours are merged.
 MAX_SLICE_ENTRIES = 2_000_000
 
@@ -51,7 +56,8 @@ TIMING_BUSIEST = "busiest thread"
 
 
 def default_slice_bytes(total_bytes: int | None) -> int:
-    """About :data:`TARGET_SLICES` slices per file, none smaller than 4 KiB."""
+    """About :data:`TARGET_SLICES` slices per file, none smaller than 4 KiB (recovery's catch-up;
+    the offline converter's slices never depend on the file's size)."""
     if not total_bytes:
         return 16 * 1024
     return max(MIN_SLICE_BYTES, -(-total_bytes // TARGET_SLICES))
@@ -147,7 +153,9 @@ class ConversionSummary:
 
 
 class OfflineConverter:
-    """A whole ``.bsprof`` file, fed in pieces (split anywhere), converted into chunks."""
+    """A whole ``.bsprof`` file, fed in pieces (split anywhere), converted into chunks; the
+    chunks are a function of the bytes alone. ``total_bytes`` is accepted and ignored (callers
+    pass it for their progress display); ``slice_bytes`` is the first slices' size."""
 
     def __init__(
         self,
@@ -159,12 +167,17 @@ class OfflineConverter:
         new_id: Callable[[], str] = new_uuid,
         limits: Limits | None = None,
         max_slice_entries: int = MAX_SLICE_ENTRIES,
+        max_slices: int = MAX_SLICES,
     ) -> None:
+        del total_bytes  # the result must not depend on whether the size is known
         self.settings = settings or ChunkSettings()
         self.reader = ProfileReader(limits)
-        self.slice_bytes = slice_bytes or default_slice_bytes(total_bytes)
+        self.slice_bytes = slice_bytes or SLICE_BYTES
         if self.slice_bytes < 1:
             raise ValueError("slice_bytes must be positive")
+        if max_slices < 2:
+            raise ValueError("max_slices must be at least 2")
+        self.max_slices = max_slices
         self.profiler_id = profiler_id
         self.new_id = new_id
         self.received = 0
@@ -207,13 +220,16 @@ class OfflineConverter:
         walls, memory = delta_walls(delta)
         self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, memory))
         self._entries += len(walls)
-        while self._entries > self.max_slice_entries and len(self._slices) > 1:
+        while len(self._slices) > 1 and (
+            self._entries > self.max_slice_entries or len(self._slices) >= self.max_slices
+        ):
             self._coarsen()
 
     def _coarsen(self) -> None:
         """Merge each pair of neighbouring slices (and cut twice as far apart from now on): a
-        file whose every slice changes many call paths is laid out at a coarser grain rather
-        than held in ever more memory. Deterministic: it depends on the file's bytes only."""
+        long file, or one whose every slice changes many call paths, is laid out at a coarser
+        grain rather than held in ever more memory. Deterministic: it depends on the bytes
+        only (slices are cut at offsets of the stream, whatever pieces it arrives in)."""
         merged = []
         for i in range(0, len(self._slices) - 1, 2):
             a, b = self._slices[i], self._slices[i + 1]
