@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rokuprof.cli import exits
+from rokuprof.cli import checks, exits
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import RokuTyper, app
@@ -19,11 +19,14 @@ config_app = RokuTyper(help="Check daemon config files.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
 
-def _problems(path: Path, owners: bool = True) -> tuple[DaemonConfig | None, str, list[str]]:
+def _problems(
+    path: Path, owners: bool = True, resolve: bool = True
+) -> tuple[DaemonConfig | None, str, list[str]]:
     """The config (None if unusable), how to name it, and every problem found (``owners``: as
-    root, an output directory another user could steer is one)."""
+    root, an output directory another user could steer is one; ``resolve``: so is a device
+    host name that does not resolve, as ``watch`` says)."""
     try:
-        config = load_config(path, runnable=True)
+        config = load_config(path, runnable=True, resolver=checks.resolve if resolve else None)
     except ConfigError as error:
         return None, str(error.source), list(error.errors)
     if owners and (problem := root_output_problem(config.capture.out)) is not None:
@@ -31,9 +34,9 @@ def _problems(path: Path, owners: bool = True) -> tuple[DaemonConfig | None, str
     return config, str(path), []
 
 
-def load_or_fail(path: Path, owners: bool = True) -> DaemonConfig:
+def load_or_fail(path: Path, owners: bool = True, resolve: bool = True) -> DaemonConfig:
     """The config at ``path``, or every problem on stderr and exit status 2."""
-    config, source, problems = _problems(path, owners)
+    config, source, problems = _problems(path, owners, resolve)
     if config is None:
         err = stderr_console()
         err.print(printable(f"{source}: {len(problems)} problem(s)"), markup=False)
@@ -49,7 +52,8 @@ def check(
     as_json: JsonFlag = False,
 ) -> None:
     """Print OK and a summary (and warnings, e.g. a DSN others can read), or every problem
-    found.
+    found: device hosts follow `watch`'s rules (an IP address or a host name that resolves,
+    no URL, no port), the output directory must be writable.
 
     `$ROKUPROF_SENTRY_DSN` overrides `sentry.dsn` here as in the daemon. With `--json`:
     `{"ok", "file", "problems", "summary", "warnings"}` on standard output.

@@ -46,7 +46,7 @@ def daemon(
     as a failure); 1 it could not start; 2 bad usage or a bad config (every problem is listed),
     or, running as root, an output directory another user owns or may write to.
     """
-    cfg = load_or_fail(config, owners=False)
+    cfg = load_or_fail(config, owners=False, resolve=False)  # a name may resolve later
     if (problem := root_output_problem(cfg.capture.out)) is not None:
         exits.fail(problem)  # one line, nothing written
     dsn = cfg.sentry.dsn

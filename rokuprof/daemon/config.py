@@ -37,12 +37,14 @@ from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.daemon.registry import DEFAULT_EXPIRE_SECONDS, DEFAULT_MAX_DEVICES
+from rokuprof.device.hosts import Resolver, host_problem, plain_host
 from rokuprof.sentry.chunk import ChunkSettings, ChunkSettingsError
 from rokuprof.sentry.dsn import Dsn, DsnError
 from rokuprof.store.files import DEFAULT_FILE_MODE, check_file_mode, dir_mode_for
 from rokuprof.store.pyroscope import check_url
 from rokuprof.store.spool import DEFAULT_MAX_BYTES as DEFAULT_SPOOL_BYTES
 from rokuprof.store.uploader import MAX_IN_FLIGHT
+from rokuprof.store.writable import out_write_problem
 
 DSN_ENV = "ROKUPROF_SENTRY_DSN"
 DEFAULT_OUT = Path("rokuprof-data")
@@ -52,6 +54,8 @@ CHUNK_KEYS = {
     "max_session_chunk_bytes": "capture.max_session_chunk_bytes",
     "environment": "sentry.environment",
 }
+#: What a device's host must not carry, and the keys that take it instead.
+HOST_PORT_KEYS = "profiler_port, ecp_port and console_port"
 #: The most devices ``[discovery] max_devices`` may allow (each is a capture loop).
 MAX_DISCOVERED_DEVICES = 4096
 
@@ -400,9 +404,12 @@ def build_config(
     env: Mapping[str, str] | None = None,
     source: str = "config",
     runnable: bool = False,
+    resolver: Resolver | None = None,
 ) -> DaemonConfig:
     """A :class:`DaemonConfig` from parsed TOML; raises :class:`ConfigError` listing every
-    problem."""
+    problem. ``runnable``: also refuse a config that would capture nothing or whose output
+    directory cannot be written. Hosts follow ``watch``'s rules; with a ``resolver`` host names
+    must also resolve."""
     env = os.environ if env is None else env
     c = _Checker()
     c.unknown(data, _TOP, "")
@@ -424,6 +431,8 @@ def build_config(
     out = c.string(cap, "out", "capture", str(DEFAULT_OUT), empty=False)
     if Path(out).expanduser().exists() and not Path(out).expanduser().is_dir():
         c.error("capture.out", f"{out} exists and is not a directory")
+    elif runnable and (problem := out_write_problem(out)) is not None:
+        c.error("capture.out", problem)
     defaults = Limits()
     bounds = {
         key: int(c.number(cap, key, "capture", getattr(defaults, key), low=0, high=2**31) or 0)
@@ -454,6 +463,9 @@ def build_config(
             c.error(f"{where}.host", "missing (the device's IP address or host name)")
         else:
             host = c.string(raw, "host", where, "", empty=False).strip()
+            if host and (problem := host_problem(host, HOST_PORT_KEYS, resolver)) is not None:
+                c.error(f"{where}.host", problem)
+            host = plain_host(host)
         entry = DeviceEntry(
             host=host,
             name=c.string(raw, "name", where, "").strip(),
@@ -689,10 +701,15 @@ def dsn_file_warning(path: Path, data: Mapping) -> str | None:
 
 
 def load_config(
-    path: Path | str, *, env: Mapping[str, str] | None = None, runnable: bool = False
+    path: Path | str,
+    *,
+    env: Mapping[str, str] | None = None,
+    runnable: bool = False,
+    resolver: Resolver | None = None,
 ) -> DaemonConfig:
-    """Read and check a TOML config file; :class:`ConfigError` on any problem. ``runnable``:
-    also refuse a config that would capture nothing (``config check`` and ``daemon`` do)."""
+    """Read and check a TOML config file; :class:`ConfigError` on any problem. ``runnable``
+    and ``resolver``: as :func:`build_config` (``config check`` and ``daemon`` are runnable;
+    ``config check`` also resolves host names)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text("utf-8"))
@@ -702,6 +719,6 @@ def load_config(
         raise ConfigError(["the file is not UTF-8 text"], str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
-    config = build_config(data, env=env, source=str(path), runnable=runnable)
+    config = build_config(data, env=env, source=str(path), runnable=runnable, resolver=resolver)
     warning = dsn_file_warning(path, data)
     return replace(config, warnings=(warning,)) if warning else config

@@ -1,0 +1,29 @@
+"""Can a process write under an output directory? Proved by doing it, leaving nothing behind:
+permission bits say nothing for root, nor about a read-only mount or ``/proc``."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def out_write_problem(out: Path | str) -> str | None:
+    """Why files cannot be written under ``out`` (``None`` when they can). When ``out`` does not
+    exist yet, the nearest existing ancestor must take a new directory (made and removed)."""
+    path = Path(os.path.abspath(Path(out).expanduser()))
+    probe_in = path
+    while not probe_in.exists() and probe_in != probe_in.parent:
+        probe_in = probe_in.parent
+    if not probe_in.is_dir():
+        return f"{probe_in} exists and is not a directory"
+    try:
+        if probe_in == path:
+            with tempfile.NamedTemporaryFile(dir=path, prefix=".rokuprof-probe-"):
+                pass
+        else:
+            os.rmdir(tempfile.mkdtemp(dir=probe_in, prefix=".rokuprof-probe-"))
+    except OSError as exc:
+        what = "write to" if probe_in == path else f"create {path}: cannot write to"
+        return f"cannot {what} {probe_in}: {exc.strerror or exc}"
+    return None
