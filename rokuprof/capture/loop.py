@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import shlex
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -168,6 +169,15 @@ def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
     return safe_name(config.host)
 
 
+def control_command(config: CaptureConfig, action: str) -> str:
+    """The ``rokuprof control`` command line that reaches this device's console as the loop
+    does (its port named when it is not the default)."""
+    words = ["rokuprof", "control", config.host, action]
+    if config.console_port != DEFAULT_CONSOLE_PORT:
+        words += ["--console-port", str(config.console_port)]
+    return shlex.join(words)
+
+
 class DeviceCapture:
     """The capture loop of one device (see the module docstring)."""
 
@@ -256,7 +266,7 @@ class DeviceCapture:
         if state == "paused":
             self._set_state(
                 DeviceState.PAUSED,
-                f"resume with `rokuprof control {self.config.host} resume` (or the r key)",
+                f"resume with `{control_command(self.config, 'resume')}` (or the r key)",
             )
         elif st.state is DeviceState.PAUSED:
             self._set_state(DeviceState.STREAMING)
