@@ -297,8 +297,9 @@ def assert_times_match(got_us: Counter, samples: Counter, what: str, slack_us: f
 
 
 def check_chrome_trace(inp, samples: Counter, heap: list[int]) -> None:
-    doc = json.loads(export(inp, "chrome-trace"))
-    events = doc["traceEvents"]
+    events = json.loads(export(inp, "chrome-trace"))
+    assert isinstance(events, list)  # the JSON Array Format (FlameScope reads no other)
+    assert all("pid" in e and "tid" in e for e in events)
     names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert set(names) == set(inp.threads)
     self_us: Counter = Counter()
