@@ -22,12 +22,11 @@ def twins_config(out: Path, devices: list[SimulatedDevice]):
     entries = [
         {
             "host": dev.config.host,
-            "name": f"twin-{i}",
             "profiler_port": dev.profiler_port,
             "ecp_port": dev.ecp_port,
             "console_port": dev.console_port,
         }
-        for i, dev in enumerate(devices)
+        for dev in devices
     ]
     data = {
         "capture": {"out": str(out), "chunk_seconds": 1.0},

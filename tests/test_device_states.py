@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import socket
 from pathlib import Path
 
@@ -226,13 +227,13 @@ async def test_daemon_every_device_unreachable_is_degraded_and_named_so(tmp_path
         metrics = (await scrape(daemon, "/metrics")).text
         health = await scrape(daemon, "/healthz")
         assert await run.finish() == 0
-    assert 'rokuprof_device_state{device="127.0.0.1",state="unreachable"} 1' in metrics
-    assert 'rokuprof_device_state{device="127.0.0.1",state="refused"} 0' in metrics
+    assert 'rokuprof_device_state{device="attic",state="unreachable"} 1' in metrics  # its name
+    assert 'rokuprof_device_state{device="attic",state="refused"} 0' in metrics
     assert health.status_code == 503
-    assert health.text.startswith("every device is unreachable:\n127.0.0.1 (attic): ")
+    assert health.text.startswith("every device is unreachable:\nattic (127.0.0.1): ")
 
 
-async def test_daemon_names_a_device_by_its_directory_and_tells_refused_from_waiting(
+async def test_daemon_names_a_device_by_its_config_name_and_tells_refused_from_waiting(
     tmp_path: Path,
 ) -> None:
     from daemon_helpers import Running
@@ -250,7 +251,8 @@ async def test_daemon_names_a_device_by_its_directory_and_tells_refused_from_wai
             daemon = run.daemon
             await until(lambda: daemon.slots, 5)
             [slot] = daemon.slots.values()
-            await until(lambda: slot.state == "refused" and slot.name == "YN00DEN00001", 5)
+            known = lambda: slot.status is not None and slot.status.device_name  # noqa: E731
+            await until(lambda: slot.state == "refused" and known(), 5)
             idle = (await scrape(daemon, "/metrics")).text
             idle_health = await scrape(daemon, "/healthz")
             await dev.launch()
@@ -258,15 +260,16 @@ async def test_daemon_names_a_device_by_its_directory_and_tells_refused_from_wai
             done = (await scrape(daemon, "/metrics")).text
             assert await run.finish() == 0
     assert idle_health.status_code == 200
-    assert 'rokuprof_device_state{device="YN00DEN00001",state="refused"} 1' in idle
-    assert 'rokuprof_device_info{device="YN00DEN00001",name="den",host="127.0.0.1"' in idle
+    # the config's name names it (directory, labels); the serial is in session.json
+    assert 'rokuprof_device_state{device="den",state="refused"} 1' in idle
+    assert 'rokuprof_device_info{device="den",name="den",host="127.0.0.1"' in idle
     assert "rokuprof_device_last_data_age_seconds{" not in idle  # no byte yet
-    assert 'rokuprof_sessions_total{device="YN00DEN00001",status="complete"} 1' in done
-    assert 'rokuprof_device_last_data_age_seconds{device="YN00DEN00001"}' in done
-    assert 'device="den"' not in done
-    assert [p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")] == [
-        "YN00DEN00001"
-    ]
+    assert 'rokuprof_sessions_total{device="den",status="complete"} 1' in done
+    assert 'rokuprof_device_last_data_age_seconds{device="den"}' in done
+    assert 'device="YN00DEN00001"' not in done
+    assert [p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")] == ["den"]
+    [session] = (out / "den").iterdir()
+    assert json.loads((session / "session.json").read_text())["device"]["serial"] == "YN00DEN00001"
 
 
 async def test_daemon_records_a_sigterm_as_sigterm(tmp_path: Path) -> None:

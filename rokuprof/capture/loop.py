@@ -19,7 +19,8 @@ run's first byte), ``paused`` (the console's ``bsprof-status``, asked every ``co
 seconds while a run streams). ECP limited mode is said once, with the setting to change.
 
 The device's one display name is its directory name (:func:`device_dir`): the ``device_dir``
-override, else its serial number from ECP ``device-info``, else the host; a ``name_claim`` (the
+override, else its serial number from ECP ``device-info``, else ``host_name`` (the daemon's
+``<host>-<port>`` for a host several devices share) or the host; a ``name_claim`` (the
 daemon's) may change it, so that two live devices reporting one serial never share it.
 """
 
@@ -105,6 +106,7 @@ class CaptureConfig:
     runs: int | None = None  # stop after this many runs
     duration: float | None = None  # stop after this many seconds
     device_dir: str | None = None  # overrides the serial number / host as directory name
+    host_name: str | None = None  # the name while no serial is known (default: the host)
     chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
     exports: tuple[str, ...] = ()  # formats written into the session directory at a run's end
     limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
@@ -161,12 +163,12 @@ class CaptureSummary:
 
 def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
     """The device's one display name, used for its directory, in logs and in metrics: the
-    ``device_dir`` override, else the serial number ECP gave, else the host."""
+    ``device_dir`` override, else the serial number ECP gave, else ``host_name`` or the host."""
     if config.device_dir:
         return safe_name(config.device_dir)
     if info is not None and info.serial:
         return safe_name(info.serial)
-    return safe_name(config.host)
+    return safe_name(config.host_name or config.host)
 
 
 def control_command(config: CaptureConfig, action: str) -> str:
@@ -340,13 +342,10 @@ class DeviceCapture:
         if self.device_info is None and task is not None and not task.done():
             await asyncio.wait({task}, timeout=cfg.ecp_timeout + 1)
         self._set_device()
-        if cfg.use_ecp and self.device_info is None and not cfg.device_dir:
+        if cfg.use_ecp and self.device_info is None:
             why = self._ecp_error or "no answer in time"
-            self._say(
-                "ecp",
-                f"no device info from ECP ({why}); the device directory is the host",
-                problem=True,
-            )
+            named = "" if cfg.device_dir else f"; the device is named {self.status.device}"
+            self._say("ecp", f"no device info from ECP ({why}){named}", problem=True)
         if self.status.device not in self._swept:  # leftovers of a crash in this device's dir
             self._swept.add(self.status.device)
             with contextlib.suppress(OSError):

@@ -35,6 +35,7 @@ from pathlib import Path
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
+from rokuprof.daemon.naming import name_clashes
 from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.daemon.registry import DEFAULT_EXPIRE_SECONDS, DEFAULT_MAX_DEVICES
 from rokuprof.device.hosts import Resolver, host_problem, plain_host
@@ -478,9 +479,8 @@ def build_config(
             c.error(where, f"same host and profiler_port as devices[{seen[key]}] ({host})")
         seen.setdefault(key, i)
         devices.append(entry)
-    names = [d.name for d in devices if d.name]
-    for name in sorted({n for n in names if names.count(n) > 1}):
-        c.error("devices", f"the name {name!r} is used more than once")
+    for problem in name_clashes([d for d in devices if d.host]):
+        c.error("devices", problem)
 
     disc = c.table(
         data,

@@ -41,6 +41,7 @@ from rokuprof.capture.stop import StopCause, StopRequest
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.metrics import Family, MetricsServer
+from rokuprof.daemon.naming import host_name
 from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import export_recovered_session, recover
 from rokuprof.daemon.registry import Admission, DeviceNames, DiscoveredDevices
@@ -136,7 +137,8 @@ class Daemon:
             chunk_settings=self.config.capture.chunks,
             limits=self.config.capture.limits,
             archive_limits=self.config.capture.archive,
-            device_dir=device_dir,
+            device_dir=device_dir or entry.name or None,
+            host_name=host_name(entry, self.config.devices),
             exports=self.config.capture.export,
             name_claim=functools.partial(
                 self._claim_name, self.device_key(entry), entry.host, entry.profiler_port
@@ -337,7 +339,9 @@ class Daemon:
             return False, f"capture loop ended: {', '.join(dead)}" + note
         slots = list(self.slots.values())
         if slots and all(s.state is DeviceState.UNREACHABLE for s in slots):
-            lines = [f"{s.name} ({s.label}): {s.status.detail if s.status else ''}" for s in slots]
+            lines = [
+                f"{s.name} ({s.config.host}): {s.status.detail if s.status else ''}" for s in slots
+            ]
             return False, "every device is unreachable:\n" + "\n".join(lines) + note
         return True, "ok" + note
 

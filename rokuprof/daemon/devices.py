@@ -4,8 +4,8 @@ A :class:`DeviceSlot` runs the same :class:`~rokuprof.capture.loop.DeviceCapture
 ``rokuprof watch``. If the loop ever ends by an error (a bug), the slot logs it and starts a new
 loop after a capped exponential backoff with full jitter; a device's trouble stays its own.
 
-Logs and metrics name a device as its directory does (:func:`~rokuprof.capture.loop.device_dir`:
-the serial number once ECP has said it, else the host); the config's name is the ``name`` field.
+Logs and metrics name a device as its directory does (the rule: :mod:`rokuprof.daemon.naming`);
+the config's name is also the ``name`` field.
 A device's state is logged when it changes, not again while it lasts.
 """
 
@@ -96,7 +96,7 @@ class DeviceSlot:
 
     @property
     def name(self) -> str:
-        """The device's display name: its directory name (serial, else host)."""
+        """The device's display name: its directory name (:mod:`rokuprof.daemon.naming`)."""
         st = self.status
         return st.device if st is not None and st.device else device_dir(self.config, None)
 

@@ -1,0 +1,49 @@
+"""The one rule naming a daemon's device, for its directory under ``out``, its ``device``
+metric label and its log lines (pure).
+
+A device is named by the config's ``name`` when given, else by the serial number ECP reports,
+else by its host; when several configured devices share one host (a rack of simulators behind
+one address), the host alone is ``<host>-<profiler port>``. Names are file-name safe
+(:func:`~rokuprof.store.layout.safe_name`). Two configured devices that would start with one
+name are a config error; two live devices reporting one serial are told apart at run time
+(:class:`~rokuprof.daemon.registry.DeviceNames`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Protocol
+
+from rokuprof.store.layout import safe_name
+
+
+class Entry(Protocol):
+    host: str
+    name: str
+    profiler_port: int
+
+
+def host_name(entry: Entry, devices: Sequence[Entry]) -> str:
+    """``entry``'s name while no serial is known: its host, with its port if shared."""
+    shared = sum(1 for d in devices if d.host == entry.host) > 1
+    return safe_name(f"{entry.host}-{entry.profiler_port}" if shared else entry.host)
+
+
+def first_name(entry: Entry, devices: Sequence[Entry]) -> str:
+    """The name ``entry`` starts with: its config ``name``, else :func:`host_name`."""
+    return safe_name(entry.name) if entry.name else host_name(entry, devices)
+
+
+def name_clashes(devices: Sequence[Entry]) -> list[str]:
+    """One sentence per name two or more configured devices would start with."""
+    names = [first_name(d, devices) for d in devices]
+    counts = Counter(names)
+    problems = []
+    for name in sorted(n for n, k in counts.items() if k > 1):
+        which = " and ".join(f"devices[{i}]" for i, n in enumerate(names) if n == name)
+        problems.append(
+            f"{which} would all be named {name!r} (their directory and metric label):"
+            " give each its own name"
+        )
+    return problems
