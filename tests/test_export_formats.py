@@ -327,14 +327,45 @@ def check_chrome_trace(inp, samples: Counter, heap: list[int]) -> None:
     assert [e["args"]["bytes"] for e in events if e["name"] == "live heap"] == heap
 
 
+def cpuprofiles(events: list[dict]) -> dict[int, dict]:
+    """{tid: .cpuprofile object} from the Profile and ProfileChunk events of a trace."""
+    out: dict[int, dict] = {}
+    for e in events:
+        assert "pid" in e and "tid" in e and "cat" in e
+        data = e["args"].get("data", {})
+        if e["name"] == "Profile":
+            assert e["id"] == f"0x{e['tid']:x}"
+            out[e["tid"]] = {"startTime": data["startTime"]}
+        elif e["name"] == "ProfileChunk":
+            out[e["tid"]].update(
+                data["cpuProfile"], timeDeltas=data["timeDeltas"], endTime=data["endTime"]
+            )
+    return out
+
+
 def check_cpuprofile(inp, samples: Counter) -> None:
-    doc = json.loads(export(inp, "cpuprofile"))
+    """One profile per thread, each from the run's start to its end."""
+    events = json.loads(export(inp, "cpuprofile"))
+    profiles = cpuprofiles(events)
+    assert set(profiles) == {t for t in inp.threads if inp.timeline.runs.get(t)}
+    count: Counter = Counter()
+    us: Counter = Counter()
+    for doc in profiles.values():
+        check_one_cpuprofile(inp, doc, count, us)
+    assert +count == +samples
+    assert_times_match(us, samples, "cpuprofile")
+
+
+def check_one_cpuprofile(inp, doc: dict, count: Counter, us: Counter) -> None:
+    start = round(inp.run.start * 1_000_000)
+    assert doc["startTime"] == start
+    assert doc["endTime"] == start + round((inp.run.end - inp.run.start) * 1_000_000)
     nodes = {n["id"]: n for n in doc["nodes"]}
     assert len(nodes) == len(doc["nodes"]) and 1 in nodes
     parent = {}
     for n in doc["nodes"]:
         for c in n.get("children", []):
-            assert c in nodes and c not in parent
+            assert c in nodes and c not in parent and nodes[c]["parent"] == n["id"]
             parent[c] = n["id"]
     assert set(parent) == set(nodes) - {1}
     assert len(doc["samples"]) == len(doc["timeDeltas"])
@@ -345,9 +376,7 @@ def check_cpuprofile(inp, samples: Counter) -> None:
     for d in doc["timeDeltas"]:
         t += d
         times.append(t)
-    assert not times or times[-1] <= doc["endTime"]
-    count: Counter = Counter()
-    us: Counter = Counter()
+    assert times[-1] == doc["endTime"]  # a last idle sample at the run's end
     for i, node_id in enumerate(doc["samples"]):
         node = nodes[node_id]
         if parent.get(node_id) == 1:
@@ -360,8 +389,6 @@ def check_cpuprofile(inp, samples: Counter) -> None:
         count[key] += 1
         end = times[i + 1] if i + 1 < len(times) else doc["endTime"]
         us[key] += end - times[i]
-    assert +count == +samples
-    assert_times_match(us, samples, "cpuprofile")
 
 
 def check_nflxprofile(inp, samples: Counter) -> None:

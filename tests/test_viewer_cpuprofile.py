@@ -1,6 +1,7 @@
-"""Chrome ``.cpuprofile`` exports: ``nflxprofile --input-format v8`` (the strictest reader here)
-converts them and its tree, DevTools' trace engine and the speedscope app all show inspect's time
-per function within one sample period per call path.
+"""Chrome CPU profile exports (one profile per thread, in Trace Event ``Profile``/``ProfileChunk``
+events): ``nflxprofile --input-format v8`` (the strictest reader here) converts each thread's
+profile and its tree, DevTools' trace engine and the speedscope app all show inspect's time per
+function within one sample period per call path, every thread on the run's own time axis.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 
 from tests.viewers import nflx, speedscope, trace_engine
 from tests.viewers.expected import SAMPLE_PERIOD_US, differences
-from tests.viewers.samples import VIEWER_SAMPLES, expected, write_export
+from tests.viewers.samples import VIEWER_SAMPLES, expected, load, thread_cpuprofiles, write_export
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +21,16 @@ def files(tmp_path_factory):
     return {
         name: write_export(name, "cpuprofile", directory, ".cpuprofile") for name in VIEWER_SAMPLES
     }
+
+
+def profiles(path) -> dict[int, dict]:
+    return thread_cpuprofiles(json.loads(path.read_text()))
+
+
+def run_us(name) -> tuple[int, int]:
+    run = load(name).run
+    start = round(run.start * 1_000_000)
+    return start, start + round((run.end - run.start) * 1_000_000)
 
 
 def compare_per_thread(name, counts, unit_us, key=lambda k: (k[0], k[1])):
@@ -40,15 +51,20 @@ def compare_per_thread(name, counts, unit_us, key=lambda k: (k[0], k[1])):
 
 @pytest.mark.parametrize("name", VIEWER_SAMPLES)
 def test_nflxprofile_v8_converts_it_and_its_tree_shows_our_times(files, name, tmp_path):
-    profile = nflx.from_v8(files[name], tmp_path / "v8.nflxprofile")
-    doc = json.loads(files[name].read_text())
-    idle = {
-        n["id"] for n in doc["nodes"] if n["callFrame"]["functionName"] in ("(idle)", "(program)")
-    }
-    assert len(profile.samples) == sum(1 for s in doc["samples"] if s not in idle)
-    tree = nflx.tree(tmp_path / "v8.nflxprofile", tmp_path / "tree.json")
-    # root -> "(root)" (the converter's process name) -> the profile's (root) -> our threads
-    counts = nflx.tree_counts(tree, thread_depth=3)
+    counts: dict = {}
+    for tid, doc in profiles(files[name]).items():
+        path = tmp_path / f"{tid}.cpuprofile"
+        path.write_text(json.dumps(doc))
+        profile = nflx.from_v8(path, tmp_path / f"{tid}.nflxprofile")
+        idle = {
+            n["id"]
+            for n in doc["nodes"]
+            if n["callFrame"]["functionName"] in ("(idle)", "(program)")
+        }
+        assert len(profile.samples) == sum(1 for s in doc["samples"] if s not in idle)
+        tree = nflx.tree(tmp_path / f"{tid}.nflxprofile", tmp_path / f"{tid}.json")
+        # root -> "(root)" (the converter's process name) -> the profile's (root) -> the thread
+        counts.update(nflx.tree_counts(tree, thread_depth=3))
     assert {t for t, _ in counts} == expected(name).threads()
     assert compare_per_thread(name, counts, SAMPLE_PERIOD_US) == []
 
@@ -62,7 +78,7 @@ def test_nflxprofile_v8_converts_it_and_its_tree_shows_our_times(files, name, tm
     ids=["missing-node", "short-timeDeltas"],
 )
 def test_nflxprofile_v8_harness_refuses_a_broken_cpuprofile(files, tmp_path, spoil, error):
-    doc = json.loads(files["cafe-tv-cpu-only"].read_text())
+    doc = profiles(files["cafe-tv-cpu-only"])[2]
     spoil(doc)
     path = tmp_path / "broken.cpuprofile"
     path.write_text(json.dumps(doc))
@@ -78,16 +94,24 @@ def test_nflxprofile_v8_harness_refuses_a_broken_cpuprofile(files, tmp_path, spo
 
 @pytest.mark.parametrize("name", VIEWER_SAMPLES)
 def test_trace_engine_models_our_samples_and_timestamps(files, name):
-    doc = json.loads(files[name].read_text())
-    (profile,) = trace_engine.parse(files[name], cpuprofile=True)["profiles"]
-    assert profile["samples"] == doc["samples"]
-    times, t = [], doc["startTime"]
-    for delta in doc["timeDeltas"]:
-        t += delta
-        times.append(t / 1000)  # the engine keeps milliseconds
-    assert profile["timestamps"][: len(times)] == pytest.approx(times, abs=1e-6)
-    ours = {(n["id"], n["callFrame"]["functionName"], n["callFrame"]["url"]) for n in doc["nodes"]}
-    assert {(n["id"], n["functionName"], n["url"]) for n in profile["nodes"]} == ours
+    ours = profiles(files[name])
+    parsed = {p["tid"]: p for p in trace_engine.parse(files[name])["profiles"]}
+    assert set(parsed) == set(ours)
+    start, end = run_us(name)
+    for tid, doc in ours.items():
+        profile = parsed[tid]
+        assert profile["samples"] == doc["samples"]
+        times, t = [], doc["startTime"]
+        for delta in doc["timeDeltas"]:
+            t += delta
+            times.append(t / 1000)  # the engine keeps milliseconds
+        assert profile["timestamps"][: len(times)] == pytest.approx(times, abs=1e-6)
+        # every thread on the run's own time axis
+        assert (profile["startTime"], profile["endTime"]) == pytest.approx((start / 1e3, end / 1e3))
+        nodes = {
+            (n["id"], n["callFrame"]["functionName"], n["callFrame"]["url"]) for n in doc["nodes"]
+        }
+        assert {(n["id"], n["functionName"], n["url"]) for n in profile["nodes"]} == nodes
 
 
 # -- speedscope ----------------------------------------------------------------------------------
@@ -103,24 +127,24 @@ def pages(files):
 def test_speedscope_imports_it_and_shows_our_times(pages, name):
     page = pages[name]
     assert page.problems() == []
-    assert page.importer == "Importing as Chrome CPU Profile"
-    (profile,) = page.profiles
+    assert page.importer == "Importing as Chrome Timeline"
     want = expected(name)
     threads = want.threads()
-    table = speedscope.sandwich(profile, "microseconds", key=lambda r: (r.name, r.file or ""))
-    # One timeline holds every thread; speedscope adds functions up across threads.
-    counts = {
-        (fn, file): [v[1][0], v[0][0]]
-        for (fn, file), v in table.items()
-        if fn not in threads and not fn.startswith("(")
-    }
-    printed = {k: max(v[0][1], v[1][1]) for k, v in table.items()}
+    assert len(page.profiles) == len(threads)
+    counts: dict = {}
+    printed: dict = {}
+    for profile in page.profiles:  # one per thread, named "<file> - <thread>"
+        (thread,) = [t for t in threads if profile.name.endswith(f" - {t}")]
+        table = speedscope.sandwich(profile, "microseconds", key=lambda r: (r.name, r.file or ""))
+        for (fn, file), v in table.items():
+            if fn not in threads and not fn.startswith("("):
+                counts[(thread, fn, file)] = [v[1][0], v[0][0]]
+                printed[(thread, fn, file)] = max(v[0][1], v[1][1])
     problems = []
-    key = lambda k: (k[1], k[2])  # noqa: E731
     for column, index in (("self", 0), ("total", 1)):
         got = {k: v[index] for k, v in counts.items() if v[index]}
-        ours = want.by(key, "wall", column)
-        paths = want.by(key, "paths", column)
+        ours = want.by(lambda k: k, "wall", column)
+        paths = want.by(lambda k: k, "paths", column)
 
         def tolerance(k, paths=paths):
             return SAMPLE_PERIOD_US * paths.get(k, 1) + printed.get(k, 0)

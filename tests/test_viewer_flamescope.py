@@ -84,3 +84,21 @@ def test_flamescope_rules_catch_what_it_cannot_read():
     unordered.append({**unordered[-1], "ts": 0})  # the last row is no longer the latest
     with pytest.raises(flamescope.Unreadable, match="outside the heat map"):
         flamescope.trace_heatmap(unordered).cells()
+
+
+# -- the cpuprofile export (issue 19 row 3) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", TRACE_SAMPLES)
+def test_flamescope_cpuprofile_heat_map_is_the_runs_time(name):
+    """Every thread's profile on the run's own time axis: the heat map starts and ends with the
+    run and holds each busy sample once (FlameScope reads the Profile/ProfileChunk events)."""
+    inp = load(name)
+    doc = json.loads(export(inp, "cpuprofile"))
+    assert len(flamescope.cpuprofiles(doc)) == len(inp.threads)
+    heat = flamescope.cpuprofile_heatmap(doc)
+    heat.cells()
+    assert heat.start_s == pytest.approx(inp.run.start, abs=1e-6)
+    assert heat.end_s == pytest.approx(inp.run.end, abs=1e-6)
+    busy = sum(n for runs in inp.timeline.runs.values() for _, sid, n in runs if sid)
+    assert len(heat.offsets) == busy

@@ -1,13 +1,19 @@
-"""Chrome DevTools ``.cpuprofile`` (DevTools, speedscope, FlameScope, ``nflxprofile``).
+"""Chrome DevTools CPU profiles, one per thread, on the run's own time axis (DevTools,
+speedscope, FlameScope, ``nflxprofile``).
 
-The node tree is ``(root)`` -> one node per thread (executable module) -> its frames, plus
-``(idle)`` under the root. The samples are the synthetic 101 Hz timeline of the Sentry chunks;
-an idle sample marks where a busy run ends and lasts until the thread's next sample. A
-``.cpuprofile`` holds one timeline and a sample lasts until the next one, so threads that ran at
-the same time cannot share it: the threads are laid one after another (module order), each with
-its own timing and idle gaps, which keeps every thread's time whole. ``callFrame``:
+A ``.cpuprofile`` object holds one timeline where a sample lasts until the next, so threads that
+ran at the same time cannot share one. The file is therefore a Trace Event array (the form
+DevTools writes when it records a profile): ``M`` names for the process and each thread, then per
+thread (executable module, ``tid`` = module ID) a ``Profile`` event (``id``, ``startTime`` = the
+run's start) and a ``ProfileChunk`` holding that thread's whole ``cpuProfile`` (``nodes``,
+``samples``), ``timeDeltas`` and ``endTime`` (the run's end). :func:`thread_profile` is the same
+profile as a plain ``.cpuprofile`` object.
+
+Per thread, the node tree is ``(root)`` -> the thread -> its frames, plus ``(idle)`` under the
+root; the samples are the synthetic 101 Hz timeline of the Sentry chunks, an idle sample marks
+where a busy run ends, and a last idle sample sits at the run's end. ``callFrame``:
 ``functionName``, ``url`` = the file, ``lineNumber`` = definition line - 1 (0-based),
-``scriptId`` per file. ``timeDeltas`` and times are whole microseconds.
+``scriptId`` per file. Times are whole microseconds since 1970.
 """
 
 from __future__ import annotations
@@ -18,32 +24,54 @@ from rokuprof.export.calltree import CallTree
 from rokuprof.export.model import IDLE, ExportInput
 from rokuprof.export.walk import samples_in_order, slot_us
 
+PID = 1
+CATEGORY = "disabled-by-default-v8.cpu_profiler"
 
-def sequential_samples(inp: ExportInput, tree: CallTree) -> tuple[list[int], list[int], int]:
-    """``(node ids, times in µs since the run start, end time)``: the threads one after
-    another."""
+
+def _samples(inp: ExportInput, thread: int, tree: CallTree) -> tuple[list[int], list[int], int]:
+    """``(node ids, time deltas, end)`` of one thread, in µs since the run start."""
     timeline = inp.timeline
-    period = round(timeline.period_us)
     nodes: list[int] = []
-    times: list[int] = []
-    cursor: int | None = None
-    for thread in inp.thread_order():
-        runs = timeline.runs.get(thread)
-        if not runs:
-            continue
-        base = 0 if cursor is None else cursor - slot_us(timeline, runs[0][0])
-        for slot, sid in samples_in_order(timeline, thread):
-            node = tree.idle() if sid == IDLE else tree.leaf(thread, sid)
-            tree.node(node).hits += 1
-            nodes.append(node)
-            times.append(base + slot_us(timeline, slot))
-        cursor = times[-1] + period
-    return nodes, times, cursor or 0
+    deltas: list[int] = []
+    last = 0
+    for slot, sid in samples_in_order(timeline, thread):
+        node = tree.idle() if sid == IDLE else tree.leaf(thread, sid)
+        tree.node(node).hits += 1
+        nodes.append(node)
+        t = slot_us(timeline, slot)
+        deltas.append(t - last)
+        last = t
+    end = last
+    run = inp.run
+    if run.start is not None and run.end is not None:
+        end = max(end, round((run.end - run.start) * 1_000_000))
+    if end > last or not nodes:  # an idle sample at the run's end
+        tree.node(tree.idle()).hits += 1
+        nodes.append(tree.idle())
+        deltas.append(end - last)
+    return nodes, deltas, end
 
 
-def document(inp: ExportInput) -> dict:
+def _origin(inp: ExportInput) -> int:
+    return round(inp.run.start * 1_000_000) if inp.run.start is not None else 0
+
+
+def thread_profile(inp: ExportInput, thread: int) -> dict:
+    """One thread as a ``.cpuprofile`` object, from the run's start to its end."""
     tree = CallTree(inp, 1, "(root)")
-    samples, times, end = sequential_samples(inp, tree)
+    tree.idle()
+    samples, deltas, end = _samples(inp, thread, tree)
+    origin = _origin(inp)
+    return {
+        "nodes": _nodes(inp, tree),
+        "startTime": origin,
+        "endTime": origin + end,
+        "samples": samples,
+        "timeDeltas": deltas,
+    }
+
+
+def _nodes(inp: ExportInput, tree: CallTree) -> list[dict]:
     scripts: dict[str, str] = {}
     nodes = []
     for node in tree.nodes:
@@ -66,24 +94,48 @@ def document(inp: ExportInput) -> dict:
                 "columnNumber": -1,
             }
         entry: dict[str, object] = {"id": node.id, "callFrame": frame, "hitCount": node.hits}
+        if node.parent is not None:
+            entry["parent"] = node.parent
         if node.children:
             entry["children"] = node.children
         nodes.append(entry)
-    origin = round(inp.run.start * 1_000_000) if inp.run.start is not None else 0
-    first = times[0] if times else 0
-    deltas = [0] * len(times)
-    for i in range(1, len(times)):
-        deltas[i] = times[i] - times[i - 1]
-    return {
-        "nodes": nodes,
-        "startTime": origin + first,
-        "endTime": origin + max(end, first),
-        "samples": samples,
-        "timeDeltas": deltas,
-    }
+    return nodes
+
+
+def events(inp: ExportInput) -> list[dict]:
+    """The Trace Event array: names, then each thread's ``Profile`` and ``ProfileChunk``."""
+    origin = _origin(inp)
+    threads = [t for t in inp.thread_order() if inp.timeline.runs.get(t)]
+
+    def event(name: str, ph: str, tid: int, args: dict, **more: object) -> dict:
+        cat = "__metadata" if ph == "M" else CATEGORY
+        return {
+            "name": name,
+            "ph": ph,
+            "cat": cat,
+            "pid": PID,
+            "tid": tid,
+            "ts": origin,
+            **more,
+            "args": args,
+        }
+
+    out = [event("process_name", "M", 0, {"name": inp.run.app or "BrightScript app"})]
+    out += [event("thread_name", "M", t, {"name": inp.threads[t]}) for t in threads]
+    for t in threads:
+        profile = thread_profile(inp, t)
+        pid = f"0x{t:x}"
+        out.append(event("Profile", "P", t, {"data": {"startTime": profile["startTime"]}}, id=pid))
+        data = {
+            "cpuProfile": {"nodes": profile["nodes"], "samples": profile["samples"]},
+            "timeDeltas": profile["timeDeltas"],
+            "endTime": profile["endTime"],
+        }
+        out.append(event("ProfileChunk", "P", t, {"data": data}, id=pid))
+    return out
 
 
 def export(inp: ExportInput) -> bytes:
     return json.dumps(
-        document(inp), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        events(inp), ensure_ascii=False, separators=(",", ":"), allow_nan=False
     ).encode("utf-8")
