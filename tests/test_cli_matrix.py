@@ -2,7 +2,9 @@
 
 Each case asserts the exit status of the one table (rokuprof/cli/exits.py), that no traceback
 appears, that a usage error is one line on stderr, that ``--json`` output parses, and that
-nothing written to a pipe carries terminal escapes. The cases run concurrently (each is a
+nothing written to a pipe carries terminal escapes. A case may write into a pipe whose reader
+has already gone (``| head`` that stopped reading): it must say nothing and exit with the status
+its work gave, never 1 (``diff --fail-over``'s regression). The cases run concurrently (each is a
 separate ``python -m rokuprof``), against one simulated Roku on 127.0.0.1.
 """
 
@@ -43,6 +45,7 @@ class Case:
     stdin: Path | None = None
     unwritable: bool = False  # run where a read-only directory really is read-only (root too)
     stop_when: str | None = None  # send SIGTERM once stderr has a line with this text
+    closed_stdout: bool = False  # stdout is a pipe whose reader has gone (writes fail: EPIPE)
     check: Callable[[Result], None] | None = None
     result: Result | None = field(default=None, repr=False)
 
@@ -69,16 +72,22 @@ def run(case: Case, fill: Callable[[str], str]) -> Result:
     preexec = _drop_root_file_powers if case.unwritable and os.geteuid() == 0 else None
     args = [sys.executable, "-m", "rokuprof", *map(fill, case.args)]
     stdin = case.stdin.open("rb") if case.stdin else subprocess.DEVNULL
+    stdout: int = subprocess.PIPE
+    if case.closed_stdout:  # a pipe with no reader: every write gets EPIPE
+        reader, stdout = os.pipe()
+        os.close(reader)
     try:
         proc = subprocess.Popen(
             args,
             stdin=stdin,
-            stdout=subprocess.PIPE,
+            stdout=stdout,
             stderr=subprocess.PIPE,
             env=env,
             cwd=fill("{tmp}"),
             preexec_fn=preexec,
         )
+        if case.closed_stdout:
+            os.close(stdout)
         try:
             head = b""
             if case.stop_when is not None:  # a service: stop it once it says it is ready
@@ -93,10 +102,11 @@ def run(case: Case, fill: Callable[[str], str]) -> Result:
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            return Result(-9, out.decode(errors="replace"), err.decode(errors="replace"))
+            return Result(-9, (out or b"").decode(errors="replace"), err.decode(errors="replace"))
     finally:
         if case.stdin:
             stdin.close()
+    out = out or b""
     return Result(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
 
 
@@ -108,7 +118,7 @@ def sim(tmp_path_factory):
     """``rokuprof simulate`` on 127.0.0.1: short runs, one after another, its ports."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "rokuprof", "simulate", "-j", "--run-seconds", "1",
-         "--speed", "4", "--run-gap", "0.2", "--duration", "120"],
+         "--speed", "4", "--run-gap", "0.2", "--duration", "900"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
     )  # fmt: skip
@@ -188,11 +198,35 @@ def capture_cases() -> list[Case]:
         Case("export-stdout", ["export", "-", "-f", "folded", "-o", "-"], 0, stdin=SAMPLE),
         Case("report-out-readonly", ["report", "{sample}", "-o", "{tmp}/readonly/r.html"], 2,
              one_line=True, unwritable=True),
+        *closed_stdout_cases(),
         Case("inspect-bad-option", ["inspect", "{sample}", "--top", "zero"], 2, one_line=True),
         Case("inspect-no-file", ["inspect"], 2, one_line=True),
         Case("unknown-command", ["frobnicate"], 2, one_line=True),
     ]  # fmt: skip
     return cases
+
+
+def closed_stdout_cases() -> list[Case]:
+    """Output into a pipe whose reader has gone: quiet, and the status the work gave."""
+    long = str(ROOT / "samples" / "cafe-tv-long.bsprof")
+    cases = [
+        ("inspect", ["inspect", "{sample}"], 0),
+        ("inspect-json", ["inspect", "{sample}", "-j"], 0),
+        ("inspect-truncated", ["inspect", "{tmp}/truncated.bsprof"], 3),
+        ("diff", ["diff", "{sample}", long], 0),
+        ("diff-json", ["diff", "{sample}", long, "-j"], 0),
+        ("diff-fail-over-passes", ["diff", "{sample}", "{sample}", "--fail-over", "5"], 0),
+        ("diff-fail-over-fails", ["diff", "{sample}", long, "--fail-over", "5"], 1),
+        ("export-stdout", ["export", "{sample}", "-f", "speedscope", "-o", "-"], 0),
+        ("export-file", ["export", "{sample}", "-f", "folded", "-o", "{tmp}/work/closed/"], 0),
+        ("convert", ["convert", "{sample}", "-o", "{tmp}/work/conv-closed"], 0),
+        ("convert-json", ["convert", "{sample}", "-o", "{tmp}/work/conv-closed-j", "-j"], 0),
+        ("version", ["--version"], 0),
+    ]
+    return [
+        Case(f"closed-{name}", args, status, closed_stdout=True, check=_said_nothing)
+        for name, args, status in cases
+    ]
 
 
 def device_cases() -> list[Case]:
@@ -227,6 +261,11 @@ def device_cases() -> list[Case]:
              "65530"], 2, one_line=True),
         Case("discover-good", ["discover", "--target", "127.0.0.1:{sim.ssdp}", "--bind",
              "127.0.0.1:0", "--timeout", "1", "-j"], 0, json=True, check=_found_one),
+        Case("closed-discover", ["discover", "--target", "127.0.0.1:{sim.ssdp}", "--bind",
+             "127.0.0.1:0", "--timeout", "1", "-j"], 0, closed_stdout=True,
+             check=_said_nothing),
+        Case("closed-config-check", ["config", "check", "{tmp}/good.toml"], 0,
+             closed_stdout=True, check=_said_nothing),
         Case("discover-bad-target", ["discover", "--target", "127.0.0.1:99999"], 2,
              one_line=True),
         Case("control-good", ["control", "127.0.0.1", "status", "--console-port",
@@ -260,6 +299,10 @@ def _nothing_created(relative: str) -> Callable[[Result], None]:
         assert not (FILES / relative).exists(), f"{relative} was created"
 
     return check
+
+
+def _said_nothing(result: Result) -> None:
+    assert result.stderr == "", result.stderr  # no "Broken pipe", no "Exception ignored"
 
 
 def _every_column(result: Result) -> None:
@@ -359,3 +402,14 @@ def test_command(results: dict[str, Case], name: str) -> None:
             json.loads(line)
     if case.check is not None:
         case.check(result)
+
+
+def test_head_closing_the_pipe_keeps_the_status() -> None:
+    """``set -o pipefail; rokuprof inspect FILE | head -1`` (the issue's own line): the reader
+    stops after one line while inspect still prints; the pipeline's status is inspect's own
+    (0), whether or not a write found the pipe closed, and nothing is said."""
+    script = f"set -o pipefail; {sys.executable} -m rokuprof inspect {SAMPLE} | head -1 >/dev/null"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for _ in range(3):  # the race is the reader's: each run must give the same answer
+        proc = subprocess.run(["bash", "-c", script], capture_output=True, env=env, timeout=60)
+        assert (proc.returncode, proc.stderr) == (0, b"")

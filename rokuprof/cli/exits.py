@@ -18,6 +18,10 @@
 
 The daemon's sessions do not change its status: they are in its logs, metrics and each
 ``session.json``, and a non-zero status would make systemd count a normal stop as a failure.
+
+A closed output pipe (``| head -1``) is no status of its own: what follows goes to /dev/null
+(``output.py``), nothing is said, and the command exits as its work decides, so a pipeline's
+status never depends on when its reader stopped (never 1, ``diff --fail-over``'s regression).
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +15,7 @@ from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
 from rokuprof.cli.options import choice
-from rokuprof.cli.output import stderr_console
+from rokuprof.cli.output import stderr_console, write_bytes, write_text
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.export import FORMATS, METRICS, export_parts, export_with_notes
 
@@ -116,8 +115,7 @@ def export_command(
 
     if to_stdout:
         (data,) = export_parts(inp, names[0], metric=metric).values()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        write_bytes(data)
     else:
         for fmt in names:
             files, notes = export_with_notes(inp, fmt, metric=metric)
@@ -125,7 +123,7 @@ def export_command(
                 written = write_parts(targets[fmt], files)
             except OSError as exc:
                 exits.fail(f"cannot write {targets[fmt]}: {exc.strerror or exc}", EXIT_FAILED)
-            typer.echo("; ".join([f"{fmt}: {targets[fmt]} ({written:,} bytes)", *notes]))
+            write_text("; ".join([f"{fmt}: {targets[fmt]} ({written:,} bytes)", *notes]) + "\n")
     if inp.run.problem:
         exits.warn(f"{source.label}: {inp.run.problem}; exported what was read")
         raise typer.Exit(EXIT_INCOMPLETE)

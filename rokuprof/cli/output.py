@@ -1,9 +1,18 @@
 """Consoles for command output: on a terminal rich's layout; to a pipe or a file, lines that are
-never wrapped, cut or coloured (a script reads every column), and ``--json`` as one document."""
+never wrapped, cut or coloured (a script reads every column), and ``--json`` as one document.
+
+A reader that closes the pipe early (``rokuprof inspect run.bsprof | head -1``) is not an
+error: every write here then goes quietly to ``/dev/null``, the command finishes and exits with
+the status its work gave, as if everything had been read (``exits.py``). A long-running command
+learns of it through :func:`on_output_closed` (``watch`` ends its run).
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
+from typing import BinaryIO, TextIO
 
 from rich.console import Console
 
@@ -12,11 +21,74 @@ from rokuprof.views.text import json_dumps
 #: Width of the layout when the output is not a terminal: wide enough that nothing is cut.
 PIPE_WIDTH = 10_000
 
+_closed: set[int] = set()  # file descriptors whose reader went away (now /dev/null)
+_listeners: list[Callable[[], None]] = []
+
+
+def on_output_closed(listener: Callable[[], None]) -> Callable[[], None]:
+    """Call ``listener()`` once when standard output's reader goes away; returns an undo."""
+    _listeners.append(listener)
+    return lambda: _listeners.remove(listener) if listener in _listeners else None
+
+
+def output_closed(fd: int) -> None:
+    """The reader of ``fd`` (1 or 2) went away: send what follows to /dev/null, tell listeners.
+
+    Writes after this succeed, at exit too, so nothing prints "Broken pipe" or a traceback.
+    """
+    if fd in _closed:
+        return
+    _closed.add(fd)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+    if fd == 1:
+        for listener in list(_listeners):
+            listener()
+
+
+def _closed_pipe(error: OSError) -> bool:
+    return isinstance(error, BrokenPipeError) or error.errno == 32  # EPIPE
+
+
+def write_text(text: str, stream: TextIO | None = None) -> None:
+    """Write and flush ``text`` to standard output (or ``stream``), quietly if it closed."""
+    stream = stream or sys.stdout
+    try:
+        stream.write(text)
+        stream.flush()
+    except OSError as error:
+        if not _closed_pipe(error):
+            raise
+        output_closed(stream.fileno())
+
+
+def write_bytes(data: bytes, stream: BinaryIO | None = None) -> None:
+    """Write and flush ``data`` to standard output's bytes, quietly if it closed."""
+    stream = stream or sys.stdout.buffer
+    try:
+        stream.write(data)
+        stream.flush()
+    except OSError as error:
+        if not _closed_pipe(error):
+            raise
+        output_closed(stream.fileno())
+
+
+class _Console(Console):
+    """A console that treats a closed pipe as the end of its reader's interest, not an error."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        output_closed(2 if self.stderr else 1)
+
 
 def _console(stderr: bool) -> Console:
-    console = Console(stderr=stderr, highlight=False)
+    console = _Console(stderr=stderr, highlight=False)
     if not console.is_terminal:
-        console = Console(
+        console = _Console(
             stderr=stderr, highlight=False, width=PIPE_WIDTH, no_color=True, soft_wrap=True
         )
     return console
@@ -34,5 +106,4 @@ def stderr_console() -> Console:
 
 def print_json(data: object) -> None:
     """``--json`` output: ``data`` as indented JSON on standard output (terminal-safe strings)."""
-    sys.stdout.write(json_dumps(data, indent=2) + "\n")
-    sys.stdout.flush()
+    write_text(json_dumps(data, indent=2) + "\n")

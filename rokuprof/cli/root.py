@@ -138,9 +138,9 @@ app = RokuTyper(
 def _show_version(value: bool) -> None:
     if value:
         from rokuprof import __version__, _native
+        from rokuprof.cli.output import write_text
 
-        typer.echo(f"rokuprof {__version__}")
-        typer.echo(f"decoder core: {_native.describe()}")
+        write_text(f"rokuprof {__version__}\ndecoder core: {_native.describe()}\n")
         raise typer.Exit()
 
 
