@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rokuprof.bsprof.model import Limits
 from rokuprof.export import export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.profile.report import inspect_report
@@ -64,9 +65,12 @@ def loaded(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def deep(tmp_path_factory):
-    """A hostile stream's report: one call path 20,000 frames deep, driven through its levels."""
+    """A hostile stream's report: one call path 20,000 frames deep, driven through its levels
+    (stacks kept whole: a stack depth limit above the stream's, so the page's own bounds are
+    what is tested; the default limit folds them to 128 frames)."""
     directory = tmp_path_factory.mktemp("deep")
-    path = write_report(directory, "deep", input_from_bytes(deep_stream(DEEP)))
+    inp = input_from_bytes(deep_stream(DEEP), limits=Limits(max_stack_depth=DEEP + 1))
+    path = write_report(directory, "deep", inp)
     [result] = open_reports([path], deep=True, shots=ARTIFACTS)
     return result
 
