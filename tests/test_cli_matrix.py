@@ -202,6 +202,8 @@ def capture_cases() -> list[Case]:
         Case("inspect-bad-option", ["inspect", "{sample}", "--top", "zero"], 2, one_line=True),
         Case("inspect-no-file", ["inspect"], 2, one_line=True),
         Case("unknown-command", ["frobnicate"], 2, one_line=True),
+        Case("bare", [], 2, check=_help_on_stderr("rokuprof [OPTIONS] COMMAND", "inspect")),
+        Case("bare-config", ["config"], 2, check=_help_on_stderr("rokuprof config", "check")),
     ]  # fmt: skip
     return cases
 
@@ -303,6 +305,16 @@ def _nothing_created(relative: str) -> Callable[[Result], None]:
 
 def _said_nothing(result: Result) -> None:
     assert result.stderr == "", result.stderr  # no "Broken pipe", no "Exception ignored"
+
+
+def _help_on_stderr(usage: str, command: str) -> Callable[[Result], None]:
+    """A bare command or group: its help on stderr (nothing on stdout), as a usage error."""
+
+    def check(result: Result) -> None:
+        assert result.stdout == ""
+        assert f"Usage: {usage}" in result.stderr and f"  {command} " in result.stderr
+
+    return check
 
 
 def _every_column(result: Result) -> None:

@@ -96,8 +96,11 @@ class RokuGroup(_Conventions, TyperGroup):
     ) -> Any:
         try:
             status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except NoArgsIsHelpError as error:
-            status = error.exit_code  # the help was shown already
+        except NoArgsIsHelpError as error:  # `rokuprof`, `rokuprof config`: a usage error
+            from rokuprof.cli.output import write_text
+
+            write_text(error.format_message().rstrip("\n") + "\n", sys.stderr)  # the help
+            status = error.exit_code
         except ClickException as error:
             if not standalone_mode:
                 raise
