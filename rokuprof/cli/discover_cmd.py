@@ -13,18 +13,21 @@ from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import EXIT_OK, app
 from rokuprof.device.errors import DeviceError
+from rokuprof.device.hosts import host_form_problem, plain_host
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
 from rokuprof.device.survey import survey
 from rokuprof.views.text import printable, text
 
 
 def _address(value: str, default_port: int) -> tuple[str, int]:
+    """``HOST``, ``HOST:PORT``, ``::1`` or ``[::1]:PORT`` -> (host, port)."""
+    value = value.strip()
+    if host_form_problem(value) is None:  # an address or a name alone
+        return plain_host(value), default_port
     host, sep, port = value.rpartition(":")
-    if not sep or "]" in port:  # no port given (or a bare IPv6 address in brackets)
-        host, port = value, str(default_port)
-    host = host.strip("[]")
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise typer.BadParameter(f"expected HOST:PORT, got {value!r}")
+    host = plain_host(host)
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535 or host_form_problem(host):
+        raise typer.BadParameter(f"expected HOST or HOST:PORT, got {value!r}")
     return host, int(port)
 
 
@@ -36,7 +39,11 @@ def discover(
     as_json: JsonFlag = False,
     target: Annotated[
         list[str] | None,
-        typer.Option(hidden=True, help="Send M-SEARCH to HOST:PORT instead (repeatable)."),
+        typer.Option(
+            metavar="HOST[:PORT]",
+            help="Ask this address instead (unicast M-SEARCH, port 1900 unless given; "
+            "repeatable): a Roku on a routed network, or `rokuprof simulate` (its ssdp port).",
+        ),
     ] = None,
     bind: Annotated[
         str, typer.Option(hidden=True, help="Local HOST:PORT of the discovery socket.")
@@ -46,11 +53,13 @@ def discover(
     version, developer mode and ECP mode (from ECP device-info).
 
     Exit status: 0 the search ran (whether or not a Roku answered; `--json` prints `[]` then);
-    1 the discovery socket could not be used; 2 bad usage.
+    1 the search could not be sent (no route to the network, a socket error); 2 bad usage.
     """
     try:
         targets = [_address(t, SSDP_PORT) for t in target] if target else [(SSDP_GROUP, SSDP_PORT)]
         local = _address(bind, 0)
+        if bind == "0.0.0.0:0" and all(":" in host for host, _ in targets):
+            local = ("::", 0)  # IPv6 targets need an IPv6 socket
     except typer.BadParameter as error:
         exits.fail(error.format_message())
     err = stderr_console()
@@ -65,7 +74,7 @@ def discover(
     if not rows:
         err.print(
             f"No Roku answered within {timeout:g} s. Is this machine on the same network, "
-            "and is the device on (not asleep)?"
+            "and is the device on (not asleep)? Across routers, ask it: --target ADDRESS."
         )
         raise typer.Exit(EXIT_OK)
     table = Table(box=None, header_style="bold")

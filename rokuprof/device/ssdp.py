@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import socket
 import time
@@ -28,6 +29,7 @@ from urllib.parse import urlsplit
 import asyncio_dgram
 
 from rokuprof.device.errors import DeviceError
+from rokuprof.device.hosts import url_host
 from rokuprof.device.limits import (
     SSDP_MAX_DATAGRAM,
     SSDP_MAX_RESPONDERS_PER_ADDRESS,
@@ -260,6 +262,10 @@ async def discover(
     """
     limiter = limiter if limiter is not None else ReplyLimiter()
     targets = list(targets)
+    routed = [t for t in targets if route_problem(t) is None]
+    if targets and not routed:  # nothing would leave this machine: say why, now
+        raise DeviceError(f"cannot send the SSDP search: {route_problem(targets[0])}")
+    targets = routed
     try:
         stream = await asyncio_dgram.bind(bind)
     except OSError as error:
@@ -268,6 +274,7 @@ async def discover(
         stream.socket.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 2)
     found = Responders()
     deadline = time.monotonic() + timeout
+    unreachable: list[OSError] = []  # sends the network refused (reported on a later recv)
 
     async def send_all() -> None:
         for i in range(max(1, repeats)):
@@ -286,7 +293,11 @@ async def discover(
                 data, addr = await asyncio.wait_for(stream.recv(), left)
             except TimeoutError:
                 break
-            except (OSError, asyncio_dgram.TransportClosed):
+            except OSError as error:
+                if error.errno in NO_ROUTE:
+                    unreachable.append(error)
+                continue
+            except asyncio_dgram.TransportClosed:
                 continue
             if not limiter.allow(addr[0], clock()):
                 continue
@@ -299,4 +310,26 @@ async def discover(
         with contextlib.suppress(asyncio.CancelledError):
             await sender
         stream.close()
+    if unreachable and not found.devices:
+        error = unreachable[0]
+        raise DeviceError(f"cannot send the SSDP search: {error.strerror or error}")
     return found.devices
+
+
+#: Errors that mean a datagram cannot leave this machine for its target.
+NO_ROUTE = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, errno.EADDRNOTAVAIL}
+
+
+def route_problem(target: tuple[str, int]) -> str | None:
+    """Why ``target`` has no route from here (``None`` if it has one). Connecting a UDP socket
+    only looks the route up: no packet is sent."""
+    host, port = target
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect((host, port))
+    except OSError as error:
+        if error.errno not in NO_ROUTE:
+            return None  # e.g. a name: the search itself will tell
+        return f"no route to {url_host(host)}:{port} ({error.strerror or error})"
+    return None
