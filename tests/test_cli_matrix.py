@@ -196,6 +196,9 @@ def capture_cases() -> list[Case]:
         Case("export-out-readonly", ["export", "{sample}", "-f", "folded", "-o",
              "{tmp}/readonly/x.folded"], 2, one_line=True, unwritable=True),
         Case("export-stdout", ["export", "-", "-f", "folded", "-o", "-"], 0, stdin=SAMPLE),
+        Case("report-stdout", ["report", "{sample}", "-o", "-"], 0, check=_page_on_stdout),
+        Case("report-stdout-open", ["report", "{sample}", "-o", "-", "--open"], 2,
+             one_line=True),
         Case("report-out-readonly", ["report", "{sample}", "-o", "{tmp}/readonly/r.html"], 2,
              one_line=True, unwritable=True),
         *closed_stdout_cases(),
@@ -221,6 +224,7 @@ def closed_stdout_cases() -> list[Case]:
         ("diff-fail-over-fails", ["diff", "{sample}", long, "--fail-over", "5"], 1),
         ("export-stdout", ["export", "{sample}", "-f", "speedscope", "-o", "-"], 0),
         ("export-file", ["export", "{sample}", "-f", "folded", "-o", "{tmp}/work/closed/"], 0),
+        ("report-stdout", ["report", "{sample}", "-o", "-"], 0),
         ("convert", ["convert", "{sample}", "-o", "{tmp}/work/conv-closed"], 0),
         ("convert-json", ["convert", "{sample}", "-o", "{tmp}/work/conv-closed-j", "-j"], 0),
         ("version", ["--version"], 0),
@@ -315,6 +319,12 @@ def _help_on_stderr(usage: str, command: str) -> Callable[[Result], None]:
         assert f"Usage: {usage}" in result.stderr and f"  {command} " in result.stderr
 
     return check
+
+
+def _page_on_stdout(result: Result) -> None:
+    """``report -o -``: the page on standard output, no file named ``-``, no summary line."""
+    assert result.stdout.startswith("<!doctype html>") and result.stdout.endswith("</html>\n")
+    assert not (FILES / "-").exists()
 
 
 def _every_column(result: Result) -> None:

@@ -12,9 +12,9 @@ from rich.console import Console
 
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
-from rokuprof.cli.inputs import CaptureInputError, open_capture
+from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
-from rokuprof.cli.output import stderr_console, stdout_console
+from rokuprof.cli.output import stderr_console, stdout_console, write_bytes
 from rokuprof.cli.root import app
 from rokuprof.export.report import build_model, render_html
 from rokuprof.store.files import write_atomic
@@ -32,8 +32,8 @@ tables' exact counters (the numbers `inspect` shows); the timeline is the 101 Hz
 samples `convert` lays out, and selecting a time range there makes every view follow it.
 
 Output: `-o FILE`, by default next to the input as `<stem>{SUFFIX}` (a session directory:
-inside it; standard input: `profile{SUFFIX}` in the current directory), replaced atomically.
-`--open` then opens it in the default browser.
+inside it; standard input: `profile{SUFFIX}` in the current directory), replaced atomically;
+`-o -` writes the page to standard output. `--open` then opens it in the default browser.
 
 Exit status: 0 the report was written from a complete capture; 3 the capture is incomplete or
 corrupt (the report is written from what was read and shows where it stopped; a line on stderr
@@ -57,7 +57,8 @@ def report_command(
             "-o",
             "--output",
             metavar="FILE",
-            help=f"The HTML file to write (default: next to the input, `<stem>{SUFFIX}`).",
+            help=f"The HTML file to write (`-`: standard output; default: next to the input, "
+            f"`<stem>{SUFFIX}`).",
         ),
     ] = None,
     open_: Annotated[
@@ -67,25 +68,31 @@ def report_command(
 ) -> None:
     """Write an HTML report (see HELP)."""
     err = stderr_console()
+    to_stdout = out is not None and str(out) == STDIN
+    if to_stdout and open_:
+        exits.fail("--open needs a file: -o - writes the page to standard output")
     try:
         source = open_capture(input_)
     except CaptureInputError as exc:
         exits.fail(exc)
     if out is None:
         out = (source.directory or Path(".")) / f"{source.stem}{SUFFIX}"
-    if (problem := _output_problem(out)) is not None:
+    if not to_stdout and (problem := _output_problem(out)) is not None:
         source.stream.close()
         exits.fail(problem)
 
     inp = load_capture(source, err, wall_unit.value)
     html = render_html(build_model(inp)).encode("utf-8")
-    try:
-        write_atomic(out, html)
-    except OSError as exc:
-        exits.fail(f"cannot write {out}: {exc.strerror or exc}", status=exits.FAILED)
-    stdout_console().print(
-        f"report: {printable(out)} ({len(html):,} bytes)", markup=False, soft_wrap=True
-    )
+    if to_stdout:
+        write_bytes(html)
+    else:
+        try:
+            write_atomic(out, html)
+        except OSError as exc:
+            exits.fail(f"cannot write {out}: {exc.strerror or exc}", status=exits.FAILED)
+        stdout_console().print(
+            f"report: {printable(out)} ({len(html):,} bytes)", markup=False, soft_wrap=True
+        )
     if open_:
         _open(out, err)
     if inp.run.problem:
