@@ -435,3 +435,31 @@ def test_head_closing_the_pipe_keeps_the_status() -> None:
     for _ in range(3):  # the race is the reader's: each run must give the same answer
         proc = subprocess.run(["bash", "-c", script], capture_output=True, env=env, timeout=60)
         assert (proc.returncode, proc.stderr) == (0, b"")
+
+
+@pytest.mark.parametrize(
+    ("umask", "file_mode", "dir_mode"), [(0o022, 0o644, 0o755), (0o027, 0o640, 0o750)]
+)
+def test_offline_outputs_follow_the_umask(
+    tmp_path: Path, umask: int, file_mode: int, dir_mode: int
+) -> None:
+    """export, report, convert, diff --html write as any command-line tool: 0666 and 0777 less
+    the umask (the daemon's and watch's sessions stay owner-only, test_store_files)."""
+    lines = [
+        ["export", SAMPLE, "-f", "folded,sentry-v1", "-o", tmp_path / "exp" / "new"],
+        ["report", SAMPLE, "-o", tmp_path / "r.html"],
+        ["convert", SAMPLE, "-o", tmp_path / "conv"],
+        ["diff", SAMPLE, SAMPLE, "--html", tmp_path / "d.html"],
+    ]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for args in lines:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rokuprof", *map(str, args)],
+            capture_output=True, env=env, timeout=TIMEOUT, preexec_fn=lambda: os.umask(umask),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    made = [p for p in tmp_path.rglob("*")]
+    assert len(made) > 8
+    for path in made:
+        want = dir_mode if path.is_dir() else file_mode
+        assert path.stat().st_mode & 0o777 == want, f"{path}: {path.stat().st_mode & 0o777:o}"

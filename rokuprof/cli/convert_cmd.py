@@ -26,7 +26,7 @@ from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, Chunk, ChunkSettings
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.envelope import chunk_envelope
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
-from rokuprof.store.files import write_atomic
+from rokuprof.store.files import follow_umask, write_atomic
 from rokuprof.store.layout import CHUNK_SUFFIX, CHUNKS_DIR, chunk_name, is_chunk
 from rokuprof.views.text import printable
 
@@ -137,6 +137,7 @@ def convert(
 ) -> None:
     """Convert a .bsprof file into Sentry chunks (see HELP)."""
     err = stderr_console()
+    follow_umask()  # a command-line tool's files: the user's umask decides
     if to is not OutputFormat.sentry:  # pragma: no cover - only sentry exists today
         exits.fail(f"unsupported format {to.value!r}")
     with chunk_options():

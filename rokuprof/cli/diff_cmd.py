@@ -18,7 +18,7 @@ from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.export import ExportInput
 from rokuprof.export.diff import SORT_KEYS, compare, diff_html, regressions
-from rokuprof.store.files import write_atomic
+from rokuprof.store.files import follow_umask, write_atomic
 from rokuprof.views.diff_view import render_diff
 from rokuprof.views.text import printable
 
@@ -117,6 +117,7 @@ def diff_command(
 ) -> None:
     """Compare two captures (see HELP)."""
     err = stderr_console()
+    follow_umask()  # a command-line tool's files: the user's umask decides
     if a == STDIN and b == STDIN:
         exits.fail("only one of A and B can be standard input (-)")
     if html is not None:

@@ -18,6 +18,7 @@ from rokuprof.cli.options import choice
 from rokuprof.cli.output import stderr_console, write_bytes, write_text
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.export import FORMATS, METRICS, export_parts, export_with_notes
+from rokuprof.store.files import follow_umask
 
 EXIT_FAILED = 1  # an output could not be written
 Metric = choice("Metric", *METRICS)
@@ -93,6 +94,7 @@ def export_command(
 ) -> None:
     """Export a capture (see HELP)."""
     err = stderr_console()
+    follow_umask()  # a command-line tool's files: the user's umask decides
     names = parse_formats(formats)
     metric, wall_unit = Metric(metric).value, WallUnit(wall_unit).value
     to_stdout = out == STDIN

@@ -17,7 +17,7 @@ from rokuprof.cli.layout import load_capture
 from rokuprof.cli.output import stderr_console, stdout_console, write_bytes
 from rokuprof.cli.root import app
 from rokuprof.export.report import build_model, render_html
-from rokuprof.store.files import write_atomic
+from rokuprof.store.files import follow_umask, write_atomic
 from rokuprof.views.text import printable
 
 SUFFIX = ".report.html"
@@ -68,6 +68,7 @@ def report_command(
 ) -> None:
     """Write an HTML report (see HELP)."""
     err = stderr_console()
+    follow_umask()  # a command-line tool's files: the user's umask decides
     to_stdout = out is not None and str(out) == STDIN
     if to_stdout and open_:
         exits.fail("--open needs a file: -o - writes the page to standard output")

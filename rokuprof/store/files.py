@@ -4,7 +4,9 @@ Every file and directory rokuprof creates under its output gets one mode, owner-
 (``0600`` files, ``0700`` directories: a profile carries an app's internals), whatever the
 process umask. :func:`set_file_mode` changes it for the whole process (the daemon's
 ``[capture] file_mode``); a directory gets the file mode plus search (``x``) wherever it grants
-read. Use :func:`write_atomic` for whole files, :func:`make_dirs` for directories and
+read. :func:`follow_umask` makes the process write as any command-line tool does (``0666`` and
+``0777`` less the umask): ``export``, ``report``, ``convert`` and ``diff --html`` do.
+Use :func:`write_atomic` for whole files, :func:`make_dirs` for directories and
 :func:`open_new` (or :func:`opener` with ``open()``) for files written piecewise.
 
 Files stay inside the output directory: a new file is never opened through a symbolic link
@@ -27,7 +29,7 @@ RESERVE_BYTES = 64 * 1024  # a SpaceReserve: room for a final session.json (and 
 DEFAULT_FILE_MODE = 0o600
 _ALLOWED_BITS = 0o666  # read and write for owner, group, others; never execute or special bits
 
-_file_mode = DEFAULT_FILE_MODE
+_file_mode: int | None = DEFAULT_FILE_MODE  # None: 0666 / 0777 less the umask
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
@@ -69,21 +71,30 @@ def set_file_mode(mode: int) -> None:
     _file_mode = mode
 
 
-def file_mode() -> int:
+def follow_umask() -> None:
+    """From now on create files ``0666`` and directories ``0777`` less the process umask."""
+    global _file_mode
+    _file_mode = None
+
+
+def file_mode() -> int | None:
+    """The mode of new files (``None``: the umask decides)."""
     return _file_mode
 
 
 def dir_mode() -> int:
-    return dir_mode_for(_file_mode)
+    return 0o777 if _file_mode is None else dir_mode_for(_file_mode)
 
 
 def open_new(path: Path | str, flags: int = os.O_WRONLY | os.O_CREAT | os.O_EXCL) -> int:
-    """``os.open`` with the file mode (exactly: not narrowed or widened by the umask), never
-    through a symbolic link (``O_NOFOLLOW``: a link at ``path`` fails with ``ELOOP``)."""
-    fd = os.open(path, flags | _CLOEXEC | _NOFOLLOW, _file_mode)
-    if flags & os.O_CREAT:
+    """``os.open`` with the file mode (exactly: not narrowed or widened by the umask, unless
+    :func:`follow_umask`), never through a symbolic link (``O_NOFOLLOW``: a link at ``path``
+    fails with ``ELOOP``)."""
+    mode = _file_mode
+    fd = os.open(path, flags | _CLOEXEC | _NOFOLLOW, 0o666 if mode is None else mode)
+    if flags & os.O_CREAT and mode is not None:
         try:
-            os.fchmod(fd, _file_mode)
+            os.fchmod(fd, mode)
         except BaseException:
             os.close(fd)
             raise
@@ -120,7 +131,8 @@ def make_dirs(path: Path | str, *, exist_ok: bool = True, within: Path | str | N
             if directory == path and not exist_ok:
                 raise
             continue  # made by someone else meanwhile: theirs
-        os.chmod(directory, mode)  # the umask may have narrowed it
+        if _file_mode is not None:
+            os.chmod(directory, mode)  # the umask may have narrowed it
     return path
 
 
@@ -163,7 +175,7 @@ def _make_dirs_within(root: Path, path: Path, exist_ok: bool) -> Path:
             child = _open_dir_at(fd, name, where, root)
             os.close(fd)
             fd = child
-            if created:
+            if created and _file_mode is not None:
                 os.fchmod(fd, mode)  # the umask may have narrowed it
     finally:
         os.close(fd)
