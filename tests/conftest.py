@@ -1,11 +1,15 @@
 """Shared test configuration: hypothesis profiles, and a header saying which core is tested.
 
+A command run in-process (``CliRunner``) may switch the process to umask file modes
+(``export``, ``report``...); each test starts with the owner-only default again.
+
 ``ci`` (the default) keeps the whole suite fast; ``HYPOTHESIS_PROFILE=thorough`` runs many more
 examples per property for a longer hunt.
 """
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -29,3 +33,13 @@ def pytest_report_header() -> str:
     from rokuprof import _native
 
     return f"rokuprof core: {_native.describe()}"
+
+
+@pytest.fixture(autouse=True)
+def _owner_only_file_mode():
+    """Restore rokuprof's file mode after each test (a command may have followed the umask)."""
+    from rokuprof.store import files
+
+    mode = files.file_mode()
+    yield
+    files._file_mode = mode
