@@ -202,7 +202,7 @@ def test_session_directory_and_standard_input(tmp_path):
 
 
 def test_bad_usage_exits_2():
-    assert runner.invoke(app, ["inspect", "x", "--top", "0"]).exit_code == 2
+    assert runner.invoke(app, ["inspect", "x", "--top", "-1"]).exit_code == 2
 
 
 def test_module_entry_point_and_sample_outputs_are_current():

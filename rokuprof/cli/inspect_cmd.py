@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -29,7 +30,11 @@ def inspect(
     top: Annotated[
         int,
         typer.Option(
-            "--top", "-n", min=1, metavar="N", help="How many functions and leak sites to list."
+            "--top",
+            "-n",
+            min=0,
+            metavar="N",
+            help="How many functions and leak sites to list (0: all, as for diff).",
         ),
     ] = 15,
     as_json: JsonFlag = False,
@@ -53,7 +58,7 @@ def inspect(
     except OSError as exc:
         exits.fail(f"cannot read {source.label}: {exc.strerror or exc}")
     reader.close()
-    report = inspect_report(reader, top)
+    report = inspect_report(reader, top or sys.maxsize)
     if as_json:
         print_json(report)
     else:

@@ -124,7 +124,7 @@ class RunSide:
             "app_version": self.app_version,
             "status": self.status,
             "problem": self.problem,
-            "seconds": self.seconds,
+            "seconds": round(self.seconds, 6),  # a float32 footer time: 45.12, not 45.119999
             "timing": self.timing,
             "wall_unit": self.wall_unit,
             "functions": self.functions,

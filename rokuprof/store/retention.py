@@ -112,7 +112,8 @@ def plan(
     for s in sessions:
         age = now - s.last_write
         if policy.max_age_seconds is not None and age > policy.max_age_seconds and not protected(s):
-            out.append(Deletion(s, f"older than {policy.max_age_seconds / 86400:g} days"))
+            days = policy.max_age_seconds / 86400
+            out.append(Deletion(s, f"older than {days:g} day{'' if days == 1 else 's'}"))
         else:
             kept.append(s)
     if policy.max_bytes is not None:

@@ -46,7 +46,7 @@ SORT_TITLES = {
 def _signed(value: float, fmt) -> str:
     if not value:
         return "0"
-    return ("+" if value > 0 else "−") + fmt(abs(value))
+    return ("+" if value > 0 else "-") + fmt(abs(value))  # ASCII, as the growth column
 
 
 def _growth(d: FunctionDiff) -> Text:
@@ -69,7 +69,9 @@ def _side_line(name: str, label: str, side: RunSide) -> Text:
         out.append(f", {seconds(side.seconds)} run ({how})")
     out.append(f", {count(side.functions)} functions, ")
     if side.problem:
-        out.append(printable(f"{side.status}: {side.problem}"), style="yellow")
+        said = side.problem.startswith(f"{side.status}:")  # "incomplete: the stream stops..."
+        text = side.problem if said else f"{side.status}: {side.problem}"
+        out.append(printable(text), style="yellow")
     else:
         out.append(side.status, style="green" if side.status == "complete" else "yellow")
     return out
@@ -130,7 +132,7 @@ def render_diff(
         return
     shown_width = width if width is not None else console.width
     columns = [(n, j) for n, j, least in COLUMNS if shown_width >= least]
-    title = f"By {SORT_TITLES[comparison.sort]} (B − A)"
+    title = f"By {SORT_TITLES[comparison.sort]} (B - A)"
     table = Table(title=title, title_justify="left")
     for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
