@@ -248,6 +248,8 @@ def device_cases() -> list[Case]:
              json=True, check=_watch_session),
         Case("watch-good-pipe", [*watch, "-o", "{tmp}/work/watch2", "--runs", "1"], 0,
              check=_plain_log),
+        Case("watch-good-closed", [*watch, "-o", "{tmp}/work/watch3", "--view", "plain",
+             "--duration", "30"], 0, closed_stdout=True, check=_said_nothing),
         Case("watch-host-with-port", ["watch", "127.0.0.1:42411", "--duration", "5"], 2,
              one_line=True),
         Case("watch-empty-host", ["watch", "", "--duration", "5"], 2, one_line=True),

@@ -1,7 +1,8 @@
 """Why a capture stops, and the one object that carries a stop request to every part of it.
 
 The cause is recorded as what it was (``session.json``'s ``end_reason``, the summary, the log):
-Ctrl-C, SIGTERM, ``--duration``, ``--runs``, or a caller's own request.
+Ctrl-C, SIGTERM, ``--duration``, ``--runs``, the output's reader gone (``watch | head``), or a
+caller's own request.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ class StopCause(StrEnum):
     DURATION = "--duration"
     RUNS = "--runs"
     KEY_Q = "the q key"  # in watch's live view
+    OUTPUT_CLOSED = "output closed"  # watch's standard output: its reader went away (| head)
     REQUESTED = "a stop request"  # a caller's own stop (the API, a daemon reload, tests)
 
     def describe(self) -> str:
         """``stopped by Ctrl-C``, ``--duration reached``, ..."""
         if self in (StopCause.DURATION, StopCause.RUNS):
             return f"{self.value} reached"
+        if self is StopCause.OUTPUT_CLOSED:
+            return self.value
         return f"stopped by {self.value}"
 
 

@@ -12,13 +12,14 @@ from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary
 from rokuprof.capture.session import FAILED, TRUNCATED
+from rokuprof.capture.stop import StopCause, StopRequest
 from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem, output_dir_problem
 from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import JsonFlag, QuietFlag, View
-from rokuprof.cli.output import print_json, stdout_console
+from rokuprof.cli.output import on_output_closed, print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.daemon.config import parse_size
 from rokuprof.device.hosts import plain_host
@@ -52,6 +53,20 @@ def summary_status(summary: CaptureSummary) -> int:
     """3 when a run ended truncated or failed (its data is incomplete or corrupt), else 0."""
     cut = any(s.record.status in (TRUNCATED, FAILED) for s in summary.sessions)
     return exits.INCOMPLETE if cut else exits.OK
+
+
+async def watch_until_closed(config: CaptureConfig, view: str) -> CaptureSummary:
+    """:func:`run_watch`, stopped (cause ``output closed``) when standard output's reader goes
+    away: the run in progress ends ``interrupted`` with every byte it read."""
+    stop = StopRequest()
+    loop = asyncio.get_running_loop()
+    undo = on_output_closed(
+        lambda: loop.call_soon_threadsafe(stop.request, StopCause.OUTPUT_CLOSED)
+    )
+    try:
+        return await run_watch(config, view=view, console=stdout_console(), stop=stop)
+    finally:
+        undo()
 
 
 def report_summary(summary: CaptureSummary, as_json: bool) -> None:
@@ -174,6 +189,8 @@ def watch(
     adds `capture.pb.gz`, `capture.folded`, ... when a run ends (in a worker thread; a failed
     export is recorded in session.json and never fails the capture).
 
+    A closed standard output (`| head`) ends it as Ctrl-C does (cause "output closed").
+
     Exit status: 0 every run ended complete or interrupted; 3 a run ended truncated or failed
     (what arrived is kept and converted); 2 bad usage, a host that is malformed or does not
     resolve, an output directory that cannot be written (checked before waiting); 1 the
@@ -216,7 +233,7 @@ def watch(
     if (problem := output_dir_problem(out)) is not None:
         exits.fail(problem)
     shown = "quiet" if quiet or as_json else View(view).value
-    summary = asyncio.run(run_watch(config, view=shown, console=stdout_console()))
+    summary = asyncio.run(watch_until_closed(config, shown))
     report_summary(summary, as_json)
     if summary.failure:  # the loop failed midway (disk full...): its run is finished, said once
         exits.fail(summary.failure, exits.FAILED)
