@@ -53,3 +53,12 @@ def test_retention_says_one_day_in_the_singular(tmp_path: Path) -> None:
     os.utime(session, (0, 0))
     (done,) = enforce(tmp_path, RetentionPolicy(max_age_seconds=86400), now=10 * 86400)
     assert done.reason == "older than 1 day"
+
+
+def test_config_check_says_one_day_in_the_singular() -> None:
+    from rokuprof.daemon.config import build_config
+
+    one = build_config({"retention": {"max_age_days": 1}}, env={}).summary()
+    two = build_config({"retention": {"max_age_days": 2}}, env={}).summary()
+    assert any("older than 1 day " in f"{line} " for line in one)
+    assert any("older than 2 days" in line for line in two)

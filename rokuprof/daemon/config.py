@@ -202,7 +202,8 @@ class DaemonConfig:
         ret = self.retention
         parts = []
         if ret.max_age_days is not None:
-            parts.append(f"older than {ret.max_age_days:g} days")
+            days = ret.max_age_days
+            parts.append(f"older than {days:g} day{'' if days == 1 else 's'}")
         if ret.max_bytes is not None:
             parts.append(f"beyond {format_size(ret.max_bytes)}")
         lines.append(
