@@ -1,11 +1,16 @@
 """atheris harness for the ``.bsprof`` decoder (see fuzz/README.md).
 
-Each fuzz input is turned into a stream and a way to split it (:func:`split_input`). The check
+Each fuzz input is turned into a stream and a way to split it (:func:`derive`): either the input
+itself is the stream (:func:`split_input`), or, with bit 7 of its first byte set, the input
+parameterises one of the worst cases of :mod:`rokuprof.simulator.worst_cases` (a deep chain,
+many busy modules, many paths: :func:`generated_input`), which it may also corrupt. The check
 feeds the stream to the :class:`~rokuprof.bsprof.decoder.Decoder` whole and in the input-derived
-pieces, and compares both runs with each other and with the construct reference parser. When the
-native core is built, it decodes the same pieces (whole and split, entries recorded) and must
-agree with the pure decoder, and its tables (allocations per line included) with the pure
-tables. Any exception from a decoder or any disagreement is a finding.
+pieces, and compares both runs with each other and with the construct reference parser. The
+tables' call stacks must be folded to ``Limits.max_stack_depth`` frames (each frame the caller of
+the one before, the marked frame last). When the native core is built, it decodes the same
+pieces (whole and split, entries recorded) and must agree with the pure decoder, and its tables
+(allocations per line and stacks included) with the pure tables. Any exception from a decoder or
+any disagreement is a finding.
 
     python fuzz/fuzz_decoder.py -max_total_time=120 fuzz/corpus    # fuzz (needs atheris)
     python fuzz/fuzz_decoder.py crash-1234abcd                     # replay one input
@@ -15,6 +20,7 @@ tables. Any exception from a decoder or any disagreement is a finding.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import sys
 from itertools import pairwise
@@ -33,20 +39,23 @@ def _import_core():
     from rokuprof.bsprof.decoder import Decoder
     from rokuprof.bsprof.model import Header, Limits
     from rokuprof.profile.reader import PythonProfileReader
+    from rokuprof.profile.tables import FOLDED_PATH
+    from rokuprof.simulator import worst_cases
 
     try:
         from rokuprof._native.reader import NativeDecoder, NativeProfileReader
     except ImportError:  # the native core is not built: fuzz the pure path only
         NativeDecoder = NativeProfileReader = None
     native = (NativeDecoder, NativeProfileReader, PythonProfileReader)
-    return errors, grammar, reference, Decoder, Header, Limits, native
+    return errors, grammar, reference, Decoder, Header, Limits, native, FOLDED_PATH, worst_cases
 
 
 if atheris is not None and __name__ == "__main__":
     with atheris.instrument_imports(include=["rokuprof"]):
-        errors, grammar, reference, Decoder, Header, Limits, NATIVE = _import_core()
+        CORE = _import_core()
 else:
-    errors, grammar, reference, Decoder, Header, Limits, NATIVE = _import_core()
+    CORE = _import_core()
+errors, grammar, reference, Decoder, Header, Limits, NATIVE, FOLDED_PATH, worst_cases = CORE
 NativeDecoder, NativeProfileReader, PythonProfileReader = NATIVE
 
 DOCUMENTED = (
@@ -68,7 +77,19 @@ SMALL_LIMITS = Limits(
     max_string_table_chars=200,
     max_live_allocations=8,
     max_line_keys=8,
+    max_stack_depth=6,
 )
+
+#: The worst cases a generated input builds (bits 1..0 of its first byte, 3 = a deep chain
+#: too), each as ``(name, build(size), largest size)``: small enough for a few executions a
+#: second with the construct reference, large enough to pass every limit of SMALL_LIMITS and
+#: the default stack depth (128).
+GENERATORS = (
+    ("deep chain", lambda n: worst_cases.deep_chain(n, n * 0.02 + 1, 20_000), 300),
+    ("busy modules", lambda n: worst_cases.busy_modules(n, 10.0, 3), 40),
+    ("many paths", lambda n: worst_cases.many_paths(n, n * 0.02, 4), 300),
+)
+GENERATED = 0x80  # bit 7 of byte 0: a generated input
 
 
 def _header(line_data: bool) -> bytes:
@@ -98,6 +119,41 @@ def split_input(data: bytes) -> tuple[bytes, list[int], object]:
     limits = SMALL_LIMITS if control & 0b100 else None
     cuts = sorted(c * (len(stream) + 1) // 256 for c in raw_cuts)
     return stream, cuts, limits
+
+
+def generated_input(data: bytes) -> tuple[bytes, list[int], object]:
+    """Turn a generated-mode fuzz input (bit 7 of byte 0 set) into ``(stream, cut offsets,
+    limits)``, the stream one of :data:`GENERATORS`.
+
+    Byte 0: bits 1..0 = the generator (3: the deep chain), bit 2 = the limits of
+    :data:`SMALL_LIMITS`, bits 6..3 = number of cuts. Byte 1: ``max_stack_depth`` = 1 + byte
+    % 32. Bytes 2..3: the size (big-endian; 1 + value % the generator's largest size). Then one
+    byte per cut (a position scaled over the stream), then corruptions, three bytes each: a
+    position (big-endian, scaled over the stream) and a byte XORed into the stream there.
+    """
+    control = data[0]
+    n_cuts = (control >> 3) & 0x0F
+    params = data[1:4].ljust(3, b"\x00")
+    _, build, largest = GENERATORS[(control & 0b11) % len(GENERATORS)]
+    size = 1 + int.from_bytes(params[1:3], "big") % largest
+    stream = bytearray(build(size))
+    raw_cuts = data[4 : 4 + n_cuts]
+    rest = data[4 + n_cuts :]
+    for i in range(0, len(rest) - 2, 3):
+        at = int.from_bytes(rest[i : i + 2], "big") * len(stream) // 65536
+        stream[at] ^= rest[i + 2]
+    base = SMALL_LIMITS if control & 0b100 else Limits()
+    limits = dataclasses.replace(base, max_stack_depth=1 + params[0] % 32)
+    cuts = sorted(c * (len(stream) + 1) // 256 for c in raw_cuts)
+    return bytes(stream), cuts, limits
+
+
+def derive(data: bytes) -> tuple[bytes, list[int], object]:
+    """``(stream, cut offsets, limits)`` of any fuzz input (see :func:`split_input` and
+    :func:`generated_input`)."""
+    if data and data[0] & GENERATED:
+        return generated_input(data)
+    return split_input(data)
 
 
 def _run(pieces: list[bytes], limits, native: bool = False) -> tuple:
@@ -141,7 +197,7 @@ def _header_key(header) -> tuple | None:
 def check(data: bytes) -> None:
     """Decode the input-derived stream whole, split, and with the reference; raise
     ``AssertionError`` on any disagreement (and let any unexpected exception through)."""
-    stream, cuts, limits = split_input(data)
+    stream, cuts, limits = derive(data)
     points = [0, *cuts, len(stream)]
     pieces = [stream[a:b] for a, b in pairwise(points)]
     whole = _run([stream], limits)
@@ -160,12 +216,60 @@ def check(data: bytes) -> None:
     if NativeDecoder is not None:
         assert _run([stream], limits, native=True) == whole, "native core differs (whole)"
         assert _run(pieces, limits, native=True) == whole, "native core differs (split)"
-        _check_tables(pieces, limits)
+    readers = _check_tables(pieces, limits)
+    if data and data[0] & GENERATED:
+        _check_generated(data, readers, whole)
 
 
-def _check_tables(pieces: list[bytes], limits) -> None:
-    """The native tables answer like the pure tables, with a delta after every piece."""
-    pure, native = PythonProfileReader(limits), NativeProfileReader(limits)
+def _check_stacks(pure, native) -> None:
+    """Every defined path's stack is folded to ``max_stack_depth`` frames, each frame the
+    caller of the one before it, the marked frame (only) last; both cores give the same."""
+    limit = pure.limits.max_stack_depth
+    for pid in pure.paths:
+        stack = pure.stack(pid)
+        assert len(stack) <= limit, f"path {pid}: {len(stack)} frames, limit {limit}"
+        for i, node in enumerate(stack):
+            if node.id == FOLDED_PATH:
+                assert i == len(stack) - 1 == limit - 1, f"path {pid}: marked frame at {i}"
+            elif i + 1 < len(stack) and stack[i + 1].id != FOLDED_PATH:
+                assert stack[i + 1].id == node.caller, f"path {pid}: frame {i + 1} not the caller"
+        if native is not None:
+            assert native.stack(pid) == stack, f"path {pid}: stacks differ"
+    if native is not None:
+        assert native.deep_paths == pure.deep_paths, "deep_paths differ"
+
+
+def _check_generated(data: bytes, readers, whole: tuple) -> None:
+    """An uncorrupted worst case with room for it in the limits reads as built: complete,
+    every path and module defined, the stacks of a deep chain folded where the limit says."""
+    if len(data) > 4 + ((data[0] >> 3) & 0x0F) + 2 or data[0] & 0b100:
+        return  # corrupted, or SMALL_LIMITS (errors are checked against the reference)
+    name, _, largest = GENERATORS[(data[0] & 0b11) % len(GENERATORS)]
+    size = 1 + int.from_bytes(data[1:4].ljust(3, b"\x00")[1:3], "big") % largest
+    assert whole[5] == "complete" and whole[4] is None, (name, whole[4])
+    for reader in readers:
+        tables = reader.tables
+        limit = tables.limits.max_stack_depth
+        if name == "deep chain":
+            assert tables.deep_paths == max(0, size - limit), (tables.deep_paths, size, limit)
+            assert len(tables.stack(size)) == min(size, limit)
+            assert (tables.stack(size)[-1].id == FOLDED_PATH) == (size > limit)
+        elif name == "busy modules":
+            assert len(tables.modules) == size and len(tables.paths) == size
+        else:
+            assert len(tables.paths) == size and tables.deep_paths == 0
+
+
+def _check_tables(pieces: list[bytes], limits) -> list:
+    """The native tables answer like the pure tables, with a delta after every piece; the
+    stacks are folded (:func:`_check_stacks`). Returns the readers (pure first)."""
+    pure = PythonProfileReader(limits)
+    if NativeProfileReader is None:
+        for piece in pieces:
+            pure.feed(piece)
+        _check_stacks(pure.tables, None)
+        return [pure]
+    native = NativeProfileReader(limits)
     for piece in pieces:
         pure.feed(piece)
         native.feed(piece)
@@ -179,6 +283,8 @@ def _check_tables(pieces: list[bytes], limits) -> None:
             getattr(pure.tables, name).items()
         ), name
     assert native.tables.untracked_line_allocs == pure.tables.untracked_line_allocs
+    _check_stacks(pure.tables, native.tables)
+    return [pure, native]
 
 
 def seed_inputs() -> list[bytes]:
@@ -214,7 +320,26 @@ def seed_inputs() -> list[bytes]:
     many += [(4, 2, lo, 1, 1) for lo in range(1, 11)]
     entries = b"".join(grammar.build_entry(e, True) for e in body + many)
     seeds.append(bytes([0b110 | 2 << 3, 90, 180]) + entries + b"\x00")
+    # A worst-case stream as it is, over SMALL_LIMITS: its stacks fold at 6 frames.
+    seeds.append(bytes([0b100]) + worst_cases.deep_chain(25, 1.5, 20_000))
+    seeds += generated_seed_inputs()
     return seeds
+
+
+def generated_seed_inputs() -> list[bytes]:
+    """Generated-mode inputs (:func:`generated_input`): each worst case at the default limits
+    and the stack depth it names, with cuts, over SMALL_LIMITS, and corrupted."""
+    size = lambda n: n.to_bytes(2, "big")  # noqa: E731 (the size field, 1 + value)
+    return [
+        bytes([GENERATED | 0, 127]) + size(199),  # a deep chain of 200, folded at 128 frames
+        bytes([GENERATED | 0 | 2 << 3, 7]) + size(49) + bytes([30, 200]),  # at 8, in 3 pieces
+        bytes([GENERATED | 3, 0]) + size(9),  # depth 10, every stack one marked frame
+        bytes([GENERATED | 1, 5]) + size(11),  # 12 busy modules
+        bytes([GENERATED | 1 | 0b100 | 1 << 3, 5]) + size(11) + bytes([100]),  # over 4 modules
+        bytes([GENERATED | 2, 31]) + size(99),  # 100 paths over 4 modules
+        bytes([GENERATED | 2 | 0b100, 31]) + size(99),  # over 30 paths
+        bytes([GENERATED | 0, 3]) + size(59) + bytes([0x40, 0, 0x80, 0xC0, 0, 0x7F]),  # corrupt
+    ]
 
 
 def native_seed_inputs() -> list[bytes]:
@@ -222,10 +347,16 @@ def native_seed_inputs() -> list[bytes]:
     behind its control byte (bit 0 line flag, bit 1 small limits, bits 5..2 cuts)."""
     seeds = []
     for seed in seed_inputs():
-        stream, _, limits = split_input(seed)
-        line_data = bool(seed[0] & 0b10)
-        body = stream[len(HEADERS[line_data]) :] if stream.startswith(HEADERS[line_data]) else b""
-        control = int(line_data) | (2 if limits else 0) | 2 << 2
+        stream, _, _ = derive(seed)
+        line_data = not seed[0] & GENERATED and bool(seed[0] & 0b10)
+        if stream.startswith(HEADERS[line_data]):
+            body = stream[len(HEADERS[line_data]) :]
+        else:  # a worst case: its own header
+            try:
+                body = stream[reference.parse_header(stream, Limits())[1] :]
+            except (reference.Truncated, errors.BsprofError):
+                body = b""
+        control = int(line_data) | (2 if seed[0] & 0b100 else 0) | 2 << 2
         seeds.append(bytes([control, 60, 190]) + body)
     return seeds
 

@@ -1,5 +1,5 @@
-"""The atheris harness's check function, run on its seeds and a few odd inputs so it cannot rot
-(atheris itself is not needed)."""
+"""The atheris harness's check function, run on its seeds, a few odd inputs and generated worst
+cases (deep chains, busy modules, many paths) so it cannot rot (atheris itself is not needed)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from rokuprof.bsprof.model import Limits
+from rokuprof.simulator import worst_cases
 
 HARNESS = Path(__file__).resolve().parent.parent / "fuzz" / "fuzz_decoder.py"
 
@@ -67,3 +70,52 @@ def test_check_catches_a_disagreement(monkeypatch):
 @given(st.binary(max_size=200))
 def test_random_inputs_pass_the_check(data):
     fuzz.check(data)
+
+
+def test_generated_input_layout():
+    data = bytes([fuzz.GENERATED | 1 << 3, 9]) + (99).to_bytes(2, "big") + bytes([128])
+    stream, cuts, limits = fuzz.derive(data)
+    assert stream == worst_cases.deep_chain(100, 3.0, 20_000)
+    assert cuts == [(len(stream) + 1) // 2]
+    assert limits == Limits(max_stack_depth=10)
+    data = bytes([fuzz.GENERATED | 0b101, 40]) + (3).to_bytes(2, "big") + b"\x80\x00\x01"
+    stream, cuts, limits = fuzz.derive(data)
+    clean = worst_cases.busy_modules(4, 10.0, 3)
+    assert len(stream) == len(clean) and stream != clean  # one byte XORed in the middle
+    assert stream[len(clean) // 2] == clean[len(clean) // 2] ^ 1
+    assert limits.max_modules == fuzz.SMALL_LIMITS.max_modules and limits.max_stack_depth == 9
+
+
+@pytest.mark.parametrize("kind", range(4))
+@pytest.mark.parametrize("depth_limit", [0, 5, 127])
+def test_each_generator_passes_the_check(kind, depth_limit):
+    """Deep chains (folded at 1, 6 and 128 frames), busy modules, many paths: the stacks are
+    folded alike on both cores and the tables read what was built."""
+    fuzz.check(bytes([fuzz.GENERATED | kind, depth_limit]) + (149).to_bytes(2, "big"))
+
+
+def test_generated_seeds_give_native_seed_bodies():
+    bodies = fuzz.native_seed_inputs()[-len(fuzz.generated_seed_inputs()) :]
+    assert all(len(body) > 100 for body in bodies)
+
+
+def test_check_catches_an_unfolded_stack(monkeypatch):
+    """The stack check is not vacuous: tables that do not fold a deep chain are caught."""
+    from rokuprof.profile import tables
+
+    monkeypatch.setattr(tables, "fold_stack", lambda nodes, limit: tuple(nodes))
+    data = bytes([fuzz.GENERATED, 7]) + (19).to_bytes(2, "big")
+    with pytest.raises(AssertionError, match="frames, limit 8"):
+        fuzz.check(data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 127),
+    st.integers(0, 255),
+    st.integers(0, 60),
+    st.binary(max_size=30),
+)
+def test_random_generated_inputs_pass_the_check(control, depth_limit, size, tail):
+    """Small generated worst cases, cut and corrupted at random."""
+    fuzz.check(bytes([fuzz.GENERATED | control, depth_limit]) + size.to_bytes(2, "big") + tail)
