@@ -1,0 +1,247 @@
+"""What the daemon tells about itself: its metric families, ``/healthz`` and the status line.
+
+The daemon hands over its state once (:class:`DaemonState`: references to its live parts, read
+at each scrape); the functions here only read it, and take the time as arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rokuprof import __version__
+from rokuprof.capture.status import DeviceState
+from rokuprof.daemon.metrics import Family
+from rokuprof.store.layout import SessionStatus
+from rokuprof.timefmt import utc_iso
+
+if TYPE_CHECKING:
+    from rokuprof.daemon.devices import DeviceSlot
+    from rokuprof.daemon.discovery import Discovery
+    from rokuprof.store.uploader import Uploader
+
+#: The longest error message a ``rokuprof_last_error_info`` label carries.
+MAX_ERROR_LABEL = 300
+
+
+@dataclass(frozen=True)
+class DaemonState:
+    """The daemon's live parts, as the metrics, ``/healthz`` and the status line read them."""
+
+    slots: Mapping[str, DeviceSlot]  # device key -> its capture loop (changes as devices come)
+    uploader: Uploader
+    uploads_on: bool  # a DSN is set: pending chunks are the uploader's, else the spool's scan
+    discovery: Discovery
+    started_at: float  # Unix time
+    stopping: Callable[[], bool]
+
+
+# -- /healthz and the status line -------------------------------------------------------------
+
+
+def dead_loops(state: DaemonState) -> list[str]:
+    """The devices whose capture loop has ended."""
+    return [s.name for s in state.slots.values() if s.task is not None and s.task.done()]
+
+
+def status_line(state: DaemonState) -> str:
+    """One line for systemd's status: devices by state, chunks to upload, a pause."""
+    states: dict[str, int] = {}
+    for slot in state.slots.values():
+        states[slot.state] = states.get(slot.state, 0) + 1
+    parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "no devices"
+    up = state.uploader
+    line = f"{len(state.slots)} device(s): {parts}; {up.pending} chunk(s) to upload"
+    return f"{line} (uploads paused: {up.pause.reason})" if up.pause else line
+
+
+def health(state: DaemonState) -> tuple[bool, str]:
+    """(healthy, text); a paused upload adds a line but is not unhealthy: the capture goes
+    on and nothing is lost (``rokuprof_upload_paused`` is the metric to alert on)."""
+    pause = state.uploader.pause
+    note = ""
+    if pause is not None:
+        since = utc_iso(pause.since, "seconds")
+        note = (
+            f"\nuploads paused: {pause.reason} since {since};"
+            f" {state.uploader.pending} chunk(s) wait on disk"
+        )
+    if state.stopping():
+        return False, "stopping" + note
+    dead = dead_loops(state)
+    if dead:
+        return False, f"capture loop ended: {', '.join(dead)}" + note
+    slots = list(state.slots.values())
+    if slots and all(s.state is DeviceState.UNREACHABLE for s in slots):
+        lines = [
+            f"{s.name} ({s.config.host}): {s.status.detail if s.status else ''}" for s in slots
+        ]
+        return False, "every device is unreachable:\n" + "\n".join(lines) + note
+    return True, "ok" + note
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+
+def _families() -> dict[str, Family]:
+    """The per-device and per-source families, empty."""
+    return {
+        "bytes": Family("rokuprof_device_bytes_total", "counter", "Profiler bytes received."),
+        "entries": Family("rokuprof_device_entries_total", "counter", "Entries decoded."),
+        "state": Family("rokuprof_device_state", "gauge", "Device state (1 = current, else 0)."),
+        "info": Family(
+            "rokuprof_device_info", "gauge", "A device's names: directory, config, ECP (1)."
+        ),
+        "age": Family(
+            "rokuprof_device_last_data_age_seconds",
+            "gauge",
+            "Seconds since the device's last profiler byte (absent before any).",
+        ),
+        "tick": Family(
+            "rokuprof_device_worst_tick_seconds",
+            "gauge",
+            "The longest tick of the device's capture (decoding, deltas, chunks) so far.",
+        ),
+        "limited": Family(
+            "rokuprof_device_ecp_limited", "gauge", "1 while the device's ECP is limited."
+        ),
+        "sessions": Family(
+            "rokuprof_sessions_total", "counter", "Finished sessions by final status."
+        ),
+        "streaming": Family("rokuprof_sessions_streaming", "gauge", "Sessions being captured."),
+        "written": Family("rokuprof_chunks_written_total", "counter", "Chunks written."),
+        "uploaded": Family(
+            "rokuprof_chunks_uploaded_total", "counter", "Chunks Sentry accepted (2xx)."
+        ),
+        "rejected": Family("rokuprof_chunks_rejected_total", "counter", "Chunks refused for good."),
+        "dropped": Family(
+            "rokuprof_chunks_dropped_total", "counter", "Undelivered chunks dropped: spool full."
+        ),
+        "restarts": Family("rokuprof_capture_restarts_total", "counter", "Capture loop restarts."),
+        "error": Family(
+            "rokuprof_last_error_info", "gauge", "The latest error (labels), 1 when present."
+        ),
+        "error_time": Family(
+            "rokuprof_last_error_timestamp_seconds", "gauge", "When the latest error happened."
+        ),
+    }
+
+
+def _add_device(fam: dict[str, Family], slot: DeviceSlot, now: float) -> None:
+    """One device's samples (``now``: the clock of its status, monotonic)."""
+    d = slot.name
+    c = slot.counters
+    st = slot.status
+    fam["bytes"].add(slot.bytes_total(), device=d)
+    fam["entries"].add(slot.entries_total(), device=d)
+    for state in DeviceState:
+        fam["state"].add(1 if slot.state is state else 0, device=d, state=state.value)
+    fam["info"].add(
+        1,
+        device=d,
+        name=slot.label,
+        host=slot.config.host,
+        device_name=st.device_name if st is not None else "",
+    )
+    since = st.since_data(now) if st is not None else None
+    if since is not None:
+        fam["age"].add(round(since, 3), device=d)
+    if st is not None:
+        fam["tick"].add(round(st.worst_tick_seconds, 6), device=d)
+    fam["limited"].add(1 if st is not None and st.limited else 0, device=d)
+    for status in (s for s in SessionStatus if s.final):
+        fam["sessions"].add(c.sessions.get(status, 0), device=d, status=status)
+    fam["streaming"].add(1 if c.live else 0, device=d)
+    fam["written"].add(c.chunks_written, device=d)
+    fam["restarts"].add(c.restarts, device=d)
+    if c.last_error:
+        fam["error"].add(1, source="device", device=d, message=c.last_error[:MAX_ERROR_LABEL])
+        fam["error_time"].add(c.last_error_at or 0, source="device", device=d)
+
+
+def _discovery(disc: Discovery) -> list[Family]:
+    found = disc.registry
+    return [
+        Family("rokuprof_discovery_devices", "gauge", "Devices found by SSDP captured.").add(
+            len(found)
+        ),
+        Family(
+            "rokuprof_discovery_ignored_total",
+            "counter",
+            "SSDP devices ignored: [discovery] max_devices reached.",
+        ).add(found.ignored),
+        Family(
+            "rokuprof_discovery_expired_total",
+            "counter",
+            "SSDP devices dropped after expire_seconds unreachable.",
+        ).add(found.expired),
+        Family(
+            "rokuprof_discovery_replies_dropped_total",
+            "counter",
+            "SSDP datagrams dropped unread: over the rate per source address.",
+        ).add(disc.limiter.dropped),
+    ]
+
+
+def _uploads(state: DaemonState, wall: float) -> list[Family]:
+    """The spool's and the uploader's families (``wall``: Unix time now)."""
+    up = state.uploader
+    spool = up.stats.spool
+    oldest = up.oldest_pending_mtime() if state.uploads_on else spool.oldest_mtime
+    pending = up.pending if state.uploads_on else spool.pending
+    pending_bytes = up.pending_bytes if state.uploads_on else spool.pending_bytes
+    return [
+        Family("rokuprof_spool_pending_chunks", "gauge", "Chunks waiting for upload.").add(pending),
+        Family("rokuprof_spool_pending_bytes", "gauge", "Bytes of chunks to upload.").add(
+            pending_bytes
+        ),
+        Family(
+            "rokuprof_spool_oldest_pending_age_seconds",
+            "gauge",
+            "Age of the oldest chunk not yet delivered (0 when none).",
+        ).add(max(0.0, wall - oldest) if oldest else 0.0),
+        Family("rokuprof_upload_errors_total", "counter", "Failed upload attempts.").add(
+            up.stats.send_errors
+        ),
+        Family("rokuprof_upload_rate_limited_total", "counter", "429 answers.").add(
+            up.stats.rate_limited
+        ),
+        Family("rokuprof_upload_paused", "gauge", "1 while Sentry refuses the key (401/403).").add(
+            1 if up.pause is not None else 0
+        ),
+        Family("rokuprof_upload_key_refused_total", "counter", "401/403 answers.").add(
+            up.stats.key_refused
+        ),
+        Family("rokuprof_spool_dropped_bytes_total", "counter", "Bytes of chunks dropped.").add(
+            up.stats.dropped_bytes
+        ),
+        Family("rokuprof_spool_limit_bytes", "gauge", "Undelivered chunk bytes allowed.").add(
+            up.max_spool_bytes or 0
+        ),
+    ]
+
+
+def collect(state: DaemonState, *, now: float, wall: float) -> list[Family]:
+    """Every metric family at this moment (``now``: monotonic time, ``wall``: Unix time)."""
+    fam = _families()
+    for slot in state.slots.values():
+        _add_device(fam, slot, now)
+    up = state.uploader
+    for device_dir, counts in sorted(up.stats.per_device.items()):  # the display names
+        fam["uploaded"].add(counts.uploaded, device=device_dir)
+        fam["rejected"].add(counts.rejected, device=device_dir)
+        fam["dropped"].add(counts.dropped, device=device_dir)
+    if up.stats.last_error:
+        message = up.stats.last_error[:MAX_ERROR_LABEL]
+        fam["error"].add(1, source="upload", device="", message=message)
+        fam["error_time"].add(up.stats.last_error_at or 0, source="upload", device="")
+    if error := state.discovery.stats.last_error:
+        fam["error"].add(1, source="discovery", device="", message=error)
+    build = [
+        Family("rokuprof_build_info", "gauge", "rokuprof version.").add(1, version=__version__),
+        Family("rokuprof_start_time_seconds", "gauge", "Daemon start (Unix time).").add(
+            state.started_at
+        ),
+    ]
+    return [*fam.values(), *_uploads(state, wall), *build, *_discovery(state.discovery)]
