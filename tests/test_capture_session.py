@@ -9,14 +9,9 @@ from pathlib import Path
 import pytest
 
 from rokuprof.capture.archive import ArchiveWriter
-from rokuprof.capture.session import (
-    SessionFiles,
-    SessionRecord,
-    iso,
-    read_record,
-    safe_name,
-    session_name,
-)
+from rokuprof.capture.record import SessionRecord
+from rokuprof.capture.session import SessionFiles, read_record, safe_name, session_name
+from rokuprof.timefmt import utc_iso_or_none as iso
 
 START = 1_795_282_956.25  # 2026-11-21T17:42:36.250Z
 
@@ -122,7 +117,7 @@ async def test_archive_never_reuses_a_file(tmp_path: Path) -> None:
 
 
 def test_statuses_are_one_enum_written_as_text() -> None:
-    from rokuprof.capture import session
+    from rokuprof.capture import record as session
 
     assert [s.value for s in session.SessionStatus] == [
         "streaming",

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rokuprof.capture.session import SessionFiles, SessionRecord
+from rokuprof.capture.record import SessionRecord
+from rokuprof.capture.session import SessionFiles
 from rokuprof.export import FORMATS, build_input, export_with_notes
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.store.files import make_dirs, write_atomic

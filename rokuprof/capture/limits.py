@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rokuprof.capture.session import FAILED, TRUNCATED
+from rokuprof.capture.record import FAILED, TRUNCATED
 
 MIB = 1024**2
 GIB = 1024**3

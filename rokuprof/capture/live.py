@@ -35,10 +35,11 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from rokuprof.capture.session import SessionRecord, SessionStatus
+from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.status import STATE_TEXT, CaptureStatus, DeviceState
 from rokuprof.capture.stop import StopCause
 from rokuprof.capture.tasks import cancel
+from rokuprof.store.layout import SessionStatus
 from rokuprof.views.text import printable, text
 
 if TYPE_CHECKING:

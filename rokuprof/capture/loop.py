@@ -2,7 +2,7 @@
 
 One :class:`DeviceCapture` per device; it keeps no global state and never blocks the event loop,
 so a daemon can run many side by side. It stops when its stop trigger is set (an
-:class:`asyncio.Event` or :class:`~rokuprof.capture.stop.StopRequest` it is given, or
+:class:`asyncio.Event` or :class:`~rokuprof.capture.signals.StopRequest` it is given, or
 :meth:`DeviceCapture.request_stop` with a :class:`~rokuprof.capture.stop.StopCause`), after
 ``runs`` runs, or after ``duration`` seconds; a run in progress is then finished as
 ``interrupted``, and the cause is what the summary and the log say.
@@ -42,8 +42,10 @@ from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSinkFactory, sentry_sink_factory
 from rokuprof.capture.exports import export_finished_run, export_formats
 from rokuprof.capture.limits import ArchiveLimits, floor_message, free_bytes
+from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.run import NoData, RunCapture, RunSettings
-from rokuprof.capture.session import SessionRecord, safe_name
+from rokuprof.capture.session import safe_name
+from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.status import (
     CaptureObserver,
     CaptureStatus,
@@ -51,11 +53,12 @@ from rokuprof.capture.status import (
     NullObserver,
     idle_state,
 )
-from rokuprof.capture.stop import StopCause, StopRequest
+from rokuprof.capture.stop import StopCause
 from rokuprof.capture.tasks import alongside, cancel
-from rokuprof.device.console import DEFAULT_CONSOLE_PORT, BsprofStatus, ConsoleClient
+from rokuprof.device.console import BsprofStatus, ConsoleClient
+from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.control import ControlResult, control
-from rokuprof.device.ecp import DEFAULT_ECP_PORT, ActiveApp, DeviceInfo, EcpClient
+from rokuprof.device.ecp import ActiveApp, DeviceInfo, EcpClient
 from rokuprof.device.errors import (
     ECP_SETTING_PATH,
     DeviceError,
@@ -65,7 +68,7 @@ from rokuprof.device.errors import (
     LimitedModeError,
 )
 from rokuprof.device.hosts import url_host
-from rokuprof.device.stream import DEFAULT_PROFILER_PORT, ProfilerStream
+from rokuprof.device.stream import ProfilerStream
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.files import sweep_tmp
 
@@ -89,9 +92,9 @@ class CaptureConfig:
 
     host: str
     out: Path = Path("rokuprof-data")
-    profiler_port: int = DEFAULT_PROFILER_PORT
-    ecp_port: int = DEFAULT_ECP_PORT
-    console_port: int = DEFAULT_CONSOLE_PORT
+    profiler_port: int = PROFILER_PORT
+    ecp_port: int = ECP_PORT
+    console_port: int = CONSOLE_PORT
     chunk_settings: ChunkSettings = field(default_factory=ChunkSettings)  # how chunks are made
     delta_seconds: float = 1.0
     poll_interval: float = 0.25  # between connect attempts while no app runs
@@ -175,7 +178,7 @@ def control_command(config: CaptureConfig, action: str) -> str:
     """The ``rokuprof control`` command line that reaches this device's console as the loop
     does (its port named when it is not the default)."""
     words = ["rokuprof", "control", config.host, action]
-    if config.console_port != DEFAULT_CONSOLE_PORT:
+    if config.console_port != CONSOLE_PORT:
         words += ["--console-port", str(config.console_port)]
     return shlex.join(words)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSink, ChunkSinkFactory, RunContext
 from rokuprof.capture.limits import ArchiveGuard, ArchiveLimits, Cut
-from rokuprof.capture.session import COMPLETE, FAILED, INTERRUPTED, TRUNCATED, SessionRecord
+from rokuprof.capture.record import COMPLETE, FAILED, INTERRUPTED, TRUNCATED, SessionRecord
 from rokuprof.capture.stop import StopCause
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.frames import release_name

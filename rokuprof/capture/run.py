@@ -53,7 +53,8 @@ from rokuprof.capture.machine import (
     WriteChunk,
     WriteRecord,
 )
-from rokuprof.capture.session import SessionFiles, SessionRecord
+from rokuprof.capture.record import SessionRecord
+from rokuprof.capture.session import SessionFiles
 from rokuprof.capture.status import CaptureObserver, CaptureStatus
 from rokuprof.capture.stop import StopCause
 from rokuprof.device.errors import DeviceError, DeviceTimeout, HttpStatusError, ProtocolError

@@ -1,4 +1,5 @@
-"""The one signal installer of ``rokuprof watch`` and ``rokuprof daemon``.
+"""The stop request of a capture, and the one signal installer of ``rokuprof watch`` and
+``rokuprof daemon``.
 
 SIGINT (Ctrl-C) and SIGTERM become a stop request that names its cause
 (:class:`~rokuprof.capture.stop.StopCause`); a second Ctrl-C falls back to Python's default
@@ -43,3 +44,29 @@ def stop_on_signals(request: Callable[[StopCause], object]) -> Iterator[list[int
         for signum in installed:
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(signum)
+
+
+class StopRequest:
+    """A stop trigger that remembers its first cause (later requests do not overwrite it)."""
+
+    def __init__(self) -> None:
+        self.cause: StopCause | None = None
+        self._event = asyncio.Event()
+
+    def request(self, cause: StopCause = StopCause.REQUESTED) -> None:
+        if self.cause is None:
+            self.cause = StopCause(cause)
+            self._event.set()
+
+    @property
+    def requested(self) -> bool:
+        return self.cause is not None
+
+    def is_set(self) -> bool:
+        """As :meth:`asyncio.Event.is_set` (code that waits on either works with this)."""
+        return self.cause is not None
+
+    async def wait(self) -> StopCause:
+        await self._event.wait()
+        assert self.cause is not None
+        return self.cause

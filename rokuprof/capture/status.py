@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from rokuprof.capture.session import SessionRecord
+    from rokuprof.capture.record import SessionRecord
     from rokuprof.profile.tables import ProfileTables
 
 

@@ -1,4 +1,5 @@
-"""Why a capture stops, and the one object that carries a stop request to every part of it.
+"""Why a capture stops (pure: the request that carries a cause to the asyncio parts is
+:class:`rokuprof.capture.signals.StopRequest`).
 
 The cause is recorded as what it was (``session.json``'s ``end_reason``, the summary, the log):
 Ctrl-C, SIGTERM, ``--duration``, ``--runs``, the output's reader gone (``watch | head``), or a
@@ -7,7 +8,6 @@ caller's own request.
 
 from __future__ import annotations
 
-import asyncio
 from enum import StrEnum
 
 
@@ -29,29 +29,3 @@ class StopCause(StrEnum):
         if self is StopCause.OUTPUT_CLOSED:
             return self.value
         return f"stopped by {self.value}"
-
-
-class StopRequest:
-    """A stop trigger that remembers its first cause (later requests do not overwrite it)."""
-
-    def __init__(self) -> None:
-        self.cause: StopCause | None = None
-        self._event = asyncio.Event()
-
-    def request(self, cause: StopCause = StopCause.REQUESTED) -> None:
-        if self.cause is None:
-            self.cause = StopCause(cause)
-            self._event.set()
-
-    @property
-    def requested(self) -> bool:
-        return self.cause is not None
-
-    def is_set(self) -> bool:
-        """As :meth:`asyncio.Event.is_set` (code that waits on either works with this)."""
-        return self.cause is not None
-
-    async def wait(self) -> StopCause:
-        await self._event.wait()
-        assert self.cause is not None
-        return self.cause

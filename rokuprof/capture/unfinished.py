@@ -21,8 +21,8 @@ import traceback
 from pathlib import Path
 
 from rokuprof.capture.loop import CapturedSession, CaptureSummary, DeviceCapture
+from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.run import RunCapture
-from rokuprof.capture.session import SessionRecord
 from rokuprof.store.layout import SessionStatus
 
 

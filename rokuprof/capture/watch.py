@@ -19,12 +19,11 @@ from rich.console import Console
 
 from rokuprof.capture.live import LiveView, PlainLog, human_bytes
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
-from rokuprof.capture.session import SessionStatus
-from rokuprof.capture.signals import stop_on_signals
+from rokuprof.capture.signals import StopRequest, stop_on_signals
 from rokuprof.capture.status import CaptureObserver, NullObserver
-from rokuprof.capture.stop import StopRequest
 from rokuprof.capture.unfinished import end_failed_capture
 from rokuprof.store.files import SpaceReserve
+from rokuprof.store.layout import SessionStatus
 
 VIEWS = ("auto", "live", "plain", "quiet")
 

@@ -12,6 +12,7 @@ from rokuprof.cli.checks import host_problem
 from rokuprof.cli.options import JsonFlag, choice
 from rokuprof.cli.output import print_json
 from rokuprof.cli.root import app
+from rokuprof.device.constants import CONSOLE_PORT
 from rokuprof.device.control import ACTIONS
 from rokuprof.device.control import control as run_control
 from rokuprof.device.errors import DeviceError
@@ -27,7 +28,7 @@ def control(
     action: Annotated[Action, typer.Argument(metavar="ACTION", help="/".join(ACTIONS) + ".")],
     console_port: Annotated[
         int, typer.Option(min=1, max=65535, metavar="PORT", help="Debug console port.")
-    ] = 8080,
+    ] = CONSOLE_PORT,
     timeout: Annotated[
         float,
         typer.Option(min=0.1, metavar="SECONDS", help="Seconds the whole exchange may take."),

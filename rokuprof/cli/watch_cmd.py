@@ -11,8 +11,9 @@ import typer
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary
-from rokuprof.capture.session import FAILED, TRUNCATED
-from rokuprof.capture.stop import StopCause, StopRequest
+from rokuprof.capture.record import FAILED, TRUNCATED
+from rokuprof.capture.signals import StopRequest
+from rokuprof.capture.stop import StopCause
 from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
@@ -22,6 +23,7 @@ from rokuprof.cli.options import JsonFlag, QuietFlag, View
 from rokuprof.cli.output import on_output_closed, print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.daemon.config import parse_size
+from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
 from rokuprof.export import FORMATS
 from rokuprof.sentry.chunk import ChunkSettings
@@ -94,19 +96,19 @@ def watch(
     profiler_port: Annotated[
         int,
         typer.Option(min=1, max=65535, metavar="PORT", help="Profiler stream port (bsprof)."),
-    ] = 8090,
+    ] = PROFILER_PORT,
     ecp_port: Annotated[
         int,
         typer.Option(
             min=1, max=65535, metavar="PORT", help="ECP port (serial number, app, launches)."
         ),
-    ] = 8060,
+    ] = ECP_PORT,
     console_port: Annotated[
         int,
         typer.Option(
             min=1, max=65535, metavar="PORT", help="Debug console port (profiler status)."
         ),
-    ] = 8080,
+    ] = CONSOLE_PORT,
     runs: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="Stop after this many runs.")
     ] = None,

@@ -24,7 +24,7 @@ from pathlib import Path
 from rokuprof.backoff import backoff_delay
 from rokuprof.capture.live import state_line
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture, device_dir
-from rokuprof.capture.session import SessionRecord
+from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
 from rokuprof.capture.stop import StopCause
 from rokuprof.daemon.recovery import close_session

@@ -1,29 +1,65 @@
-"""Network clients for Roku devices: SSDP discovery, ECP, the profiler stream, the console."""
+"""Network clients for Roku devices: SSDP discovery, ECP, the profiler stream, the console.
 
-from rokuprof.device.console import (
-    BsprofStatus,
-    ChanPerf,
-    ConsoleClient,
-    parse_bsprof_status,
-    parse_chanperf,
-)
-from rokuprof.device.ecp import (
-    ActiveApp,
-    DeviceInfo,
-    EcpClient,
-    parse_active_app,
-    parse_device_info,
-)
-from rokuprof.device.errors import (
-    DeviceError,
-    DeviceTimeout,
-    DeviceUnavailable,
-    HttpStatusError,
-    LimitedModeError,
-    ProtocolError,
-)
-from rokuprof.device.ssdp import SsdpDevice, discover
-from rokuprof.device.stream import ConnectionLost, ProfilerStream, ResponseReader
+Names load on first use: a pure module below (``constants``, ``hosts``, ``errors``) imports no
+asyncio or HTTP client.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rokuprof._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from rokuprof.device.console import (
+        BsprofStatus,
+        ChanPerf,
+        ConsoleClient,
+        parse_bsprof_status,
+        parse_chanperf,
+    )
+    from rokuprof.device.ecp import (
+        ActiveApp,
+        DeviceInfo,
+        EcpClient,
+        parse_active_app,
+        parse_device_info,
+    )
+    from rokuprof.device.errors import (
+        DeviceError,
+        DeviceTimeout,
+        DeviceUnavailable,
+        HttpStatusError,
+        LimitedModeError,
+        ProtocolError,
+    )
+    from rokuprof.device.ssdp import SsdpDevice, discover
+    from rokuprof.device.stream import ConnectionLost, ProfilerStream, ResponseReader
+
+#: Public name → the module that defines it.
+_HOMES = {
+    **dict.fromkeys(
+        ["BsprofStatus", "ChanPerf", "ConsoleClient", "parse_bsprof_status", "parse_chanperf"],
+        "console",
+    ),
+    **dict.fromkeys(
+        ["ActiveApp", "DeviceInfo", "EcpClient", "parse_active_app", "parse_device_info"], "ecp"
+    ),
+    **dict.fromkeys(
+        [
+            "DeviceError",
+            "DeviceTimeout",
+            "DeviceUnavailable",
+            "HttpStatusError",
+            "LimitedModeError",
+            "ProtocolError",
+        ],
+        "errors",
+    ),
+    "SsdpDevice": "ssdp",
+    "discover": "ssdp",
+    **dict.fromkeys(["ConnectionLost", "ProfilerStream", "ResponseReader"], "stream"),
+}
 
 __all__ = [
     "ActiveApp",
@@ -48,3 +84,5 @@ __all__ = [
     "parse_chanperf",
     "parse_device_info",
 ]
+
+__getattr__ = lazy_names(__name__, _HOMES)

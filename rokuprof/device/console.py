@@ -19,6 +19,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 
+from rokuprof.device.constants import CONSOLE_PORT
 from rokuprof.device.errors import DeviceTimeout, DeviceUnavailable, ProtocolError
 from rokuprof.device.limits import (
     CONSOLE_CLOSE_TIMEOUT,
@@ -27,7 +28,6 @@ from rokuprof.device.limits import (
     describe_size,
 )
 
-DEFAULT_CONSOLE_PORT = 8080
 MAX_REPLY_BYTES = CONSOLE_MAX_REPLY_BYTES
 PROMPT = ">"
 _NEWLINES = re.compile(rb"\r\n?|\n")
@@ -162,7 +162,7 @@ class ConsoleClient:
     def __init__(
         self,
         host: str,
-        port: int = DEFAULT_CONSOLE_PORT,
+        port: int = CONSOLE_PORT,
         *,
         timeout: float = CONSOLE_TIMEOUT,
         quiet: float = 0.5,

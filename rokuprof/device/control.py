@@ -6,13 +6,13 @@ import asyncio
 from dataclasses import dataclass
 
 from rokuprof.device.console import (
-    DEFAULT_CONSOLE_PORT,
     BsprofStatus,
     ChanPerf,
     ConsoleClient,
     parse_bsprof_status,
     parse_chanperf,
 )
+from rokuprof.device.constants import CONSOLE_PORT
 from rokuprof.device.errors import DeviceTimeout, ProtocolError
 from rokuprof.device.limits import CONSOLE_TIMEOUT
 
@@ -64,7 +64,7 @@ class ControlResult:
 
 
 async def control(
-    host: str, action: str, port: int = DEFAULT_CONSOLE_PORT, timeout: float = CONSOLE_TIMEOUT
+    host: str, action: str, port: int = CONSOLE_PORT, timeout: float = CONSOLE_TIMEOUT
 ) -> ControlResult:
     """Send the action's command and return the reply (``ValueError`` for an unknown action).
 

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import httpx
 
+from rokuprof.device.constants import ECP_PORT
 from rokuprof.device.errors import (
     DeviceTimeout,
     DeviceUnavailable,
@@ -34,7 +35,6 @@ from rokuprof.device.limits import (
 )
 from rokuprof.httpbody import IDENTITY, read_capped
 
-DEFAULT_ECP_PORT = 8060
 MAX_XML_BYTES = ECP_MAX_REPLY_BYTES
 
 T = TypeVar("T")
@@ -168,7 +168,7 @@ class EcpClient:
     def __init__(
         self,
         host: str,
-        port: int = DEFAULT_ECP_PORT,
+        port: int = ECP_PORT,
         timeout: float = ECP_TIMEOUT,
         *,
         max_reply_bytes: int = ECP_MAX_REPLY_BYTES,

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import asyncio_dgram
 
+from rokuprof.device.constants import ECP_PORT
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.hosts import url_host
 from rokuprof.device.limits import (
@@ -41,7 +42,6 @@ from rokuprof.device.limits import (
 SSDP_GROUP = "239.255.255.250"
 SSDP_PORT = 1900
 ROKU_ST = "roku:ecp"
-DEFAULT_ECP_PORT = 8060
 MAX_DATAGRAM = SSDP_MAX_DATAGRAM
 
 
@@ -147,7 +147,7 @@ def device_from_reply(reply: SsdpReply, address: str, st: str = ROKU_ST) -> Ssdp
     """The device behind a reply from ``address``; ``None`` if the reply is for another ST."""
     if reply.st.lower() != st.lower():
         return None
-    port = DEFAULT_ECP_PORT
+    port = ECP_PORT
     trusted = False
     try:
         url = urlsplit(reply.location)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 from rokuprof import __version__
+from rokuprof.device.constants import PROFILER_PATH, PROFILER_PORT
 from rokuprof.device.errors import (
     DeviceError,
     DeviceTimeout,
@@ -31,8 +32,6 @@ from rokuprof.device.errors import (
 )
 from rokuprof.device.limits import STREAM_HEAD_TIMEOUT, STREAM_MAX_HEAD_BYTES
 
-DEFAULT_PROFILER_PORT = 8090
-PROFILER_PATH = "/bsprof/channel.bsprof"
 MAX_HEAD_BYTES = STREAM_MAX_HEAD_BYTES
 READ_SIZE = 64 * 1024
 BUFFER_BYTES = 256 * 1024  # body bytes read() may hold before reading pauses
@@ -279,7 +278,7 @@ class ProfilerStream:
     async def open(
         cls,
         host: str,
-        port: int = DEFAULT_PROFILER_PORT,
+        port: int = PROFILER_PORT,
         *,
         connect_timeout: float = 2.0,
         path: str = PROFILER_PATH,

@@ -27,8 +27,9 @@ Replay (cheap, fast devices for scale runs): ``DeviceConfig(replay=body, replay_
 shared by every device given it. ``RunRecord.behind(now)``, ``max_behind``: bytes behind schedule.
 """
 
+from rokuprof.device.constants import PROFILER_PATH
 from rokuprof.simulator.config import DeviceConfig, Fault
-from rokuprof.simulator.device import PROFILER_PATH, SimulatedDevice
+from rokuprof.simulator.device import SimulatedDevice
 from rokuprof.simulator.replay import ReplayBody, ReplayError
 from rokuprof.simulator.runs import RunRecord
 

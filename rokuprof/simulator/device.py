@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import Footer
+from rokuprof.device.constants import PROFILER_PATH
 from rokuprof.simulator import console, ecp, ssdp
 from rokuprof.simulator.app import TICK, SyntheticApp
 from rokuprof.simulator.config import DeviceConfig, Fault
@@ -32,7 +33,6 @@ from rokuprof.simulator.tcp import PEER_ERRORS, TcpService, close_writer
 
 log = logging.getLogger(__name__)
 
-PROFILER_PATH = "/bsprof/channel.bsprof"
 
 PROFILER_HEAD = {"Content-Type": "application/octet-stream", "Connection": "close"}
 

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import socket
 
-from rokuprof.simulator.device import PROFILER_PATH
+from rokuprof.device.constants import PROFILER_PATH
 
 
 async def http(

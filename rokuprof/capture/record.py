@@ -1,0 +1,55 @@
+"""What ``session.json`` says about one run, and the statuses a run ends in (pure: no I/O; the
+writer of the session directory is :mod:`rokuprof.capture.session`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from rokuprof import __version__
+from rokuprof.store.layout import SessionStatus
+from rokuprof.timefmt import utc_iso_or_none as iso
+
+SESSION_FORMAT = 1
+
+
+# The statuses by their old names (``SessionStatus`` lives with the layout, below ``capture/``).
+STREAMING = SessionStatus.STREAMING
+COMPLETE = SessionStatus.COMPLETE
+TRUNCATED = SessionStatus.TRUNCATED
+INTERRUPTED = SessionStatus.INTERRUPTED
+FAILED = SessionStatus.FAILED
+STATUSES = tuple(SessionStatus)
+
+
+@dataclass
+class SessionRecord:
+    """What ``session.json`` says about one run."""
+
+    session: str
+    profiler_id: str
+    device: dict[str, object]
+    start: float  # Unix seconds: when the stream connected
+    status: SessionStatus = SessionStatus.STREAMING
+    end: float | None = None
+    app: dict[str, object] = field(default_factory=dict)
+    profiler: dict[str, object] = field(default_factory=dict)
+    bytes: int = 0
+    entries: int = 0
+    chunks: int = 0
+    end_reason: str = ""
+    errors: list[dict[str, object]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    chunk_report: dict[str, object] = field(default_factory=dict)
+    exports: dict[str, object] = field(default_factory=dict)  # format -> file, bytes or error
+    environment: str | None = None
+    release: str | None = None
+
+    def add_error(self, kind: str, message: str, **extra: object) -> None:
+        self.errors.append({"kind": kind, "message": message, **extra})
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["start"] = iso(self.start)
+        data["end"] = iso(self.end)
+        data["duration_seconds"] = round(self.end - self.start, 3) if self.end is not None else None
+        return {"format": SESSION_FORMAT, "rokuprof": __version__, **data}

@@ -1,0 +1,102 @@
+"""The architecture holds by test, not by convention: the pure cores load no I/O machinery, and
+no module of ``rokuprof`` takes part in an import cycle."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "rokuprof"
+
+#: The pure cores: formats, tables, chunk building, exports and the capture's machines.
+PURE = [
+    "rokuprof.bsprof",
+    "rokuprof.profile",
+    "rokuprof.sentry",
+    "rokuprof.export",
+    "rokuprof.capture.machine",
+    "rokuprof.capture.record",
+    "rokuprof.capture.chunks",
+    "rokuprof.capture.stop",
+    "rokuprof.device.constants",
+]
+
+#: What a pure core must not load, even indirectly.
+SHELL_MODULES = ["asyncio", "socket", "httpx", "rich", "asyncio_dgram", "aiofiles", "typer"]
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_a_pure_core_loads_no_io_machinery(module: str) -> None:
+    probe = (
+        f"import sys, json, {module}\n"
+        f"print(json.dumps([m for m in {SHELL_MODULES!r} if m in sys.modules]))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [], f"importing {module} loads {out.stdout.strip()}"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
+    """The ``rokuprof`` modules ``path`` imports anywhere (a function-local import too: it only
+    hides a cycle), except under ``if TYPE_CHECKING:``; ``from package import submodule``
+    counts as the submodule."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in modules else base)
+    return {m for m in found if m in modules and m != name}
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: {m for m in _imports(path, name, set(modules))} for name, path in modules.items()}
+
+
+def test_no_import_cycle() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert cycles == [], "import cycles: " + "; ".join(" → ".join(c) for c in cycles)
