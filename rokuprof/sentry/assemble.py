@@ -1,0 +1,234 @@
+"""One chunk from the samples the builder placed: its JSON written straight from the runs,
+checked as Sentry's ingestion would, and the :class:`Chunk` handed out (pure: no I/O).
+
+:class:`~rokuprof.sentry.chunk.ChunkBuilder` decides *where* samples go (windows, lanes,
+carries); this module turns one cut window's threads (a :class:`Group`) into bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from rokuprof import __version__
+from rokuprof.profile.tables import ProfileTables
+from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
+from rokuprof.sentry.frames import FrameName, FrameTable
+from rokuprof.sentry.timeline import IDLE
+from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
+
+PLATFORM = "brightscript"
+CLIENT_SDK = {"name": "rokuprof", "version": __version__}
+#: Measurement carrying the live heap (bytes) over time; Sentry's UI charts this name.
+HEAP_MEASUREMENT = "memory_footprint"
+#: What a sample costs in a chunk's JSON, before its thread ID's text (the estimate that
+#: groups threads into chunks; ``{"timestamp":1795273445.0099010,"thread_id":"","stack_id":}``
+#: plus a stack index and a comma).
+SAMPLE_BYTES = 64
+
+#: A thread's placed samples: runs of ``(slot, path, count)``.
+Runs = list[tuple[int, int, int]]
+
+
+def new_uuid() -> str:
+    """A random UUID as 32 lowercase hex digits (Sentry's id format)."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A chunk's samples as the builder placed them: per thread (module ID) runs of
+    ``(slot, path, count)`` (path :data:`~rokuprof.sentry.timeline.IDLE` for idle samples; a
+    sample's timestamp is ``origin + slot / hz``), and the heap values ``(slot, bytes)``."""
+
+    origin: float
+    hz: int
+    threads: tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...]
+    heap: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One V2 profile chunk, ready to spool or send."""
+
+    data: bytes  # the payload as compact UTF-8 JSON
+    index: int  # 1, 2, ... in the order the run produced them
+    chunk_id: str
+    start: float  # first sample timestamp
+    end: float  # last sample timestamp
+    samples: int
+    threads: tuple[str, ...]  # thread ids
+    #: the placed samples the JSON was written from (what a reader of the chunk would find,
+    #: without parsing it): see :class:`Layout`
+    layout: Layout | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    @cached_property
+    def payload(self) -> dict:
+        """The chunk as a JSON object (read from :attr:`data` when first asked for: the builder
+        writes the JSON text straight from its runs)."""
+        return json.loads(self.data)
+
+
+@dataclass(frozen=True)
+class Group:
+    """Threads of one cut window that go into one chunk: ``(module, placed runs)`` each, the
+    heap values it carries and the run's end slot (once finishing)."""
+
+    threads: list[tuple[int, Runs]]
+    heap: list[tuple[int, int]]
+    end_slot: int | None
+
+    def samples(self) -> int:
+        return sum(n for _, runs in self.threads for _, _, n in runs)
+
+
+@dataclass(frozen=True)
+class Head:
+    """What every chunk of a run says about the run, and where its samples' clock starts."""
+
+    profiler_id: str
+    release: str | None
+    environment: str | None
+    origin: float  # slot 0 as epoch seconds
+    hz: int
+
+    def time(self, slot: int) -> float:
+        return self.origin + slot / self.hz
+
+
+@dataclass(frozen=True)
+class Written:
+    """A group's chunk as JSON, before it is counted: ``problems`` when Sentry would refuse
+    it; ``checked`` false when it came out over the byte budget and was not checked (the
+    builder splits it)."""
+
+    data: bytes
+    chunk_id: str
+    samples: int
+    names: dict[str, str]  # thread id -> name
+    spans: dict[str, tuple[float, float]]  # thread id -> first and last sample time
+    path_samples: dict[int, int]  # busy samples per call path
+    after_end_samples: int  # busy samples at or after the run's end slot
+    layout: Layout
+    problems: list[Problem]
+    checked: bool = True
+
+    @property
+    def start(self) -> float:
+        return min(first for first, _ in self.spans.values())
+
+    @property
+    def end(self) -> float:
+        return max(last for _, last in self.spans.values())
+
+
+def estimate_bytes(tables: ProfileTables, module: int, runs: Runs) -> int:
+    """Bytes a thread's runs add to a chunk: its samples, and for each path a stack (its depth,
+    up to the limit) and the leaf's frame (its names' lengths; frames shared with other stacks
+    count again). O(1) per path: no stack is walked."""
+    limit = tables.limits.max_stack_depth
+    tid = len(str(module))
+    cost = 0
+    for path in {path for _, path, _ in runs if path != IDLE}:
+        node = tables.node(path)
+        if node is not None:
+            names = len(tables.string(node.function_id)) + 3 * len(tables.string(node.file_id))
+            cost += 8 * min(node.depth + 1, limit) + names + 96
+    return cost + sum(n for _, _, n in runs) * (SAMPLE_BYTES + tid)
+
+
+def write_group(
+    group: Group,
+    tables: ProfileTables,
+    frame_cache: dict[FrameName, dict[str, object]],
+    head: Head,
+    chunk_id: str,
+    max_bytes: int,
+) -> Written:
+    """Write a group's chunk and check it (unless it is over ``max_bytes`` with more than one
+    thread: the caller splits such a group rather than send it)."""
+    threads = [(str(module), module, runs) for module, runs in group.threads]
+    names = {tid: tables.module_name(module) for tid, module, _ in threads}
+    # Frames and stacks are numbered in order of first use, in the samples' order (by time,
+    # then thread id): a path's first use is its earliest (slot, thread id) of any run.
+    first_use: dict[int, tuple[int, str]] = {}
+    for tid, _, lane_runs in threads:
+        for slot, path, _n in lane_runs:
+            seen = first_use.get(path)
+            if seen is None or (slot, tid) < seen:
+                first_use[path] = (slot, tid)
+    frames = FrameTable(tables, frame_cache)
+    stack_of = {
+        path: frames.stack_id(path)
+        for path in sorted(first_use, key=lambda path: (*first_use[path], path))
+    }
+    stacks = frames.stacks
+    runs: list[tuple[str, list[Run]]] = []
+    busy: dict[str, int] = {}
+    spans: dict[str, tuple[float, float]] = {}
+    path_samples: dict[int, int] = {}
+    count = 0
+    for tid, _, lane_runs in threads:
+        thread_runs = [(slot, stack_of[path], n) for slot, path, n in lane_runs]
+        runs.append((tid, thread_runs))
+        busy[tid] = sum(n for _, sid, n in thread_runs if stacks[sid])
+        for _, path, n in lane_runs:
+            if path != IDLE:
+                path_samples[path] = path_samples.get(path, 0) + n
+        count += sum(n for _, _, n in thread_runs)
+        spans[tid] = (
+            head.time(min(slot for slot, _, _ in thread_runs)),
+            head.time(max(slot + n - 1 for slot, _, n in thread_runs)),
+        )
+    top: dict = {
+        "version": "2",
+        "platform": PLATFORM,
+        "profiler_id": head.profiler_id,
+        "chunk_id": chunk_id,
+        "client_sdk": dict(CLIENT_SDK),
+    }
+    if head.release:
+        top["release"] = head.release
+    if head.environment:
+        top["environment"] = head.environment
+    profile = {
+        "frames": frames.frames,
+        "stacks": stacks,
+        "samples": [],  # written straight from the runs
+        "thread_metadata": {tid: {"name": name} for tid, name in sorted(names.items())},
+    }
+    measurements = None
+    if group.heap:
+        values = [{"timestamp": head.time(slot), "value": value} for slot, value in group.heap]
+        measurements = {HEAP_MEASUREMENT: {"unit": "byte", "values": values}}
+    data = chunk_json(top, profile, samples_json(runs, head.origin, head.hz), measurements)
+    after_end = 0
+    if group.end_slot is not None:
+        after_end = sum(
+            n
+            for _, _, lane_runs in threads
+            for slot, path, n in lane_runs
+            if path != IDLE and slot >= group.end_slot
+        )
+    layout = Layout(
+        head.origin,
+        head.hz,
+        tuple((module, tuple(lane_runs)) for _, module, lane_runs in threads),
+        tuple(group.heap),
+    )
+    written = Written(data, chunk_id, count, names, spans, path_samples, after_end, layout, [])
+    if len(data) > max_bytes and len(threads) > 1:
+        return replace(written, checked=False)
+    payload = {**top, "profile": profile}
+    if measurements is not None:
+        payload["measurements"] = measurements
+    written.problems.extend(
+        validate_chunk(payload, size=len(data), samples=SampleFacts(count, busy, spans))
+    )
+    return written
