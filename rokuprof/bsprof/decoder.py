@@ -14,12 +14,19 @@ result is the same for every split of the same bytes. Bad input never raises: th
 everything decoded before the problem, stops, and describes it in :attr:`Decoder.error` (one of
 the types in :mod:`rokuprof.bsprof.errors`, with the byte offset of the entry).
 
+:class:`Framing` is the state machine of a stream (header, body, end marker, footer, trailing
+bytes), written once; the body between header and end marker belongs to a :class:`BodyEngine`.
+:class:`PythonBody` is the pure-Python engine (``rokuprof._native`` has the C one), and
+:class:`Decoder` is the framing over it.
+
 The body loop is hand-tuned (bytes indexing, inlined one-byte varints, ``IndexError`` as the
 "need more bytes" signal). When it rejects an entry, :func:`rokuprof.bsprof.reference.parse_entry`
 - the construct grammar - says exactly what is wrong, so both parsers report identical errors.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from rokuprof.bsprof import checks, reference
 from rokuprof.bsprof.errors import BsprofError, DecoderStateError
@@ -29,6 +36,8 @@ from rokuprof.bsprof.model import PATH, Entry, Footer, Header, Limits
 HEADER, BODY, FOOTER, DONE, FAILED = "header", "body", "footer", "done", "failed"
 
 U32 = 0xFFFFFFFF
+
+Bytes = bytes | bytearray | memoryview
 
 
 class _Reject(Exception):
@@ -79,24 +88,59 @@ def _any_u32(buf: bytes, pos: int) -> tuple[int, int]:
     return _u32(buf, pos)
 
 
-class Decoder:
-    """Incremental decoder of one ``.bsprof`` stream (see the module docstring)."""
+class BodyEngine(Protocol):
+    """Decodes the body of one stream: the entries between the header and the end marker.
 
-    def __init__(self, limits: Limits | None = None) -> None:
-        self.limits = limits or Limits()
+    :class:`Framing` reads the header, hands every later byte to the engine until it says
+    :attr:`ended` (or sets :attr:`error`), then reads the footer. An engine may decode only
+    (:class:`PythonBody`) or decode and count in one pass (the native core)."""
+
+    #: The reason the body cannot be read further (the engine then takes no more bytes).
+    error: BsprofError | None
+    #: True once the end-of-entries marker has been read.
+    ended: bool
+
+    @property
+    def offset(self) -> int:
+        """Stream offset just after the last whole entry (where the unreadable entry starts,
+        after an error)."""
+        ...
+
+    @property
+    def entry_count(self) -> int:
+        """Entries decoded so far."""
+        ...
+
+    def begin(self, header: Header, offset: int) -> None:
+        """The header was read; the body starts at stream ``offset``."""
+        ...
+
+    def feed(self, buf: Bytes, pos: int, base: int) -> int:
+        """Decode the whole entries of ``buf[pos:]`` (``buf[0]`` is at stream offset ``base``).
+
+        Returns where the bytes the engine did not take start: the partial entry it leaves to
+        the framing (an engine that keeps it itself takes everything), the footer once
+        :attr:`ended`, the unreadable entry once :attr:`error` is set."""
+        ...
+
+
+class Framing:
+    """The state machine of one stream: header, body (its :class:`BodyEngine`'s), end marker,
+    footer, trailing bytes. Feed it with :meth:`advance`; see the module docstring."""
+
+    def __init__(self, limits: Limits, body: BodyEngine) -> None:
+        self.limits = limits
+        self.body = body
         self.state = HEADER
         self.header: Header | None = None
         self.error: BsprofError | None = None
         self.warnings: list[str] = []
-        self.entry_count = 0
         self.received = 0
         self.closed = False
-        self._buf = b""
+        self._buf = b""  # bytes not taken yet (partial header, entry or footer)
         self._base = 0  # stream offset of self._buf[0]
         self._end_ms: int | None = None
         self._trailing = 0
-        self._end_seen = False
-        self._definitions = checks.DefinitionLimits(self.limits)
 
     # -- public state ------------------------------------------------------------------------
 
@@ -104,7 +148,13 @@ class Decoder:
     def offset(self) -> int:
         """Bytes decoded so far (everything before the partial entry being waited on, or before
         the unreadable entry after an error; trailing bytes after the footer count)."""
+        if self.state == BODY or (self.state == FAILED and self.header and not self.ended):
+            return self.body.offset
         return self._base
+
+    @property
+    def entry_count(self) -> int:
+        return self.body.entry_count
 
     @property
     def footer(self) -> Footer | None:
@@ -115,7 +165,7 @@ class Decoder:
     @property
     def ended(self) -> bool:
         """True once the end-of-entries marker has been read."""
-        return self.state in (FOOTER, DONE) or (self.state == FAILED and self._end_seen)
+        return self.header is not None and self.body.ended
 
     @property
     def status(self) -> str:
@@ -128,33 +178,37 @@ class Decoder:
 
     # -- feeding -----------------------------------------------------------------------------
 
-    def feed(self, data: bytes | bytearray | memoryview) -> list[Entry]:
-        """Take the next bytes of the stream; return the body entries they completed."""
+    def advance(self, data: Bytes) -> int:
+        """Take the next bytes of the stream; return how many body entries they completed."""
         if self.closed:
-            raise DecoderStateError(self._base, "feed() after close()")
+            raise DecoderStateError(self.offset, "feed() after close()")
         self.received += len(data)
         if self.state == FAILED:
-            return []
+            return 0
         if self.state == DONE:
             self._trailing += len(data)
             self._base += len(data)
-            return []
-        buf = self._buf + bytes(data) if self._buf else bytes(data)
-        out: list[Entry] = []
+            return 0
+        before = self.body.entry_count
+        buf = self._buf + bytes(data) if self._buf else data
         pos = 0
         if self.state == HEADER:
+            buf = bytes(buf)
             pos = self._read_header(buf)
         if self.state == BODY:
-            pos = self._read_body(buf, pos, out)
-            self.entry_count += len(out)
+            pos = self.body.feed(buf, pos, self._base)
+            if self.body.error is not None:
+                self._fail(self.body.error)
+            elif self.body.ended:
+                self.state = FOOTER
         if self.state == FOOTER:
             pos = self._read_footer(buf, pos)
         if self.state == DONE:
             self._trailing += len(buf) - pos
             pos = len(buf)
-        self._buf = b"" if self.state == FAILED else buf[pos:]
+        self._buf = b"" if self.state == FAILED else bytes(buf[pos:])
         self._base += pos  # after an error, pos is where the unreadable part starts
-        return out
+        return self.body.entry_count - before
 
     def close(self) -> None:
         """Say the stream has ended (EOF). Afterwards :attr:`status` is final."""
@@ -178,10 +232,11 @@ class Decoder:
         warning = checks.version_warning(header)
         if warning:
             self.warnings.append(warning)
+        self.body.begin(header, size)
         self.state = BODY
         return size
 
-    def _read_footer(self, buf: bytes, pos: int) -> int:
+    def _read_footer(self, buf: Bytes, pos: int) -> int:
         try:
             byte = buf[pos]
             if byte < 0x80:
@@ -194,7 +249,7 @@ class Decoder:
             return pos
         except _Reject:
             try:
-                FooterGrammar.parse(buf[pos:])
+                FooterGrammar.parse(bytes(buf[pos:]))
             except GrammarFault as fault:
                 self._fail(fault.make(self._base + pos))
             return pos
@@ -202,28 +257,59 @@ class Decoder:
         self.state = DONE
         return end
 
-    def _explain(self, buf: bytes, start: int, out: list[Entry]) -> int:
+
+class PythonBody:
+    """The pure-Python :class:`BodyEngine`: decoded entries wait in a list for :meth:`take`."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.error: BsprofError | None = None
+        self.ended = False
+        self.offset = 0
+        self.entry_count = 0
+        self._line = False
+        self._out: list[Entry] = []
+        self._definitions = checks.DefinitionLimits(limits)
+
+    def begin(self, header: Header, offset: int) -> None:
+        self._line = header.line_data
+        self.offset = offset
+
+    def feed(self, buf: Bytes, pos: int, base: int) -> int:
+        out = self._out
+        count = len(out)
+        pos = self._read_body(bytes(buf), pos, out, base)
+        self.entry_count += len(out) - count
+        self.offset = base + pos
+        return pos
+
+    def take(self) -> list[Entry]:
+        """The entries decoded since the previous call."""
+        out, self._out = self._out, []
+        return out
+
+    def _explain(self, buf: bytes, start: int, out: list[Entry], base: int) -> int:
         """The fast path rejected the entry at ``start``: let the grammar say why."""
         try:
             entry, end = reference.parse_entry(
-                buf, start, self.header.line_data, self.limits, self._definitions, self._base
+                buf, start, self._line, self.limits, self._definitions, base
             )
         except reference.Truncated:
             return start
         except BsprofError as error:
-            self._fail(error)
+            self.error = error
             return start
         # The grammar accepted what the fast path did not: trust the grammar.
         if entry is None:  # pragma: no cover - the fast path always accepts the end marker
-            self._end_seen = True
-            self.state = FOOTER
+            self.ended = True
         else:
             out.append(entry)
         return end
 
-    def _read_body(self, buf: bytes, pos: int, out: list[Entry]) -> int:
-        """Decode whole entries from ``buf[pos:]``; return where the first partial one starts."""
-        line = self.header.line_data
+    def _read_body(self, buf: bytes, pos: int, out: list[Entry], base: int) -> int:
+        """Decode whole entries from ``buf[pos:]`` (``buf[0]`` at stream offset ``base``); return
+        where the first partial one starts."""
+        line = self._line
         append = out.append
         n = len(buf)
         max_string = self.limits.max_string_bytes
@@ -314,12 +400,11 @@ class Decoder:
                         file_id, pos = _any_u32(buf, pos)
                         line_no, pos = _any_u32(buf, pos)
                         function_id, pos = _any_u32(buf, pos)
-                        define(PATH, self._base + start)
+                        define(PATH, base + start)
                         append((2, ident, caller, module, lo, file_id, line_no, function_id))
                     elif kind == 0:  # string, or the end marker
                         if tag == 0:
-                            self._end_seen = True
-                            self.state = FOOTER
+                            self.ended = True
                             return pos
                         if tag >> 35:
                             raise _Reject
@@ -330,14 +415,14 @@ class Decoder:
                             raise IndexError
                         text = buf[pos:nul].decode("utf-8", "replace")
                         pos = nul + 1
-                        define(0, self._base + start, len(text))
+                        define(0, base + start, len(text))
                         append((0, tag >> 3, text))
                     elif kind == 1:  # executable module
                         ident = tag >> 3
                         if ident == 0 or ident > U32:
                             raise _Reject
                         name_id, pos = _any_u32(buf, pos)
-                        define(1, self._base + start)
+                        define(1, base + start)
                         append((1, ident, name_id))
                     else:
                         raise _Reject
@@ -345,9 +430,25 @@ class Decoder:
             except IndexError:
                 return start
             except _Reject:
-                pos = self._explain(buf, start, out)
-                if self.state != BODY or pos == start:
+                pos = self._explain(buf, start, out, base)
+                if self.error is not None or self.ended or pos == start:
                     return pos
             except BsprofError as error:  # a definition over a limit
-                self._fail(error)
+                self.error = error
                 return start
+
+
+class Decoder(Framing):
+    """Incremental decoder of one ``.bsprof`` stream, in pure Python (see the module
+    docstring)."""
+
+    body: PythonBody
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        limits = limits or Limits()
+        super().__init__(limits, PythonBody(limits))
+
+    def feed(self, data: Bytes) -> list[Entry]:
+        """Take the next bytes of the stream; return the body entries they completed."""
+        self.advance(data)
+        return self.body.take()
