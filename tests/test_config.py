@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,11 +15,13 @@ from rokuprof.cli import app
 from rokuprof.daemon.config import (
     DSN_ENV,
     ConfigError,
+    DeviceEntry,
     build_config,
     load_config,
     parse_listen,
     parse_size,
 )
+from rokuprof.daemon.config_keys import KEYS, PARSERS, Type, default_toml, toml_value
 from rokuprof.sentry.chunk import ChunkSettings
 
 EXAMPLE = Path(__file__).parent.parent / "systemd" / "rokuprof.toml"
@@ -332,3 +337,60 @@ def test_a_sessions_chunk_bytes_cap_is_a_size() -> None:
         assert len(error.value.errors) == 1
         assert error.value.errors[0].startswith("capture.max_session_chunk_bytes: ")
         assert says in error.value.errors[0]
+
+
+# -- the table of keys ---------------------------------------------------------------------------
+
+
+def test_every_key_takes_its_own_default_written_as_a_file_writes_it() -> None:
+    for keys in KEYS.values():
+        for key in keys.values():
+            if key.default is None or key.required or key.type is Type.RULED:
+                continue
+            written = tomllib.loads(f"v = {toml_value(key, key.default)}")["v"]
+            assert PARSERS[key.type](key, written) == key.default, key.name
+
+
+def test_the_default_config_is_the_defaults() -> None:
+    data = tomllib.loads(default_toml())
+    assert set(data) == set(KEYS) and data["retention"] == {}  # no default: keep everything
+    made, defaults = build_config(data, env={}), build_config({}, env={})
+    assert made.devices == (DeviceEntry("192.168.1.20"),)
+    assert replace(made, devices=()) == defaults
+    assert "# max_age_days: delete sessions older than it" in default_toml()
+
+
+def test_the_example_config_shows_the_defaults_of_the_table() -> None:
+    """Each commented `# key = value` of systemd/rokuprof.toml is that key's default (but
+    `export`'s, an example of a list)."""
+    section, shown = "", 0
+    for line in EXAMPLE.read_text().splitlines():
+        if line.startswith("["):
+            section = line.strip("[]")
+        elif (m := re.fullmatch(r"# (\w+) = (.+)", line)) and m.group(1) != "export":
+            key = KEYS[section][m.group(1)]
+            written = tomllib.loads(f"v = {m.group(2)}")["v"]
+            assert PARSERS[key.type](key, written) == key.default, line
+            shown += 1
+    assert shown == 14
+
+
+def test_the_documented_keys_are_the_keys_of_the_table() -> None:
+    text = (Path(__file__).parent.parent / "docs" / "daemon.md").read_text()
+    rows = [line.split("|")[1] for line in text.splitlines() if line.startswith("| `[")]
+    documented = set()
+    for cell in rows:
+        section = re.match(r" `\[+(\w+)\]+ ", cell).group(1)
+        documented |= {(section, k) for k in re.findall(r"(\w+)`", cell)}
+    assert documented == {(s, k) for s, keys in KEYS.items() for k in keys}
+
+
+def test_a_wrong_value_for_every_key_is_one_problem_per_key_all_at_once() -> None:
+    data: dict = {section: {k: {} for k in keys} for section, keys in KEYS.items()}
+    data["devices"] = [data["devices"]]
+    errs = errors_of(data)
+    where = {"devices": "devices[0]"}
+    expected = [f"{where.get(s, s)}.{k}" for s, keys in KEYS.items() for k in keys]
+    assert sorted(e.split(":")[0] for e in errs) == sorted(expected)
+    assert "capture.max_paths: must be a number > 0 and <= 2.14748e+09, got {}" in errs
+    assert "sentry.dsn: must be a string" in errs  # never the value: it may hold the key
