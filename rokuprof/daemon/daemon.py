@@ -35,8 +35,8 @@ from pathlib import Path
 from rokuprof import __version__
 from rokuprof.capture.loop import CaptureConfig
 from rokuprof.capture.session import safe_name
-from rokuprof.capture.signals import stop_on_signals
-from rokuprof.capture.stop import StopCause, StopRequest
+from rokuprof.capture.signals import StopRequest, stop_on_signals
+from rokuprof.capture.stop import StopCause
 from rokuprof.daemon.collect import DaemonState, collect, dead_loops, health, status_line
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
