@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rokuprof.capture.record import FAILED, TRUNCATED
+from rokuprof.units import size
 
 MIB = 1024**2
 GIB = 1024**3
@@ -57,17 +58,10 @@ def free_bytes(path: Path) -> int:
     return st.f_bavail * st.f_frsize
 
 
-def human(n: int) -> str:
-    for unit, size in (("TiB", 1024**4), ("GiB", GIB), ("MiB", MIB), ("KiB", 1024)):
-        if n >= size:
-            return f"{n / size:.4g} {unit}"
-    return f"{n} B"
-
-
 def floor_message(free: int, limits: ArchiveLimits, where: Path) -> str:
     return (
-        f"only {human(free)} free on the file system of {where}, below min_free_bytes "
-        f"({human(limits.min_free_bytes)})"
+        f"only {size(free, exact=True)} free on the file system of {where}, below min_free_bytes "
+        f"({size(limits.min_free_bytes, exact=True)})"
     )
 
 
@@ -105,14 +99,16 @@ class ArchiveGuard:
             return Cut(
                 "max_bytes_after_error",
                 FAILED,
-                f"archived {human(after)} after the corrupt data (max_bytes_after_error = "
-                f"{human(lim.max_bytes_after_error)}), then closed the connection",
+                f"archived {size(after, exact=True)} after the corrupt data "
+                f"(max_bytes_after_error = {size(lim.max_bytes_after_error, exact=True)}), "
+                "then closed the connection",
             )
         if lim.max_session_bytes and archived >= lim.max_session_bytes:
             return Cut(
                 "max_session_bytes",
                 TRUNCATED,
-                f"the archive reached max_session_bytes ({human(lim.max_session_bytes)}): "
+                "the archive reached max_session_bytes "
+                f"({size(lim.max_session_bytes, exact=True)}): "
                 "closed the connection",
             )
         if lim.min_free_bytes and self.clock() >= self._next_check:

@@ -25,8 +25,8 @@ from rokuprof.device.limits import (
     CONSOLE_CLOSE_TIMEOUT,
     CONSOLE_MAX_REPLY_BYTES,
     CONSOLE_TIMEOUT,
-    describe_size,
 )
+from rokuprof.units import size
 
 MAX_REPLY_BYTES = CONSOLE_MAX_REPLY_BYTES
 PROMPT = ">"
@@ -46,7 +46,7 @@ class PromptScanner:
 
     def feed(self, data: bytes) -> None:
         if len(self._data) + len(data) > self.max_bytes:
-            limit = describe_size(self.max_bytes)
+            limit = size(self.max_bytes, exact=True)
             raise ProtocolError(f"reply larger than {limit} without a prompt")
         self._data += data
 

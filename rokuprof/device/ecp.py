@@ -31,9 +31,9 @@ from rokuprof.device.limits import (
     ECP_MAX_ERROR_BYTES,
     ECP_MAX_REPLY_BYTES,
     ECP_TIMEOUT,
-    describe_size,
 )
 from rokuprof.httpbody import IDENTITY, read_capped
+from rokuprof.units import size
 
 MAX_XML_BYTES = ECP_MAX_REPLY_BYTES
 
@@ -44,7 +44,7 @@ _DECLARATION = re.compile(r"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
 
 def _parse_xml(data: bytes | str, root_tag: str) -> ET.Element:
     if len(data) > MAX_XML_BYTES:
-        raise ProtocolError(f"reply larger than {describe_size(MAX_XML_BYTES)}")
+        raise ProtocolError(f"reply larger than {size(MAX_XML_BYTES, exact=True)}")
     # Decoded here, so a declared encoding cannot hide a declaration from the check below.
     text = data.decode("utf-8-sig", "replace") if isinstance(data, bytes) else data
     if _DECLARATION.search(text):
@@ -246,7 +246,7 @@ async def _read_body(response: httpx.Response, cap: int, what: str, *, strict: b
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
         raise ProtocolError(f"{what}: compressed reply (Content-Encoding: {encoding[:40]}) refused")
-    limit = describe_size(cap)
+    limit = size(cap, exact=True)
     announced = response.headers.get("content-length", "").strip()
     if strict and announced.isdigit() and int(announced) > cap:
         raise ProtocolError(

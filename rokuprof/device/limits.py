@@ -46,11 +46,3 @@ SSDP_MAX_SOURCES = 1024
 STREAM_MAX_HEAD_BYTES = 64 * KIB
 #: From the first byte of an HTTP answer, its head must be complete within this long.
 STREAM_HEAD_TIMEOUT = 10.0
-
-
-def describe_size(size: int) -> str:
-    """``1048576`` -> ``1 MiB``, ``4096`` -> ``4 KiB``, ``300`` -> ``300 bytes``."""
-    for unit, name in ((MIB, "MiB"), (KIB, "KiB")):
-        if size >= unit and size % unit == 0:
-            return f"{size // unit} {name}"
-    return f"{size:,} bytes"

@@ -11,7 +11,8 @@ from rich.text import Text
 
 from rokuprof.export.diff import ADDED, REMOVED, SAME, Comparison, FunctionDiff, RunSide
 from rokuprof.sentry.sampling import WALL_UNITS
-from rokuprof.views.format import count, seconds, size
+from rokuprof.units import seconds, size
+from rokuprof.views.format import count
 from rokuprof.views.text import printable, text
 
 #: Columns, and the narrowest terminal that still shows each; ``--json`` has every figure.

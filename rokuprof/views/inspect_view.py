@@ -6,7 +6,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from rokuprof.views.format import count, seconds, size, timestamp_ms
+from rokuprof.units import seconds, size
+from rokuprof.views.format import count, timestamp_ms
 from rokuprof.views.text import printable, text
 
 WALL_SECONDS = 1e-6  # the wall-time unit assumed for display (the format does not say)
