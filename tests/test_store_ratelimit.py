@@ -9,6 +9,7 @@ from rokuprof.store.ratelimit import (
     DEFAULT_429_SECONDS,
     MAX_RETRY_SECONDS,
     RateLimits,
+    parse_http_date,
     parse_rate_limits,
     parse_retry_after,
     retry_delay,
@@ -87,3 +88,24 @@ def test_retry_delay_never_exceeds_the_ceiling(attempt: int, base: float, cap: f
         delay = retry_delay(attempt, base, cap, rand)
         assert 0.0 <= delay <= min(cap, MAX_RETRY_SECONDS)
     assert retry_delay(attempt, base, cap, 1.0) == min(cap, 60.0, base * 2 ** min(attempt - 1, 60))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sun, 06 Nov 1994 08:49:37 GMT",  # IMF-fixdate
+        "Sunday, 06-Nov-94 08:49:37 GMT",  # RFC 850
+        "Sun Nov  6 08:49:37 1994",  # asctime
+        "Thu, 01 Jan 2065 00:00:00 GMT",
+    ],
+)
+def test_http_dates_in_all_three_forms(text: str) -> None:
+    from email.utils import parsedate_to_datetime  # the reference (it loads socket: tests only)
+
+    assert parse_http_date(text) == parsedate_to_datetime(text).timestamp()
+
+
+@pytest.mark.parametrize("text", ["soon", "Wed, 31 Feb 2026 07:28:30 GMT", "Mon, 01 Foo 2026"])
+def test_a_bad_http_date_is_none(text: str) -> None:
+    assert parse_http_date(text) is None
+    assert parse_retry_after(text, 0.0) is None

@@ -18,8 +18,9 @@ after :func:`retry_delay`: capped exponential backoff with full jitter, never mo
 from __future__ import annotations
 
 import math
+import re
+import time
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 
 from rokuprof.backoff import backoff_delay
 
@@ -28,6 +29,11 @@ PROFILE_CATEGORIES = ("profile_chunk", "profile_duration", ALL)
 DEFAULT_429_SECONDS = 60.0
 MAX_LIMIT_SECONDS = 24 * 3600.0  # a broken header must not park the uploader for ever
 MAX_RETRY_SECONDS = 60.0
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT" and RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT"
+_DAY_FIRST = re.compile(r"(\d{1,2})[ -]([a-z]{3})[ -](\d{2,4}) (\d{1,2}):(\d{2}):(\d{2})", re.I)
+# asctime "Sun Nov  6 08:49:37 1994"
+_ASCTIME = re.compile(r"([a-z]{3}) +(\d{1,2}) (\d{1,2}):(\d{2}):(\d{2}) (\d{4})", re.I)
 
 
 def retry_delay(
@@ -39,6 +45,28 @@ def retry_delay(
     return backoff_delay(attempt, base, min(cap, MAX_RETRY_SECONDS), rand)
 
 
+def parse_http_date(value: str) -> float | None:
+    """Unix seconds of an HTTP date (RFC 9110's three forms, always GMT); ``None`` if bad."""
+    if m := _DAY_FIRST.search(value):
+        day, month, year, hh, mm, ss = m.groups()
+    elif m := _ASCTIME.search(value):
+        month, day, hh, mm, ss, year = m.groups()
+    else:
+        return None
+    try:
+        number = _MONTHS.index(month.lower()) + 1
+    except ValueError:
+        return None
+    year_n = int(year)
+    if len(year) == 2:  # RFC 850: 00-69 are 20xx, 70-99 are 19xx
+        year_n += 2000 if year_n < 70 else 1900
+    try:
+        when = datetime(year_n, number, int(day), int(hh), int(mm), int(ss), tzinfo=UTC)
+    except ValueError:
+        return None
+    return when.timestamp()
+
+
 def parse_retry_after(value: str | None, now_wall: float | None = None) -> float | None:
     """Seconds from ``Retry-After`` (a number or an HTTP date); ``None`` if absent or bad."""
     if not value:
@@ -47,14 +75,10 @@ def parse_retry_after(value: str | None, now_wall: float | None = None) -> float
     try:
         seconds = float(value)
     except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+        when = parse_http_date(value)
+        if when is None:
             return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        now = datetime.now(UTC).timestamp() if now_wall is None else now_wall
-        seconds = when.timestamp() - now
+        seconds = when - (time.time() if now_wall is None else now_wall)
     if not math.isfinite(seconds):
         return None
     return min(MAX_LIMIT_SECONDS, max(0.0, seconds))
