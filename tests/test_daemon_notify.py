@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import time
@@ -50,28 +49,54 @@ def test_watchdog_interval() -> None:
     assert watchdog_interval({}) is None
 
 
-@pytest.mark.parametrize("healthy", [True, False])
+class Enough(Exception):
+    """Ends the watchdog after the scripted number of waits."""
+
+
+@pytest.mark.parametrize(
+    ("health", "pinged"),
+    [
+        ([True] * 5, [True] * 5),
+        ([False] * 5, []),
+        ([True, False, False, True, True], [True] * 3),  # unhealthy: silent, then again
+    ],
+)
 async def test_watchdog_pings_at_half_the_interval_while_healthy(
-    tmp_path: Path, healthy: bool
+    tmp_path: Path, health: list[bool], pinged: list[bool]
 ) -> None:
+    """Counted by events, not by sleeping: a ping (or not) before each wait of half
+    ``WATCHDOG_USEC``, over a real datagram socket."""
     path = str(tmp_path / "wd.sock")
+    script, waits = iter(health), []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == len(health):
+            raise Enough
+
     with receiver(path) as sock:
         sock.setblocking(False)
         env = {"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "100000"}  # ping every 0.05 s
-        task = asyncio.create_task(Notifier(env).watchdog(lambda: healthy))
-        await asyncio.sleep(0.28)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        with pytest.raises(Enough):
+            await Notifier(env).watchdog(lambda: next(script), sleep)
         pings = []
         while True:
             try:
                 pings.append(sock.recv(64))
             except BlockingIOError:
                 break
-    if healthy:
-        assert 3 <= len(pings) <= 7 and set(pings) == {b"WATCHDOG=1"}
-    else:
-        assert pings == []
+    assert waits == [0.05] * len(health)
+    assert pings == [b"WATCHDOG=1"] * len(pinged)
+
+
+async def test_without_a_watchdog_it_returns_at_once() -> None:
+    waits = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    await Notifier({"NOTIFY_SOCKET": "/nowhere"}).watchdog(sleep=sleep)
+    assert waits == []
 
 
 def test_a_full_receiver_queue_does_not_block(tmp_path: Path) -> None:

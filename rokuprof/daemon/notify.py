@@ -12,7 +12,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +71,14 @@ class Notifier:
     def stopping(self, status: str = "") -> bool:
         return notify("STOPPING=1" + (f"\nSTATUS={status}" if status else ""), self.env)
 
-    async def watchdog(self, healthy: Callable[[], bool] = lambda: True) -> None:
+    async def watchdog(
+        self,
+        healthy: Callable[[], bool] = lambda: True,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
         """Ping ``WATCHDOG=1`` at half the watchdog interval while ``healthy()``; returns at
-        once when systemd set no watchdog. Run it as a task and cancel it at shutdown."""
+        once when systemd set no watchdog. Run it as a task and cancel it at shutdown.
+        ``sleep`` waits between pings (tests pass their own)."""
         interval = watchdog_interval(self.env)
         if interval is None:
             return
@@ -82,4 +87,4 @@ class Notifier:
                 notify("WATCHDOG=1", self.env)
             else:
                 log.warning("not pinging the systemd watchdog: the daemon is not healthy")
-            await asyncio.sleep(interval)
+            await sleep(interval)
