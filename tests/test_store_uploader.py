@@ -193,3 +193,21 @@ async def test_a_huge_answer_is_read_up_to_its_cap(tmp_path: Path, size: int | N
     # each client went long before the peer's 32 MiB: what it sent sat in socket buffers
     assert max(peer.gone) < peer.limit // 2
     assert peak < 8 * MIB  # the client's first TLS context is most of it; before: 4 x 32 MiB
+
+
+async def test_every_time_it_states_comes_from_its_clocks(tmp_path: Path) -> None:
+    """The shell reads no clock of its own: envelopes' sent_at, the pause's start and the
+    latest error's time are the injected wall clock's; waits are the injected clock's."""
+    write_chunks(tmp_path, "dev", "s1", 1)
+    wall = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+    async with FakeSentry() as sentry:
+        sentry.script(Reply(401))
+        up = uploader_for(tmp_path, sentry.dsn, wall_clock=lambda: wall)
+        async with running(up):
+            await until(lambda: up.pause is not None, 5)
+            assert up.pause.since == wall and up.stats.last_error_at == wall
+            await sentry.wait_for(lambda: len(sentry.accepted()) == 1)
+    assert [r.envelope().headers["sent_at"][:19] for r in sentry.requests] == [
+        "2027-01-15T08:00:00"
+    ] * 2
+    assert up.pause is None and up.stats.uploaded == 1 and up.stats.key_refused == 1
