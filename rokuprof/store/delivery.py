@@ -26,8 +26,8 @@ Actions: :class:`Deliver` (mark the chunk delivered), :class:`Reject` (move it t
 
 After a failure or a refused key only one send goes out (the probe) until Sentry answers
 again. Each send carries the :meth:`~DeliveryPolicy.ticket` it started with: a failure of a
-send that started before the latest failure or refusal counts, but does not lengthen the
-backoff, so the policy is the same whatever ``max_in_flight`` is.
+send that started before the latest failure or refusal counts, but while that backoff runs it
+does not lengthen it, so the policy is the same whatever ``max_in_flight`` is.
 
 The spool limit is a rule here too (:func:`spool_cut`): the oldest pending chunks not in flight
 go until the rest fill at most :data:`LOW_WATER` of the limit.
@@ -57,7 +57,7 @@ class Answered:
     """Sentry answered a send."""
 
     status: int
-    headers: Mapping[str, str]  # names in lower case
+    headers: Mapping[str, str]  # looked up in lower case (httpx.Headers ignores case)
     text: str  # the start of the answer, for messages (the key already scrubbed)
     at: float  # monotonic seconds
     wall: float  # Unix seconds
