@@ -1,27 +1,18 @@
-"""The per-device capture loop: wait for an app run, capture it, wait for the next one.
+"""The per-device capture loop: the asyncio shell around
+:class:`~rokuprof.capture.device_machine.DeviceMachine`.
 
 One :class:`DeviceCapture` per device; it keeps no global state and never blocks the event loop,
-so a daemon can run many side by side. It stops when its stop trigger is set (an
-:class:`asyncio.Event` or :class:`~rokuprof.capture.signals.StopRequest` it is given, or
-:meth:`DeviceCapture.request_stop` with a :class:`~rokuprof.capture.stop.StopCause`), after
-``runs`` runs, or after ``duration`` seconds; a run in progress is then finished as
-``interrupted``, and the cause is what the summary and the log say.
+so a daemon can run many side by side. The machine decides when to connect, what the device's
+state is, when to ask ECP and what to say; this shell awaits and carries out what it asks (sleep,
+connect, query ECP in the background, capture a run with
+:class:`~rokuprof.capture.run.RunCapture`, poll the console while a run streams) and tells it
+what happened, with times from its ``clock`` and jitter from its ``rand``.
 
-While waiting it tries to connect to the profiler port every ``poll_interval`` seconds: a
-profiled app does not start until a client connects, so this bounds the delay the capture adds
-to an app's start. A device that does not answer at all is retried with capped backoff.
-
-The device's state (:class:`~rokuprof.capture.status.DeviceState`) says what is known:
-``unreachable`` (ECP does not answer, checked every ``ecp_recheck`` seconds while the profiler
-port refuses, or the profiler port times out), ``refused`` (no profiled app runs), ``waiting``
-(connected, no data yet), ``busy`` (503: another client has the stream), ``streaming`` (from the
-run's first byte), ``paused`` (the console's ``bsprof-status``, asked every ``console_poll``
-seconds while a run streams). ECP limited mode is said once, with the setting to change.
-
-The device's one display name is its directory name (:func:`device_dir`): the ``device_dir``
-override, else its serial number from ECP ``device-info``, else ``host_name`` (the daemon's
-``<host>-<port>`` for a host several devices share) or the host; a ``name_claim`` (the
-daemon's) may change it, so that two live devices reporting one serial never share it.
+It stops when its stop trigger is set (an :class:`asyncio.Event` or
+:class:`~rokuprof.capture.signals.StopRequest` it is given, or :meth:`DeviceCapture.request_stop`
+with a :class:`~rokuprof.capture.stop.StopCause`), after ``runs`` runs, or after ``duration``
+seconds; a run in progress is then finished as ``interrupted``, and the cause is what the summary
+and the log say. The device's display name is :func:`~rokuprof.capture.config.device_dir`.
 """
 
 from __future__ import annotations
@@ -30,52 +21,45 @@ import asyncio
 import contextlib
 import logging
 import random
-import shlex
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from rokuprof.backoff import backoff_delay
-from rokuprof.bsprof.model import Limits
+import rokuprof.capture.device_machine as dm
 from rokuprof.capture.chunks import ChunkSinkFactory, sentry_sink_factory
-from rokuprof.capture.exports import export_finished_run, export_formats
-from rokuprof.capture.limits import ArchiveLimits, floor_message, free_bytes
-from rokuprof.capture.record import SessionRecord
-from rokuprof.capture.run import NoData, RunCapture, RunSettings
-from rokuprof.capture.session import safe_name
-from rokuprof.capture.signals import StopRequest
-from rokuprof.capture.status import (
-    CaptureObserver,
-    CaptureStatus,
-    DeviceState,
-    NullObserver,
-    idle_state,
+from rokuprof.capture.config import (
+    CaptureConfig,
+    CapturedSession,
+    CaptureSummary,
+    device_dir,
+    device_record,
 )
+from rokuprof.capture.exports import export_finished_run
+from rokuprof.capture.record import SessionRecord
+from rokuprof.capture.run import NoData, RunCapture
+from rokuprof.capture.signals import StopRequest
+from rokuprof.capture.status import CaptureObserver, CaptureStatus, NullObserver
 from rokuprof.capture.stop import StopCause
 from rokuprof.capture.tasks import alongside, cancel
 from rokuprof.device.console import BsprofStatus, ConsoleClient
-from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.control import ControlResult, control
 from rokuprof.device.ecp import ActiveApp, DeviceInfo, EcpClient
 from rokuprof.device.errors import (
-    ECP_SETTING_PATH,
     DeviceError,
     DeviceTimeout,
     DeviceUnavailable,
     HttpStatusError,
     LimitedModeError,
 )
-from rokuprof.device.hosts import url_host
 from rokuprof.device.stream import ProfilerStream
-from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.files import sweep_tmp
 
-UNREACHABLE_BACKOFF = 30.0  # seconds: the longest wait between connects to an unreachable device
-LOW_SPACE_RECHECK = 5.0  # seconds between free-space checks while below the floor
+LOW_SPACE_RECHECK = dm.LOW_SPACE_RECHECK  # seconds between free-space reads below the floor
 
 log = logging.getLogger(__name__)
+
+Step = dm.Wake | dm.Connect | dm.StopLoop | None  # what the loop does next
 
 
 class Connect(Protocol):
@@ -84,103 +68,6 @@ class Connect(Protocol):
     def __call__(
         self, host: str, port: int, *, connect_timeout: float
     ) -> Awaitable[ProfilerStream]: ...
-
-
-@dataclass(frozen=True)
-class CaptureConfig:
-    """Everything one device's capture loop needs."""
-
-    host: str
-    out: Path = Path("rokuprof-data")
-    profiler_port: int = PROFILER_PORT
-    ecp_port: int = ECP_PORT
-    console_port: int = CONSOLE_PORT
-    chunk_settings: ChunkSettings = field(default_factory=ChunkSettings)  # how chunks are made
-    delta_seconds: float = 1.0
-    poll_interval: float = 0.25  # between connect attempts while no app runs
-    max_backoff: float = 2.0  # after answers that are not a profile
-    connect_timeout: float = 2.0
-    idle_timeout: float = 120.0  # a run ends as truncated after this long without a byte
-    ecp_timeout: float = 3.0
-    use_ecp: bool = True
-    use_console: bool = True  # ask the debug console for the profiler status during runs
-    console_poll: float = 3.0  # seconds between bsprof-status queries while a run streams
-    ecp_recheck: float = 10.0  # seconds between ECP checks while the profiler port refuses
-    runs: int | None = None  # stop after this many runs
-    duration: float | None = None  # stop after this many seconds
-    device_dir: str | None = None  # overrides the serial number / host as directory name
-    host_name: str | None = None  # the name while no serial is known (default: the host)
-    chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
-    exports: tuple[str, ...] = ()  # formats written into the session directory at a run's end
-    limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
-    archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)  # bytes on the disk
-    free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
-    name_claim: Callable[[str], str] | None = None  # the name wanted -> the name to use
-
-    def __post_init__(self) -> None:
-        for name in (
-            "delta_seconds",
-            "poll_interval",
-            "connect_timeout",
-            "idle_timeout",
-            "console_poll",
-            "ecp_recheck",
-        ):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0")
-        if self.runs is not None and self.runs < 1:
-            raise ValueError("runs must be >= 1")
-        if self.duration is not None and self.duration <= 0:
-            raise ValueError("duration must be > 0")
-        object.__setattr__(self, "exports", export_formats(self.exports))
-
-    def run_settings(self) -> RunSettings:
-        return RunSettings(
-            out=Path(self.out),
-            chunks=self.chunk_settings,
-            delta_seconds=self.delta_seconds,
-            idle_timeout=self.idle_timeout,
-            limits=self.limits,
-            archive_limits=self.archive_limits,
-            free_space=self.free_space,
-        )
-
-
-@dataclass
-class CapturedSession:
-    record: SessionRecord
-    path: Path
-
-
-@dataclass
-class CaptureSummary:
-    """What a capture loop did, for the command's final report."""
-
-    host: str
-    device: str
-    sessions: list[CapturedSession] = field(default_factory=list)
-    stop_reason: str = ""
-    problems: list[str] = field(default_factory=list)
-    failure: str = ""  # why the loop ended by an error (``watch``: its one error line)
-
-
-def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
-    """The device's one display name, used for its directory, in logs and in metrics: the
-    ``device_dir`` override, else the serial number ECP gave, else ``host_name`` or the host."""
-    if config.device_dir:
-        return safe_name(config.device_dir)
-    if info is not None and info.serial:
-        return safe_name(info.serial)
-    return safe_name(config.host_name or config.host)
-
-
-def control_command(config: CaptureConfig, action: str) -> str:
-    """The ``rokuprof control`` command line that reaches this device's console as the loop
-    does (its port named when it is not the default)."""
-    words = ["rokuprof", "control", config.host, action]
-    if config.console_port != CONSOLE_PORT:
-        words += ["--console-port", str(config.console_port)]
-    return shlex.join(words)
 
 
 class DeviceCapture:
@@ -194,6 +81,8 @@ class DeviceCapture:
         sink_factory: ChunkSinkFactory | None = None,
         stop: asyncio.Event | StopRequest | None = None,
         connect: Connect | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        rand: Callable[[], float] = random.random,
     ) -> None:
         self.config = config
         self.connect: Connect = connect or ProfilerStream.open  # tests script a device with it
@@ -202,18 +91,15 @@ class DeviceCapture:
             sink_factory = sentry_sink_factory(config.chunk_settings)
         self.sink_factory = sink_factory
         self.external_stop = stop
+        self.clock = clock  # the machine's times, and the status's run start and last data
+        self.machine = dm.DeviceMachine(config, rand, space_recheck=LOW_SPACE_RECHECK)
         self.stop = StopRequest()  # the one stop trigger of this loop and its runs
         self.status = CaptureStatus(host=config.host, device=self._claimed_name(None))
         self.summary = CaptureSummary(config.host, self.status.device)
         self.device_info: DeviceInfo | None = None
         self._ecp_task: asyncio.Task | None = None
-        self._ecp_up: bool | None = None  # whether ECP answered when last asked
-        self._ecp_error = ""  # why it did not
-        self._ecp_checked = -1e9  # time.monotonic() of the last ECP check
         self._swept: set[str] = set()
-        self._cuts = 0  # runs in a row that an archive limit ended
-        self._profiler_state = ""  # the console's last word in this run: running / paused
-        self._run_console: BsprofStatus | None = None  # its first status of the run
+        self._run_console: BsprofStatus | None = None  # the console's first status of the run
         self._run_app: ActiveApp | None = None
         self.current_run: RunCapture | None = None  # the run in progress, or the one that failed
 
@@ -233,27 +119,41 @@ class DeviceCapture:
             return f"--duration {cfg.duration:g} s reached"
         return cause.describe()
 
-    # -- for a live view's keys: the device's profiler, on request ----------------------------
-
     async def profiler_command(self, action: str) -> ControlResult:
-        """``status``, ``pause`` or ``resume`` on the device's debug console, within the ECP
-        timeout; raises :class:`~rokuprof.device.errors.DeviceError` when that fails."""
+        """``status``, ``pause`` or ``resume`` on the device's debug console (a live view's
+        keys), within the ECP timeout; raises :class:`~rokuprof.device.errors.DeviceError`
+        when that fails."""
         cfg = self.config
         result = await control(cfg.host, action, cfg.console_port, cfg.ecp_timeout)
         if result.status is not None:
-            self._on_profiler(result.status.state)
+            self._apply(dm.ConsoleSaid(result.status.state))
         elif not result.no_session and action in ("pause", "resume"):
-            self._on_profiler("paused" if action == "pause" else "running")
+            self._apply(dm.ConsoleSaid("paused" if action == "pause" else "running"))
         return result
 
-    # -- what the device says: state, notes --------------------------------------------------
+    # -- the machine's actions ---------------------------------------------------------------
 
-    def _set_state(self, state: DeviceState, detail: str = "") -> None:
+    def _apply(self, event: dm.Event) -> Step:
+        """Tell the machine ``event``; carry out what it asks at once; return the next step."""
+        step: Step = None
         st = self.status
-        if st.state == state and st.detail == detail:
-            return
-        st.state, st.detail = state, detail
-        self.observer.on_state(st)
+        for action in self.machine.handle(event):
+            match action:
+                case dm.SetState(state, detail, announce):
+                    st.state, st.detail = state, detail
+                    if announce:
+                        self.observer.on_state(st)
+                case dm.Say(cause, text, problem):
+                    self._say(cause, text, problem=problem)
+                case dm.Unsay(cause):
+                    st.clear_note(cause)
+                case dm.SetEcpMode(mode):
+                    st.ecp_mode = mode
+                case dm.QueryEcp():
+                    self._ecp_task = asyncio.ensure_future(self._query_device_info())
+                case dm.Wake() | dm.Connect() | dm.StopLoop():
+                    step = action
+        return step
 
     def _say(self, cause: str, text: str, *, problem: bool = False) -> None:
         """A note that lasts while its cause does: said (logged) once, and again if it changes."""
@@ -262,70 +162,32 @@ class DeviceCapture:
                 self.summary.problems.append(text)
             self.observer.on_message(self.status, "warning", text)
 
-    def _on_profiler(self, state: str) -> None:
-        """The console's word on the profiler of the running app (``running`` or ``paused``)."""
-        self._profiler_state = state
-        st = self.status
-        if not st.state.in_run:
-            return  # remembered for the run's first byte
-        if state == "paused":
-            self._set_state(
-                DeviceState.PAUSED,
-                f"resume with `{control_command(self.config, 'resume')}` (or the r key)",
-            )
-        elif st.state is DeviceState.PAUSED:
-            self._set_state(DeviceState.STREAMING)
-
     # -- device identity and ECP -------------------------------------------------------------
 
-    def _check_ecp(self, *, now: bool = False) -> None:
-        """Ask ECP for the device's identity, in the background, when it is due."""
-        cfg = self.config
-        if not cfg.use_ecp or (self._ecp_task is not None and not self._ecp_task.done()):
-            return
-        due = time.monotonic() - self._ecp_checked >= cfg.ecp_recheck
-        if now or due or self._ecp_up is None:
-            self._ecp_checked = time.monotonic()
-            self._ecp_task = asyncio.ensure_future(self._query_device_info())
-
-    async def _query_device_info(self) -> DeviceInfo | None:
+    async def _query_device_info(self) -> None:
         cfg = self.config
         try:
             async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
                 info = await ecp.device_info()
         except (DeviceUnavailable, DeviceTimeout) as error:
-            self._ecp_up, self._ecp_error = False, str(error)
-            return None
+            self._apply(dm.EcpAnswered(self.clock(), False, str(error)))
+            return
         except LimitedModeError as error:  # 403: it answers, but will not say who it is
-            self._ecp_up, self._ecp_error = True, str(error)
-            self._set_ecp_mode("limited", str(error))
-            return None
+            self._apply(dm.EcpAnswered(self.clock(), True, str(error), mode="limited"))
+            return
         except DeviceError as error:  # it answers, with something we cannot use
-            self._ecp_up, self._ecp_error = True, str(error)
-            return None
-        self._ecp_up, self._ecp_error = True, ""
-        self._set_ecp_mode(info.ecp_mode)
-        if self.device_info is None:
+            self._apply(dm.EcpAnswered(self.clock(), True, str(error)))
+            return
+        except Exception:
+            self._apply(dm.EcpAnswered(self.clock(), None))  # no word: ask again when due
+            raise
+        first = self.device_info is None
+        if first:
             self.device_info = info
-            self.status.clear_note("ecp")
+        self._apply(dm.EcpAnswered(self.clock(), True, mode=info.ecp_mode, identified=True))
+        if first:
             self._set_device()
             self.observer.on_state(self.status)
-        return info
-
-    def _set_ecp_mode(self, mode: str, text: str = "") -> None:
-        self.status.ecp_mode = mode
-        if mode != "limited":
-            self.status.clear_note("limited")
-            return
-        self._say(
-            "limited",
-            text
-            or (
-                f"ECP on {self.config.host} is in limited mode: some device queries are refused. "
-                f"To allow them, set {ECP_SETTING_PATH} to 'Permissive' on the device."
-            ),
-            problem=True,
-        )
 
     def _claimed_name(self, info: DeviceInfo | None) -> str:
         """:func:`device_dir`, as ``name_claim`` lets this device use it."""
@@ -346,25 +208,14 @@ class DeviceCapture:
             await asyncio.wait({task}, timeout=cfg.ecp_timeout + 1)
         self._set_device()
         if cfg.use_ecp and self.device_info is None:
-            why = self._ecp_error or "no answer in time"
+            why = self.machine.ecp_error or "no answer in time"
             named = "" if cfg.device_dir else f"; the device is named {self.status.device}"
             self._say("ecp", f"no device info from ECP ({why}){named}", problem=True)
         if self.status.device not in self._swept:  # leftovers of a crash in this device's dir
             self._swept.add(self.status.device)
             with contextlib.suppress(OSError):
                 await asyncio.to_thread(sweep_tmp, cfg.out, self.status.device)  # no link
-        device: dict[str, object] = {"dir": self.status.device, "host": cfg.host}
-        info = self.device_info
-        if info is not None:
-            device.update(
-                serial=info.serial,
-                name=info.name,
-                model=" ".join(p for p in (info.model_name, info.model_number) if p),
-                software=info.software,
-                developer_enabled=info.developer_enabled,
-                ecp_mode=info.ecp_mode,
-            )
-        return self.status.device, device
+        return self.status.device, device_record(self.status.device, cfg.host, self.device_info)
 
     async def _query_active_app(self) -> None:
         cfg = self.config
@@ -374,39 +225,23 @@ class DeviceCapture:
             async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
                 self._run_app = await ecp.active_app()
 
-    async def _query_profiler_status(self) -> BsprofStatus | None:
-        cfg = self.config
-        try:
-            async with ConsoleClient(cfg.host, cfg.console_port, timeout=cfg.ecp_timeout) as c:
-                return await c.bsprof_status()
-        except DeviceError:
+    async def _free_space(self) -> int | None:
+        """The output file system's free bytes, when the machine wants them (``None``: not
+        wanted, or cannot tell: the writes will say)."""
+        if not self.machine.wants_free_space:
             return None
-
-    async def _space_to_write(self) -> bool:
-        """Whether the output file system has at least ``min_free_bytes`` free (a note while
-        it has not, said once per episode)."""
-        cfg = self.config
-        floor = cfg.archive_limits.min_free_bytes
-        if not floor:
-            return True
         try:
-            free = await asyncio.to_thread(cfg.free_space, Path(cfg.out))
+            return await asyncio.to_thread(self.config.free_space, Path(self.config.out))
         except OSError:
-            return True  # cannot tell: the writes will say
-        if free >= floor:
-            self.status.clear_note("space")
-            return True
-        if "space" not in self.status.notes:
-            text = floor_message(free, cfg.archive_limits, Path(cfg.out)) + ": waiting for space"
-            self._say("space", text)
-        return False
+            return None
 
     # -- the loop ----------------------------------------------------------------------------
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep, waking early on stop."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.stop.wait(), seconds)
+        if seconds > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), seconds)
 
     async def _stop_on(self, trigger: asyncio.Event | StopRequest) -> None:
         await trigger.wait()
@@ -424,87 +259,46 @@ class DeviceCapture:
         if self.config.duration is not None:
             triggers.append(self._stop_after(self.config.duration))
         self._set_device()
-        cfg = self.config
-        where = f"{url_host(cfg.host)}:{cfg.profiler_port}"
-        self._set_state(DeviceState.STARTING, f"polling {where}")
+        step = self._apply(dm.Started(self.clock()))
         try:
             async with alongside(*triggers):
-                await self._loop()
+                await self._loop(step)
         finally:
             await cancel(self._ecp_task)
-            self._set_state(DeviceState.STOPPED, self.summary.stop_reason)
+            self._apply(dm.Stopped(self.summary.stop_reason))
         return self.summary
 
-    async def _loop(self) -> None:
-        cfg = self.config
-        unreachable = 0  # connect attempts in a row that timed out or found no route
-        not_runs = 0  # connects in a row that were not a run
+    async def _loop(self, step: Step) -> None:
         while not self.stop.requested:
-            if not await self._space_to_write():
-                await self._sleep(LOW_SPACE_RECHECK)
-                continue
-            self._check_ecp()
-            try:
-                stream = await self.connect(
-                    cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
-                )
-            except DeviceError as error:
-                # Refused: the device is up and no app runs; keep polling (an app waits for us).
-                # Timeout or no route: the device is off or away; back off, capped, with jitter.
-                refused = isinstance(error.__cause__, ConnectionRefusedError)
-                unreachable = 0 if refused else unreachable + 1
-                self._idle(refused, str(error))
-                delay = cfg.poll_interval
-                if not refused:
-                    delay = backoff_delay(
-                        unreachable + 1,
-                        cfg.poll_interval,
-                        UNREACHABLE_BACKOFF,
-                        random.random(),
-                        floor=cfg.poll_interval,
-                    )
-                await self._sleep(delay)
-                continue
-            unreachable = 0
-            if self.status.state is not DeviceState.BUSY:  # busy until it says otherwise
-                self._set_state(DeviceState.WAITING)
-            session = await self._capture_run(stream)
-            if session is None:  # not a run: back off a little, up to max_backoff
-                not_runs += 1
-                rand = random.random()
-                delay = backoff_delay(
-                    not_runs + 1, cfg.poll_interval, cfg.max_backoff, rand, floor=cfg.poll_interval
-                )
-                await self._sleep(delay)
-                continue
-            not_runs = 0
-            if self._cuts:  # a device that runs into a limit again and again: slow down
-                await self._sleep(
-                    backoff_delay(self._cuts + 1, cfg.poll_interval, UNREACHABLE_BACKOFF)
-                )
-            if cfg.runs is not None and len(self.summary.sessions) >= cfg.runs:
-                self.request_stop(StopCause.RUNS)
+            match step:
+                case dm.Wake(at):
+                    await self._sleep(at - self.clock())
+                    if self.stop.requested:
+                        return
+                    step = self._apply(dm.Tick(self.clock(), await self._free_space()))
+                case dm.Connect():
+                    step = await self._attempt()
+                case dm.StopLoop(cause):
+                    self.request_stop(cause)
+                case _:
+                    raise AssertionError(f"the device machine left the loop no step: {step!r}")
 
-    def _idle(self, refused: bool, error: str) -> None:
-        """The state after a connect to the profiler port failed (``refused`` or not)."""
-        state = idle_state(refused, self._ecp_up if self.config.use_ecp else None)
-        if state is DeviceState.UNREACHABLE:
-            self._set_state(state, error if not refused else self._ecp_error)
-        else:
-            self._set_state(state)
+    async def _attempt(self) -> Step:
+        """One connect to the profiler port, and the run it may become."""
+        cfg = self.config
+        try:
+            stream = await self.connect(
+                cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
+            )
+        except DeviceError as error:
+            refused = isinstance(error.__cause__, ConnectionRefusedError)
+            return self._apply(dm.ConnectFailed(self.clock(), refused, str(error)))
+        self._apply(dm.Connected(self.clock()))
+        return await self._capture_run(stream)
 
-    def _not_a_run(self, error: DeviceError) -> None:
-        """A connect that did not become a run: busy (503), or said once as a note."""
-        if isinstance(error, HttpStatusError) and error.status == 503:
-            self._set_state(DeviceState.BUSY)
-        elif not (isinstance(error, NoData) and self.stop.requested):
-            self._say("answer", str(error))
-
-    async def _capture_run(self, stream: ProfilerStream) -> CapturedSession | None:
-        """Capture one connected stream; ``None`` if it turned out not to be a run."""
-        self.status.run_started = time.monotonic()
-        self._check_ecp(now=self.device_info is None)
-        self._profiler_state = ""
+    async def _capture_run(self, stream: ProfilerStream) -> Step:
+        """Capture one connected stream (a session, or not a run); the machine's next step."""
+        self.status.run_started = self.clock()
         self._run_console = self._run_app = None
 
         def extra_info() -> dict[str, dict[str, object]]:
@@ -535,8 +329,9 @@ class DeviceCapture:
                 record, path = await capture.run()
         except DeviceError as error:
             self.current_run = None
-            self._not_a_run(error)
-            return None
+            busy = isinstance(error, HttpStatusError) and error.status == 503
+            quiet = isinstance(error, NoData) and self.stop.requested
+            return self._apply(dm.NotARun(self.clock(), str(error), busy=busy, quiet=quiet))
         finally:
             await stream.aclose()
             if capture.record is None:
@@ -544,36 +339,34 @@ class DeviceCapture:
         self.current_run = None
         if self.config.exports:
             await self._export(capture, record)
-        self._cuts = min(self._cuts + 1, 20) if capture.cut is not None else 0
         session = CapturedSession(record, path)
         self.summary.sessions.append(session)
         st = self.status
         st.runs_done = len(self.summary.sessions)
         st.last_status = record.status
-        st.state, st.detail = DeviceState.FINISHED, ""
+        step = self._apply(dm.RunEnded(self.clock(), cut=capture.cut is not None))
         self.observer.on_session_end(st, record, path)
-        return session
+        return step
 
     def _run_started(self) -> None:
         """The run's first byte arrived: it streams (or is paused, as the console said)."""
-        st = self.status
-        st.last_data = time.monotonic()
-        st.clear_note("answer")
-        if self._profiler_state == "paused":
-            st.state = DeviceState.STREAMING  # in a run now: shown as paused at once
-            self._on_profiler("paused")
-        else:
-            self._set_state(DeviceState.STREAMING)
+        self.status.last_data = self.clock()
+        self._apply(dm.RunStarted(self.clock()))
 
     async def _poll_console(self) -> None:
         """While a stream is connected: the console's profiler status every ``console_poll``
         seconds (each query bounded by the ECP timeout)."""
+        cfg = self.config
         while True:
-            status = await self._query_profiler_status()
+            try:
+                async with ConsoleClient(cfg.host, cfg.console_port, timeout=cfg.ecp_timeout) as c:
+                    status = await c.bsprof_status()
+            except DeviceError:
+                status = None
             if status is not None:
                 self._run_console = self._run_console or status
-                self._on_profiler(status.state)
-            await asyncio.sleep(self.config.console_poll)
+                self._apply(dm.ConsoleSaid(status.state))
+            await asyncio.sleep(cfg.console_poll)
 
     async def _export(self, capture: RunCapture, record: SessionRecord) -> None:
         """The end-of-run exports (a worker thread; a failure is recorded, never raised)."""
@@ -593,20 +386,10 @@ class _RunObserver:
 
     def __init__(self, capture: DeviceCapture) -> None:
         self.capture = capture
-        self.observer = capture.observer
 
-    def on_state(self, status: CaptureStatus) -> None:
-        self.observer.on_state(status)
+    def __getattr__(self, name: str) -> object:  # every other call goes to the loop's observer
+        return getattr(self.capture.observer, name)
 
     def on_session_start(self, status: CaptureStatus) -> None:
-        self.observer.on_session_start(status)
+        self.capture.observer.on_session_start(status)
         self.capture._run_started()
-
-    def on_chunk(self, status: CaptureStatus, path: Path) -> None:
-        self.observer.on_chunk(status, path)
-
-    def on_session_end(self, status: CaptureStatus, record: SessionRecord, path: Path) -> None:
-        self.observer.on_session_end(status, record, path)
-
-    def on_message(self, status: CaptureStatus, level: str, text: str) -> None:
-        self.observer.on_message(status, level, text)

@@ -1,0 +1,130 @@
+"""What one device's capture loop is given (:class:`CaptureConfig`) and what it reports
+(:class:`CaptureSummary`), and the device's one display name (:func:`device_dir`).
+
+The device's display name is its directory name: the ``device_dir`` override, else its serial
+number from ECP ``device-info``, else ``host_name`` (the daemon's ``<host>-<port>`` for a host
+several devices share) or the host; a ``name_claim`` (the daemon's) may change it, so that two
+live devices reporting one serial never share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rokuprof.bsprof.model import Limits
+from rokuprof.capture.exports import export_formats
+from rokuprof.capture.limits import ArchiveLimits, free_bytes
+from rokuprof.capture.record import SessionRecord
+from rokuprof.capture.run import RunSettings
+from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
+from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.store.layout import safe_name
+
+if TYPE_CHECKING:
+    from rokuprof.device.ecp import DeviceInfo
+
+
+@dataclass(frozen=True)
+class CaptureConfig:
+    """Everything one device's capture loop needs."""
+
+    host: str
+    out: Path = Path("rokuprof-data")
+    profiler_port: int = PROFILER_PORT
+    ecp_port: int = ECP_PORT
+    console_port: int = CONSOLE_PORT
+    chunk_settings: ChunkSettings = field(default_factory=ChunkSettings)  # how chunks are made
+    delta_seconds: float = 1.0
+    poll_interval: float = 0.25  # between connect attempts while no app runs
+    max_backoff: float = 2.0  # after answers that are not a profile
+    connect_timeout: float = 2.0
+    idle_timeout: float = 120.0  # a run ends as truncated after this long without a byte
+    ecp_timeout: float = 3.0
+    use_ecp: bool = True
+    use_console: bool = True  # ask the debug console for the profiler status during runs
+    console_poll: float = 3.0  # seconds between bsprof-status queries while a run streams
+    ecp_recheck: float = 10.0  # seconds between ECP checks while the profiler port refuses
+    runs: int | None = None  # stop after this many runs
+    duration: float | None = None  # stop after this many seconds
+    device_dir: str | None = None  # overrides the serial number / host as directory name
+    host_name: str | None = None  # the name while no serial is known (default: the host)
+    chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
+    exports: tuple[str, ...] = ()  # formats written into the session directory at a run's end
+    limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
+    archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)  # bytes on the disk
+    free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
+    name_claim: Callable[[str], str] | None = None  # the name wanted -> the name to use
+
+    def __post_init__(self) -> None:
+        for name in (
+            "delta_seconds",
+            "poll_interval",
+            "connect_timeout",
+            "idle_timeout",
+            "console_poll",
+            "ecp_recheck",
+        ):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0")
+        if self.runs is not None and self.runs < 1:
+            raise ValueError("runs must be >= 1")
+        if self.duration is not None and self.duration <= 0:
+            raise ValueError("duration must be > 0")
+        object.__setattr__(self, "exports", export_formats(self.exports))
+
+    def run_settings(self) -> RunSettings:
+        return RunSettings(
+            out=Path(self.out),
+            chunks=self.chunk_settings,
+            delta_seconds=self.delta_seconds,
+            idle_timeout=self.idle_timeout,
+            limits=self.limits,
+            archive_limits=self.archive_limits,
+            free_space=self.free_space,
+        )
+
+
+@dataclass
+class CapturedSession:
+    record: SessionRecord
+    path: Path
+
+
+@dataclass
+class CaptureSummary:
+    """What a capture loop did, for the command's final report."""
+
+    host: str
+    device: str
+    sessions: list[CapturedSession] = field(default_factory=list)
+    stop_reason: str = ""
+    problems: list[str] = field(default_factory=list)
+    failure: str = ""  # why the loop ended by an error (``watch``: its one error line)
+
+
+def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
+    """The device's one display name, used for its directory, in logs and in metrics: the
+    ``device_dir`` override, else the serial number ECP gave, else ``host_name`` or the host."""
+    if config.device_dir:
+        return safe_name(config.device_dir)
+    if info is not None and info.serial:
+        return safe_name(info.serial)
+    return safe_name(config.host_name or config.host)
+
+
+def device_record(name: str, host: str, info: DeviceInfo | None) -> dict[str, object]:
+    """The device as ``session.json`` describes it: its name and host, and what ECP said."""
+    device: dict[str, object] = {"dir": name, "host": host}
+    if info is not None:
+        device.update(
+            serial=info.serial,
+            name=info.name,
+            model=" ".join(p for p in (info.model_name, info.model_number) if p),
+            software=info.software,
+            developer_enabled=info.developer_enabled,
+            ecp_mode=info.ecp_mode,
+        )
+    return device
