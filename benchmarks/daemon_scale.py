@@ -272,9 +272,9 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
 
 
 def _core() -> str:
-    from rokuprof import _native
+    from rokuprof.profile.engine import describe
 
-    return _native.describe()
+    return describe()
 
 
 def main() -> int:

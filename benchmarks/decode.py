@@ -25,7 +25,8 @@ from rokuprof.bsprof.decoder import Decoder
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import Footer
-from rokuprof.profile.reader import ProfileReader, PythonProfileReader
+from rokuprof.profile import engine as engines
+from rokuprof.profile.reader import ProfileReader
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -98,14 +99,12 @@ def main() -> int:
             d.feed(p)
 
     def decoder_tables() -> None:
-        r = PythonProfileReader()
+        r = ProfileReader(engine=engines.PURE)
         for p in pieces:
             r.feed(p)
 
     def native_tables() -> None:
-        from rokuprof._native.reader import NativeProfileReader
-
-        r = NativeProfileReader()
+        r = ProfileReader(engine=engines.native())
         for p in pieces:
             r.feed(p)
 

@@ -330,7 +330,11 @@ def measure(tree: Path, kind: str, n: int) -> dict:
 
 def core_name(tree: Path) -> str:
     """Which decoder core ``ProfileReader`` uses in ``tree`` under this environment."""
-    code = "from rokuprof import _native; print(_native.describe())"
+    code = (
+        "try:\n    from rokuprof.profile.engine import describe\n"
+        "except ImportError:\n    from rokuprof._native import describe\n"
+        "print(describe())"
+    )
     env = dict(os.environ, PYTHONPATH=str(tree))
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=tree, capture_output=True, text=True, check=False

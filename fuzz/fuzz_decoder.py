@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 import sys
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
@@ -38,14 +39,17 @@ def _import_core():
     from rokuprof.bsprof import errors, grammar, reference
     from rokuprof.bsprof.decoder import Decoder
     from rokuprof.bsprof.model import Header, Limits
-    from rokuprof.profile.reader import PythonProfileReader
+    from rokuprof.profile.engine import PURE, native
+    from rokuprof.profile.reader import ProfileReader
     from rokuprof.profile.tables import FOLDED_PATH
     from rokuprof.simulator import worst_cases
 
-    try:
-        from rokuprof._native.reader import NativeDecoder, NativeProfileReader
-    except ImportError:  # the native core is not built: fuzz the pure path only
-        NativeDecoder = NativeProfileReader = None
+    PythonProfileReader = partial(ProfileReader, engine=PURE)
+    NativeDecoder = NativeProfileReader = None
+    if native() is not None:  # else the native core is not built: fuzz the pure path only
+        from rokuprof._native.reader import NativeDecoder
+
+        NativeProfileReader = partial(ProfileReader, engine=native())
     native = (NativeDecoder, NativeProfileReader, PythonProfileReader)
     return errors, grammar, reference, Decoder, Header, Limits, native, FOLDED_PATH, worst_cases
 

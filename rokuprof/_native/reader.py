@@ -1,34 +1,30 @@
-"""The native core behind the :class:`~rokuprof.profile.reader.ProfileReader` interface.
+"""The native core as a body engine and as profile tables.
 
-:class:`NativeDecoder` has the state and the answers of :class:`rokuprof.bsprof.decoder.Decoder`
-(header, footer, status, offset, error, warnings, entry count) but hands the body to the C core,
-which decodes and accumulates in one pass; its ``feed`` returns how many entries completed, not
-the entries. The header and the footer are parsed here with the construct grammar, and an entry
-the core rejects is explained by :func:`rokuprof.bsprof.reference.parse_entry` exactly as the
-pure decoder does, so errors are identical (type, offset, message).
+:class:`NativeBody` is the :class:`~rokuprof.bsprof.decoder.BodyEngine` over the C core, which
+decodes and counts in one pass: the :class:`~rokuprof.bsprof.decoder.Framing` around it reads
+the header and the footer exactly as for the pure decoder, and an entry the core rejects is
+explained by :func:`rokuprof.bsprof.reference.parse_entry` as the pure body does, so errors are
+identical (type, offset, message). :class:`NativeDecoder` is that framing (its ``feed`` returns
+how many entries completed, not the entries).
 
-:class:`NativeTables` offers the read API of :class:`~rokuprof.profile.tables.ProfileTables`;
-the tables themselves live in C and Python receives them aggregated (deltas, snapshots, stacks),
-never an object per entry.
+:class:`NativeTables` satisfies :class:`~rokuprof.profile.protocol.TablesView`, as
+:class:`~rokuprof.profile.tables.ProfileTables` does; the tables themselves live in C and
+Python receives them aggregated (deltas, snapshots, stacks), never an object per entry.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from array import array
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from construct import StreamError
-
 from rokuprof._native import _bsprof
 from rokuprof.bsprof import checks, reference
+from rokuprof.bsprof.decoder import Bytes, Framing
 from rokuprof.bsprof.encoder import encode_entries
-from rokuprof.bsprof.errors import BsprofError, DecoderStateError, InvalidValue
-from rokuprof.bsprof.grammar import FooterGrammar, GrammarFault
-from rokuprof.bsprof.model import MODULE, PATH, STRING, Entry, Footer, Header, Limits
-from rokuprof.profile.reader import ProfileReader
+from rokuprof.bsprof.errors import BsprofError, InvalidValue
+from rokuprof.bsprof.model import MODULE, PATH, STRING, Entry, Header, Limits
 from rokuprof.profile.tables import (
     DEEP_PATHS_WARNING,
     RESERVED_STRINGS,
@@ -38,8 +34,6 @@ from rokuprof.profile.tables import (
     Totals,
     fold_stack,
 )
-
-HEADER, BODY, FOOTER, DONE, FAILED = "header", "body", "footer", "done", "failed"
 
 
 def _limits_tuple(limits: Limits) -> tuple[int, ...]:
@@ -55,166 +49,103 @@ def _limits_tuple(limits: Limits) -> tuple[int, ...]:
     )
 
 
-class NativeDecoder:
-    """Incremental decoder of one stream over the native core (see the module docstring).
+def _seed() -> int:
+    return int.from_bytes(os.urandom(8), "little")
+
+
+class NativeBody:
+    """The :class:`~rokuprof.bsprof.decoder.BodyEngine` over the C core: it keeps the partial
+    entry itself and counts what it decodes into its tables (:attr:`tables`, made on first use).
 
     ``record=True`` keeps every decoded entry for :meth:`take_entries` (tests and the fuzzer
-    compare them with the reference parser); normal use never materialises entries.
-    """
+    compare them with the reference parser); normal use never materialises entries."""
 
-    def __init__(self, limits: Limits | None = None, *, record: bool = False) -> None:
-        self.limits = limits or Limits()
-        self.state = HEADER
-        self.header: Header | None = None
+    def __init__(self, limits: Limits, *, record: bool = False) -> None:
+        self.limits = limits
         self.error: BsprofError | None = None
-        self.warnings: list[str] = []
-        self.received = 0
-        self.closed = False
+        self.ended = False
         self._record = record
-        self._seed = int.from_bytes(os.urandom(8), "little")
-        self._limits = _limits_tuple(self.limits)
+        self._seed = _seed()
+        self._limits = _limits_tuple(limits)
         self.core = _bsprof.Core(self._limits, False, record, self._seed)
-        self._buf = b""  # header or footer bytes waiting for the rest
-        self._base = 0  # stream offset of self._buf[0] (outside the body)
-        self._body_start = 0
-        self._end_ms: int | None = None
-        self._trailing = 0
-        self._end_seen = False
+        self._start = 0  # stream offset of the body
+        self._line = False
+        self._tables: NativeTables | None = None
 
-    # -- public state (as Decoder) -----------------------------------------------------------
+    @property
+    def tables(self) -> NativeTables:
+        """The tables this body counts into."""
+        if self._tables is None:
+            self._tables = NativeTables(body=self)
+        return self._tables
 
     @property
     def offset(self) -> int:
-        """Bytes decoded so far (everything before the partial entry being waited on, or before
-        the unreadable entry after an error; trailing bytes after the footer count)."""
-        if self.state == BODY or (self.state == FAILED and self.header and not self._end_seen):
-            return self._body_start + self.core.progress()[0]
-        return self._base
+        return self._start + self.core.progress()[0]
 
     @property
     def entry_count(self) -> int:
         return self.core.progress()[1]
 
-    @property
-    def footer(self) -> Footer | None:
-        if self._end_ms is None:
-            return None
-        return Footer(self._end_ms, self._trailing)
+    def begin(self, header: Header, offset: int) -> None:
+        self._line = header.line_data
+        self.core = _bsprof.Core(self._limits, self._line, self._record, self._seed)
+        self._start = offset
 
-    @property
-    def ended(self) -> bool:
-        """True once the end-of-entries marker has been read."""
-        return self._end_seen
-
-    @property
-    def status(self) -> str:
-        """``complete`` (footer read), ``corrupt`` (error), else ``incomplete`` / ``streaming``."""
-        if self.error is not None:
-            return "corrupt"
-        if self.state == DONE:
-            return "complete"
-        return "incomplete" if self.closed else "streaming"
-
-    # -- feeding -----------------------------------------------------------------------------
-
-    def feed(self, data: bytes | bytearray | memoryview) -> int:
-        """Take the next bytes of the stream; return how many body entries they completed."""
-        if self.closed:
-            raise DecoderStateError(self.offset, "feed() after close()")
-        self.received += len(data)
-        if self.state == FAILED:
-            return 0
-        if self.state == DONE:
-            self._trailing += len(data)
-            self._base += len(data)
-            return 0
-        before = self.core.progress()[1]
-        if self.state == HEADER:
-            buf = self._buf + bytes(data)
-            pos = self._read_header(buf)
-            if self.state != BODY:
-                self._buf = buf if self.state == HEADER else b""
-                return 0
-            self._buf = b""
-            data = memoryview(buf)[pos:]
-        if self.state == BODY:
-            status, used = self.core.feed(data)
-            if status == _bsprof.END:
-                self._end_seen = True
-                self.state = FOOTER
-                self._base = self._body_start + self.core.progress()[0]
-                data = memoryview(data)[used:]
-            elif status == _bsprof.REJECT:
-                self._explain(memoryview(data)[used:])
-        if self.state == FOOTER:
-            self._read_footer(self._buf + bytes(data))
-        return self.core.progress()[1] - before
-
-    def close(self) -> None:
-        """Say the stream has ended (EOF). Afterwards :attr:`status` is final."""
-        self.closed = True
+    def feed(self, buf: Bytes, pos: int, base: int) -> int:
+        status, used = self.core.feed(memoryview(buf)[pos:] if pos else buf)
+        if status == _bsprof.END:
+            self.ended = True
+        elif status == _bsprof.REJECT:
+            self._explain(memoryview(buf)[pos + used :])
+        if self._tables is not None:
+            self._tables.sync()
+        return pos + used
 
     def take_entries(self) -> list[Entry]:
         """Record mode: the entries decoded since the previous call, as entry tuples."""
         return self.core.take_records()
 
-    # -- internals ---------------------------------------------------------------------------
-
-    def _fail(self, error: BsprofError) -> None:
-        self.error = error
-        self.state = FAILED
-
-    def _read_header(self, buf: bytes) -> int:
-        try:
-            header, size = reference.parse_header(buf, self.limits)
-        except reference.Truncated:
-            return 0
-        except BsprofError as error:
-            self._fail(error)
-            return 0
-        self.header = header
-        warning = checks.version_warning(header)
-        if warning:
-            self.warnings.append(warning)
-        self.core = _bsprof.Core(self._limits, header.line_data, self._record, self._seed)
-        self._body_start = size
-        self.state = BODY
-        return size
-
-    def _read_footer(self, buf: bytes) -> None:
-        stream = io.BytesIO(buf)
-        try:
-            footer = FooterGrammar.parse_stream(stream)
-        except GrammarFault as fault:
-            self._buf = b""
-            self._fail(fault.make(self._base))
-            return
-        except StreamError:  # the footer is still arriving
-            self._buf = buf
-            return
-        self._end_ms = footer.end_ms
-        self._trailing = len(buf) - stream.tell()
-        self._base += len(buf)
-        self._buf = b""
-        self.state = DONE
-
     def _explain(self, rest: memoryview) -> None:
         """The core rejected the entry at its offset: let the grammar say why."""
-        where = self._body_start + self.core.progress()[0]
+        where = self.offset
         buf = self.core.pending() + bytes(rest)
         definitions = checks.DefinitionLimits(self.limits)
         strings, modules, paths, chars = self.core.definition_counts()
         definitions.counts = {STRING: strings, MODULE: modules, PATH: paths}
         definitions.string_chars = chars
         try:
-            reference.parse_entry(buf, 0, self.header.line_data, self.limits, definitions, where)
+            reference.parse_entry(buf, 0, self._line, self.limits, definitions, where)
         except BsprofError as error:
-            self._fail(error)
+            self.error = error
             return
         except reference.Truncated:
             pass
         # The grammar accepts what the core refused: a bug in the core, reported as data.
-        self._fail(InvalidValue(where, "the native decoder refused an entry the grammar accepts"))
+        self.error = InvalidValue(where, "the native decoder refused an entry the grammar accepts")
+
+
+class NativeDecoder(Framing):
+    """Incremental decoder of one stream over the native core (see the module docstring)."""
+
+    body: NativeBody
+
+    def __init__(self, limits: Limits | None = None, *, record: bool = False) -> None:
+        limits = limits or Limits()
+        super().__init__(limits, NativeBody(limits, record=record))
+
+    @property
+    def core(self):
+        """The C core of the body (recreated when the header says whether lines are sent)."""
+        return self.body.core
+
+    def feed(self, data: Bytes) -> int:
+        """Take the next bytes of the stream; return how many body entries they completed."""
+        return self.advance(data)
+
+    def take_entries(self) -> list[Entry]:
+        """Record mode: the entries decoded since the previous call, as entry tuples."""
+        return self.body.take_entries()
 
 
 _WARNINGS = {
@@ -243,24 +174,25 @@ NODE_CACHE = 65_536
 
 
 class NativeTables:
-    """The API of :class:`~rokuprof.profile.tables.ProfileTables` over the native core.
+    """The tables over the native core (:class:`~rokuprof.profile.protocol.TablesView`, as
+    :class:`~rokuprof.profile.tables.ProfileTables`).
 
-    A reader's tables (``NativeTables(decoder=...)``) live in its decoder's core. Standalone
-    tables (``NativeTables(limits)``) have a core of their own, and :meth:`apply` encodes the
-    entries it is given and runs them through it.
+    A reader's tables (:attr:`NativeBody.tables`) live in its body's core. Standalone tables
+    (``NativeTables(limits)``) have a core of their own, and :meth:`apply` encodes the entries
+    it is given and runs them through it.
 
     Strings and stacks are cached in Python as they are asked for; :meth:`sync` (called by the
-    reader after every feed) drops what the definitions since then made stale, so answers are
+    body after every feed) drops what the definitions since then made stale, so answers are
     always those of the current tables.
     """
 
-    def __init__(self, limits: Limits | None = None, *, decoder: NativeDecoder | None = None):
-        self._decoder = decoder
-        self.limits = decoder.limits if decoder is not None else (limits or Limits())
+    def __init__(self, limits: Limits | None = None, *, body: NativeBody | None = None):
+        self._body = body
+        self.limits = body.limits if body is not None else (limits or Limits())
         self._own = None
-        if decoder is None:
+        if body is None:
             bounds = (_UNBOUNDED,) * 5 + _limits_tuple(self.limits)[5:]
-            self._own = _bsprof.Core(bounds, True, False, int.from_bytes(os.urandom(8), "little"))
+            self._own = _bsprof.Core(bounds, True, False, _seed())
         self._strings: dict[int, str] = {}
         self._stacks: dict[int, tuple[PathNode, ...]] = {}
         self._nodes: dict[int, PathNode] = {}
@@ -268,7 +200,7 @@ class NativeTables:
 
     @property
     def _core(self):
-        return self._own if self._decoder is None else self._decoder.core
+        return self._own if self._body is None else self._body.core
 
     # -- accumulation ------------------------------------------------------------------------
 
@@ -467,17 +399,3 @@ class NativeTables:
     def memory(self) -> int:
         """Bytes the native tables and buffers hold."""
         return self._core.memory()
-
-
-class NativeProfileReader(ProfileReader):
-    """:class:`~rokuprof.profile.reader.ProfileReader` over the native core."""
-
-    def __init__(self, limits: Limits | None = None) -> None:
-        self.decoder = NativeDecoder(limits)
-        self.tables = NativeTables(decoder=self.decoder)
-
-    def feed(self, data: bytes | bytearray | memoryview) -> int:
-        """Decode and apply ``data``; return how many entries it completed."""
-        count = self.decoder.feed(data)
-        self.tables.sync()
-        return count

@@ -140,10 +140,11 @@ app = RokuTyper(
 
 def _show_version(value: bool) -> None:
     if value:
-        from rokuprof import __version__, _native
+        from rokuprof import __version__
         from rokuprof.cli.output import write_text
+        from rokuprof.profile.engine import describe
 
-        write_text(f"rokuprof {__version__}\ndecoder core: {_native.describe()}\n")
+        write_text(f"rokuprof {__version__}\ndecoder core: {describe()}\n")
         raise typer.Exit()
 
 

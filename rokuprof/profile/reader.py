@@ -1,42 +1,41 @@
-"""Decoder and tables together: bytes in, profile tables out."""
+"""One reader: bytes in, profile tables out, whichever engine reads the body."""
 
 from __future__ import annotations
 
-from rokuprof import _native
-from rokuprof.bsprof.decoder import Decoder
+from rokuprof.bsprof.decoder import Bytes, Framing
 from rokuprof.bsprof.errors import BsprofError
 from rokuprof.bsprof.model import Footer, Header, Limits
-from rokuprof.profile.tables import ProfileTables
+from rokuprof.profile import engine as engines
+from rokuprof.profile.protocol import TablesView
 
 
 class ProfileReader:
     """Feed ``.bsprof`` bytes (split anywhere); the tables fill as entries complete.
 
-    ``ProfileReader()`` is served by the native core when it is built and not disabled (see
-    :mod:`rokuprof._native`); :class:`PythonProfileReader` is always the pure-Python one."""
+    The header, the end marker and the footer are read by the one
+    :class:`~rokuprof.bsprof.decoder.Framing`; the body by ``engine``
+    (:mod:`rokuprof.profile.engine`; by default the one :func:`~rokuprof.profile.engine.select`
+    picks)."""
 
-    def __new__(cls, limits: Limits | None = None) -> ProfileReader:
-        if cls is ProfileReader:  # native core selection (rokuprof/_native)
-            cls = _native.reader_class() or cls
-        return super().__new__(cls)
-
-    def __init__(self, limits: Limits | None = None) -> None:
-        self.decoder = Decoder(limits)
-        self.tables = ProfileTables(self.decoder.limits)
+    def __init__(self, limits: Limits | None = None, engine: engines.Engine | None = None) -> None:
+        self.engine = engine or engines.select()
+        limits = limits or Limits()
+        body, tables = self.engine.open(limits)
+        self.tables: TablesView = tables
+        self.decoder = Framing(limits, body)
 
     @classmethod
-    def from_bytes(cls, data: bytes, limits: Limits | None = None) -> ProfileReader:
-        reader = cls(limits)
+    def from_bytes(
+        cls, data: bytes, limits: Limits | None = None, engine: engines.Engine | None = None
+    ) -> ProfileReader:
+        reader = cls(limits, engine)
         reader.feed(data)
         reader.close()
         return reader
 
-    def feed(self, data: bytes | bytearray | memoryview) -> int:
-        """Decode and apply ``data``; return how many entries it completed."""
-        entries = self.decoder.feed(data)
-        if entries:
-            self.tables.apply(entries)
-        return len(entries)
+    def feed(self, data: Bytes) -> int:
+        """Decode and count ``data``; return how many entries it completed."""
+        return self.decoder.advance(data)
 
     def close(self) -> None:
         self.decoder.close()
@@ -83,7 +82,3 @@ class ProfileReader:
         if self.footer is None:
             return "incomplete: the end marker is there but the footer (end timestamp) is missing"
         return None
-
-
-class PythonProfileReader(ProfileReader):
-    """Always the pure-Python decoder and tables, whatever the native core's state."""

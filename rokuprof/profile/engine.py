@@ -1,0 +1,89 @@
+"""Body engines of :class:`~rokuprof.profile.reader.ProfileReader`, and which one it uses.
+
+An engine decodes a stream's body and counts it into tables: :data:`PURE` (the Python body
+loop, :class:`~rokuprof.profile.tables.ProfileTables`) or the native core (C, decoding and
+counting in one pass; :func:`native`). Both give identical answers. :func:`select` picks the
+engine of new readers; it is the only place that reads ``ROKUPROF_PURE_PYTHON``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from rokuprof import _native
+from rokuprof.bsprof.decoder import BodyEngine, Bytes, PythonBody
+from rokuprof.bsprof.model import Limits
+from rokuprof.profile.protocol import TablesView
+from rokuprof.profile.tables import ProfileTables
+
+#: Set (to anything but empty or ``0``) to make new readers use the pure-Python engine.
+PURE_PYTHON_VARIABLE = "ROKUPROF_PURE_PYTHON"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A named way to read a body: ``open(limits)`` gives a body engine and the tables it
+    fills as it is fed."""
+
+    name: str  # "native" or "pure"
+    open: Callable[[Limits], tuple[BodyEngine, TablesView]]
+
+
+class TablesBody(PythonBody):
+    """The pure engine's body: the Python loop, each feed's entries applied to the tables."""
+
+    def __init__(self, limits: Limits, tables: ProfileTables) -> None:
+        super().__init__(limits)
+        self.tables = tables
+
+    def feed(self, buf: Bytes, pos: int, base: int) -> int:
+        pos = super().feed(buf, pos, base)
+        entries = self.take()
+        if entries:
+            self.tables.apply(entries)
+        return pos
+
+
+def _open_pure(limits: Limits) -> tuple[BodyEngine, TablesView]:
+    tables = ProfileTables(limits)
+    return TablesBody(limits, tables), tables
+
+
+PURE = Engine("pure", _open_pure)
+_NATIVE: list[Engine] = []  # the native engine, once made
+
+
+def native() -> Engine | None:
+    """The native engine, or ``None`` when the extension is not built."""
+    if not _native.built():
+        return None
+    if not _NATIVE:
+        from rokuprof._native.reader import NativeBody  # only once it is wanted
+
+        def open_native(limits: Limits) -> tuple[BodyEngine, TablesView]:
+            body = NativeBody(limits)
+            return body, body.tables
+
+        _NATIVE.append(Engine("native", open_native))
+    return _NATIVE[0]
+
+
+def select(environ: Mapping[str, str] | None = None) -> Engine:
+    """The engine new readers use: the native one when it is built, unless
+    ``ROKUPROF_PURE_PYTHON`` is set to anything but empty or ``0`` (in ``environ``, by default
+    the process environment)."""
+    env = os.environ if environ is None else environ
+    if env.get(PURE_PYTHON_VARIABLE, "") not in ("", "0"):
+        return PURE
+    return native() or PURE
+
+
+def describe(environ: Mapping[str, str] | None = None) -> str:
+    """Which engine new readers use, and why, in a few words (for ``rokuprof --version``)."""
+    if select(environ) is not PURE:
+        return "native (C)"
+    if _native.built():
+        return f"pure Python ({PURE_PYTHON_VARIABLE} is set)"
+    return "pure Python (the native core is not built)"
