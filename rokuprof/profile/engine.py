@@ -18,6 +18,9 @@ from rokuprof.bsprof.model import Limits
 from rokuprof.profile.protocol import TablesView
 from rokuprof.profile.tables import ProfileTables
 
+if _native.built():
+    from rokuprof._native.reader import NativeBody
+
 #: Set (to anything but empty or ``0``) to make new readers use the pure-Python engine.
 PURE_PYTHON_VARIABLE = "ROKUPROF_PURE_PYTHON"
 
@@ -51,23 +54,19 @@ def _open_pure(limits: Limits) -> tuple[BodyEngine, TablesView]:
     return TablesBody(limits, tables), tables
 
 
+def _open_native(limits: Limits) -> tuple[BodyEngine, TablesView]:
+    body = NativeBody(limits)
+    return body, body.tables
+
+
 PURE = Engine("pure", _open_pure)
-_NATIVE: list[Engine] = []  # the native engine, once made
+NATIVE = Engine("native", _open_native)
 
 
 def native() -> Engine | None:
-    """The native engine, or ``None`` when the extension is not built."""
-    if not _native.built():
-        return None
-    if not _NATIVE:
-        from rokuprof._native.reader import NativeBody  # only once it is wanted
-
-        def open_native(limits: Limits) -> tuple[BodyEngine, TablesView]:
-            body = NativeBody(limits)
-            return body, body.tables
-
-        _NATIVE.append(Engine("native", open_native))
-    return _NATIVE[0]
+    """The native engine, or ``None`` when the extension is not built (``pip install .`` builds
+    it when a C compiler is available)."""
+    return NATIVE if _native.built() else None
 
 
 def select(environ: Mapping[str, str] | None = None) -> Engine:
