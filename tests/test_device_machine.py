@@ -433,7 +433,9 @@ def test_every_behaviour_keeps_the_rules(outcomes, ecp, draws, use_ecp, runs) ->
                 state = action.state
         in_run = inside
         delays = [a.at - event.at for a in actions if isinstance(a, Wake)]
-        if isinstance(event, ConnectFailed):
+        if isinstance(event, Connected):
+            failures = 0  # the device answered: silence starts again from the floor
+        elif isinstance(event, ConnectFailed):
             [delay] = delays
             if event.refused:
                 failures = 0
