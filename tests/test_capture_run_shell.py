@@ -14,8 +14,9 @@ import pytest
 from rokuprof.capture.chunks import sentry_sink_factory
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.run import NoData, RunCapture, RunSettings
+from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.status import CaptureStatus, NullObserver
-from rokuprof.capture.stop import StopCause, StopRequest
+from rokuprof.capture.stop import StopCause
 from rokuprof.device.errors import HttpStatusError
 from rokuprof.device.stream import ResponseReader
 from rokuprof.sentry import ChunkSettings
@@ -35,6 +36,7 @@ class ScriptedStream:
         self.response = ResponseReader()
         self.response.state = "body"
         self.closed = asyncio.Event()
+        self.played = asyncio.Event()  # every step of the script was delivered
         self.archive_after_callback: list[int] = []
         self.archive: Path | None = None
         self._player: asyncio.Task | None = None
@@ -51,6 +53,7 @@ class ScriptedStream:
             sink(data)
             files = sorted(self.archive.glob("*/*/capture.bsprof"))
             self.archive_after_callback.append(files[0].stat().st_size if files else -1)
+        self.played.set()
         if not self.hold:
             self.closed.set()
 
@@ -106,7 +109,7 @@ async def test_a_stop_is_recorded_with_its_cause(tmp_path: Path) -> None:
     stop = StopRequest()
     stream = ScriptedStream(pieces(DATA[:6000], 3, 0.05), hold=True)
     run = asyncio.create_task(capture(tmp_path, stream, stop).run())
-    await asyncio.sleep(0.3)
+    await asyncio.wait_for(stream.played.wait(), 10)
     stop.request(StopCause.SIGTERM)
     record, path = await asyncio.wait_for(run, 5)
     assert record.status == "interrupted"
@@ -117,7 +120,7 @@ async def test_a_stop_is_recorded_with_its_cause(tmp_path: Path) -> None:
 async def test_a_cancelled_run_still_writes_its_final_record(tmp_path: Path) -> None:
     stream = ScriptedStream(pieces(DATA[:8000], 4, 0.05), hold=True)
     run = asyncio.create_task(capture(tmp_path, stream).run())
-    await asyncio.sleep(0.4)
+    await asyncio.wait_for(stream.played.wait(), 10)  # all 8000 bytes delivered, then cancel
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
