@@ -1,4 +1,5 @@
-"""Shared test configuration: hypothesis profiles, and a header saying which core is tested.
+"""Shared test configuration: hypothesis profiles, a header saying which core is tested, and
+the engine fixtures (tests taking one are marked ``engine``).
 
 A command run in-process (``CliRunner``) may switch the process to umask file modes
 (``export``, ``report``...); each test starts with the owner-only default again.
@@ -30,9 +31,61 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_report_header() -> str:
     """Say which decoding core this run tests (a pure-Python run on a checkout whose native core
     was never built would otherwise look like a native one)."""
-    from rokuprof import _native
+    from rokuprof.profile.engine import describe
 
-    return f"rokuprof core: {_native.describe()}"
+    return f"rokuprof core: {describe()}"
+
+
+#: Fixtures that make a test depend on an engine: such a test is marked ``engine``.
+ENGINE_FIXTURES = {"engine", "native_engine", "engine_env"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``engine`` every test that takes an engine fixture (CI runs the ``engine`` tests
+    once more with ``ROKUPROF_PURE_PYTHON=1``)."""
+    for item in items:
+        if ENGINE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.engine)
+
+
+def _native_or_skip():
+    """The native engine, or a skip: not built, or this run is on the pure-Python engine."""
+    from rokuprof.profile import engine as engines
+
+    native = engines.native()
+    if native is None:
+        pytest.skip("the native core is not built (pip install . needs a C compiler)")
+    if engines.select() is not native:
+        pytest.skip(f"this run uses {engines.describe()}")
+    return native
+
+
+@pytest.fixture(scope="session", params=["native", "pure"])
+def engine(request):
+    """A body engine (:mod:`rokuprof.profile.engine`): the test runs on each."""
+    from rokuprof.profile.engine import PURE
+
+    return PURE if request.param == "pure" else _native_or_skip()
+
+
+@pytest.fixture(scope="session")
+def native_engine():
+    """The native engine (tests of the C core and of its answers against the pure ones)."""
+    return _native_or_skip()
+
+
+@pytest.fixture
+def engine_env(engine, monkeypatch):
+    """:func:`engine`, made the engine of every reader the test creates, in this process and
+    in the processes it starts."""
+    from rokuprof.profile.engine import PURE, PURE_PYTHON_VARIABLE
+
+    if engine is PURE:
+        monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+    else:
+        monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
+    return engine
 
 
 @pytest.fixture(autouse=True)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from rokuprof import _native
 from rokuprof.bsprof.model import Limits
 from rokuprof.export.folded import stacks as folded_stacks
 from rokuprof.export.model import build_input
+from rokuprof.profile.engine import PURE, PURE_PYTHON_VARIABLE, Engine
 from rokuprof.profile.functions import aggregate_functions
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
@@ -19,18 +17,14 @@ from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.simulator.worst_cases import deep_chain
 
 FOLDED = RESERVED_STRINGS[FOLDED_FUNCTION]
-ENGINES = ["pure"] + (["native"] if _native.built() else [])
 
 
-@pytest.fixture(params=ENGINES)
-def engine(request, monkeypatch) -> str:
-    """Every reader made in the test (converters' included) uses this core."""
-    monkeypatch.setenv(_native.PURE_PYTHON_VARIABLE, "1" if request.param == "pure" else "0")
-    return request.param
-
-
-def use(engine: str, monkeypatch) -> None:
-    monkeypatch.setenv(_native.PURE_PYTHON_VARIABLE, "1" if engine == "pure" else "0")
+def use(engine: Engine, monkeypatch) -> None:
+    """Every reader made from now on in the test (converters' included) uses ``engine``."""
+    if engine is PURE:
+        monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+    else:
+        monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
 
 
 def reader_of(data: bytes, limits: Limits | None = None) -> ProfileReader:
@@ -44,7 +38,7 @@ def converted(data: bytes) -> OfflineConverter:
     return converter
 
 
-def test_a_deep_stack_keeps_its_leaf_frames_and_one_marked_frame(engine):
+def test_a_deep_stack_keeps_its_leaf_frames_and_one_marked_frame(engine_env):
     limits = Limits(max_stack_depth=8)
     reader = reader_of(deep_chain(20), limits)
     tables = reader.tables
@@ -62,7 +56,7 @@ def test_a_deep_stack_keeps_its_leaf_frames_and_one_marked_frame(engine):
     ]
 
 
-def test_every_stack_of_a_10_000_deep_chain_is_bounded(engine):
+def test_every_stack_of_a_10_000_deep_chain_is_bounded(engine_env):
     reader = reader_of(deep_chain(10_000))
     tables = reader.tables
     limit = tables.limits.max_stack_depth
@@ -72,12 +66,10 @@ def test_every_stack_of_a_10_000_deep_chain_is_bounded(engine):
     assert tables.deep_paths == 10_000 - limit
 
 
-def test_both_cores_give_the_same_inspect_report_of_a_deep_chain(monkeypatch):
-    if len(ENGINES) < 2:
-        pytest.skip("the native core is not built")
+def test_both_cores_give_the_same_inspect_report_of_a_deep_chain(native_engine, monkeypatch):
     data = deep_chain(2_000, seconds=40.0, wall_us=20_000)
     reports = []
-    for engine in ENGINES:
+    for engine in (PURE, native_engine):
         use(engine, monkeypatch)
         reports.append(inspect_report(reader_of(data), top=50))
     assert reports[0] == reports[1]
@@ -89,14 +81,14 @@ def test_both_cores_give_the_same_inspect_report_of_a_deep_chain(monkeypatch):
     assert functions[FOLDED]["total_wall"] == (2_000 - limit) * 20_000
 
 
-def test_functions_count_the_marker_once_per_stack(engine):
+def test_functions_count_the_marker_once_per_stack(engine_env):
     reader = reader_of(deep_chain(300, wall_us=1_000), Limits(max_stack_depth=10))
     functions = {f.function: f for f in aggregate_functions(reader.tables)}
     assert functions["recurse"].total_wall == 300 * 1_000
     assert functions[FOLDED].total_wall == (300 - 10) * 1_000
 
 
-def test_chunks_and_exports_show_the_marker_frame(engine):
+def test_chunks_and_exports_show_the_marker_frame(engine_env):
     data = deep_chain(400, seconds=20.0, wall_us=40_000)
     chunks = list(converted(data).chunks())
     assert chunks
@@ -114,12 +106,10 @@ def test_chunks_and_exports_show_the_marker_frame(engine):
     assert sum(line.split(";")[1].startswith(FOLDED) for line in lines) == 400 - limit
 
 
-def test_the_same_bytes_give_the_same_chunks_on_both_cores(monkeypatch):
-    if len(ENGINES) < 2:
-        pytest.skip("the native core is not built")
+def test_the_same_bytes_give_the_same_chunks_on_both_cores(native_engine, monkeypatch):
     data = deep_chain(500, seconds=20.0, wall_us=40_000)
     out = []
-    for engine in ENGINES:
+    for engine in (PURE, native_engine):
         use(engine, monkeypatch)
         out.append([json.loads(c.data) for c in converted(data).chunks()])
     assert out[0] == out[1]

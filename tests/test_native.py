@@ -1,11 +1,10 @@
-"""The native core against the pure-Python decoder and tables and the construct reference.
+"""The native core on its own terms, and its tables against the pure tables.
 
-Every property runs the C core (rokuprof/_native) in record mode, so its entries can be compared
-one by one with the reference parser's; and every observable answer - header, footer, warnings,
-error (type, offset, message), status, offset, entry count, end marker - with the pure Decoder's,
-on valid, cut, corrupt and arbitrary streams split anywhere. The tables (snapshot, deltas, line
-CPU, allocations per line, heap, leak sites, totals, warnings, stacks, names) are compared with
-the pure tables'.
+Its decoding is compared with the reference parser and the pure decoder in
+``test_differential.py`` (over the ``engine`` fixture). Here: what only the core has (its kept
+partial entry, UTF-8 replacement, memory per table entry, standalone tables), and the tables
+(snapshot, deltas, line CPU, allocations per line, heap, leak sites, totals, warnings, stacks,
+names) compared with the pure tables', fed the same bytes split anywhere.
 """
 
 from __future__ import annotations
@@ -16,22 +15,7 @@ import random
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import (
-    Outcome,
-    any_streams,
-    bad_entries,
-    chunk,
-    comparable,
-    corrupt_streams,
-    decode,
-    error_key,
-    header_key,
-    reference_outcome,
-    splits,
-    streams,
-    stretched_streams,
-    truncated_streams,
-)
+from strategies import any_streams, chunk, splits, streams, stretched_streams
 
 from rokuprof import _native
 from rokuprof.bsprof.encoder import encode_entries
@@ -41,13 +25,13 @@ from rokuprof.bsprof.model import (
     CPU,
     FREE,
     FREE_REALLOC,
-    MAGIC,
     MEMORY,
     Footer,
     Header,
     Limits,
 )
-from rokuprof.profile import reader as reader_module
+from rokuprof.profile.engine import PURE
+from rokuprof.profile.reader import ProfileReader
 
 if not _native.built():
     if os.environ.get("CI") == "true":
@@ -57,11 +41,8 @@ if not _native.built():
     )
 
 from rokuprof._native import _bsprof
-from rokuprof._native.reader import NativeDecoder, NativeProfileReader, NativeTables
+from rokuprof._native.reader import NativeDecoder, NativeTables
 from rokuprof.profile.tables import ProfileTables
-
-PureReader = getattr(reader_module, "PythonProfileReader", reader_module.ProfileReader)
-
 
 TIGHT = Limits(
     max_string_bytes=6,
@@ -75,98 +56,8 @@ TIGHT = Limits(
 )
 
 
-def native_decode(chunks, limits: Limits | None = None, close: bool = True) -> Outcome:
-    """:func:`strategies.decode` for the native core (record mode gives the entries)."""
-    decoder = NativeDecoder(limits, record=True)
-    entries = []
-    for piece in chunks:
-        count = decoder.feed(piece)
-        got = decoder.take_entries()
-        assert count == len(got)
-        entries.extend(got)
-    if close:
-        decoder.close()
-    return Outcome(
-        entries=tuple(entries),
-        header=header_key(decoder.header),
-        footer=decoder.footer,
-        warnings=tuple(decoder.warnings),
-        error=error_key(decoder.error),
-        status=decoder.status,
-        offset=decoder.offset,
-        entry_count=decoder.entry_count,
-        ended=decoder.ended,
-    )
-
-
-def agree(data: bytes, chunks: list[bytes], limits: Limits | None = None) -> None:
-    """Native (split as given and whole) == pure == reference."""
-    native = native_decode(chunks, limits)
-    assert native == decode(chunks, limits)
-    assert native == native_decode([data], limits)
-    assert comparable(native) == reference_outcome(data, limits)
-
-
-# --- decoding: native == pure == reference ----------------------------------------------------
-
-
-@given(st.data(), streams())
-def test_valid_streams(data, spec):
-    agree(spec.data, data.draw(splits(spec.data)))
-
-
-@given(st.data(), truncated_streams())
-def test_truncated_streams(data, cut):
-    agree(cut.data, data.draw(splits(cut.data)))
-
-
-@given(st.data(), corrupt_streams())
-def test_corrupt_streams(data, bad):
-    agree(bad.data, data.draw(splits(bad.data)))
-
-
-@given(st.data(), any_streams(max_actions=40))
-def test_tight_limits(data, stream):
-    agree(stream, data.draw(splits(stream)), TIGHT)
-
-
-@given(st.data(), streams(ended=False), st.lists(bad_entries(), max_size=3), st.binary(max_size=40))
-def test_bad_entries_followed_by_noise(data, spec, bad, noise):
-    stream = spec.data + b"".join(b[1] for b in bad) + noise
-    agree(stream, data.draw(splits(stream)))
-
-
-@given(st.binary(max_size=200))
-def test_arbitrary_bytes(data):
-    agree(data, [data])
-
-
-@given(st.data(), st.binary(max_size=200))
-def test_arbitrary_bytes_after_the_magic(data, tail):
-    stream = MAGIC + tail
-    agree(stream, data.draw(splits(stream)))
-
-
-@given(st.data(), stretched_streams())
-def test_non_minimal_varints(data, stretched):
-    _, stream = stretched
-    agree(stream, data.draw(splits(stream)))
-
-
-@given(st.data(), stretched_streams(overflow=True))
-def test_over_long_varints_anywhere_in_the_body(data, stretched):
-    _, stream = stretched
-    agree(stream, data.draw(splits(stream)))
-
-
-@given(st.data(), any_streams())
-def test_split_invariance_holds_before_close_too(data, stream):
-    chunks = data.draw(splits(stream))
-    assert native_decode(chunks, close=False) == decode(chunks, close=False)
-
-
 @given(st.data(), streams(ended=True, footer=True))
-def test_the_core_keeps_at_most_one_partial_entry(data, spec):
+def test_the_core_keeps_at_most_one_partial_entry(native_engine, data, spec):
     """Fed one byte at a time, the kept bytes are a prefix of the entry being read."""
     decoder = NativeDecoder()
     starts = spec.boundaries
@@ -179,21 +70,8 @@ def test_the_core_keeps_at_most_one_partial_entry(data, spec):
             assert kept == spec.data[start : i + 1]
 
 
-def test_a_long_string_fed_byte_by_byte_is_accepted_at_the_limit():
-    limits = Limits(max_string_bytes=5000)
-    header = Header(1, 0, 0, 0, 1.0, 1.0, False, False, 0, "a", "", "1", "R", "X", "1")
-    text = "ü" * 2500  # 5000 bytes
-    data = build_stream(header, [(0, 1, text), (0, 2, "x" * 10)], Footer(5))
-    out = native_decode([data[i : i + 1] for i in range(len(data))], limits)
-    assert out.status == "complete" and out.entries[0] == (0, 1, text)
-    too_long = build_stream(header, [(0, 1, text + "a")], Footer(5))
-    out = native_decode([too_long[i : i + 3] for i in range(0, len(too_long), 3)], limits)
-    assert out.error is not None and out.error[2] == "string length exceeds the limit of 5000"
-    assert out == decode([too_long], limits)
-
-
 @given(st.binary(max_size=64))
-def test_utf8_replacement_is_counted_like_python(data):
+def test_utf8_replacement_is_counted_like_python(native_engine, data):
     assert _bsprof.utf8_replace_length(data) == len(data.decode("utf-8", "replace"))
 
 
@@ -201,7 +79,7 @@ def test_utf8_replacement_is_counted_like_python(data):
     "data",
     [b"\xe0\x80", b"\xed\xa0\x80", b"\xf0\x90\x80A", b"\xf4\x90", b"\xc0\xaf", b"\xe1\x80", b""],
 )
-def test_utf8_replacement_edge_cases(data):
+def test_utf8_replacement_edge_cases(native_engine, data):
     assert _bsprof.utf8_replace_length(data) == len(data.decode("utf-8", "replace"))
 
 
@@ -263,8 +141,9 @@ def ids_of(pure) -> list[int]:
     return sorted(ids)
 
 
-def compare_readers(chunks, delta_after, limits: Limits | None = None) -> None:
-    pure, native = PureReader(limits), NativeProfileReader(limits)
+def compare_readers(native_engine, chunks, delta_after, limits: Limits | None = None) -> None:
+    pure = ProfileReader(limits, PURE)
+    native = ProfileReader(limits, native_engine)
     for piece, (take, lines) in zip(chunks, delta_after, strict=False):
         assert native.feed(piece) == pure.feed(piece)
         if take:
@@ -298,19 +177,19 @@ deltas_when = st.lists(st.tuples(st.booleans(), st.booleans()), max_size=40)
 
 
 @given(st.data(), any_streams(max_actions=60), deltas_when)
-def test_tables_match_the_pure_tables(data, stream, when):
-    compare_readers(data.draw(splits(stream)), when)
+def test_tables_match_the_pure_tables(native_engine, data, stream, when):
+    compare_readers(native_engine, data.draw(splits(stream)), when)
 
 
 @given(st.data(), any_streams(max_actions=60), deltas_when)
-def test_tables_match_under_tight_limits(data, stream, when):
-    compare_readers(data.draw(splits(stream)), when, TIGHT)
+def test_tables_match_under_tight_limits(native_engine, data, stream, when):
+    compare_readers(native_engine, data.draw(splits(stream)), when, TIGHT)
 
 
 @given(st.data(), stretched_streams(max_actions=40), deltas_when)
-def test_tables_match_on_non_minimal_varints(data, stretched, when):
+def test_tables_match_on_non_minimal_varints(native_engine, data, stretched, when):
     _, stream = stretched
-    compare_readers(data.draw(splits(stream)), when)
+    compare_readers(native_engine, data.draw(splits(stream)), when)
 
 
 def heap_stream(seed: int, operations: int, addresses: int, line_data: bool) -> bytes:
@@ -345,12 +224,12 @@ def heap_stream(seed: int, operations: int, addresses: int, line_data: bool) -> 
     st.booleans(),
     st.lists(st.integers(1, 60_000), max_size=6),
 )
-def test_tables_match_on_a_busy_heap(seed, operations, addresses, line_data, cuts):
+def test_tables_match_on_a_busy_heap(native_engine, seed, operations, addresses, line_data, cuts):
     stream = heap_stream(seed, operations, addresses, line_data)
     chunks = chunk(stream, cuts)
-    compare_readers(chunks, [(True, True)] * len(chunks))
+    compare_readers(native_engine, chunks, [(True, True)] * len(chunks))
     limits = Limits(max_live_allocations=100, max_line_keys=30)
-    compare_readers(chunks, [(True, False)] * len(chunks), limits)
+    compare_readers(native_engine, chunks, [(True, False)] * len(chunks), limits)
 
 
 # --- allocations per line --------------------------------------------------------------------
@@ -404,12 +283,12 @@ LINE_DEFS = [(0, 1, "f"), (1, 1, 1), (2, 1, 0, 1, 0, 1, 10, 1)]
     ],
 )
 def test_allocations_per_line_are_bounded_and_warn_in_stream_order(
-    max_live, entries, line_alloc, untracked, warnings
+    native_engine, max_live, entries, line_alloc, untracked, warnings
 ):
     header = Header(1, 0, 0, 0, 1.0, 1.0, True, True, 0, "lines", "", "1", "R", "X", "1")
     data = build_stream(header, LINE_DEFS + entries, Footer(9))
     limits = Limits(max_live_allocations=max_live, max_line_keys=2)
-    pure, native = PureReader(limits), NativeProfileReader(limits)
+    pure, native = ProfileReader(limits, PURE), ProfileReader(limits, native_engine)
     pure.feed(data)
     for i in range(len(data)):  # one byte at a time
         native.feed(data[i : i + 1])
@@ -427,7 +306,7 @@ def test_allocations_per_line_are_bounded_and_warn_in_stream_order(
     assert native.warnings == pure.warnings
 
 
-def test_standalone_native_tables_count_allocations_per_line():
+def test_standalone_native_tables_count_allocations_per_line(native_engine):
     tables = NativeTables(Limits(max_line_keys=50))
     entries = [
         (MEMORY, pid, ALLOC, lo, 16 * (lo * 8 + pid), 3) for lo in range(1, 101) for pid in (1, 7)
@@ -441,10 +320,10 @@ def test_standalone_native_tables_count_allocations_per_line():
     assert tables.take_delta() == pure.take_delta()  # no allocation lines in a delta
 
 
-def test_an_allocation_line_key_costs_at_most_48_bytes():
+def test_an_allocation_line_key_costs_at_most_48_bytes(native_engine):
     """Allocations per line: 24-byte records behind an index of 4-byte cells."""
     header = Header(1, 0, 0, 0, 1.0, 1.0, True, True, 0, "lines", "", "1", "R", "X", "1")
-    reader = NativeProfileReader()
+    reader = ProfileReader(engine=native_engine)
     reader.feed(build_header(header) + encode_entries(LINE_DEFS, True))
     empty = reader.tables.memory()
     n = 200_000
@@ -458,70 +337,14 @@ def test_an_allocation_line_key_costs_at_most_48_bytes():
     assert (reader.tables.memory() - empty) / n <= 48
 
 
-def test_a_live_allocation_costs_at_most_64_bytes():
+def test_a_live_allocation_costs_at_most_64_bytes(native_engine):
     """The live heap is an open-addressing table: 12-byte cells at most 3/4 full."""
     header = Header(1, 0, 0, 0, 1.0, 1.0, False, True, 0, "heap", "", "1", "R", "X", "1")
     define = [(0, 1, "f"), (1, 1, 1), (2, 1, 0, 1, 0, 1, 10, 1)]
-    reader = NativeProfileReader()
+    reader = ProfileReader(engine=native_engine)
     reader.feed(build_header(header) + encode_entries(define, False))
     empty = reader.tables.memory()
     n = 200_000
     reader.feed(encode_entries(((MEMORY, 1, ALLOC, 0, 16 * i, 32) for i in range(n)), False))
     assert reader.tables.totals().live_count == n
     assert (reader.tables.memory() - empty) / n <= 64
-
-
-def test_a_rejected_entry_is_explained_by_the_grammar_with_the_core_counts():
-    limits = Limits(max_paths=2)
-    header = Header(1, 0, 0, 0, 1.0, 1.0, False, False, 0, "a", "", "1", "R", "X", "1")
-    entries = [(0, 1, "f"), (1, 1, 1)] + [(2, i, 0, 1, 0, 1, 1, 1) for i in (5, 5, 6)]
-    data = build_stream(header, entries)
-    out = native_decode([data[i : i + 2] for i in range(0, len(data), 2)], limits)
-    assert out.error[2] == "number of paths 3 exceeds the limit of 2"
-    assert out == decode([data], limits)
-
-
-# --- selection --------------------------------------------------------------------------------
-
-
-def test_readers_use_the_native_core_unless_told_otherwise(monkeypatch):
-    monkeypatch.delenv(_native.PURE_PYTHON_VARIABLE, raising=False)
-    assert _native.active() and _native.describe() == "native (C)"
-    assert isinstance(reader_module.ProfileReader(), NativeProfileReader)
-    monkeypatch.setenv(_native.PURE_PYTHON_VARIABLE, "1")
-    assert not _native.active()
-    assert "ROKUPROF_PURE_PYTHON" in _native.describe()
-    assert type(reader_module.ProfileReader()) is reader_module.ProfileReader
-
-
-def test_without_the_extension_readers_are_pure_python(monkeypatch):
-    monkeypatch.delenv(_native.PURE_PYTHON_VARIABLE, raising=False)
-    monkeypatch.setattr(_native, "_bsprof", None)
-    assert not _native.built() and not _native.active()
-    assert _native.describe() == "pure Python (the native core is not built)"
-    assert type(reader_module.ProfileReader()) is reader_module.ProfileReader
-
-
-def test_version_says_which_core_is_active(monkeypatch):
-    from typer.testing import CliRunner
-
-    from rokuprof.cli import app
-
-    monkeypatch.delenv(_native.PURE_PYTHON_VARIABLE, raising=False)
-    result = CliRunner().invoke(app, ["--version"])
-    assert result.exit_code == 0
-    assert result.output.splitlines()[1] == "decoder core: native (C)"
-    monkeypatch.setenv(_native.PURE_PYTHON_VARIABLE, "1")
-    result = CliRunner().invoke(app, ["--version"])
-    assert result.output.splitlines()[1] == (
-        "decoder core: pure Python (ROKUPROF_PURE_PYTHON is set)"
-    )
-
-
-def test_accepts_bytearray_and_memoryview():
-    header = Header(1, 0, 0, 0, 1.0, 1.0, True, True, 0, "a", "", "1", "R", "X", "1")
-    entries = [(0, 1, "main"), (1, 1, 1), (2, 1, 0, 1, 0, 1, 10, 1), (4, 1, 3, 500, 700)]
-    data = build_stream(header, entries, Footer(7))
-    pieces = [bytearray(data[:30]), memoryview(data)[30:41], memoryview(bytearray(data[41:]))]
-    assert native_decode(pieces) == native_decode([data]) == decode([data])
-    assert native_decode(pieces).entries == tuple(entries)
