@@ -28,11 +28,11 @@ from daemon_helpers import (
 from fake_sentry import FakeSentry
 
 from rokuprof.capture.loop import DeviceCapture
-from rokuprof.daemon import recovery
 from rokuprof.daemon.recovery import recover
 from rokuprof.sentry import ChunkSettings, convert_bytes, validate_chunk
 from rokuprof.sentry.coverage import chunk_samples
 from rokuprof.simulator import SimulatedDevice
+from rokuprof.store import chunk_files as chunk_writer
 from rokuprof.store.spool import Spool
 
 
@@ -214,7 +214,7 @@ async def test_recovery_killed_midway_and_run_again_duplicates_nothing(
 ) -> None:
     session = await finished_session(tmp_path)
     crash(session, keep_chunks=1)
-    real = recovery.write_atomic
+    real = chunk_writer.write_atomic  # what recovery writes its chunks with
     written: list[Path] = []
 
     def dies_after_one_chunk(path, data, **options):
@@ -224,11 +224,11 @@ async def test_recovery_killed_midway_and_run_again_duplicates_nothing(
         written.append(Path(path))
         return out
 
-    monkeypatch.setattr(recovery, "write_atomic", dies_after_one_chunk)
+    monkeypatch.setattr(chunk_writer, "write_atomic", dies_after_one_chunk)
     with pytest.raises(KeyboardInterrupt):
         recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0))
     assert len(written) == 1 and "recovered" not in record(session)
-    monkeypatch.setattr(recovery, "write_atomic", real)
+    monkeypatch.setattr(chunk_writer, "write_atomic", real)
     result = recover(tmp_path, chunks=ChunkSettings(chunk_seconds=1.0))  # the next start
     assert result.converted_sessions == [session]
     want, have = converted(session, 1.0), per_path(session)

@@ -1,4 +1,5 @@
-"""Checks a command makes before any work starts, so a bad output directory or host fails at
+"""Checks a command makes before any work starts, so a bad host (and, with
+:func:`rokuprof.store.writable.output_dir_problem`, a bad output directory) fails at
 once with one line (exit status 2) instead of a traceback when the first run arrives.
 
 Each returns ``None`` when all is well, else the problem as one sentence for ``exits.fail``.
@@ -7,27 +8,10 @@ Each returns ``None`` when all is well, else the problem as one sentence for ``e
 from __future__ import annotations
 
 import socket
-import tempfile
-from pathlib import Path
 
 from rokuprof.device import hosts
 from rokuprof.device.hosts import RESOLVE_TIMEOUT, WATCH_PORTS, Resolver
 from rokuprof.device.hosts import host_form_problem as host_form_problem
-
-
-def output_dir_problem(path: Path) -> str | None:
-    """Create ``path`` (with its parents) if needed and prove it writable by creating and
-    removing a file in it."""
-    if path.exists() and not path.is_dir():
-        return f"{path} exists and is not a directory"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".rokuprof-probe-"):
-            pass
-    except OSError as exc:
-        where = exc.filename or path
-        return f"cannot write to {where}: {exc.strerror or exc}"
-    return None
 
 
 def _getaddrinfo(host: str) -> object:

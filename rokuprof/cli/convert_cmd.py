@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -15,68 +12,30 @@ from rich.progress import MofNCompleteColumn
 
 from rokuprof.capture.chunks import report_json
 from rokuprof.cli import exits
-from rokuprof.cli.checks import output_dir_problem
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption, chunk_options
 from rokuprof.cli.inputs import CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.progress import SHOW_FROM, progress_bar
 from rokuprof.cli.root import app
-from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, Chunk, ChunkSettings
-from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
-from rokuprof.sentry.envelope import chunk_envelope
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
-from rokuprof.store.files import follow_umask, write_atomic
-from rokuprof.store.layout import CHUNK_SUFFIX, CHUNKS_DIR, chunk_name, is_chunk
+from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, ChunkSettings
+from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.store.chunk_files import (
+    ENVELOPES_DIR,
+    OutputError,
+    conversion_paths,
+    prepare_output,
+    write_chunks,
+)
+from rokuprof.store.files import follow_umask
+from rokuprof.store.layout import CHUNKS_DIR
 from rokuprof.views.text import printable
 
 EXIT_FAILED = 1  # the output could not be written
-WRITES_IN_FLIGHT = 4  # chunks made and not yet written: bounds memory, overlaps fsync
-ENVELOPES_DIR = "envelopes"
 
 
 class OutputFormat(StrEnum):
     sentry = "sentry"
-
-
-def _prepare_out(out: Path, subdirs: list[str], force: bool) -> None:
-    """Create ``out`` and its subdirectories and prove each writable, before any decoding;
-    refuse to mix with an earlier conversion unless ``force``."""
-    directories = [out] + [out / sub for sub in subdirs]
-    for directory in directories:
-        if directory.exists() and not directory.is_dir():
-            exits.fail(f"{directory} exists and is not a directory")
-    existing = [p for p in sorted((out / CHUNKS_DIR).glob("*")) if is_chunk(p.name)]
-    existing += sorted((out / ENVELOPES_DIR).glob("*.envelope"))
-    if existing and not force:
-        exits.fail(
-            f"{out} already holds {len(existing)} converted file(s) "
-            f"(e.g. {existing[0]}); use --force to replace them"
-        )
-    for directory in directories:
-        if (problem := output_dir_problem(directory)) is not None:
-            exits.fail(problem)
-    try:
-        for path in existing:
-            path.unlink()
-    except OSError as exc:
-        exits.fail(f"cannot replace {exc.filename or out}: {exc.strerror or exc}")
-
-
-def _no_chunk_reason(summary: ConversionSummary) -> str:
-    """Why a conversion produced no chunk, for the one line that says so."""
-    if summary.entries == 0 or summary.run_start is None:
-        return "no profile data was decoded"
-    samples = summary.report.samples + sum(x.samples for x in summary.report.leftovers)
-    why = (
-        f"the wall times, read as {summary.wall_unit}, add up to {samples} sample(s) at "
-        "101 Hz: too few for a chunk"
-    )
-    if summary.wall_unit != DEFAULT_WALL_UNIT:
-        why += (
-            f"; is --wall-unit {summary.wall_unit} right? (the usual unit is {DEFAULT_WALL_UNIT})"
-        )
-    return why
 
 
 HELP = (
@@ -153,7 +112,10 @@ def convert(
         exits.fail(exc)
     subdirs = [CHUNKS_DIR] + ([ENVELOPES_DIR] if envelopes else [])
     try:
-        _prepare_out(out, subdirs, force)
+        prepare_output(out, subdirs, force)
+    except OutputError as exc:
+        source.close()
+        exits.fail(exc)
     except BaseException:
         source.close()
         raise
@@ -188,7 +150,7 @@ def convert(
             console.print(printable(line), markup=False, soft_wrap=True)
         console.print(f"wrote {written} chunk file(s) to {where}", markup=False, soft_wrap=True)
     if written == 0:
-        exits.fail(f"no chunk was produced: {_no_chunk_reason(summary)}", exits.INCOMPLETE)
+        exits.fail(f"no chunk was produced: {summary.no_chunk_reason()}", exits.INCOMPLETE)
     lost = bool(summary.report.rejected)
     raise typer.Exit(exits.OK if summary.complete and not lost else exits.INCOMPLETE)
 
@@ -196,46 +158,17 @@ def convert(
 def _write_chunks(
     converter: OfflineConverter, source: CaptureSource, out: Path, envelopes: bool, err: Console
 ) -> int:
-    """Lay out the samples and write each chunk (and envelope) as it is made; the number of
-    chunks written. The files are written (and fsynced) by a thread, in order, while the next
-    chunks are made; at most :data:`WRITES_IN_FLIGHT` chunks wait for it."""
-    written = 0
+    """Lay out the samples and write each chunk (and envelope) as it is made, with progress on
+    a terminal; the number of chunks written."""
     show = err.is_terminal and (source.size or converter.received) >= SHOW_FROM
-    with (
-        progress_bar(err, show, MofNCompleteColumn()) as progress,
-        ThreadPoolExecutor(1, thread_name_prefix="rokuprof-convert-writer") as writer,
-    ):
+    with progress_bar(err, show, MofNCompleteColumn()) as progress:
         task = progress.add_task("laying out samples", total=None)
 
         def step(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        pending: deque[Future[None]] = deque()
         try:
-            for chunk in converter.chunks(step):
-                pending.append(writer.submit(_write_chunk, chunk, out, envelopes))
-                while len(pending) > WRITES_IN_FLIGHT:
-                    pending.popleft().result()
-                    written += 1
-            while pending:
-                pending.popleft().result()
-                written += 1
-        except OSError as exc:
-            for future in pending:
-                future.cancel()
-            exits.fail(f"cannot write {exc.filename}: {exc.strerror or exc}", exits.FAILED)
-    return written
-
-
-def _write_chunk(chunk: Chunk, out: Path, envelopes: bool) -> None:
-    """One chunk file (and its envelope), atomically; an error names the file."""
-    name = chunk_name(chunk.index)
-    path = out / CHUNKS_DIR / name
-    try:
-        write_atomic(path, chunk.data)
-        if envelopes:
-            path = out / ENVELOPES_DIR / f"{name.removesuffix(CHUNK_SUFFIX)}.envelope"
-            write_atomic(path, chunk_envelope(chunk, sent_at=time.time()).to_bytes())
-    except OSError as exc:
-        exc.filename = exc.filename or str(path)
-        raise
+            written = write_chunks(converter.chunks(step), conversion_paths(out, envelopes))
+        except OutputError as exc:
+            exits.fail(exc, exits.FAILED)
+    return len(written)

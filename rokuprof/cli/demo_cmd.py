@@ -12,13 +12,13 @@ import typer
 from rokuprof.capture.demo import DEMO_CHUNKS, demo_lines, run_demo
 from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.cli import exits
-from rokuprof.cli.checks import output_dir_problem
 from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import JsonFlag, View
 from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.watch_cmd import summary_status
 from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS
+from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
 
 

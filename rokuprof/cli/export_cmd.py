@@ -10,7 +10,6 @@ from rich.console import Console
 
 from rokuprof.capture.exports import export_formats, output_name, write_parts
 from rokuprof.cli import exits
-from rokuprof.cli.checks import output_dir_problem
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
@@ -19,6 +18,7 @@ from rokuprof.cli.output import stderr_console, write_bytes, write_text
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.export import FORMATS, METRICS, export_parts, export_with_notes
 from rokuprof.store.files import follow_umask
+from rokuprof.store.writable import output_dir_problem
 
 EXIT_FAILED = 1  # an output could not be written
 Metric = choice("Metric", *METRICS)

@@ -17,7 +17,8 @@ from rokuprof.capture.stop import StopCause
 from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
-from rokuprof.cli.checks import host_problem, output_dir_problem
+from rokuprof.cli.checks import host_problem
+from rokuprof.store.writable import output_dir_problem
 from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import JsonFlag, QuietFlag, View
 from rokuprof.cli.output import on_output_closed, print_json, stdout_console

@@ -40,9 +40,10 @@ from rokuprof.daemon.recovery_policy import (
     mark_failed,
     plan_session,
 )
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.chunk import Chunk, ChunkSettings
 from rokuprof.sentry.coverage import chunk_samples
-from rokuprof.store.files import sweep_tmp, write_atomic
+from rokuprof.store.chunk_files import write_chunks
+from rokuprof.store.files import sweep_tmp
 from rokuprof.store.layout import SessionDir, SessionStatus, chunk_index, links, sessions
 from rokuprof.store.retention import finish_deletions
 from rokuprof.timefmt import parse_iso, utc_iso
@@ -167,10 +168,19 @@ def catch_up_session(
         check()
         samples_before = result.samples_before
         notes = result.notes
-        for i, chunk in enumerate(result.chunks, last_index + 1):
-            new.append(write_atomic(where.chunk(i), chunk.data, within=where.root))
+        path_of = {id(c): where.chunk(i) for i, c in enumerate(result.chunks, last_index + 1)}
+
+        def written(chunk: Chunk, _path: Path) -> None:
+            nonlocal samples_after
             samples_after += sum(chunk_samples(chunk.payload)[0].values())
             check()
+
+        new = write_chunks(
+            result.chunks,
+            lambda chunk: [(path_of[id(chunk)], chunk.data)],
+            within=where.root,
+            after_each=written,
+        )
     record["recovered"] = {
         "at": utc_iso(time.time()),
         "chunks": len(new),

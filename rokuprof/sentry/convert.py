@@ -37,6 +37,7 @@ from rokuprof.sentry.chunk import (
     delta_walls,
     new_uuid,
 )
+from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
 from rokuprof.timefmt import utc_iso
 
 MIN_SLICE_BYTES = 4096
@@ -118,6 +119,21 @@ class ConversionSummary:
     @property
     def complete(self) -> bool:
         return self.status == "complete"
+
+    def no_chunk_reason(self) -> str:
+        """Why a conversion produced no chunk, for the one line that says so."""
+        if self.entries == 0 or self.run_start is None:
+            return "no profile data was decoded"
+        samples = self.report.samples + sum(x.samples for x in self.report.leftovers)
+        why = (
+            f"the wall times, read as {self.wall_unit}, add up to {samples} sample(s) at "
+            "101 Hz: too few for a chunk"
+        )
+        if self.wall_unit != DEFAULT_WALL_UNIT:
+            why += (
+                f"; is --wall-unit {self.wall_unit} right? (the usual unit is {DEFAULT_WALL_UNIT})"
+            )
+        return why
 
     def lines(self) -> list[str]:
         """The summary as short lines of text."""

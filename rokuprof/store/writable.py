@@ -27,3 +27,18 @@ def out_write_problem(out: Path | str) -> str | None:
         what = "write to" if probe_in == path else f"create {path}: cannot write to"
         return f"cannot {what} {probe_in}: {exc.strerror or exc}"
     return None
+
+
+def output_dir_problem(path: Path) -> str | None:
+    """Create ``path`` (with its parents) if needed and prove it writable by creating and
+    removing a file in it."""
+    if path.exists() and not path.is_dir():
+        return f"{path} exists and is not a directory"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".rokuprof-probe-"):
+            pass
+    except OSError as exc:
+        where = exc.filename or path
+        return f"cannot write to {where}: {exc.strerror or exc}"
+    return None
