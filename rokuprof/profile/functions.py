@@ -1,12 +1,24 @@
-"""Per-function view of the call-path tables: self and total time, calls."""
+"""Per-function view of the call-path tables: self and total time, calls, allocated bytes."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from rokuprof.profile.tables import PathNode, ProfileTables
 
 FunctionKey = tuple[str, str, str]  # (module name, function, file)
+
+#: What ``inspect --json`` lists per function.
+JSON_FIELDS = (
+    "module",
+    "function",
+    "file",
+    "self_cpu",
+    "self_wall",
+    "total_cpu",
+    "total_wall",
+    "calls",
+)
 
 
 @dataclass(slots=True)
@@ -19,9 +31,11 @@ class FunctionStats:
     total_cpu: int = 0
     total_wall: int = 0
     calls: int = 0
+    alloc_bytes: int = 0  # self; counted only when asked for (the live view)
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        """The fields ``inspect --json`` lists (allocations are not among them)."""
+        return {name: getattr(self, name) for name in JSON_FIELDS}
 
 
 def function_key(tables: ProfileTables, node: PathNode) -> FunctionKey:
@@ -32,12 +46,13 @@ def function_key(tables: ProfileTables, node: PathNode) -> FunctionKey:
     )
 
 
-def aggregate_functions(tables: ProfileTables) -> list[FunctionStats]:
+def aggregate_functions(tables: ProfileTables, *, allocations: bool = False) -> list[FunctionStats]:
     """Aggregate per (module, function, file), sorted by self wall time, descending.
 
     Self counts the call paths whose leaf is the function; total counts every call path that has
     it anywhere on its stack, once per path even when it recurses; calls are the call counts of
-    the paths whose leaf it is.
+    the paths whose leaf it is. ``allocations`` also counts each function's self allocated bytes
+    (``alloc_bytes``), listing the functions that only allocated too.
     """
     result: dict[FunctionKey, FunctionStats] = {}
     by_ids: dict[tuple[int, int, int], FunctionStats] = {}  # names looked up once per function
@@ -54,7 +69,7 @@ def aggregate_functions(tables: ProfileTables) -> list[FunctionStats]:
         return stats
 
     for pid, c in tables.snapshot().items():
-        if not (c.cpu or c.wall or c.calls):
+        if not (c.cpu or c.wall or c.calls or (allocations and c.alloc_bytes)):
             continue
         stack = tables.stack(pid)
         if not stack:
@@ -63,6 +78,8 @@ def aggregate_functions(tables: ProfileTables) -> list[FunctionStats]:
         leaf.self_cpu += c.cpu
         leaf.self_wall += c.wall
         leaf.calls += c.calls
+        if allocations:
+            leaf.alloc_bytes += c.alloc_bytes
         for stats in {id(s): s for s in map(get, stack)}.values():  # once per stack
             stats.total_cpu += c.cpu
             stats.total_wall += c.wall
