@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
-
-import typer
 
 from rokuprof.cli import exits
-from rokuprof.cli.options import choice
+from rokuprof.cli.wall_unit import DEFAULT_UNIT as DEFAULT_UNIT  # the option's home: wall_unit
+from rokuprof.cli.wall_unit import WallUnit as WallUnit
+from rokuprof.cli.wall_unit import WallUnitOption as WallUnitOption
 from rokuprof.sentry.chunk import ChunkSettingsError
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, WALL_UNITS
 
 #: How the commands spell each chunk setting.
 OPTION_NAMES = {
@@ -27,18 +25,6 @@ OPTION_NAMES = {
     "release": "--release",
     "wall_unit": "--wall-unit",
 }
-
-#: ``--wall-unit``, the same in every command that reads a capture into samples.
-WallUnit = choice("WallUnit", *WALL_UNITS)
-WallUnitOption = Annotated[
-    WallUnit,
-    typer.Option(
-        "--wall-unit",
-        help="Unit of the .bsprof wall-time field (not published by Roku; microseconds is the "
-        "working assumption).",
-    ),
-]
-DEFAULT_UNIT = WallUnit(DEFAULT_WALL_UNIT)
 
 
 @contextmanager

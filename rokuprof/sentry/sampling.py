@@ -15,23 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+# The wall unit is the stream's fact (rokuprof.bsprof.wall_unit); its names stay importable here.
+from rokuprof.bsprof.wall_unit import DEFAULT_WALL_UNIT as DEFAULT_WALL_UNIT
+from rokuprof.bsprof.wall_unit import WALL_UNITS as WALL_UNITS
+from rokuprof.bsprof.wall_unit import units_per_second as units_per_second
+
 #: Sampling frequency Sentry's SDKs use (101 Hz avoids lockstep with 100 Hz loops).
 SAMPLE_RATE_HZ = 101
-
-#: The possible units of the ``.bsprof`` wall-time field, as units per second.
-WALL_UNITS: dict[str, int] = {"ns": 1_000_000_000, "us": 1_000_000, "ms": 1_000, "s": 1}
-
-#: The working assumption for the wall-time unit (Roku does not publish it).
-DEFAULT_WALL_UNIT = "us"
-
-
-def units_per_second(wall_unit: str) -> int:
-    """Units per second of a wall unit name (``ns``, ``us``, ``ms`` or ``s``)."""
-    try:
-        return WALL_UNITS[wall_unit]
-    except KeyError:
-        choices = ", ".join(WALL_UNITS)
-        raise ValueError(f"unknown wall-time unit {wall_unit!r} (one of {choices})") from None
 
 
 class Sampler:
