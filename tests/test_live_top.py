@@ -22,15 +22,17 @@ from rich.console import Console
 
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import build_header
-from rokuprof.capture.live import IDLE_FUNCTIONS, LiveView, _Window, function_rows
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.status import CaptureStatus
 from rokuprof.capture.stop import StopCause
-from rokuprof.profile.functions import aggregate_functions
+from rokuprof.profile.functions import FunctionStats, aggregate_functions
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.simulator.app import AppConfig, SyntheticApp
+from rokuprof.views.live_figures import IDLE_FUNCTIONS, FunctionRow, Window, function_rows
+from rokuprof.views.live_screen import function_table
+from rokuprof.views.live_view import LiveView
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_tmux = pytest.mark.skipif(
@@ -53,6 +55,16 @@ def status_of(tables: ProfileTables) -> CaptureStatus:
     return CaptureStatus(
         host="127.0.0.1", device="SIM", state="streaming", app="Café TV 2.4.1", tables=tables
     )
+
+
+class Clock:
+    """A monotonic clock the test moves (the view's ``clock``)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def screen(view: LiveView, status: CaptureStatus) -> list[str]:
@@ -79,14 +91,14 @@ def test_rows_are_inspects_functions_with_allocations() -> None:
     functions = aggregate_functions(tables)
     assert len(rows) == len(functions)
     for f in functions:
-        row = rows[(f.module, f.function, f.file)]
+        row = rows[(f.module, f.function, f.file)].stats
         assert (row.self_wall, row.total_wall, row.self_cpu, row.calls) == (
             f.self_wall,
             f.total_wall,
             f.self_cpu,
             f.calls,
         )
-    assert sum(r.alloc_bytes for r in rows.values()) == tables.totals().alloc_bytes
+    assert sum(r.stats.alloc_bytes for r in rows.values()) == tables.totals().alloc_bytes
 
 
 @pytest.mark.parametrize(("width", "height"), [(80, 24), (160, 50)])
@@ -119,7 +131,7 @@ def test_keys_sort_filter_and_hide_idle() -> None:
         view.handle_key("s")
     lines = screen(view, status)
     assert "calls ▼" in header_of(lines) and "sort: calls" in "".join(lines)
-    calls = {k[:2]: r.calls for k, r in function_rows(status.tables).items()}
+    calls = {k[:2]: r.stats.calls for k, r in function_rows(status.tables).items()}
     order = [calls[(thread, name)] for thread, name, _ in function_lines(lines)]
     assert order == sorted(order, reverse=True)
     view.handle_key("t")  # the first thread, alphabetically
@@ -132,35 +144,52 @@ def test_keys_sort_filter_and_hide_idle() -> None:
 
 def test_window_share_counts_only_the_last_window() -> None:
     early, late = reader_after(3.0).tables, reader_after(6.0).tables
-    window = _Window(10.0)
+    window = Window(10.0)
     rows_early = function_rows(early)
     window.update(100.0, rows_early)
     rows_late = function_rows(late)
     window.update(105.0, rows_late)  # within the window: since the first snapshot
     for key, row in rows_late.items():
-        before = rows_early[key].self_wall if key in rows_early else 0
-        assert row.recent == row.self_wall - before
+        before = rows_early[key].stats.self_wall if key in rows_early else 0
+        assert row.recent == row.stats.self_wall - before
     assert sum(r.share for r in rows_late.values()) == pytest.approx(1.0)
     rows_same = function_rows(late)
     window.update(116.0, rows_same)  # from the last snapshot at or before 106: 105 -> 116
     assert all(r.recent == 0 and r.share == 0 for r in rows_same.values())
 
 
+def test_wall_times_are_read_in_the_wall_unit() -> None:
+    """``--wall-unit`` reaches the table: the same counters, microseconds or milliseconds."""
+    row = FunctionRow(FunctionStats("main", "f", "x.brs", self_wall=1_500, total_wall=2_500_000))
+    cells = {}
+    for unit in ("us", "ms"):
+        view = LiveView(Console(file=io.StringIO()), keys=False, wall_unit=unit)
+        console = Console(file=io.StringIO(), width=90, record=True)
+        console.print(function_table([row], 0, view.window, 90, view.wall_seconds))
+        cells[unit] = console.export_text().split("\n")[1].split()
+    assert cells["us"] == ["main", "f", "·", "1.5", "ms", "2.50", "s"]
+    assert cells["ms"] == ["main", "f", "·", "1.50", "s", "2,500", "s"]
+    assert LiveView(Console(file=io.StringIO()), keys=False).wall_seconds == 1e-6  # the default
+
+
 def test_a_finished_runs_table_stays_until_the_next_run_has_data() -> None:
     first = reader_after(5.0, seed=4)
     status = status_of(first.tables)
     console = Console(file=io.StringIO(), width=140, height=40, record=True)
-    view = LiveView(console, keys=False)
+    clock = Clock()
+    view = LiveView(console, keys=False, clock=clock)
     shown = function_lines(screen(view, status))
     status.runs_done, status.last_status = 1, "complete"
     status.tables = ProfileTables()  # the next run connected: no data yet
-    time.sleep(1.05)  # past the refresh interval
+    clock.now += view.refresh  # the rows are read again once a refresh interval
     lines = screen(view, status)
     assert [r[:2] for r in function_lines(lines)] == [r[:2] for r in shown]
     assert any("functions of run 1 (complete), until the next run has data" in x for x in lines)
     second = reader_after(0.5, seed=9)
     status.tables = second.tables
-    time.sleep(1.05)
+    clock.now += view.refresh / 2  # not yet: the finished run's rows stay
+    assert [r[:2] for r in function_lines(screen(view, status))] == [r[:2] for r in shown]
+    clock.now += view.refresh / 2
     now = function_lines(screen(view, status))
     assert len(now) == len(function_rows(second.tables)) < len(shown)
 

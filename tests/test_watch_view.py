@@ -10,11 +10,15 @@ from rich.console import Console
 
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import build_header
-from rokuprof.capture.live import LiveView, PlainLog, clock, human_bytes
 from rokuprof.capture.session import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
+from rokuprof.capture.watch import make_observer
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.simulator.app import AppConfig, SyntheticApp
+from rokuprof.units import size as human_bytes
+from rokuprof.views.live_log import PlainLog
+from rokuprof.views.live_screen import clock
+from rokuprof.views.live_view import LiveView
 from rokuprof.views.text import printable
 
 HOSTILE = (("waitPort", "[/]wait\x1b[2J"), ("pkg:/source/main.brs", "[link=x]m\x9b"))
@@ -88,6 +92,13 @@ def test_formatting_helpers() -> None:
     assert human_bytes(1536) == "1.5 KiB"
     assert human_bytes(5 * 1024**3) == "5.0 GiB"
     assert clock(3725) == "1:02:05"
+
+
+def test_the_live_view_reads_wall_times_in_the_captures_unit() -> None:
+    console = Console(file=io.StringIO(), force_terminal=True)
+    assert isinstance(make_observer("auto", console, "ms"), LiveView)
+    assert make_observer("live", console, "ms").wall_seconds == 1e-3
+    assert make_observer("live", console).wall_seconds == 1e-6
 
 
 def test_live_view_and_plain_log_show_device_text_literally() -> None:

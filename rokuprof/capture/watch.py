@@ -17,22 +17,27 @@ import contextlib
 
 from rich.console import Console
 
-from rokuprof.capture.live import LiveView, PlainLog, human_bytes
+from rokuprof.bsprof.wall_unit import DEFAULT_WALL_UNIT
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
 from rokuprof.capture.signals import StopRequest, stop_on_signals
 from rokuprof.capture.status import CaptureObserver, NullObserver
 from rokuprof.capture.unfinished import end_failed_capture
 from rokuprof.store.files import SpaceReserve
 from rokuprof.store.layout import SessionStatus
+from rokuprof.units import size as human_bytes
+from rokuprof.views.live_log import PlainLog
+from rokuprof.views.live_view import LiveView
 
 VIEWS = ("auto", "live", "plain", "quiet")
 
 
-def make_observer(view: str, console: Console) -> CaptureObserver:
+def make_observer(
+    view: str, console: Console, wall_unit: str = DEFAULT_WALL_UNIT
+) -> CaptureObserver:
     if view == "auto":
         view = "live" if console.is_terminal else "plain"
     if view == "live":
-        return LiveView(console)
+        return LiveView(console, wall_unit=wall_unit)
     if view == "plain":
         return PlainLog(
             lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -52,7 +57,7 @@ async def watch(
 ) -> CaptureSummary:
     """Capture runs of one device until stopped; return the summary."""
     console = console or Console()
-    observer = make_observer(view, console)
+    observer = make_observer(view, console, config.chunk_settings.wall_unit)
     capture = DeviceCapture(config, observer=observer, stop=stop)
     guard = stop_on_signals(capture.request_stop) if signals else contextlib.nullcontext()
     with guard, SpaceReserve(config.out) as reserve:

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.backoff import backoff_delay
-from rokuprof.capture.live import state_line
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture, device_dir
 from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
 from rokuprof.capture.stop import StopCause
 from rokuprof.daemon.recovery import close_session
 from rokuprof.store.layout import SessionStatus
+from rokuprof.views.live_log import state_line
 
 log = logging.getLogger(__name__)
 
