@@ -125,6 +125,23 @@ def test_human_view(complete_file):
     assert out.index("fib") < out.index("draw")
 
 
+@pytest.mark.parametrize(
+    ("unit", "total", "fib"), [("us", "0.7 ms", "0.5 ms"), ("ms", "700.0 ms", "500.0 ms")]
+)
+def test_wall_unit_option(complete_file, unit, total, fib):
+    """``--wall-unit`` as in convert: the times shown read the counters in it (JSON keeps them)."""
+    result = runner.invoke(
+        app, ["inspect", str(complete_file), "--wall-unit", unit], env={"COLUMNS": "160"}
+    )
+    assert result.exit_code == 0
+    assert f"wall (self, all threads)  {total}" in result.stdout
+    assert re.search(rf"│ fib\W+main\W+{re.escape(fib)} │", result.stdout), result.stdout
+    assert inspect_json(complete_file, "--wall-unit", unit) == inspect_json(complete_file)
+    assert (
+        runner.invoke(app, ["inspect", str(complete_file), "--wall-unit", "minutes"]).exit_code == 2
+    )
+
+
 @pytest.mark.parametrize("cut", [5, 60, 81, 150, -3, -1])
 def test_cut_file_reports_partial_results_with_exit_3(tmp_path, cut):
     data = build_stream(HEADER, ENTRIES, FOOTER, pad_to=80)

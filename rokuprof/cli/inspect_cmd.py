@@ -12,6 +12,7 @@ from rokuprof.cli.inputs import CaptureInputError, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
+from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
 from rokuprof.views.inspect_view import render_inspect
@@ -38,6 +39,7 @@ def inspect(
         ),
     ] = 15,
     as_json: JsonFlag = False,
+    wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Summarise a capture: app, device, totals, top functions, memory and leaks.
 
@@ -62,5 +64,5 @@ def inspect(
     if as_json:
         print_json(report)
     else:
-        render_inspect(report, stdout_console())
+        render_inspect(report, stdout_console(), WallUnit(wall_unit).value)
     raise typer.Exit(exits.OK if reader.complete else exits.INCOMPLETE)

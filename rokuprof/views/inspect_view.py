@@ -6,11 +6,10 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from rokuprof.bsprof.wall_unit import DEFAULT_WALL_UNIT, units_per_second
 from rokuprof.units import seconds, size
 from rokuprof.views.format import count, timestamp_ms
 from rokuprof.views.text import printable, text
-
-WALL_SECONDS = 1e-6  # the wall-time unit assumed for display (the format does not say)
 
 
 def _header_lines(report: dict) -> Text:
@@ -47,7 +46,7 @@ def _status(report: dict) -> Text:
     return text(report["problem"] or report["status"], style="bold red")
 
 
-def _totals(report: dict) -> Table:
+def _totals(report: dict, wall_seconds: float) -> Table:
     t = report["totals"]
     table = Table.grid(padding=(0, 2))
     table.add_row("entries", count(t["entries"]), "strings", count(t["strings"]))
@@ -56,7 +55,7 @@ def _totals(report: dict) -> Table:
         "CPU (operations)",
         count(t["cpu"]),
         "wall (self, all threads)",
-        seconds(t["wall"] * WALL_SECONDS),
+        seconds(t["wall"] * wall_seconds),
     )
     table.add_row("calls", count(t["calls"]), "", "")
     return table
@@ -76,20 +75,20 @@ FUNCTION_COLUMNS = (
 )
 
 
-def _function_cells(f: dict, total_wall: int) -> dict[str, Text | str]:
+def _function_cells(f: dict, total_wall: int, wall_seconds: float) -> dict[str, Text | str]:
     return {
         "function": text(f["function"]),
         "module": text(f["module"]),
-        "self wall": seconds(f["self_wall"] * WALL_SECONDS),
+        "self wall": seconds(f["self_wall"] * wall_seconds),
         "self %": f"{100 * f['self_wall'] / total_wall:.1f}",
-        "total wall": seconds(f["total_wall"] * WALL_SECONDS),
+        "total wall": seconds(f["total_wall"] * wall_seconds),
         "self CPU": count(f["self_cpu"]),
         "calls": count(f["calls"]),
         "file": text(f["file"]),
     }
 
 
-def _functions(report: dict, width: int) -> Table:
+def _functions(report: dict, width: int, wall_seconds: float) -> Table:
     total_wall = report["totals"]["wall"] or 1
     columns = [(name, justify) for name, justify, least in FUNCTION_COLUMNS if width >= least]
     table = Table(title="Top functions by self wall time", title_justify="left")
@@ -97,7 +96,7 @@ def _functions(report: dict, width: int) -> Table:
         # Names and figures never wrap mid-word; a long file path is shortened with an ellipsis.
         table.add_column(name, justify=justify, no_wrap=name != "file", overflow="ellipsis")
     for f in report["functions"]:
-        cells = _function_cells(f, total_wall)
+        cells = _function_cells(f, total_wall, wall_seconds)
         table.add_row(*(cells[name] for name, _ in columns))
     return table
 
@@ -135,12 +134,15 @@ def _memory(report: dict) -> Group | Text:
     return Group(lines, table)
 
 
-def render_inspect(report: dict, console: Console) -> None:
+def render_inspect(report: dict, console: Console, wall_unit: str = DEFAULT_WALL_UNIT) -> None:
+    """``report`` (:func:`~rokuprof.profile.report.inspect_report`) on ``console``, its wall
+    times read in ``wall_unit`` (``rokuprof.bsprof.wall_unit.WALL_UNITS``)."""
+    wall_seconds = 1 / units_per_second(wall_unit)
     console.print(_header_lines(report), end="")
     console.print(_status(report))
     for warning in report["warnings"]:
         console.print(text(f"warning: {warning}", style="yellow"))
-    console.print(_totals(report))
+    console.print(_totals(report, wall_seconds))
     if report["functions"]:
-        console.print(_functions(report, console.width))
+        console.print(_functions(report, console.width, wall_seconds))
     console.print(_memory(report))
