@@ -101,7 +101,7 @@ def test_generated_seeds_give_native_seed_bodies():
 
 def test_check_catches_an_unfolded_stack(monkeypatch):
     """The stack check is not vacuous: tables that do not fold a deep chain are caught."""
-    from rokuprof.profile import tables
+    from rokuprof.profile import table_reads as tables  # where the pure stack() folds
 
     monkeypatch.setattr(tables, "fold_stack", lambda nodes, limit: tuple(nodes))
     data = bytes([fuzz.GENERATED, 7]) + (19).to_bytes(2, "big")

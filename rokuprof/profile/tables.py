@@ -55,140 +55,74 @@ says so).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields
-from operator import sub
 
 from rokuprof.bsprof.model import Entry, Limits
-
-# Positions of the nine counters of a call path (and the fields of PathStats, in this order).
-CPU, WALL, CALLS, ALLOCS, ALLOC_BYTES, FREES, FREE_REALLOCS, FREED_BYTES, UNKNOWN_FREES = range(9)
-_N = 9
-
-# Positions of a path's definition in its row of eight uint32 (and the fields of PathNode).
-_ID, _CALLER, _MODULE, _FILE, _LINE, _FUNCTION, _LINE_OFFSET, _DEPTH = range(8)
-_D = 8
-
-#: Path ID under which entries that name an undefined path are counted.
-UNKNOWN_PATH = 0
-
-_U32 = 0xFFFFFFFF
-_U64 = 0xFFFFFFFFFFFFFFFF
-_ZEROS = array("Q", bytes(8 * _N))
-
-#: Bounds of the caches of rows being counted, of built PathNode objects and of stacks (each
-#: is emptied when full).
-HOT_ROWS = 8_192
-NODE_CACHE = 4_096
-STACK_CACHE = 4_096
-
-
-@dataclass(frozen=True, slots=True)
-class PathNode:
-    """One path element: a whole call path, known by its leaf and its caller."""
-
-    id: int
-    caller: int
-    module: int  # the executable module of its root
-    file_id: int
-    line: int
-    function_id: int
-    caller_line_offset: int
-    depth: int  # 0 for a root
-
-
-#: The marked frame that stands for the root-side frames of a stack deeper than the limit: its
-#: node ID and string IDs lie outside the uint32 range of a device's IDs.
-FOLDED_PATH = 1 << 32
-FOLDED_FUNCTION = FOLDED_PATH
-FOLDED_FILE = FOLDED_PATH + 1
-#: Texts of the reserved string IDs (what :meth:`ProfileTables.string` gives for them).
-RESERVED_STRINGS = {FOLDED_FUNCTION: "[deeper frames folded]", FOLDED_FILE: "rokuprof:/folded"}
-
-DEEP_PATHS_WARNING = (
-    "call paths deeper than {limits.max_stack_depth} frames: each stack shows its leaf-most "
-    "{leaf} frames and one '[deeper frames folded]' frame for the rest (limit)"
+from rokuprof.profile.paths import (
+    ALLOC_BYTES,
+    ALLOCS,
+    CALLS,
+    CPU,
+    DEEP_PATHS_WARNING,
+    FOLDED_FILE,
+    FOLDED_FUNCTION,
+    FOLDED_PATH,
+    FREE_REALLOCS,
+    FREED_BYTES,
+    FREES,
+    RESERVED_STRINGS,
+    UNKNOWN_FREES,
+    UNKNOWN_PATH,
+    WALL,
+    Delta,
+    PathNode,
+    PathStats,
+    Totals,
+    fold_stack,
+    root_module,
+)
+from rokuprof.profile.table_reads import (
+    _D,
+    _DEPTH,
+    _MODULE,
+    _N,
+    _U32,
+    _U64,
+    _ZEROS,
+    TableReads,
 )
 
+#: The names a consumer of the tables imports from here (the model has its own home,
+#: :mod:`rokuprof.profile.paths`).
+__all__ = [
+    "ALLOCS",
+    "ALLOC_BYTES",
+    "CALLS",
+    "CPU",
+    "DEEP_PATHS_WARNING",
+    "FOLDED_FILE",
+    "FOLDED_FUNCTION",
+    "FOLDED_PATH",
+    "FREED_BYTES",
+    "FREES",
+    "FREE_REALLOCS",
+    "RESERVED_STRINGS",
+    "UNKNOWN_FREES",
+    "UNKNOWN_PATH",
+    "WALL",
+    "Delta",
+    "PathNode",
+    "PathStats",
+    "ProfileTables",
+    "Totals",
+    "fold_stack",
+    "root_module",
+]
 
-def fold_stack(nodes: list[PathNode] | tuple[PathNode, ...], limit: int) -> tuple[PathNode, ...]:
-    """A stack as every output shows it, from up to ``limit + 1`` nodes walked from the leaf:
-    unchanged when it has at most ``limit`` nodes; else its leaf-most ``limit - 1`` nodes and a
-    marked node (:data:`FOLDED_PATH`, in the module of the path, ``depth`` of the first folded
-    node) for the rest. Both engines walk and fold by this one rule."""
-    if len(nodes) <= limit:
-        return tuple(nodes)
-    cut = nodes[limit - 1]
-    marker = PathNode(FOLDED_PATH, 0, cut.module, FOLDED_FILE, 0, FOLDED_FUNCTION, 0, cut.depth)
-    return (*nodes[: limit - 1], marker)
-
-
-def root_module(tables, path_id: int) -> int | None:
-    """The executable module (Sentry thread) of a call path: its root's, which every node
-    carries, so no stack is walked unless the path was defined under a caller not yet defined;
-    ``None`` for an undefined path. ``tables``: either core's."""
-    node = tables.node(path_id) if path_id else None
-    if node is not None and node.caller and not node.depth:  # defined dangling
-        stack = tables.stack(path_id)
-        node = stack[-1] if stack else None
-    return node.module if node is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class PathStats:
-    """Counters of one call path (cumulative in a snapshot, differences in a delta)."""
-
-    cpu: int = 0
-    wall: int = 0
-    calls: int = 0
-    alloc_count: int = 0
-    alloc_bytes: int = 0
-    free_count: int = 0
-    free_realloc_count: int = 0
-    freed_bytes: int = 0
-    unknown_frees: int = 0
-
-    @classmethod
-    def of(cls, counters) -> PathStats:
-        return cls(*counters)
-
-    def __bool__(self) -> bool:
-        return any(getattr(self, f.name) for f in fields(self))
+#: Bound of the caches of rows being counted (each is emptied when full).
+HOT_ROWS = 8_192
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
-    """What changed since the previous :meth:`ProfileTables.take_delta`."""
-
-    paths: dict[int, PathStats]  # only paths whose counters changed
-    line_cpu: dict[tuple[int, int], tuple[int, int]]  # (path, line offset) -> (cpu, wall)
-    live_bytes: int  # current, not a difference
-    live_count: int
-
-    @property
-    def wall(self) -> int:
-        return sum(p.wall for p in self.paths.values())
-
-
-@dataclass(frozen=True, slots=True)
-class Totals:
-    strings: int
-    modules: int
-    paths: int
-    cpu: int
-    wall: int
-    calls: int
-    alloc_count: int
-    alloc_bytes: int
-    free_count: int
-    free_realloc_count: int
-    freed_bytes: int
-    unknown_frees: int
-    live_bytes: int
-    live_count: int
-
-
-class ProfileTables:
+class ProfileTables(TableReads):
     """Accumulates decoded entries into tables (see the module docstring)."""
 
     def __init__(self, limits: Limits | None = None) -> None:
@@ -569,260 +503,3 @@ class ProfileTables:
             defs[d : d + _D] = array("I", row)
             self._nodes.clear()
             self._stacks.clear()
-
-    # -- views -------------------------------------------------------------------------------
-
-    @property
-    def paths(self) -> Mapping[int, PathNode]:
-        """Defined call paths: path ID -> :class:`PathNode` (read-only, built on access)."""
-        return _PathsView(self)
-
-    @property
-    def counters(self) -> Mapping[int, tuple[int, ...]]:
-        """Path ID (:data:`UNKNOWN_PATH` included) -> its nine counters (read-only)."""
-        return _CountersView(self)
-
-    @property
-    def heap(self) -> Mapping[int, tuple[int, int]]:
-        """The live heap: address -> ``(path, size)`` (read-only)."""
-        return _HeapView(self)
-
-    @property
-    def line_cpu(self) -> Mapping[tuple[int, int], tuple[int, int]]:
-        """``(path, line offset)`` -> ``(cpu, wall)`` (read-only)."""
-        return _LineView(self, "_line_at", "_line_keys", "_lines")
-
-    @property
-    def line_alloc(self) -> Mapping[tuple[int, int], tuple[int, int]]:
-        """``(path, line offset)`` -> ``(count, bytes)`` of the allocations made at that line
-        (read-only; empty without line data)."""
-        return _LineView(self, "_alloc_line_at", "_alloc_line_keys", "_alloc_lines")
-
-    def string(self, sid: int) -> str:
-        """The string with that ID; a placeholder for 0 or an undefined ID."""
-        text = self.strings.get(sid)
-        if text is None:
-            text = RESERVED_STRINGS.get(sid)
-        return text if text is not None else f"<string {sid}>"
-
-    def module_name(self, module_id: int) -> str:
-        name_id = self.modules.get(module_id)
-        return self.string(name_id) if name_id is not None else f"<module {module_id}>"
-
-    def _node(self, b: int) -> PathNode:
-        """The node of the path whose counters are at ``b`` (cached)."""
-        slot = b // _N
-        node = self._nodes.get(slot)
-        if node is None:
-            if len(self._nodes) >= NODE_CACHE:
-                self._nodes.clear()
-            d = slot * _D
-            node = self._nodes[slot] = PathNode(*self._defs[d : d + _D])
-        return node
-
-    def node(self, path_id: int) -> PathNode | None:
-        """The call path's own element (its leaf), or ``None`` for an undefined path."""
-        b = self._at.get(path_id)
-        return self._node(b) if b else None
-
-    def stack(self, path_id: int) -> tuple[PathNode, ...]:
-        """The call path's elements, leaf first, root last, folded to at most
-        ``limits.max_stack_depth`` (:func:`fold_stack`)."""
-        cached = self._stacks.get(path_id)
-        if cached is not None:
-            return cached
-        at = self._at.get
-        defs = self._defs
-        limit = self.limits.max_stack_depth
-        nodes: list[PathNode] = []
-        seen: set[int] = set()
-        pid = path_id
-        while pid and pid not in seen and len(nodes) <= limit:  # a stream may define a cycle
-            b = at(pid)
-            if b is None:  # cut short by an undefined ID: its definition may still come
-                return tuple(nodes)
-            nodes.append(self._node(b))
-            seen.add(pid)
-            pid = defs[b // _N * _D + _CALLER]
-        stack = fold_stack(nodes, limit)
-        if len(self._stacks) >= STACK_CACHE:
-            self._stacks.clear()
-        self._stacks[path_id] = stack
-        return stack
-
-    def line_number(self, path_id: int, line_offset: int) -> int:
-        """Source line of a line offset within the function at the leaf of ``path_id``."""
-        b = self._at.get(path_id)
-        line = self._defs[b // _N * _D + _LINE] if b else 0
-        return line + line_offset - 1
-
-    def stats(self, path_id: int) -> PathStats:
-        self._sync()
-        b = self._at.get(path_id)
-        return PathStats(*self._counts[b : b + _N]) if b is not None else PathStats()
-
-    def snapshot(self) -> dict[int, PathStats]:
-        """Cumulative counters of every call path that has any."""
-        self._sync()
-        counts = self._counts
-        out: dict[int, PathStats] = {}
-        for pid, b in self._at.items():
-            row = counts[b : b + _N]
-            if any(row):
-                out[pid] = PathStats(*row)
-        return out
-
-    def take_delta(self, lines: bool = True) -> Delta:
-        """Per call path, what changed since the previous call (the first call: since start).
-
-        ``lines=False`` skips the line-level CPU table (its ``line_cpu`` is empty and its baseline
-        stays where it was): consumers that only need call paths, like the chunk builder, then do
-        not pay for diffing up to ``Limits.max_line_keys`` entries."""
-        self._sync()
-        counts, base, changed, defs = self._counts, self._base, self._changed, self._defs
-        find = changed.find
-        paths: dict[int, PathStats] = {}
-        b = find(1)
-        while b >= 0:
-            changed[b] = 0
-            now = counts[b : b + _N]
-            old = base[b : b + _N]
-            if now != old:
-                paths[defs[b // _N * _D]] = PathStats(*map(sub, now, old))  # row 0: ID 0
-                base[b : b + _N] = now
-            b = find(1, b + 1)
-        line_changes: dict[tuple[int, int], tuple[int, int]] = {}
-        if lines:
-            values, line_base, flags = self._lines, self._line_base, self._line_changed
-            keys = self._line_keys
-            find = flags.find
-            j = find(1)
-            while j >= 0:
-                flags[j] = 0
-                cpu, wall = values[j] - line_base[j], values[j + 1] - line_base[j + 1]
-                if cpu or wall:
-                    key = keys[j >> 1]
-                    line_changes[(key & _U32, key >> 32)] = (cpu, wall)
-                    line_base[j : j + 2] = values[j : j + 2]
-                j = find(1, j + 2)
-        return Delta(paths, line_changes, self.live_bytes, len(self._heap))
-
-    def totals(self) -> Totals:
-        self._sync()
-        counts = self._counts
-        sums = [sum(counts[i::_N]) for i in range(_N)]
-        return Totals(
-            strings=len(self.strings),
-            modules=len(self.modules),
-            paths=len(self._at) - 1,
-            cpu=sums[CPU],
-            wall=sums[WALL],
-            calls=sums[CALLS],
-            alloc_count=sums[ALLOCS],
-            alloc_bytes=sums[ALLOC_BYTES],
-            free_count=sums[FREES],
-            free_realloc_count=sums[FREE_REALLOCS],
-            freed_bytes=sums[FREED_BYTES],
-            unknown_frees=sums[UNKNOWN_FREES],
-            live_bytes=self.live_bytes,
-            live_count=len(self._heap),
-        )
-
-    def leak_sites(self) -> list[tuple[int, int, int]]:
-        """Allocating call paths of the allocations still live: ``(path, count, bytes)``,
-        largest first."""
-        sites: dict[int, list[int]] = {}  # slot -> count, bytes
-        for packed in self._heap.values():
-            slot, size = packed >> 32, packed & _U32
-            s = sites.get(slot)
-            if s is None:
-                sites[slot] = [1, size]
-            else:
-                s[0] += 1
-                s[1] += size
-        defs = self._defs
-        return sorted(
-            ((defs[slot * _D], n, b) for slot, (n, b) in sites.items()),
-            key=lambda t: (-t[2], -t[1], t[0]),
-        )
-
-
-# -- read-only views of the compact tables -----------------------------------------------------
-
-
-class _PathsView(Mapping[int, PathNode]):
-    __slots__ = ("_t",)
-
-    def __init__(self, tables: ProfileTables) -> None:
-        self._t = tables
-
-    def __getitem__(self, pid: int) -> PathNode:
-        b = self._t._at.get(pid)
-        if not b:
-            raise KeyError(pid)
-        return self._t._node(b)
-
-    def __iter__(self) -> Iterator[int]:
-        return (pid for pid, b in self._t._at.items() if b)
-
-    def __len__(self) -> int:
-        return len(self._t._at) - 1
-
-
-class _CountersView(Mapping[int, tuple[int, ...]]):
-    __slots__ = ("_t",)
-
-    def __init__(self, tables: ProfileTables) -> None:
-        self._t = tables
-
-    def __getitem__(self, pid: int) -> tuple[int, ...]:
-        self._t._sync()
-        b = self._t._at[pid]
-        return tuple(self._t._counts[b : b + _N])
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._t._at)
-
-    def __len__(self) -> int:
-        return len(self._t._at)
-
-
-class _HeapView(Mapping[int, tuple[int, int]]):
-    __slots__ = ("_t",)
-
-    def __init__(self, tables: ProfileTables) -> None:
-        self._t = tables
-
-    def __getitem__(self, addr: int) -> tuple[int, int]:
-        packed = self._t._heap[addr]
-        return self._t._defs[(packed >> 32) * _D], packed & _U32
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._t._heap)
-
-    def __len__(self) -> int:
-        return len(self._t._heap)
-
-
-class _LineView(Mapping[tuple[int, int], tuple[int, int]]):
-    """A line table (its index dict, keys and pairs of uint64 columns) as a mapping."""
-
-    __slots__ = ("_at", "_keys", "_t", "_values")
-
-    def __init__(self, tables: ProfileTables, at: str, keys: str, values: str) -> None:
-        self._t = tables
-        self._at: dict[int, int] = getattr(tables, at)
-        self._keys: array = getattr(tables, keys)
-        self._values: array = getattr(tables, values)
-
-    def __getitem__(self, key: tuple[int, int]) -> tuple[int, int]:
-        path, offset = key
-        self._t._sync()
-        j = self._at[offset << 32 | path]
-        return self._values[j], self._values[j + 1]
-
-    def __iter__(self) -> Iterator[tuple[int, int]]:
-        return ((key & _U32, key >> 32) for key in self._keys)
-
-    def __len__(self) -> int:
-        return len(self._keys)
