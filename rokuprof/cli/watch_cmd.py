@@ -18,16 +18,17 @@ from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
-from rokuprof.store.writable import output_dir_problem
 from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import JsonFlag, QuietFlag, View
 from rokuprof.cli.output import on_output_closed, print_json, stdout_console
 from rokuprof.cli.root import app
+from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.daemon.config import parse_size
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
 from rokuprof.export import FORMATS
 from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
 
 
@@ -127,6 +128,7 @@ def watch(
         str | None,
         typer.Option(metavar="NAME", help="Sentry release (default: `<app name>@<app version>`)."),
     ] = None,
+    wall_unit: WallUnitOption = DEFAULT_UNIT,
     idle_timeout: Annotated[
         float,
         typer.Option(
@@ -210,6 +212,7 @@ def watch(
             chunk_seconds=chunk_seconds,
             environment=environment or ChunkSettings.environment,
             release=release,
+            wall_unit=WallUnit(wall_unit).value,
         )
     try:
         config = CaptureConfig(
