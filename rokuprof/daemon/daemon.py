@@ -18,7 +18,9 @@ Life cycle (:meth:`Daemon.run`):
    ``stop_seconds``, drain uploads for up to ``drain_seconds``, close the rest; exit status 0.
 
 ``/healthz`` is degraded (503) while stopping, when a capture loop has ended, or when every
-device is unreachable. Metrics and logs name each device by its directory name.
+device is unreachable. Metrics and logs name each device by its directory name. The metrics,
+``/healthz`` and the status line are read from the daemon's state by
+:mod:`rokuprof.daemon.collect`; the searches are :mod:`rokuprof.daemon.discovery`'s.
 """
 
 from __future__ import annotations
