@@ -23,7 +23,13 @@ from rokuprof.bsprof.model import ALLOC, CPU, MEMORY, PATH, STRING, Footer, Limi
 from rokuprof.export import FORMATS, export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.export.report import build_model, embed_json, render_html
-from rokuprof.export.report.model import baseline, chain_ids, node_keys, node_selves
+from rokuprof.export.report.model import (
+    baseline,
+    capture_label,
+    chain_ids,
+    node_keys,
+    node_selves,
+)
 from rokuprof.profile.report import inspect_report
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 from tests.test_export_formats import group, varints
@@ -440,3 +446,39 @@ def test_open_uses_the_browser_and_says_when_there_is_none(tmp_path):
     proc = run_cli(str(FULL), "-o", str(target), "--open", env={"BROWSER": str(tmp_path / "none")})
     assert proc.returncode == 0
     assert b"no web browser found to open it; open" in proc.stderr
+
+
+def page_title_of(html: str) -> str:
+    m = re.search(r"<title>(.*?)</title>", html, re.S)
+    assert m, "no <title>"
+    return m.group(1)
+
+
+def test_title_names_the_app_version_and_capture(tmp_path):
+    """The page's <title> (in the HTML, before any script) names the app, its version and the
+    capture by its start time: the same from a file, standard input and the export registry."""
+    want = "Café TV 2.4.1 — capture of 2026-11-21 15:04:05 UTC — rokuprof report"
+    capture = tmp_path / "run.bsprof"
+    capture.write_bytes(FULL.read_bytes())
+    assert run_cli(str(capture)).returncode == 0
+    assert page_title_of((tmp_path / "run.report.html").read_text()) == want
+    proc = run_cli("-", "-o", "-", stdin=FULL.read_bytes())
+    assert proc.returncode == 0 and page_title_of(proc.stdout.decode()) == want
+    assert page_title_of(export(load("cafe-tv-full"), "report").decode()) == want
+    assert build_model(load("cafe-tv-full"))["facts"]["capture"] == want.split(" — ")[1]
+
+
+def test_title_is_escaped_device_text():
+    data = stream(3.0, name=HOSTILE, version="1\x1b[31m")
+    html = render_html(build_model(input_from_bytes(data)))
+    assert page_title_of(html) == (
+        "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;\u2028&lt;!-- 1\ufffd[31m — "
+        "capture of 2023-11-14 22:13:20 UTC — rokuprof report"
+    )
+    assert html.count("<script") == 2 and "<!--" not in html
+
+
+def test_capture_label_without_a_start():
+    assert capture_label(1_700_000_000.0) == "capture of 2023-11-14 22:13:20 UTC"
+    for start in (None, float("nan"), float("inf"), 1e300):
+        assert capture_label(start) == "capture"

@@ -5,6 +5,10 @@ sorting, filters, hide idle, time range) do what they say. A screenshot of each 
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -15,7 +19,7 @@ from rokuprof.bsprof.model import Limits
 from rokuprof.export import export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.profile.report import inspect_report
-from tests.test_report import HOSTILE, allocations_per_line, deep_stream, stream
+from tests.test_report import HOSTILE, allocations_per_line, deep_stream, run_cli, stream
 from tests.viewers import REPO
 from tests.viewers.report import model, open_reports, problems
 
@@ -23,6 +27,18 @@ SAMPLES = REPO / "samples"
 DEEP = 20_000  # frames of the deep call path
 MAX_LEVELS = 400  # levels the page draws below the frame at the top (report.js)
 ARTIFACTS = REPO / "test-artifacts" / "report"
+NO_MEMORY = "no memory data: the app was built without bsprof_enable_mem=1"
+VIEWPORT = 1280  # the width the functions table's main columns fit in
+#: a stream with names longer than any column (clipped in the functions table), and a file set
+#: that differs from the samples' (the most used file renamed: every other file's rank moves)
+LONG_NAME = "handleVeryLongComponentEventName_onKeyEvent_" * 3
+LONG_FILE = "pkg:/components/some/deeply/nested/feature/" + "directory/" * 6 + "Handlers.brs"
+LONG_THREAD = "HomeSceneWithAVeryLongThreadName_" * 2
+RENAMES = (
+    ("parseJSON", LONG_NAME),
+    ("pkg:/components/rows/PosterRowList.brs", LONG_FILE),
+    ("HomeScene", LONG_THREAD),
+)
 METRIC_FIELDS = {  # the page's metric -> ExportInput.CallPath field
     "wall": "wall",
     "cpu": "cpu",
@@ -54,13 +70,23 @@ def driven(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
-    """Other reports, loaded only: the CPU-only and corrupt samples, hostile names."""
+    """Other reports, driven too: the CPU-only sample (written by `rokuprof report`), the corrupt
+    sample, hostile names, long names."""
     directory = tmp_path_factory.mktemp("reports")
-    paths = [write_report(directory, n, sample(n)) for n in ("cafe-tv-cpu-only", "cafe-tv-corrupt")]
+    cpu_only = directory / "cafe-tv-cpu-only.html"
+    done = run_cli(str(SAMPLES / "cafe-tv-cpu-only.bsprof"), "-o", str(cpu_only))
+    assert done.returncode == 0, done.stderr
+    paths = [cpu_only, write_report(directory, "cafe-tv-corrupt", sample("cafe-tv-corrupt"))]
     hostile = stream(3.0, name=HOSTILE, names=(("parseJSON", HOSTILE), ("main", HOSTILE)))
     paths.append(write_report(directory, "hostile", input_from_bytes(hostile)))
+    paths.append(write_report(directory, "long-names", long_names()))
     results = open_reports(paths, drive=True, shots=ARTIFACTS)
-    return dict(zip(("cpu-only", "corrupt", "hostile"), results, strict=True))
+    return dict(zip(("cpu-only", "corrupt", "hostile", "long-names"), results, strict=True))
+
+
+@cache
+def long_names():
+    return input_from_bytes(stream(8.0, names=RENAMES))
 
 
 @pytest.fixture(scope="module")
@@ -394,7 +420,9 @@ def test_reports_without_memory_or_lines_and_corrupt(loaded):
 
 def test_hostile_names_are_shown_as_text(loaded):
     result = loaded["hostile"]
-    assert result["title"] == f"{HOSTILE} 2.4.1 — rokuprof report"
+    assert (
+        result["title"] == f"{HOSTILE} 2.4.1 — capture of 2023-11-14 22:13:20 UTC — rokuprof report"
+    )
     assert HOSTILE.replace("\u2028", "") in result["bodyText"].replace("\u2028", "")
     names = [r["function"] for r in result["steps"]["functions"]["rows"]]
     assert HOSTILE in names
@@ -451,3 +479,244 @@ def test_a_call_path_20000_frames_deep_loads_and_draws(deep):
     assert f"… {DEEP - 11:,} frames" in leak["path"]
     functions = {r["function"]: r for r in steps["functions"]["rows"]}
     assert functions["recurse"]["totalWall"]["value"] == total_wall - 1500  # recursion once
+
+
+# ---------------------------------------------------------------- issue 19: the report's words
+
+
+def inspect_json(path: Path) -> dict:
+    """``rokuprof inspect --json -n 0`` of a capture, as a user runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "inspect", "--json", "-n", "0", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in (0, 3), done.stderr
+    return json.loads(done.stdout)
+
+
+UNITS = {"ops": 1, "k ops": 1e3, "M ops": 1e6, "G ops": 1e9}
+TIME = {"s": 1, "ms": 1e-3, "µs": 1e-6}
+BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+COUNTS = {"calls", "self:calls", "allocCount", "frees", "liveCount", "reallocs"}
+
+
+def parse_figure(text: str) -> tuple[float, str]:
+    """'43.7 M ops' -> (43.7e6, 'ops'); '2.50 ms' -> (0.0025, 's'); '1.62 KiB' -> (1658.9, 'B')."""
+    m = re.fullmatch(r"(-?[\d,]+(?:\.\d+)?) (.+)", text)
+    assert m, f"no unit: {text!r}"
+    number, unit = float(m.group(1).replace(",", "")), m.group(2)
+    for table, name in ((UNITS, "ops"), (TIME, "s"), (BYTES, "B")):
+        if unit in table:
+            return number * table[unit], name
+    raise AssertionError(f"unknown unit in {text!r}")
+
+
+def check_cells(rows: list[dict], keys: dict[str, str]) -> int:
+    """Every cell of ``keys`` (key -> unit) shows its figure with that unit, within the rounding
+    of three significant figures; returns how many cells were checked."""
+    checked = 0
+    for row in rows:
+        for key, unit in keys.items():
+            cell = row.get(key)
+            if cell is None:
+                continue
+            value, shown_unit = parse_figure(cell["text"])
+            want = cell["value"] / 1e6 if unit == "s" else cell["value"]  # wall: microseconds
+            assert shown_unit == unit, (key, cell)
+            assert value == pytest.approx(want, rel=0.01, abs=1e-6 if unit == "s" else 0.5), cell
+            checked += 1
+    return checked
+
+
+def test_every_figure_carries_its_unit(driven):
+    """CPU in operations ('43.7 M ops', never a bare '43.7 M'), wall time as a duration ('0 s'
+    too), bytes as bytes: in the functions table, the call tree, the lines, the tooltip and the
+    facts; counts sit in columns named by what they count."""
+    steps = driven[0]["steps"]
+    inspect = inspect_json(SAMPLES / "cafe-tv-full.bsprof")
+    functions = steps["functions"]["rows"]
+    assert check_cells(
+        functions,
+        {
+            "selfCpu": "ops",
+            "totalCpu": "ops",
+            "selfWall": "s",
+            "totalWall": "s",
+            "allocBytes": "B",
+            "liveBytes": "B",
+        },
+    ) == 6 * len(functions)
+    by_name = {r["function"]: r for r in functions}
+    for f in inspect["functions"]:
+        row = by_name[f["function"]]
+        assert row["selfCpu"]["value"] == f["self_cpu"] and row["selfCpu"]["text"].endswith(" ops")
+    tree = steps["tree"]["rows"]
+    assert check_cells(
+        tree, {"total:cpu": "ops", "self:cpu": "ops", "total:wall": "s", "self:wall": "s"}
+    ) == 4 * len(tree)
+    assert any(r["self:wall"]["text"] == "0 s" for r in tree)  # a thread row: no bare "0"
+    for row in functions + tree:  # counts: grouped integers under a header that names them
+        for key in COUNTS & row.keys():
+            assert re.fullmatch(r"[\d,]+", row[key]["text"]), (key, row[key])
+    probe = steps["probe"]
+    assert probe["lineCpu"] and all(
+        parse_figure(text)[1] == "ops" and parse_figure(text)[0] == pytest.approx(v, rel=0.01)
+        for text, v in probe["lineCpu"]
+    )
+    for tip in probe["tips"]:
+        cpu = tip["rows"]["cpu"][1]
+        assert re.fullmatch(r"\S+ (?:[kMG] )?ops total \(\d+\.\d%\) · \S+ (?:[kMG] )?ops self", cpu)
+        if "perCall" in tip["rows"]:  # a frame with calls of its own
+            assert tip["rows"]["perCall"][1].endswith(" ops")
+    assert any("perCall" in tip["rows"] for tip in probe["tips"])
+    total_cpu = inspect["totals"]["cpu"]
+    assert f"{total_cpu / 1e6:.1f} M ops CPU" in probe["facts"]["Totals"]
+
+
+def test_peak_and_end_live_heap_are_named(driven, loaded):
+    """'peak live heap' (the highest point of the live-heap line) and 'live heap at end' (inspect's
+    live bytes), each named, on the timeline, in the memory view and in the facts."""
+    probe = driven[0]["steps"]["probe"]
+    inp = sample("cafe-tv-full")
+    end = inspect_json(SAMPLES / "cafe-tv-full.bsprof")["totals"]["live_bytes"]
+    peak = max(max(v for _, v in inp.timeline.heap), end)
+    assert peak > end  # the sample's heap shrinks before the end: the two differ
+    assert probe["heap"]["values"] == [peak, end]
+    assert probe["heap"]["text"] == "peak live heap 3.03 MiB · live heap at end 2.90 MiB"
+    assert f"{peak / 1024**2:.2f} MiB" == "3.03 MiB" and f"{end / 1024**2:.2f} MiB" == "2.90 MiB"
+    assert probe["stats"]["Peak live heap"] == "3.03 MiB"
+    assert (
+        probe["stats"]["Live heap at end"]
+        == f"2.90 MiB in {inp.reader.tables.totals().live_count} blocks"
+    )
+    assert probe["facts"]["Live heap"].startswith("peak 3.03 MiB, at end 2.90 MiB (")
+    assert loaded["cpu-only"]["steps"]["probe"]["heap"]["text"] == NO_MEMORY
+
+
+def node_calls(data: dict) -> Counter:
+    """Per node of a report model: the calls of its own call paths."""
+    out: Counter = Counter()
+    for node, calls in zip(data["paths"]["node"], data["paths"]["calls"], strict=True):
+        out[node] += calls
+    return out
+
+
+def test_tooltip_calls_are_the_frames_own(driven):
+    """The tooltip's 'Calls' is how often the function was called on that call path (its own
+    paths' count: inspect's calls when the function has one call path), not the sum over the
+    frames below it."""
+    result, data = driven
+    inspect = inspect_json(SAMPLES / "cafe-tv-full.bsprof")
+    calls_of = {(f["module"], f["function"], f["file"]): f["calls"] for f in inspect["functions"]}
+    own = node_calls(data)
+    below: Counter = Counter(own)
+    parents = data["nodes"]["parent"]
+    for n in range(len(parents) - 1, -1, -1):
+        if parents[n] >= 0:
+            below[parents[n]] += below[n]
+    nodes_of = Counter(tuple(t["key"] or ()) for t in result["steps"]["probe"]["tips"])
+    fn_nodes = Counter(data["nodes"]["fn"])
+    tips = result["steps"]["probe"]["tips"]
+    assert len(tips) >= 8
+    differs = one_path = 0
+    for tip in tips:
+        label, text = tip["rows"]["calls"]
+        if tip["key"] is None:  # a thread's frame: only calls below it
+            assert label == "Calls below" and text == f"{below[tip['node']]:,}", tip
+            continue
+        assert label == "Calls" and text == f"{own[tip['node']]:,}", tip
+        differs += below[tip["node"]] != own[tip["node"]]
+        if fn_nodes[data["nodes"]["fn"][tip["node"]]] == 1 and nodes_of[tuple(tip["key"])] == 1:
+            assert text == f"{calls_of[tuple(tip['key'])]:,}", tip  # inspect --json's figure
+            one_path += 1
+    assert differs >= 3 and one_path >= 3  # frames whose callees were called too; inspect's own
+
+
+def test_functions_table_fits_1280_px(driven, loaded):
+    """At 1,280 px the functions table's main columns fit without a horizontal scrollbar: long
+    names, threads and files are clipped with an ellipsis, the whole text in the cell's title."""
+    main = ["function", "selfWall", "totalWall", "selfCpu", "totalCpu", "calls", "file"]
+    memory = ["allocBytes", "frees", "liveBytes"]
+    for name, result in [("full", driven[0]), *loaded.items()]:
+        fit = result["steps"]["probe"]["fit"]
+        assert fit["viewport"] == VIEWPORT
+        assert fit["scrollWidth"] <= fit["clientWidth"], (name, fit["scrollWidth"])
+        assert set(main) <= set(fit["heads"]), name
+        if name != "cpu-only":
+            assert set(memory) <= set(fit["heads"]), name
+        for cell in fit["clipped"]:
+            assert cell["title"] == cell["text"] and cell["ellipsis"] == "ellipsis", cell
+    clipped = {
+        c["text"] for c in loaded["long-names"]["steps"]["probe"]["fit"]["clipped"] if c["clipped"]
+    }
+    assert LONG_NAME in clipped and LONG_THREAD in clipped
+    assert any(text.startswith(LONG_FILE + ":") for text in clipped)
+
+
+def test_a_files_colour_is_a_function_of_its_name(driven, loaded):
+    """The same file has the same colour in any two reports, whatever other files they hold:
+    the full sample against a capture whose most used file is renamed (every other file's rank
+    by wall time moves), the CPU-only and the hostile capture."""
+    full = dict(driven[0]["steps"]["probe"]["legend"])
+    assert len(set(full.values())) == len(full) >= 8
+    compared = 0
+    for name in ("long-names", "cpu-only", "hostile"):
+        other = dict(loaded[name]["steps"]["probe"]["legend"])
+        for file in full.keys() & other.keys():
+            assert full[file] == other[file], (name, file)
+            compared += 1
+    assert compared >= 15
+    renamed = dict(loaded["long-names"]["steps"]["probe"]["legend"])
+    assert LONG_FILE in renamed and "pkg:/components/rows/PosterRowList.brs" not in renamed
+    # a function's swatch too (a file's hue, shaded per function)
+    swatches = {(w, f): c for w, f, c in driven[0]["steps"]["probe"]["swatches"]}
+    same = 0
+    for w, f, c in loaded["long-names"]["steps"]["probe"]["swatches"]:
+        if (w, f) in swatches:
+            assert swatches[(w, f)] == c, (w, f)
+            same += 1
+    assert same >= 10
+
+
+def test_title_and_heading_name_the_app_version_and_capture(driven, loaded):
+    """The tab's title and the page's heading name the app, its version and the capture (by its
+    start time, inspect's start_ms); in the HTML itself, so that a page without its script, a
+    history list or a window list has it too (was: "rokuprof report" in the HTML, the app and
+    version only once the script ran)."""
+    start = inspect_json(SAMPLES / "cafe-tv-full.bsprof")["header"]["start_ms"]
+    assert start == 1795273445000  # 2026-11-21 15:04:05 UTC
+    capture = "capture of 2026-11-21 15:04:05 UTC"
+    title = f"Café TV 2.4.1 — {capture} — rokuprof report"
+    for result in (driven[0], loaded["cpu-only"]):  # written by export(), by `rokuprof report`
+        assert result["title"] == title
+        assert result["steps"]["probe"]["heading"] == f"Café TV 2.4.1 {capture}"
+        assert f"<title>{title}</title>" in Path(result["file"]).read_text()
+    hostile = loaded["hostile"]["steps"]["probe"]["heading"]
+    assert hostile.replace("\u2028", "").startswith(HOSTILE.replace("\u2028", ""))
+    assert hostile.endswith(" capture of 2023-11-14 22:13:20 UTC")
+
+
+def test_a_cpu_only_capture_says_why_there_is_no_memory_data(driven, loaded):
+    """Without memory data the memory metric, the tooltip, the memory and lines views, the
+    tables, the timeline and the facts say why (was: an empty bar, zeros, no word)."""
+    probe = loaded["cpu-only"]["steps"]["probe"]
+    live = probe["liveMetric"]
+    assert live["note"] == f"{NO_MEMORY}: nothing to size the frames by."
+    assert live["graphHidden"] is True and live["title"] == NO_MEMORY
+    assert probe["tips"] and all(
+        tip["rows"][key][1] == NO_MEMORY
+        for tip in probe["tips"]
+        for key in ("allocBytes", "liveBytes")
+    )
+    assert probe["memoryText"].startswith(f"{NO_MEMORY}. ")
+    assert re.search(rf"Allocation sites\s+{re.escape(NO_MEMORY)}\.", probe["linesText"])
+    assert probe["notes"] == [f"{NO_MEMORY}: no allocation, free or live-heap columns."]
+    assert f"{NO_MEMORY}: no allocation or live-heap columns." in probe["treeNotes"]
+    assert probe["facts"]["Live heap"] == NO_MEMORY
+    # a capture with memory data draws its graph and says nothing of the kind
+    full = driven[0]["steps"]["probe"]
+    assert full["liveMetric"] == {"note": None, "graphHidden": False, "title": ""}
+    assert NO_MEMORY not in driven[0]["bodyText"]

@@ -221,7 +221,64 @@ async function drive(page, dir, stem) {
   steps.range.flame = await flame(page);
   await page.click("#range-clear");
   steps.rangeCleared = { range: await page.evaluate(() => window.__report.state.range), flame: await flame(page) };
+  steps.probe = await probe(page);
   return { steps, shots };
+}
+
+// What a reader sees of the page's words and layout: the heading, the live-heap figures, the
+// file colours, the tooltip of several frames, the note a view shows without memory data, and
+// the functions table at 1,280 px (its width, its clipped texts).
+async function probe(page) {
+  const out = {};
+  const text = (sel) => page.$eval(sel, (e) => e.innerText).catch(() => null);
+  out.heading = await text("h1");
+  out.heap = await page.$eval("#heap-text", (e) => ({ text: e.innerText, values: [...e.querySelectorAll("[data-value]")].map((b) => Number(b.dataset.value)) })).catch(() => null);
+  out.legend = await page.$$eval("#legend span", (ss) => ss.map((s) => [s.textContent, s.querySelector("i").style.background]));
+  // tooltips: up to 12 of the widest frames below the thread frames, hovered one by one
+  const canvas = await page.$("#flame");
+  const layout = await flame(page);
+  const targets = layout.rects.filter((r) => r.depth >= 1 && r.w > 24).sort((a, b) => b.w - a.w || a.node - b.node).slice(0, 12);
+  out.tips = [];
+  for (const r of targets) {
+    const box = await canvas.boundingBox();
+    await page.mouse.move(box.x + r.x + r.w / 2, box.y + r.y + 10);
+    const rows = await page.$eval(".tip", (t) => (t.hidden ? null : Object.fromEntries([...t.querySelectorAll("tr")].map((tr) => [tr.dataset.key, [tr.cells[0].textContent, tr.cells[1].textContent]]))));
+    out.tips.push({ node: r.node, key: r.key, rows });
+  }
+  await page.mouse.move(0, 0);
+  // a memory metric: the flame graph, or the note saying why there is none
+  await page.click('#metric button[data-metric="liveBytes"]');
+  out.liveMetric = await page.evaluate(() => {
+    const note = document.getElementById("flame-note");
+    return { note: note && !note.hidden ? note.textContent : null, graphHidden: document.querySelector(".flame-wrap").hidden, title: document.querySelector('#metric button[data-metric="liveBytes"]').title };
+  });
+  await page.click('#metric button[data-metric="wall"]');
+  // views without memory data say so
+  await clickTab(page, "memory");
+  out.memoryText = await text("#view-memory");
+  out.stats = await page.$$eval("#view-memory .stat", (ss) => Object.fromEntries(ss.map((s) => [s.querySelector(".k").textContent, s.querySelector(".v").textContent])));
+  await clickTab(page, "lines");
+  out.linesText = await text("#view-lines");
+  out.lineCpu = await page.$$eval('#line-cards td[data-key="cpu"]', (tds) => tds.map((td) => [td.textContent, Number(td.dataset.value)]));
+  await clickTab(page, "tree");
+  out.treeNotes = await page.$$eval("#view-tree .note", (ns) => ns.map((n) => n.textContent));
+  await clickTab(page, "facts");
+  out.facts = await page.$$eval("#facts dd", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.fact, d.textContent])));
+  // the functions table at 1,280 px
+  const viewport = page.viewportSize();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForTimeout(200); // the page's debounced resize redraw (80 ms)
+  await clickTab(page, "functions");
+  out.fit = await page.$eval("#functions", (t) => {
+    const wrap = t.parentElement;
+    const clipped = [...t.querySelectorAll("td .clip")].map((c) => ({ key: c.closest("td").dataset.key, text: c.textContent, title: c.closest("td").title, clipped: c.scrollWidth > c.clientWidth, ellipsis: getComputedStyle(c).textOverflow }));
+    return { viewport: window.innerWidth, scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth, tableWidth: t.scrollWidth, heads: [...t.querySelectorAll("thead th")].map((th) => th.dataset.key), clipped };
+  });
+  out.notes = await page.$$eval("#view-functions .note", (ns) => ns.map((n) => n.textContent));
+  out.swatches = await page.$$eval("#functions tbody tr", (trs) => trs.map((tr) => [tr.querySelector('td[data-key="file"]').title, tr.querySelector('td[data-key="function"]').title, tr.querySelector(".swatch").style.background]));
+  await page.setViewportSize(viewport);
+  await page.waitForTimeout(200);
+  return out;
 }
 
 async function flameSummary(page) {

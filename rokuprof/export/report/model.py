@@ -12,6 +12,7 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 
 from rokuprof import __version__
 from rokuprof.export.model import IDLE, ExportInput
@@ -55,12 +56,25 @@ def _number(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def capture_label(start: float | None) -> str:
+    """How the page names the capture: by its start time (``capture of 2026-11-21 15:04:05
+    UTC``), the one thing that tells two captures of one app apart in the stream itself."""
+    if start is None or not math.isfinite(start):
+        return "capture"
+    try:
+        when = datetime.fromtimestamp(start, UTC)
+    except (OverflowError, OSError, ValueError):
+        return "capture"
+    return f"capture of {when:%Y-%m-%d %H:%M:%S} UTC"
+
+
 def _facts(inp: ExportInput) -> dict[str, object]:
     run, reader = inp.run, inp.reader
     header = reader.header
     return {
         "app": run.app,
         "appVersion": run.app_version,
+        "capture": capture_label(run.start),
         "supplemental": header.supplemental if header else None,
         "vendor": run.vendor,
         "model": run.model,

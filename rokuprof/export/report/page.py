@@ -2,17 +2,20 @@
 
 The data is JSON inside ``<script type="application/json">``; every ``<``, ``>``, ``&``, U+2028
 and U+2029 in it is written as a ``\\uXXXX`` escape, so no text from a device (a function named
-``</script>``, say) can end the element or be read as markup. The page's own script is allowed by
-its hash in a Content-Security-Policy that also forbids every network request. The script and
-stylesheet are the package's ``assets/report.js`` and ``assets/report.css``, read once (package
-data, not a file the user gives).
+``</script>``, say) can end the element or be read as markup. The ``<title>`` (app, version,
+capture) is device text too: HTML-escaped, control characters replaced. The page's own script is
+allowed by its hash in a Content-Security-Policy that also forbids every network request. The
+script and stylesheet are the package's ``assets/report.js`` and ``assets/report.css``, read once
+(package data, not a file the user gives).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
+import re
 from functools import cache
 from importlib import resources
 
@@ -41,6 +44,20 @@ def embed_json(data: object) -> str:
     )
 
 
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def page_title(model: dict) -> str:
+    """The page's title: the app, its version and the capture (a diff page: the two captures)."""
+    facts = model["facts"]
+    app = " ".join(
+        str(x) for x in (facts.get("app") or "(unnamed app)", facts.get("appVersion")) if x
+    )
+    diff = model.get("diff")
+    capture = f"diff {diff.get('label') or 'A → B'}" if diff else facts.get("capture") or "capture"
+    return _CONTROLS.sub("\ufffd", f"{app} — {capture} — rokuprof report")
+
+
 def _csp(script: str) -> str:
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     return (
@@ -60,7 +77,7 @@ def render_html(model: dict[str, object]) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_csp(script)}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<meta name="generator" content="rokuprof">\n'
-        "<title>rokuprof report</title>\n"
+        f"<title>{html.escape(page_title(model), quote=False)}</title>\n"
         f"<style>\n{style}</style>\n"
         "</head><body>\n"
         '<noscript><p class="noscript">This report needs JavaScript.</p></noscript>\n'

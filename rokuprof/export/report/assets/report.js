@@ -72,6 +72,10 @@
       heap.push([s, b]);
     }
   }
+  // The live heap: its peak (the highest point of the timeline's live-heap line, or the end if
+  // higher) and what was still live at the end (the profile tables' figure).
+  const heapEnd = D.totals.liveBytes;
+  const heapPeak = heap.reduce((m, [, b]) => Math.max(m, b), heapEnd);
 
   // ---------------------------------------------------------------- formatting
   const nf0 = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
@@ -86,7 +90,7 @@
   }
   function fmtSeconds(s) {
     const a = Math.abs(s);
-    if (a === 0) return "0";
+    if (a === 0) return "0 s";
     if (a >= 60) return `${grouped(s)} s`;
     if (a >= 1) return `${sig(s)} s`;
     if (a >= 1e-3) return `${sig(s * 1e3)} ms`;
@@ -107,6 +111,9 @@
     if (a < 1e9) return `${sig(v / 1e6)} M`;
     return `${sig(v / 1e9)} G`;
   }
+  const CPU_TITLE = "CPU in operations, as the device counts them (device-independent; not a time)";
+  // CPU is counted in operations (the .bsprof CPU field: device-independent, not time).
+  const fmtCpu = (v) => `${fmtOps(v)} ops`;
   const fmtCount = (v) => grouped(v);
   const pct = (v, total) => (total > 0 ? `${((100 * v) / total).toFixed(1)}%` : "–");
   function fmtClock(epoch) {
@@ -114,34 +121,26 @@
     return new Date(epoch * 1000).toISOString().replace("T", " ").replace(/\.(\d{3})Z$/, ".$1 UTC");
   }
 
+  const NO_MEMORY = "no memory data: the app was built without bsprof_enable_mem=1";
   // Metrics the flame graph and call tree can size frames by.
   const METRICS = [
     { key: "wall", label: "Wall time", fmt: fmtWall, unit: "time" },
-    { key: "cpu", label: "CPU", fmt: (v) => `${fmtOps(v)} ops`, unit: "operations" },
+    { key: "cpu", label: "CPU", fmt: fmtCpu, unit: "operations" },
     { key: "calls", label: "Calls", fmt: fmtCount, unit: "calls" },
-    { key: "allocBytes", label: "Alloc bytes", fmt: fmtBytes, unit: "bytes" },
-    { key: "liveBytes", label: "Live bytes at end", fmt: fmtBytes, unit: "bytes" },
+    { key: "allocBytes", label: "Alloc bytes", fmt: fmtBytes, unit: "bytes", memory: true },
+    { key: "liveBytes", label: "Live bytes at end", fmt: fmtBytes, unit: "bytes", memory: true },
   ];
   const METRIC = Object.fromEntries(METRICS.map((m) => [m.key, m]));
-  const FMT = {
-    wall: fmtWall,
-    cpu: (v) => fmtOps(v),
-    calls: fmtCount,
-    allocCount: fmtCount,
-    allocBytes: fmtBytes,
-    frees: fmtCount,
-    reallocs: fmtCount,
-    freedBytes: fmtBytes,
-    liveCount: fmtCount,
-    liveBytes: fmtBytes,
-  };
 
   // ---------------------------------------------------------------- colours
-  // Frames are coloured by source file; the files with most wall time get the clearest hues.
+  // Frames are coloured by source file: the hue (and a little of the saturation and lightness)
+  // is a hash of the file's name alone, so a file has the same colour in every report. Thread
+  // lanes on the timeline take these in turn.
   const PALETTE = [
     [214, 62, 70], [28, 80, 66], [145, 45, 62], [350, 60, 74], [265, 45, 74], [45, 78, 62],
     [188, 55, 60], [12, 62, 70], [95, 40, 62], [320, 40, 74], [230, 35, 72], [60, 50, 58],
   ];
+  // The files in the legend: most wall time first (the order only, never the colour).
   const fileOrder = new Map();
   {
     const wallByFile = new Map();
@@ -156,16 +155,27 @@
     return `hsl(${h} ${s}% ${l}%)`;
   }
   function hashString(text) {
+    // FNV-1a over the UTF-16 code units
     let h = 2166136261;
     for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
     return h >>> 0;
   }
+  function mix(h) {
+    // a 32-bit finaliser: names that differ in a few characters get unrelated hues
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    return h >>> 0;
+  }
   function fileColour(file, name, dim) {
-    const i = fileOrder.get(file) || 0;
-    const [h, s, l] = PALETTE[i % PALETTE.length];
-    const shade = (hashString(name) % 9) - 4; // a little variation between a file's functions
+    const k = mix(hashString(file));
+    const h = k % 360;
     if (dim) return hsl(h, 10, 90);
-    return hsl(h, s, Math.min(86, l + shade + (i >= PALETTE.length ? 6 : 0)));
+    const s = 52 + ((k >>> 9) % 3) * 8, l = 68 + ((k >>> 11) % 3) * 4;
+    const shade = (hashString(name) % 7) - 3; // a little variation between a file's functions
+    return hsl(h, s, l + shade);
   }
   const threadColour = (t) => {
     const [h, s, l] = PALETTE[(t + 0) % PALETTE.length];
@@ -306,16 +316,18 @@
 
   // ---------------------------------------------------------------- page skeleton
   const app = document.getElementById("app");
+  // The heading names the app, its version and the capture, as the page's <title> does
+  // (written by page.py, so that it is there before this script runs).
   const title = [facts.app || "(unnamed app)", facts.appVersion].filter(Boolean).join(" ");
-  document.title = `${title} — rokuprof report`;
+  const captureName = D.diff ? `diff ${D.diff.label || "A → B"}` : facts.capture || "capture";
   const device = [facts.vendor, facts.model].filter(Boolean).join(" ");
   const STATUS_TEXT = { complete: "complete", incomplete: "incomplete — truncated", corrupt: "corrupt — decoding stopped" };
   const header = el(
     "header",
     { class: "top" },
-    el("h1", { text: title }),
+    el("h1", { id: "heading" }, text(`${title} `), el("span", { class: "capture", id: "capture", title: captureName, text: captureName })),
     el("span", { class: "sub", text: [device && `on ${device}`, facts.firmware && `firmware ${facts.firmware}`].filter(Boolean).join(", ") }),
-    el("span", { class: "sub", text: `${fmtSeconds(facts.duration)} run, ${fmtClock(facts.start)}` }),
+    el("span", { class: "sub", text: `${fmtSeconds(facts.duration)} run` }),
     el("span", { class: `badge ${facts.status}`, id: "status", text: STATUS_TEXT[facts.status] || facts.status }),
     el("span", { class: "brand", text: `rokuprof ${facts.rokuprof}` }),
   );
@@ -327,12 +339,19 @@
   // Timeline
   const tlCanvas = el("canvas", { id: "timeline", "aria-label": "Timeline: busy share per thread and live heap; drag to select a time range" });
   const rangeText = el("span", { class: "range", id: "range-text" });
+  const heapText = el("span", { class: "heap", id: "heap-text" });
+  if (facts.memoryOps) {
+    heapText.append(
+      text("peak live heap "), el("b", { "data-value": heapPeak, title: `${grouped(heapPeak)} bytes`, text: fmtBytes(heapPeak) }),
+      text(" · live heap at end "), el("b", { "data-value": heapEnd, title: `${grouped(heapEnd)} bytes`, text: fmtBytes(heapEnd) }),
+    );
+  } else heapText.textContent = NO_MEMORY;
   const clearRange = el("button", { class: "btn", id: "range-clear", hidden: true, text: "Whole run", onclick: () => setRange(null) });
   main.append(
     el(
       "section",
       { class: "panel timeline" },
-      el("div", { class: "head" }, el("h2", { text: "Timeline" }), rangeText, clearRange, el("span", { class: "hint", text: "Drag across the timeline to look at a time range; every view follows it." })),
+      el("div", { class: "head" }, el("h2", { text: "Timeline" }), rangeText, clearRange, heapText, el("span", { class: "hint", text: "Drag across the timeline to look at a time range; every view follows it." })),
       tlCanvas,
     ),
   );
@@ -527,12 +546,12 @@
     // heap
     if (g.heapOn) {
       y += 6;
-      const max = heap.reduce((m, [, b]) => Math.max(m, b), 1);
+      const max = Math.max(1, heapPeak);
       ctx.fillStyle = "#5f6b7a";
       ctx.textAlign = "right";
       ctx.fillText("live heap", TL.left - 10, y + 12);
       ctx.fillStyle = "#8d97a5";
-      ctx.fillText(fmtBytes(max), TL.left - 10, y + 28);
+      ctx.fillText(`peak ${fmtBytes(heapPeak)}`, TL.left - 10, y + 28);
       ctx.fillStyle = "#f1f3f6";
       ctx.fillRect(TL.left, y, g.plot, TL.heap);
       ctx.beginPath();
@@ -602,7 +621,10 @@
   const searchBox = el("input", { type: "search", id: "search", placeholder: "Search functions or files", "aria-label": "Search" });
   const matchesText = el("span", { class: "matches", id: "matches" });
   const metricSeg = el("span", { class: "seg", id: "metric", role: "group", "aria-label": "Size frames by" });
-  for (const m of METRICS) metricSeg.append(el("button", { "data-metric": m.key, "aria-pressed": "false", text: m.label, onclick: () => setMetric(m.key) }));
+  for (const m of METRICS) {
+    const off = m.memory && !facts.memoryOps;
+    metricSeg.append(el("button", { "data-metric": m.key, "aria-pressed": "false", class: off ? "nodata" : null, title: off ? NO_MEMORY : null, text: m.label, onclick: () => setMetric(m.key) }));
+  }
   const shapeSeg = el(
     "span",
     { class: "seg", id: "shape" },
@@ -610,6 +632,7 @@
     el("button", { "data-shape": "icicle", "aria-pressed": "false", text: "Icicle", onclick: () => setShape(true) }),
   );
   const legend = el("div", { class: "legend", id: "legend" });
+  const flameNote = el("p", { class: "note nomem", id: "flame-note", hidden: true, text: `${NO_MEMORY}: nothing to size the frames by.` });
   const tip = el("div", { class: "tip", hidden: true, role: "tooltip" });
   document.body.append(tip);
   searchBox.addEventListener("input", () => {
@@ -620,6 +643,7 @@
   views.flame.append(
     el("div", { class: "toolbar" }, metricSeg, shapeSeg, searchBox, matchesText),
     crumbs,
+    flameNote,
     flameWrap,
     legend,
   );
@@ -722,6 +746,9 @@
     for (const b of shapeSeg.children) b.setAttribute("aria-pressed", (b.dataset.shape === "icicle") === state.icicle ? "true" : "false");
     const width = Math.max(300, flameWrap.clientWidth - 2 || 1000);
     flame = flameLayout(width);
+    const noData = METRIC[state.metric].memory && !facts.memoryOps;
+    flameNote.hidden = !noData;
+    flameWrap.hidden = noData;
     const H = Math.max(flame.rows, 1) * ROW + 4;
     const dpr = window.devicePixelRatio || 1;
     flameCanvas.width = Math.round(width * dpr);
@@ -901,20 +928,30 @@
     const rows = [];
     const value = (c, which) => (n === VROOT ? rootValue(c) : which[c][n]);
     for (const m of METRICS) {
+      if (m.key === "calls") continue; // below: a frame's own calls, not its callees' as well
+      const cur = m.key === state.metric;
+      if (m.memory && !facts.memoryOps) {
+        rows.push([m.key, m.label, NO_MEMORY, cur]);
+        continue;
+      }
       const tv = value(m.key, total);
       const sv = n === VROOT ? 0 : self[m.key][n];
-      rows.push([m.label, `${m.fmt(tv)} total (${pct(tv, rootValue(m.key))}) · ${m.fmt(sv)} self`, m.key === state.metric]);
+      rows.push([m.key, m.label, `${m.fmt(tv)} total (${pct(tv, rootValue(m.key))}) · ${m.fmt(sv)} self`, cur]);
     }
+    // Calls: how often this function was called on this call path (the path's call count, as
+    // in the call tree and `inspect`); a thread frame has only calls below it.
     const calls = value("calls", total);
-    const ownCalls = n === VROOT ? 0 : self.calls[n];
-    if (ownCalls > 0) {
-      rows.push(["Per call", `${fmtWall(value("wall", total) / ownCalls)} wall · ${fmtOps(value("cpu", total) / ownCalls)} ops`, false]);
-    } else if (calls > 0) rows.push(["Calls below", fmtCount(calls), false]);
+    const ownCalls = n === VROOT || f < 0 ? 0 : self.calls[n];
+    if (f >= 0) {
+      const width = state.metric === "calls" && calls !== ownCalls ? ` · ${fmtCount(calls)} with its callees (the frame's width)` : "";
+      rows.push(["calls", "Calls", `${fmtCount(ownCalls)}${width}`, state.metric === "calls"]);
+    } else rows.push(["calls", "Calls below", fmtCount(calls), state.metric === "calls"]);
+    if (ownCalls > 0) rows.push(["perCall", "Per call", `${fmtWall(value("wall", total) / ownCalls)} wall · ${fmtCpu(value("cpu", total) / ownCalls)}`, false]);
     if (D.diff && n >= 0) {
       const base = diffBase(n);
-      rows.push([`Before`, `${METRIC[state.metric].fmt(base)} → ${METRIC[state.metric].fmt(total[state.metric][n])}`, true]);
+      rows.push(["before", `Before`, `${METRIC[state.metric].fmt(base)} → ${METRIC[state.metric].fmt(total[state.metric][n])}`, true]);
     }
-    for (const [k, v, cur] of rows) body.append(el("tr", { class: cur ? "cur" : null }, el("td", { text: k }), el("td", { text: v })));
+    for (const [key, k, v, cur] of rows) body.append(el("tr", { class: cur ? "cur" : null, "data-key": key }, el("td", { text: k }), el("td", { text: v })));
     tip.append(body);
     tip.hidden = false;
     const w = tip.offsetWidth, h = tip.offsetHeight;
@@ -996,6 +1033,8 @@
     s.style.background = fileColour(fnFile[f], fnName[f], false);
     return s;
   };
+  // A clipped text (ellipsis where it does not fit; a path keeps its end: the file name and line).
+  const clip = (t, kind) => (kind === "path" ? el("span", { class: "clip path" }, el("bdi", { text: t })) : el("span", { class: `clip ${kind}`, text: t }));
   const visibleFn = (f) => (state.thread < 0 || fnThread[f] === state.thread) && !hiddenFn[f];
 
   // ---------------------------------------------------------------- call tree
@@ -1004,15 +1043,20 @@
     v.replaceChildren();
     const m = state.metric;
     v.append(el("p", { class: "note", text: `Each row is a call path; expand a row to see what it called. Sorting orders siblings. The flame graph's metric (${METRIC[m].label.toLowerCase()}) picks which branches open first.` }));
+    if (!facts.memoryOps) v.append(el("p", { class: "note nomem", text: `${NO_MEMORY}: no allocation or live-heap columns.` }));
     const cols = [
       { key: "name", label: "Function", text: true, get: (n) => nodeLabel(n) },
       { key: "total:wall", label: "Total wall", get: (n) => total.wall[n], fmt: fmtWall, bar: true },
       { key: "self:wall", label: "Self wall", get: (n) => self.wall[n], fmt: fmtWall },
-      { key: "total:cpu", label: "Total CPU", get: (n) => total.cpu[n], fmt: fmtOps },
-      { key: "self:cpu", label: "Self CPU", get: (n) => self.cpu[n], fmt: fmtOps },
-      { key: "self:calls", label: "Calls", get: (n) => self.calls[n], fmt: fmtCount },
-      { key: "total:allocBytes", label: "Alloc bytes", get: (n) => total.allocBytes[n], fmt: fmtBytes },
-      { key: "total:liveBytes", label: "Live bytes", get: (n) => total.liveBytes[n], fmt: fmtBytes },
+      { key: "total:cpu", label: "Total CPU", title: CPU_TITLE, get: (n) => total.cpu[n], fmt: fmtCpu },
+      { key: "self:cpu", label: "Self CPU", title: CPU_TITLE, get: (n) => self.cpu[n], fmt: fmtCpu },
+      { key: "self:calls", label: "Calls", title: "How often the function was called on this call path", get: (n) => self.calls[n], fmt: fmtCount },
+      ...(facts.memoryOps
+        ? [
+            { key: "total:allocBytes", label: "Alloc bytes", title: "Bytes allocated on this call path and below", get: (n) => total.allocBytes[n], fmt: fmtBytes },
+            { key: "total:liveBytes", label: "Live at end", title: "Bytes allocated on this call path and below still live at the end", get: (n) => total.liveBytes[n], fmt: fmtBytes },
+          ]
+        : []),
       { key: "loc", label: "Location", text: true, get: (n) => (nodeFn[n] >= 0 ? fnWhere(nodeFn[n]) : "") },
     ];
     const sortState = state.sort.tree;
@@ -1031,7 +1075,7 @@
     }
     const thead = el("tr");
     for (const c of cols) {
-      const th = el("th", { class: c.text ? "text" : null, "data-key": c.key, "aria-sort": c.key === col.key ? (sortState.dir < 0 ? "descending" : "ascending") : null, text: c.label });
+      const th = el("th", { class: c.text ? "text" : null, "data-key": c.key, title: c.title || null, "aria-sort": c.key === col.key ? (sortState.dir < 0 ? "descending" : "ascending") : null, text: c.label });
       th.addEventListener("click", () => {
         if (sortState.key === c.key) sortState.dir = -sortState.dir;
         else {
@@ -1130,24 +1174,31 @@
     v.replaceChildren();
     const rows = fnRows();
     const wallAll = threadRoots().reduce((s, t) => s + total.wall[t], 0);
+    // Sized to fit 1,280 px: names, threads and files are clipped (the whole text in the cell's
+    // title); the memory columns only when the capture has memory data.
     const cols = [
-      { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => { td.append(swatchFor(f), text(fnName[f])); td.title = fnName[f]; } },
-      { key: "module", label: "Thread", text: true, get: (f) => threadName[fnThread[f]] },
+      { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => { td.append(swatchFor(f), clip(fnName[f], "name")); td.title = fnName[f]; } },
+      { key: "module", label: "Thread", text: true, get: (f) => threadName[fnThread[f]], render: (td, f) => { td.append(clip(threadName[fnThread[f]], "thread")); td.title = threadName[fnThread[f]]; } },
       { key: "selfWall", label: "Self wall", get: (f) => fnSelf.wall[f], fmt: fmtWall, bar: true },
-      { key: "selfPct", label: "Self %", get: (f) => (wallAll ? (100 * fnSelf.wall[f]) / wallAll : 0), fmt: (v) => `${v.toFixed(1)}%`, exact: false },
+      { key: "selfPct", label: "Self %", title: "Self wall time, share of the run's wall time", get: (f) => (wallAll ? (100 * fnSelf.wall[f]) / wallAll : 0), fmt: (v) => `${v.toFixed(1)}%`, exact: false },
       { key: "totalWall", label: "Total wall", get: (f) => fnTotal.wall[f], fmt: fmtWall },
-      { key: "selfCpu", label: "Self CPU", get: (f) => fnSelf.cpu[f], fmt: fmtOps, title: "CPU in operations (device-independent)" },
-      { key: "totalCpu", label: "Total CPU", get: (f) => fnTotal.cpu[f], fmt: fmtOps },
+      { key: "selfCpu", label: "Self CPU", get: (f) => fnSelf.cpu[f], fmt: fmtCpu, title: CPU_TITLE },
+      { key: "totalCpu", label: "Total CPU", get: (f) => fnTotal.cpu[f], fmt: fmtCpu, title: CPU_TITLE },
       { key: "calls", label: "Calls", get: (f) => fnSelf.calls[f], fmt: fmtCount },
       { key: "perCall", label: "Wall/call", title: "Total wall time per call", get: (f) => (fnSelf.calls[f] ? fnTotal.wall[f] / fnSelf.calls[f] : 0), fmt: (v) => (v ? fmtWall(v) : "–"), exact: false },
-      { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },
-      { key: "allocBytes", label: "Alloc bytes", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes },
-      { key: "frees", label: "Frees", title: "Frees and realloc frees made by the function", get: (f) => fnSelf.frees[f] + fnSelf.reallocs[f], fmt: fmtCount },
-      { key: "liveBytes", label: "Live bytes", title: "Bytes it allocated that were still live at the end", get: (f) => fnSelf.liveBytes[f], fmt: fmtBytes },
-      { key: "file", label: "File", text: true, cls: "loc", get: (f) => fnWhere(f) },
+      ...(facts.memoryOps
+        ? [
+            { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },
+            { key: "allocBytes", label: "Alloc bytes", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes },
+            { key: "frees", label: "Frees", title: "Frees and realloc frees made by the function", get: (f) => fnSelf.frees[f] + fnSelf.reallocs[f], fmt: fmtCount },
+            { key: "liveBytes", label: "Live at end", title: "Bytes it allocated that were still live at the end", get: (f) => fnSelf.liveBytes[f], fmt: fmtBytes },
+          ]
+        : []),
+      { key: "file", label: "File", text: true, cls: "loc", get: (f) => fnWhere(f), render: (td, f) => { td.append(clip(fnWhere(f), "path")); td.title = fnWhere(f); } },
     ];
     v.append(
       el("div", { class: "toolbar" }, fnFilterBox, el("span", { class: "matches", id: "fn-count", text: `${rows.length} function${rows.length === 1 ? "" : "s"}` })),
+      ...(facts.memoryOps ? [] : [el("p", { class: "note nomem", text: `${NO_MEMORY}: no allocation, free or live-heap columns.` })]),
       dataTable("functions", cols, rows, state.sort.functions, renderFunctions, 1000, (f) => ({ "data-fn": f })),
     );
   }
@@ -1185,10 +1236,10 @@
         const draw = () => {
           card.replaceChildren(
             el("h3", null, swatchFor(f), text(fnName[f])),
-            el("div", { class: "where", text: `${fnFile[f]} · ${threadName[fnThread[f]]} · self CPU ${fmtOps(fnSelf.cpu[f])} ops, self wall ${fmtWall(fnSelf.wall[f])}` }),
+            el("div", { class: "where", text: `${fnFile[f]} · ${threadName[fnThread[f]]} · self CPU ${fmtCpu(fnSelf.cpu[f])}, self wall ${fmtWall(fnSelf.wall[f])}` }),
             dataTable(null, [
               { key: "line", label: "Line", get: (l) => l.line, fmt: (x) => String(x) },
-              { key: "cpu", label: "CPU (ops)", get: (l) => l.cpu, fmt: fmtOps, bar: true },
+              { key: "cpu", label: "CPU", get: (l) => l.cpu, fmt: fmtCpu, bar: true },
               { key: "share", label: "% of function", get: (l) => (cpuSum ? (100 * l.cpu) / cpuSum : 0), fmt: (x) => `${x.toFixed(1)}%`, exact: false },
               { key: "wall", label: "Wall", get: (l) => l.wall, fmt: fmtWall },
             ], lines, sortState, draw, 12),
@@ -1200,7 +1251,10 @@
       if (!hot.length) cards.append(el("p", { class: "note", text: "No line figures in this selection." }));
       v.append(cards);
     }
-    if (!facts.memoryOps) return;
+    if (!facts.memoryOps) {
+      v.append(el("h2", { class: "section", text: "Allocation sites" }), el("p", { class: "note nomem", text: `${NO_MEMORY}.` }));
+      return;
+    }
     const A = D.allocLines || [];
     if (A.length) renderAllocLines(v, A, factor);
     else renderAllocCallers(v, factor);
@@ -1294,7 +1348,7 @@
     const v = views.memory;
     v.replaceChildren();
     if (!facts.memoryOps) {
-      v.append(el("p", { class: "note", text: "This capture has no memory operations. Profile with memory tracking on (bsprof_enable_mem=1) to see allocations, frees and leaks." }));
+      v.append(el("p", { class: "note nomem", id: "memory-note", text: `${NO_MEMORY}. Add it to the app's manifest to see allocations, frees, the live heap and leaks.` }));
       return;
     }
     const tt = D.totals;
@@ -1307,7 +1361,8 @@
         stat("Allocated", fmtBytes(tt.allocBytes)),
         stat("Frees", fmtCount(tt.frees)),
         stat("Reallocations", fmtCount(tt.reallocs)),
-        stat("Live at the end", `${fmtBytes(tt.liveBytes)} in ${fmtCount(tt.liveCount)} blocks`, "live-total"),
+        stat("Peak live heap", fmtBytes(heapPeak), "live-peak"),
+        stat("Live heap at end", `${fmtBytes(tt.liveBytes)} in ${fmtCount(tt.liveCount)} blocks`, "live-total"),
         stat("Frees of unknown addresses", fmtCount(tt.unknownFrees)),
       ),
     );
@@ -1343,7 +1398,7 @@
     v.append(el("h2", { class: "section", text: "Leak sites: memory still allocated at the end, by the call path that allocated it" }));
     v.append(
       dataTable("leaks", [
-        { key: "liveBytes", label: "Live bytes", get: (s) => s.live, fmt: fmtBytes, bar: true },
+        { key: "liveBytes", label: "Live at end", get: (s) => s.live, fmt: fmtBytes, bar: true },
         { key: "liveCount", label: "Blocks", get: (s) => s.count, fmt: fmtCount },
         { key: "fn", label: "Allocated by", text: true, cls: "fn", get: (s) => fnName[nodeFn[s.n]] },
         { key: "thread", label: "Thread", text: true, get: (s) => threadName[nodeThread[s.n]] },
@@ -1409,7 +1464,8 @@
       ["Stream", `${grouped(facts.bytes)} bytes, ${grouped(facts.entries)} entries, .bsprof format ${facts.format || "?"}`],
       ["Wall-time unit", `${facts.wallUnit} (${grouped(WPS)} per second; Roku does not publish it)`],
       ["Threads", threadName.join(", ")],
-      ["Totals", `${fmtWall(D.totals.wall)} wall, ${fmtOps(D.totals.cpu)} CPU ops, ${fmtCount(D.totals.calls)} calls, ${fmtCount(D.totals.paths)} call paths`],
+      ["Live heap", facts.memoryOps ? `peak ${fmtBytes(heapPeak)}, at end ${fmtBytes(heapEnd)} (${grouped(heapEnd)} bytes in ${grouped(D.totals.liveCount)} blocks)` : NO_MEMORY],
+      ["Totals", `${fmtWall(D.totals.wall)} wall, ${fmtCpu(D.totals.cpu)} CPU, ${fmtCount(D.totals.calls)} calls, ${fmtCount(D.totals.paths)} call paths`],
       ["Timeline", `${grouped(SLOTS)} synthetic samples per thread at ${HZ} Hz`],
       ["Made by", `rokuprof ${facts.rokuprof}`],
     ];
