@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rokuprof import __version__
 from rokuprof.capture.status import DeviceState
-from rokuprof.daemon.metrics import Family
+from rokuprof.daemon.exposition import Family
 from rokuprof.store.layout import SessionStatus
 from rokuprof.timefmt import utc_iso
 

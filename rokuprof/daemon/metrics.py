@@ -1,6 +1,7 @@
 """Prometheus text exposition (format 0.0.4) over a tiny asyncio HTTP server, plus /healthz.
 
-:func:`render` turns metric families into text; :class:`MetricsServer` serves ``GET /metrics``
+:func:`~rokuprof.daemon.exposition.render` turns metric families into text (no I/O, in
+:mod:`rokuprof.daemon.exposition`); :class:`MetricsServer` serves ``GET /metrics``
 (whatever its ``collect`` callable returns at that moment) and ``GET /healthz`` (200 ``ok`` or
 503 with the reason). Requests are bounded in size and time; one connection never blocks another.
 """
@@ -10,55 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+
+from rokuprof.daemon.exposition import Family, render
+
+__all__ = ["CONTENT_TYPE", "Family", "MetricsServer", "render"]
 
 log = logging.getLogger(__name__)
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MAX_HEAD = 8192
 READ_TIMEOUT = 5.0
-
-
-@dataclass
-class Family:
-    """One metric: name, type (``counter``/``gauge``), help text and its labelled values."""
-
-    name: str
-    type: str
-    help: str
-    samples: list[tuple[dict[str, str], float]] = field(default_factory=list)
-
-    def add(self, value: float, **labels: object) -> Family:
-        self.samples.append(({k: str(v) for k, v in labels.items()}, float(value)))
-        return self
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
-
-
-def render(families: Iterable[Family]) -> str:
-    """The text exposition of ``families``."""
-    lines = []
-    for fam in families:
-        lines.append(f"# HELP {fam.name} {fam.help.replace(chr(10), ' ')}")
-        lines.append(f"# TYPE {fam.name} {fam.type}")
-        for labels, value in fam.samples:
-            text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
-            lines.append(
-                f"{fam.name}{{{text}}} {_number(value)}" if text else f"{fam.name} {_number(value)}"
-            )
-    return "\n".join(lines) + "\n"
 
 
 class MetricsServer:
