@@ -13,17 +13,23 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rokuprof"
 
-#: The pure cores: formats, tables, chunk building, exports and the capture's machines.
+#: The pure cores: formats, tables, chunk building, exports, the run/device/delivery machines
+#: and the device protocol parts written sans I/O.
 PURE = [
     "rokuprof.bsprof",
     "rokuprof.profile",
+    "rokuprof.profile.engine",
     "rokuprof.sentry",
     "rokuprof.export",
     "rokuprof.capture.machine",
+    "rokuprof.capture.device_machine",
     "rokuprof.capture.record",
     "rokuprof.capture.chunks",
     "rokuprof.capture.stop",
+    "rokuprof.store.delivery",
     "rokuprof.device.constants",
+    "rokuprof.device.response",
+    "rokuprof.units",
 ]
 
 #: What a pure core must not load, even indirectly.

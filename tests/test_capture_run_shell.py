@@ -18,7 +18,7 @@ from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.status import CaptureStatus, NullObserver
 from rokuprof.capture.stop import StopCause
 from rokuprof.device.errors import HttpStatusError
-from rokuprof.device.stream import ResponseReader
+from rokuprof.device.response import ResponseReader
 from rokuprof.sentry import ChunkSettings
 
 DATA = (Path(__file__).resolve().parent.parent / "samples" / "cafe-tv-cpu-only.bsprof").read_bytes()

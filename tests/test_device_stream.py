@@ -11,7 +11,8 @@ import pytest
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CALLS, CPU, MODULE, PATH, STRING, Footer, Header
 from rokuprof.device.errors import DeviceTimeout, DeviceUnavailable, HttpStatusError, ProtocolError
-from rokuprof.device.stream import ConnectionLost, ProfilerStream, ResponseReader
+from rokuprof.device.response import ResponseReader
+from rokuprof.device.stream import ConnectionLost, ProfilerStream
 
 HEADER = Header(
     1, 0, 0, 0, 1.0, 1.0, False, False, 1_700_000_000_000, "App", "", "1.0", "Roku", "4800X", "14.1"

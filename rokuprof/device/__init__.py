@@ -33,8 +33,9 @@ if TYPE_CHECKING:
         LimitedModeError,
         ProtocolError,
     )
+    from rokuprof.device.response import ResponseReader
     from rokuprof.device.ssdp import SsdpDevice, discover
-    from rokuprof.device.stream import ConnectionLost, ProfilerStream, ResponseReader
+    from rokuprof.device.stream import ConnectionLost, ProfilerStream
 
 #: Public name → the module that defines it.
 _HOMES = {
@@ -58,7 +59,8 @@ _HOMES = {
     ),
     "SsdpDevice": "ssdp",
     "discover": "ssdp",
-    **dict.fromkeys(["ConnectionLost", "ProfilerStream", "ResponseReader"], "stream"),
+    **dict.fromkeys(["ConnectionLost", "ProfilerStream"], "stream"),
+    "ResponseReader": "response",
 }
 
 __all__ = [
