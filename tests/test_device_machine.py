@@ -1,11 +1,8 @@
 """The device machine (rokuprof/capture/device_machine.py) fed scripted events with a scripted
 clock and scripted jitter: no sockets, no sleeps.
 
-Named tests pin the rules (polling, backoff, states, ECP, notes, free space, runs); a property
-test plays random device behaviours through the machine as the shell would and checks what
-every sequence must satisfy: legal state changes, ``streaming``/``paused`` only inside a run,
-``unreachable`` after every timeout, backoff within its bounds and never under the floor, one
-ECP query at a time.
+One test per rule: polling, backoff, states, ECP, notes, free space, runs (every sequence of
+them: test_device_machine_sequences.py).
 """
 
 from __future__ import annotations
@@ -13,14 +10,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from device_script import POLL, Draws, Rules
 
-from rokuprof.backoff import backoff_delay
 from rokuprof.capture.device_machine import (
     LOW_SPACE_RECHECK,
     UNREACHABLE_BACKOFF,
@@ -47,37 +40,6 @@ from rokuprof.capture.device_machine import (
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.status import DeviceState as S
 from rokuprof.capture.stop import StopCause
-
-POLL = 0.25
-
-
-@dataclass(frozen=True)
-class Rules:
-    """The capture config's fields the machine reads (CaptureConfig's defaults, no floor)."""
-
-    host: str = "192.168.1.20"
-    out: Path = Path("/data")
-    profiler_port: int = 8090
-    console_port: int = 8080
-    poll_interval: float = POLL
-    max_backoff: float = 2.0
-    ecp_recheck: float = 10.0
-    use_ecp: bool = True
-    runs: int | None = None
-    archive_limits: ArchiveLimits = field(default_factory=lambda: ArchiveLimits(min_free_bytes=0))
-
-
-class Draws:
-    """A scripted random source: the given numbers in turn (then 0.5), each one remembered."""
-
-    def __init__(self, *numbers: float) -> None:
-        self.numbers = list(numbers)
-        self.drawn: list[float] = []
-
-    def __call__(self) -> float:
-        value = self.numbers.pop(0) if self.numbers else 0.5
-        self.drawn.append(value)
-        return value
 
 
 def machine(rand: Draws | None = None, **rules) -> DeviceMachine:
@@ -325,136 +287,3 @@ def test_below_the_floor_nothing_connects_said_once_per_episode() -> None:
     assert m.handle(Tick(10.0, free=None)) == [QueryEcp(), Connect()]  # cannot tell: go on
     assert m.handle(Tick(11.0, free=2 << 30))[0] == Unsay("space")
     assert not machine().wants_free_space
-
-
-# -- every sequence --------------------------------------------------------------------------
-
-IDLE = {S.UNREACHABLE, S.REFUSED, S.WAITING, S.STOPPED}
-LEGAL = {
-    S.STARTING: IDLE,
-    S.UNREACHABLE: IDLE,
-    S.REFUSED: IDLE,
-    S.WAITING: IDLE | {S.BUSY, S.STREAMING, S.PAUSED},
-    S.BUSY: IDLE | {S.STREAMING, S.PAUSED},
-    S.STREAMING: {S.PAUSED, S.FINISHED, S.STOPPED},
-    S.PAUSED: {S.STREAMING, S.FINISHED, S.STOPPED},
-    S.FINISHED: IDLE,
-    S.STOPPED: set(),
-}
-OUTCOMES = ["refused", "timeout", "busy", "answer", "run", "cut", "paused-run"]
-ECP = ["down", "up", "limited", "error", "none"]
-
-
-@dataclass
-class Player:
-    """Plays a device's behaviour through the machine as the loop's shell would."""
-
-    m: DeviceMachine
-    rand: Draws
-    ecp_answers: list[str]
-    now: float = 0.0
-    log: list = field(default_factory=list)  # (event, actions)
-    ecp_pending: int = 0
-
-    def feed(self, event):
-        actions = self.m.handle(event)
-        self.log.append((event, actions))
-        queries = sum(isinstance(a, QueryEcp) for a in actions)
-        assert queries <= 1 and not (queries and self.ecp_pending), "two ECP queries at once"
-        self.ecp_pending += queries
-        return actions
-
-    def answer_ecp(self) -> None:
-        if self.ecp_pending and self.ecp_answers:
-            self.ecp_pending = 0
-            kind, t = self.ecp_answers.pop(0), self.now
-            self.feed(
-                {
-                    "down": EcpAnswered(t, False, "ECP timed out"),
-                    "up": EcpAnswered(t, True, mode="default", identified=True),
-                    "limited": EcpAnswered(t, True, "403", mode="limited"),
-                    "error": EcpAnswered(t, True, "ECP answered 500"),
-                    "none": EcpAnswered(t, None),
-                }[kind]
-            )
-
-    def connect(self, outcome: str) -> list:
-        if outcome in ("refused", "timeout"):
-            self.now += 0.001 if outcome == "refused" else 2.0
-            return self.feed(ConnectFailed(self.now, outcome == "refused", outcome))
-        self.feed(Connected(self.now))
-        self.answer_ecp()
-        if outcome in ("busy", "answer"):
-            self.now += 0.01
-            return self.feed(NotARun(self.now, "404", busy=outcome == "busy"))
-        if outcome == "paused-run":
-            self.feed(ConsoleSaid("paused"))
-        self.feed(RunStarted(self.now))
-        for word in ("paused", "running", "running"):
-            self.now += 3.0
-            self.feed(ConsoleSaid(word))
-        return self.feed(RunEnded(self.now, cut=outcome == "cut"))
-
-    def play(self, outcomes: list[str]) -> None:
-        actions = self.feed(Started(self.now))
-        outcomes = list(outcomes)
-        while True:
-            [step] = [a for a in actions if isinstance(a, Wake | Connect | StopLoop)]
-            if isinstance(step, StopLoop) or not outcomes:
-                break
-            if isinstance(step, Wake):
-                assert step.at >= self.now
-                self.now = step.at
-                self.answer_ecp()
-                actions = self.feed(Tick(self.now))
-            else:
-                actions = self.connect(outcomes.pop(0))
-        self.feed(Stopped("stopped"))
-
-
-@given(
-    outcomes=st.lists(st.sampled_from(OUTCOMES), max_size=40),
-    ecp=st.lists(st.sampled_from(ECP), max_size=20),
-    draws=st.lists(st.floats(0.0, 1.0), max_size=40),
-    use_ecp=st.booleans(),
-    runs=st.none() | st.integers(1, 4),
-)
-def test_every_behaviour_keeps_the_rules(outcomes, ecp, draws, use_ecp, runs) -> None:
-    rand = Draws(*draws)
-    player = Player(DeviceMachine(Rules(use_ecp=use_ecp, runs=runs), rand), rand, list(ecp))
-    player.play(outcomes)
-    state, in_run, failures, draws_used = S.STARTING, False, 0, 0
-    for event, actions in player.log:
-        inside = isinstance(event, RunStarted) or (in_run and not isinstance(event, RunEnded))
-        for action in actions:
-            if isinstance(action, SetState):
-                assert action.state in LEGAL[state] or action.state == state, (state, action)
-                assert inside or not action.state.in_run, (event, action)  # never before data
-                state = action.state
-        in_run = inside
-        delays = [a.at - event.at for a in actions if isinstance(a, Wake)]
-        if isinstance(event, Connected):
-            failures = 0  # the device answered: silence starts again from the floor
-        elif isinstance(event, ConnectFailed):
-            [delay] = delays
-            if event.refused:
-                failures = 0
-                assert delay == pytest.approx(POLL)
-                continue
-            failures += 1
-            assert state is S.UNREACHABLE  # after every timeout, the first one too
-            draw = rand.drawn[draws_used]
-            draws_used += 1
-            want = backoff_delay(failures + 1, POLL, UNREACHABLE_BACKOFF, draw, floor=POLL)
-            assert delay == pytest.approx(want)
-            ceiling = min(UNREACHABLE_BACKOFF, POLL * 2**failures)
-            assert POLL - 1e-9 <= delay <= ceiling + 1e-9
-        elif isinstance(event, NotARun):
-            draws_used += 1
-            assert POLL - 1e-9 <= delays[0] <= 2.0 + 1e-9
-    assert draws_used == len(rand.drawn)  # jitter only where the rules say
-    assert state is S.STOPPED
-    ended = sum(isinstance(e, RunEnded) for e, _ in player.log)
-    stops = [a for _, acts in player.log for a in acts if isinstance(a, StopLoop)]
-    assert stops == ([StopLoop(StopCause.RUNS)] if runs is not None and ended == runs else [])
-    assert runs is None or ended <= runs
