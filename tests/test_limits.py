@@ -174,6 +174,7 @@ TOP_ENTRIES = [
 ]
 
 
+@pytest.mark.engine
 def test_ids_take_the_whole_uint32_range():
     data = build_stream(HEADER, TOP_ENTRIES, Footer(3_000))
     out = decode([data[i : i + 1] for i in range(len(data))])
@@ -196,6 +197,7 @@ def test_an_id_over_32_bits_is_a_corrupt_tag(kind):
     assert reference_outcome(data)["error"] == out.error
 
 
+@pytest.mark.engine
 def test_a_file_with_ids_up_to_2_32_minus_1_converts(tmp_path):
     from typer.testing import CliRunner
 
@@ -272,6 +274,7 @@ def test_live_allocations_over_the_limit_are_counted_not_tracked():
     assert len(tables.warnings) == 1
 
 
+@pytest.mark.engine
 def test_reader_reports_the_heap_limit_warning():
     entries = [(2, 1, 0, 1, 0, 1, 1, 1)] + [(3, 1, 0, 0, i, 1) for i in range(10)]
     reader = ProfileReader.from_bytes(

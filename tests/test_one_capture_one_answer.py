@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import splits
 from test_sentry_fixtures import SAMPLES, counter_ids, synthetic_stream
 
 from rokuprof.sentry.convert import OfflineConverter
+
+pytestmark = pytest.mark.engine  # what the engine decodes, end to end
 
 FULL = SAMPLES / "cafe-tv-full.bsprof"
 STREAM = synthetic_stream(4.0, seed=4, rate=0.5)  # 22 KB: several slices

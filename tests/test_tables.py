@@ -357,6 +357,7 @@ def test_unchanged_interval_gives_an_empty_delta():
     assert tables.take_delta().paths == {1: PathStats(calls=2)}
 
 
+@pytest.mark.engine
 @given(st.data(), streams(memory_ops=True))
 def test_reader_deltas_do_not_depend_on_the_byte_split(data, spec):
     def deltas(pieces) -> dict[int, PathStats]:
@@ -380,6 +381,7 @@ STREAM = build_stream(
 )
 
 
+@pytest.mark.engine
 def test_reader_fills_the_tables_and_says_complete():
     reader = ProfileReader()
     counts = [reader.feed(STREAM[i : i + 7]) for i in range(0, len(STREAM), 7)]
@@ -393,6 +395,7 @@ def test_reader_fills_the_tables_and_says_complete():
     assert reader.tables.stats(1) == PathStats(cpu=3, wall=4, calls=1)
 
 
+@pytest.mark.engine
 def test_reader_problem_for_each_way_a_stream_falls_short():
     header_end = len(build_stream(HEADER, [], end=False))
     short_header = ProfileReader.from_bytes(STREAM[:10])
@@ -414,6 +417,7 @@ def test_reader_problem_for_each_way_a_stream_falls_short():
     assert not corrupt.complete
 
 
+@pytest.mark.engine
 def test_reader_warnings_come_from_decoder_and_tables():
     data = build_stream(
         dataclasses.replace(HEADER, major=7),
