@@ -17,9 +17,8 @@ give), each named with Relay's own discard reason:
 * ``profiling_malformed_stacks`` - a frame index outside ``frames`` (in any stack, used or not);
 * ``profiling_duration_is_too_long`` - last sample minus first sample over 66 s.
 
-A builder that knows its samples without a dict per sample (the chunk builder lays them out as
-runs) passes :class:`SampleFacts` instead of the samples: the same rules are checked on the
-facts, at a cost that does not grow with the number of samples.
+A builder that holds its samples as runs passes :class:`SampleFacts` instead: the same rules,
+checked at a cost that does not grow with the number of samples.
 """
 
 from __future__ import annotations
@@ -31,11 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 MAX_CHUNK_BYTES = 50 * 1024 * 1024
-#: Relay's limit on one chunk's last sample timestamp minus its first (seconds; more is
-#: ``profiling_duration_is_too_long``). Not the chunk window
-#: (:data:`rokuprof.sentry.chunk.MAX_CHUNK_SECONDS`, 60 s): Sentry's SDKs cut a chunk every
-#: 60 s of samples and Relay leaves 6 s of headroom above that. The builder keeps to the window;
-#: this checks what is sent.
+#: Relay's limit on a chunk's last sample time minus its first (more: too long), 6 s above the
+#: window the SDKs and the builder keep to (:data:`rokuprof.sentry.settings.MAX_CHUNK_SECONDS`).
 MAX_SAMPLE_SPAN_SECONDS = 66.0
 MEASUREMENT_UNITS = frozenset(
     {"nanosecond", "ns", "hertz", "hz", "byte", "percent", "nanojoule", "nj"}
