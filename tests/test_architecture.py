@@ -106,3 +106,20 @@ def test_no_import_cycle() -> None:
         if node not in state:
             visit(node)
     assert cycles == [], "import cycles: " + "; ".join(" → ".join(c) for c in cycles)
+
+
+#: A module says one thing: none over this many lines...
+MAX_LINES = 600
+#: ...and only a few (the decoder, the grammar, the tables, the machines) over this many.
+LONG_LINES, MAX_LONG = 400, 6
+
+
+def test_modules_stay_small() -> None:
+    sizes = {
+        str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.rglob("*.py")
+    }
+    too_big = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    long = sorted((n, name) for name, n in sizes.items() if n > LONG_LINES)
+    assert not too_big, f"modules over {MAX_LINES} lines: {too_big}"
+    assert len(long) <= MAX_LONG, f"{len(long)} modules over {LONG_LINES} lines: {long}"

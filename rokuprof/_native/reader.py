@@ -4,8 +4,7 @@
 decodes and counts in one pass: the :class:`~rokuprof.bsprof.decoder.Framing` around it reads
 the header and the footer exactly as for the pure decoder, and an entry the core rejects is
 explained by :func:`rokuprof.bsprof.reference.parse_entry` as the pure body does, so errors are
-identical (type, offset, message). :class:`NativeDecoder` is that framing (its ``feed`` returns
-how many entries completed, not the entries).
+identical (type, offset, message). :class:`NativeDecoder` is that framing (``feed`` counts).
 
 :class:`NativeTables` satisfies :class:`~rokuprof.profile.protocol.TablesView`, as
 :class:`~rokuprof.profile.tables.ProfileTables` does; the tables themselves live in C and
@@ -25,7 +24,7 @@ from rokuprof.bsprof.decoder import Bytes, Framing
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.errors import BsprofError, InvalidValue
 from rokuprof.bsprof.model import MODULE, PATH, STRING, Entry, Header, Limits
-from rokuprof.profile.tables import (
+from rokuprof.profile.paths import (
     DEEP_PATHS_WARNING,
     RESERVED_STRINGS,
     Delta,
@@ -263,7 +262,7 @@ class NativeTables:
 
     def stack(self, path_id: int) -> tuple[PathNode, ...]:
         """The call path's elements, leaf first, root last, folded to at most
-        ``limits.max_stack_depth`` (:func:`~rokuprof.profile.tables.fold_stack`)."""
+        ``limits.max_stack_depth`` (:func:`~rokuprof.profile.paths.fold_stack`)."""
         stack = self._stacks.get(path_id)
         if stack is None:
             limit = self.limits.max_stack_depth
