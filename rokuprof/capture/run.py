@@ -327,8 +327,7 @@ class RunCapture:
         """Carry out one action now: archive writes and notices at once, files in order."""
         match action:
             case Archive(data):
-                self.files.archive.write_now(data)
-                self.status.bytes = self.files.archive.bytes
+                self.files.archive.write_now(data)  # status.bytes: the machine's count, below
             case OpenSession():
                 self._open_session()
             case WriteChunk() | WriteRecord() | Finished():
