@@ -12,12 +12,13 @@ from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
 from rokuprof.bsprof.model import Limits
-from rokuprof.profile.tables import Delta, PathNode, PathStats, Totals
+from rokuprof.profile.paths import Delta, PathNode, PathStats, Totals
 
 
 @runtime_checkable
 class TablesView(Protocol):
-    """The tables a ``.bsprof`` stream adds up to (see :mod:`rokuprof.profile.tables`)."""
+    """The tables a ``.bsprof`` stream adds up to (:mod:`rokuprof.profile.tables`; the path
+    model in :mod:`rokuprof.profile.paths`)."""
 
     # -- per call path -----------------------------------------------------------------------
 
