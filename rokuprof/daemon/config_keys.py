@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.exports import FORMATS, export_formats
@@ -304,7 +305,7 @@ for _key in _KEYS:
     KEYS.setdefault(_key.section, {})[_key.name] = _key
 
 
-def default(section: str, name: str) -> object:
+def default(section: str, name: str) -> Any:
     """The default of ``[section] name`` (what a config that does not set it gets)."""
     return KEYS[section][name].default
 
