@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -56,8 +55,6 @@ from rokuprof.device.stream import ProfilerStream
 from rokuprof.store.files import sweep_tmp
 
 LOW_SPACE_RECHECK = dm.LOW_SPACE_RECHECK  # seconds between free-space reads below the floor
-
-log = logging.getLogger(__name__)
 
 Step = dm.Wake | dm.Connect | dm.StopLoop | None  # what the loop does next
 
