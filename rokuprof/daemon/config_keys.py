@@ -392,5 +392,6 @@ def default_toml() -> str:
         for key in keys.values():
             shown = "192.168.1.20" if key.required else key.default
             value = f"{key.name} = {toml_value(key, shown)}" if shown is not None else ""
-            lines.append(f"{value}  # {key.help}" if value else f"# {key.name}: {key.help}")
+            text = key.help + (f" (of {', '.join(key.choices)})" if key.choices else "")
+            lines.append(f"{value}  # {text}" if value else f"# {key.name}: {text}")
     return "\n".join(lines).lstrip() + "\n"
