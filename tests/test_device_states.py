@@ -1,6 +1,10 @@
-"""Device states a user can trust, against the simulated Roku on 127.0.0.1: the same state in
-the loop's status, the live view, the plain log, metrics and /healthz; notes that clear with
-their cause; a repeated condition said once."""
+"""Device states a user can trust, end to end against the simulated Roku on 127.0.0.1: the same
+state in the loop's status, the live view, the plain log, metrics and /healthz; notes that clear
+with their cause; a repeated condition said once. The rules themselves are the device machine's,
+tested event by event in test_device_machine.py; these tests show the shell carries them out.
+
+Every run is ended by the test (Home) or quick (the simulator's app time runs fast), and every
+wait is for an event (bounded), never a window of time."""
 
 from __future__ import annotations
 
@@ -14,16 +18,17 @@ import httpx
 from daemon_helpers import cap_config
 from rich.console import Console
 
-from rokuprof.capture.live import LiveView, PlainLog
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.status import CaptureStatus, NullObserver
 from rokuprof.daemon.config import build_config
 from rokuprof.device.control import control
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
+from rokuprof.views.live_log import PlainLog
+from rokuprof.views.live_view import LiveView
 
 
 def sim(**kw) -> DeviceConfig:
-    base = dict(run_seconds=1.5, runs=1, run_gap=0.1, seed=3, burst_ticks=(2, 10))
+    base = dict(run_seconds=1.5, runs=1, run_gap=0.1, seed=3, burst_ticks=(2, 10), speed=4.0)
     return DeviceConfig(**(base | kw))
 
 
@@ -89,16 +94,18 @@ async def test_busy_is_said_once_never_streaming_before_data_and_its_note_clears
     """Another client has the stream (503): the state is busy (not "streaming run 1, 0:00:00"),
     said once however often the loop retries; the next, successful run shows no 503."""
     seen = Seen()
-    async with SimulatedDevice(sim(auto_launch=False, runs=None, speed=1.0)) as dev:
+    async with SimulatedDevice(sim(auto_launch=False, runs=None, run_seconds=60)) as dev:
         await dev.launch()
         await dev.wait_listening(5)
         other = asyncio.ensure_future(other_client(dev.profiler_port))
         await dev.wait_until(lambda: dev.runs[0].status == "streaming", 5)
-        config = cap_config(dev, tmp_path, runs=1, max_backoff=0.2)
+        config = cap_config(dev, tmp_path, runs=1, poll_interval=0.05, max_backoff=0.1)
         capture = DeviceCapture(config, observer=seen)
         task = asyncio.ensure_future(capture.run())
         await until(lambda: capture.status.state == "busy", 5)
         busy_screen = screen(capture.status)
+        await until(lambda: dev.runs[0].refused >= 5, 10)  # asked again and again while busy
+        await dev.home()  # the other client's run ends
         await dev.wait_run_end(0, 10)
         assert await asyncio.wait_for(other, 5)
         refused_before = dev.runs[0].refused
@@ -106,6 +113,8 @@ async def test_busy_is_said_once_never_streaming_before_data_and_its_note_clears
         await dev.launch()
         await until(lambda: capture.status.state == "streaming", 5)
         streaming_screen = screen(capture.status)
+        await until(lambda: capture.status.bytes > 3000, 5)
+        await dev.home()  # the run ends, complete
         summary = await asyncio.wait_for(task, 15)
     assert refused_before >= 5  # the loop asked again and again while busy
     assert "busy" in state_line(busy_screen) and "503" in busy_screen
@@ -127,8 +136,9 @@ async def test_busy_is_said_once_never_streaming_before_data_and_its_note_clears
 async def test_a_paused_profiler_shows_as_paused_until_resumed(tmp_path: Path) -> None:
     """``rokuprof control HOST pause`` during a capture: the loop's console poll sees it."""
     seen = Seen()
-    async with SimulatedDevice(sim(auto_launch=False, run_seconds=60, speed=1.0)) as dev:
-        capture = DeviceCapture(cap_config(dev, tmp_path), observer=seen)
+    async with SimulatedDevice(sim(auto_launch=False, run_seconds=60)) as dev:
+        config = cap_config(dev, tmp_path, console_poll=0.1)
+        capture = DeviceCapture(config, observer=seen)
         task = asyncio.ensure_future(capture.run())
         await dev.launch()
         await until(lambda: capture.status.state == "streaming", 5)
@@ -183,11 +193,12 @@ async def test_unreachable_and_refused_are_told_apart(tmp_path: Path) -> None:
     assert "unreachable" in state_line(shown) and "ECP" in state_line(shown)
     assert "\n".join(seen.lines).count("unreachable") == 1
     async with SimulatedDevice(sim(auto_launch=False)) as dev:
-        capture = DeviceCapture(cap_config(dev, tmp_path, duration=1.0))
+        capture = DeviceCapture(cap_config(dev, tmp_path))
         task = asyncio.ensure_future(capture.run())
         await until(lambda: capture.status.state == "refused", 5)
         await asyncio.sleep(0.3)
         assert capture.status.state == "refused"
+        capture.request_stop()
         await asyncio.wait_for(task, 5)
 
 
