@@ -92,7 +92,7 @@ class Uploader:
     ) -> None:
         self.spool = spool
         self.dsn = dsn
-        self.sender = None
+        self.sender: Sender | None = None
         if dsn is not None:
             self.sender = Sender(
                 spool,
