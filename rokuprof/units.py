@@ -8,11 +8,11 @@ _BINARY = (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024))
 def size(n: float, *, exact: bool = False) -> str:
     """Bytes in binary units: a figure with one decimal (``1.5 MiB``), or with ``exact`` a
     limit or setting as it could be written back (``64 MiB``, ``1.25 GiB``, four significant
-    digits). Below 1 KiB, whole bytes: ``300 B`` in a figure, ``300 bytes`` in a limit."""
+    digits). Below 1 KiB, whole bytes (``300 B``)."""
     for unit, scale in _BINARY:
         if abs(n) >= scale:
             return f"{n / scale:.4g} {unit}" if exact else f"{n / scale:.1f} {unit}"
-    return f"{n:.0f} bytes" if exact else f"{n:.0f} B"
+    return f"{n:.0f} B"
 
 
 def seconds(s: float) -> str:

@@ -55,7 +55,7 @@ def test_a_character_split_between_reads_is_kept_whole() -> None:
 def test_a_reply_over_the_cap_is_refused() -> None:
     s = PromptScanner(max_bytes=10)
     s.feed(b"0123456789")
-    with pytest.raises(ProtocolError, match="reply larger than 10 bytes without a prompt"):
+    with pytest.raises(ProtocolError, match="reply larger than 10 B without a prompt"):
         s.feed(b"x")
 
 

@@ -26,16 +26,18 @@ and is readable by group or others draws a warning (:attr:`DaemonConfig.warnings
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rokuprof import units
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.daemon.config_keys import KEYS, Context, Reader, default
-from rokuprof.daemon.config_values import format_host, format_size, parse_listen, parse_size
+from rokuprof.daemon.config_values import format_host, parse_listen, parse_size
 from rokuprof.daemon.naming import name_clashes
 from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.device.hosts import Resolver, plain_host
@@ -45,7 +47,7 @@ from rokuprof.store.files import DEFAULT_FILE_MODE, dir_mode_for
 from rokuprof.store.spool import DEFAULT_MAX_BYTES as DEFAULT_SPOOL_BYTES
 
 __all__ = ["DSN_ENV", "ConfigError", "DaemonConfig", "DeviceEntry", "build_config", "load_config"]
-__all__ += ["dsn_file_warning", "format_host", "format_size", "parse_listen", "parse_size"]
+__all__ += ["dsn_file_warning", "format_host", "parse_listen", "parse_size"]
 
 DSN_ENV = "ROKUPROF_SENTRY_DSN"
 DEFAULT_OUT = Path(str(default("capture", "out")))
@@ -168,9 +170,9 @@ class DaemonConfig:
 
     def summary(self) -> list[str]:
         """Human-readable lines describing the config (no secrets)."""
+        size = functools.partial(units.size, exact=True)  # as a setting is written
         lines = [f"output: {self.capture.out} (chunks of {self.capture.chunks.chunk_seconds:g} s)"]
         arc = self.capture.archive
-        size = format_size
         parts = [
             f"at most {size(arc.max_session_bytes)} per session"
             if arc.max_session_bytes
@@ -195,7 +197,7 @@ class DaemonConfig:
         lines.append(self.discovery.describe())
         lines.append(f"sentry: {self.sentry.describe()}")
         lines.append(
-            f"spool: at most {format_size(self.spool.max_bytes)} of undelivered chunks, then the"
+            f"spool: at most {size(self.spool.max_bytes)} of undelivered chunks, then the"
             " oldest are dropped"
             if self.sentry.dsn is not None
             else "spool: no uploads, nothing dropped (only retention deletes chunks)"
@@ -206,7 +208,7 @@ class DaemonConfig:
             days = ret.max_age_days
             parts.append(f"older than {days:g} day{'' if days == 1 else 's'}")
         if ret.max_bytes is not None:
-            parts.append(f"beyond {format_size(ret.max_bytes)}")
+            parts.append(f"beyond {size(ret.max_bytes)}")
         lines.append(
             "retention: delete sessions " + " or ".join(parts)
             if parts
@@ -223,7 +225,7 @@ class DaemonConfig:
         rec = self.recovery
         lines.append(
             f"recovery: each crashed session within {rec.max_seconds:g} s and"
-            f" {format_size(rec.max_memory)} more memory, set aside once the daemon has died in"
+            f" {size(rec.max_memory)} more memory, set aside once the daemon has died in"
             f" {rec.max_attempts} conversion(s) of it"
         )
         return lines

@@ -26,13 +26,6 @@ def parse_size(text: str | int) -> int:
     return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
 
-def format_size(n: int) -> str:
-    for unit, size in BINARY_UNITS:
-        if n >= size:
-            return f"{n / size:.4g} {unit}"
-    return f"{n} B"
-
-
 def format_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
