@@ -21,12 +21,6 @@ and carries out the actions; this module owns the rules:
   connect while the device is unidentified; one query at a time.
 * **Notes** (said once while their cause lasts): free space, ECP limited mode, an answer that
   was not a run.
-
-Events: :class:`Started`, :class:`Tick`, :class:`ConnectFailed`, :class:`Connected`,
-:class:`RunStarted`, :class:`ConsoleSaid`, :class:`RunEnded`, :class:`NotARun`,
-:class:`EcpAnswered`, :class:`Stopped`. Actions: :class:`SetState`, :class:`Say`,
-:class:`Unsay`, :class:`SetEcpMode`, :class:`QueryEcp`, :class:`Wake`, :class:`Connect`,
-:class:`StopLoop`.
 """
 
 from __future__ import annotations
@@ -51,8 +45,7 @@ MAX_CUTS = 20  # runs in a row cut by an archive limit that still lengthen the w
 
 
 class DeviceRules(Protocol):
-    """What the machine reads of the capture config (:class:`~rokuprof.capture.loop.CaptureConfig`
-    has it all)."""
+    """What the machine reads of :class:`~rokuprof.capture.config.CaptureConfig`."""
 
     host: str
     out: Path
