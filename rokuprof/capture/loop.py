@@ -88,7 +88,7 @@ class DeviceCapture:
             sink_factory = sentry_sink_factory(config.chunk_settings)
         self.sink_factory = sink_factory
         self.external_stop = stop
-        self.clock = clock  # the machine's times, and the status's run start and last data
+        self.clock = clock  # monotonic: the machine's times, the status's run_started, last_data
         self.machine = dm.DeviceMachine(config, rand, space_recheck=LOW_SPACE_RECHECK)
         self.stop = StopRequest()  # the one stop trigger of this loop and its runs
         self.status = CaptureStatus(host=config.host, device=self._claimed_name(None))
