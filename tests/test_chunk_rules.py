@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_sentry_fixtures import START, assert_valid, synthetic_stream
+from sentry_helpers import START, assert_valid, synthetic_stream
 from typer.testing import CliRunner
 
 from rokuprof.capture.chunks import RunContext, SentrySink, sentry_sink_factory

@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
+from sentry_helpers import SAMPLES, assert_valid, synthetic_stream
 from sentry_sdk.envelope import Envelope as SdkEnvelope
-from test_sentry_fixtures import SAMPLES, assert_valid, synthetic_stream
 from typer.testing import CliRunner
 
 from rokuprof.cli import app

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sentry_helpers import SAMPLES, counter_ids, synthetic_stream
 from strategies import splits
-from test_sentry_fixtures import SAMPLES, counter_ids, synthetic_stream
 
 from rokuprof.sentry.convert import OfflineConverter
 

@@ -11,7 +11,7 @@ import os
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_sentry_fixtures import (
+from sentry_helpers import (
     GOLDEN,
     HEADER,
     PATHS,

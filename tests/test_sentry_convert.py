@@ -11,8 +11,7 @@ from collections import defaultdict
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import splits, streams
-from test_sentry_fixtures import (
+from sentry_helpers import (
     DEFINITIONS,
     HEADER,
     SAMPLES,
@@ -23,6 +22,7 @@ from test_sentry_fixtures import (
     flamegraph_differences,
     synthetic_stream,
 )
+from strategies import splits, streams
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer

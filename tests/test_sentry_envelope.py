@@ -6,10 +6,10 @@ import gzip
 import json
 
 import pytest
+from sentry_helpers import HEADER, START, counter_ids, small_tables
 from sentry_sdk.envelope import Envelope as SdkEnvelope
 from sentry_sdk.envelope import Item as SdkItem
 from sentry_sdk.envelope import PayloadRef
-from test_sentry_fixtures import HEADER, START, counter_ids, small_tables
 
 from rokuprof import __version__
 from rokuprof.sentry.chunk import ChunkBuilder

@@ -1,5 +1,6 @@
-"""Helpers shared by the Sentry tests (small tables, synthetic streams, checks), and their own
-sanity tests. Imported by the other ``test_sentry_*`` modules and ``test_convert_cli``."""
+"""Helpers shared by the Sentry tests (small tables, synthetic streams, checks): imported by the
+``test_sentry_*`` modules, ``test_chunk_rules``, ``test_convert_cli`` and
+``test_one_capture_one_answer``; their own sanity tests are in ``test_sentry_helpers``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import MODULE, PATH, STRING, Footer, Header
 from rokuprof.profile import ProfileReader, ProfileTables, aggregate_functions
-from rokuprof.sentry.flamegraph import function_self_times, stack_times
+from rokuprof.sentry.flamegraph import function_self_times
 from rokuprof.sentry.validate import validate_chunk
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 
@@ -155,25 +156,3 @@ def stack_seconds(tables: ProfileTables, path_samples: Mapping[int, int]):
         )
         out[key] += n * T
     return dict(out)
-
-
-# -- sanity of the helpers ----------------------------------------------------------------
-
-
-def test_small_tables_have_two_threads_and_leaf_first_stacks():
-    tables = small_tables()
-    assert [n.id for n in tables.stack(3)] == [3, 2, 1]
-    assert tables.stack(5)[-1].module == 2
-    assert {THREAD_OF[p] for p in PATHS} == {"1", "2"}
-
-
-def test_synthetic_stream_decodes_completely_with_and_without_footer():
-    data = synthetic_stream(3.0)
-    reader = ProfileReader.from_bytes(data)
-    assert reader.complete and reader.tables.totals().wall > 0
-    cut = ProfileReader.from_bytes(synthetic_stream(3.0, footer=False))
-    assert cut.status == "incomplete" and cut.footer is None
-
-
-def test_stack_times_of_nothing_is_empty():
-    assert stack_times([]) == {}
