@@ -1,4 +1,5 @@
-"""Helpers for daemon tests: simulated devices, a config pointing at them, a stoppable daemon."""
+"""Helpers for daemon tests: simulated devices, a config pointing at them, a stoppable daemon,
+a finished session and one made to look crashed."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import signal
 import sys
 from pathlib import Path
 
-from rokuprof.capture.loop import CaptureConfig
+from waiting import until  # noqa: F401  (for test_store_uploader, until it imports waiting)
+
+from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.daemon.config import build_config
 from rokuprof.daemon.daemon import Daemon, DaemonOptions
 from rokuprof.daemon.notify import Notifier
@@ -126,13 +129,6 @@ def write_config_file(
     path.write_text("\n".join(lines) + "\n")
 
 
-async def until(predicate, timeout: float, step: float = 0.02) -> None:
-    """Poll ``predicate`` every ``step`` seconds for at most ``timeout`` seconds."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(step)
-
-
 def sessions(out: Path) -> list[Path]:
     return sorted(p.parent for p in out.glob("*/*/session.json"))
 
@@ -210,3 +206,23 @@ async def start_simulator(*args: str) -> asyncio.subprocess.Process:
         stderr=asyncio.subprocess.PIPE,
         env=os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
+
+
+def crash(session: Path, keep_chunks: int) -> None:
+    """Make a finished session look like a kill -9 left it: later chunks never written, the
+    record still says streaming."""
+    for path in sorted((session / "chunks").glob("*.json"))[keep_chunks:]:
+        path.unlink()
+    rec = record(session)
+    rec.update(status="streaming", end=None, end_reason="", chunk_report={})
+    (session / "session.json").write_text(json.dumps(rec))
+
+
+async def finished_session(tmp_path: Path) -> Path:
+    """A session of three chunks or more, captured from a simulated device to its end."""
+    async with SimulatedDevice(sim("REC1", run_seconds=4.0, seed=7)) as dev:
+        config = cap_config(dev, tmp_path, poll_interval=0.05, runs=1)
+        summary = await asyncio.wait_for(DeviceCapture(config).run(), 20)
+    [session] = summary.sessions
+    assert len(list((session.path / "chunks").glob("*.json"))) >= 3
+    return session.path

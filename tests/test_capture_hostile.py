@@ -5,7 +5,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from test_capture_loop import cap_config, run_capture, sim
+from capture_helpers import run_capture, sim
+from daemon_helpers import cap_config
 
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import build_header

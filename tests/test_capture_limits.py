@@ -10,7 +10,9 @@ import os
 import time
 from pathlib import Path
 
-from test_capture_loop import Recorder, cap_config, run_capture, sim, until
+from capture_helpers import Recorder, run_capture, sim
+from daemon_helpers import cap_config
+from waiting import until
 
 from rokuprof.bsprof.grammar import build_header
 from rokuprof.capture import DeviceCapture

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
+from device_script import ScriptedStream
 
 from rokuprof.capture.chunks import sentry_sink_factory
 from rokuprof.capture.limits import ArchiveLimits
@@ -18,55 +18,9 @@ from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.status import CaptureStatus, NullObserver
 from rokuprof.capture.stop import StopCause
 from rokuprof.device.errors import HttpStatusError
-from rokuprof.device.response import ResponseReader
 from rokuprof.sentry import ChunkSettings
 
 DATA = (Path(__file__).resolve().parent.parent / "samples" / "cafe-tv-cpu-only.bsprof").read_bytes()
-
-
-class ScriptedStream:
-    """Stands in for ProfilerStream: plays ``script`` (``(delay, bytes)`` steps, then an end
-    or an error) into the delivery callback, and records what the archive held right after
-    each callback returned."""
-
-    def __init__(self, script: list, end: BaseException | None = None, hold: bool = False):
-        self.script, self.end_error, self.hold = script, end, hold
-        self.connected_at = time.time()
-        self.last_data: float | None = None
-        self.response = ResponseReader()
-        self.response.state = "body"
-        self.closed = asyncio.Event()
-        self.played = asyncio.Event()  # every step of the script was delivered
-        self.archive_after_callback: list[int] = []
-        self.archive: Path | None = None
-        self._player: asyncio.Task | None = None
-
-    def deliver(self, sink) -> None:
-        self._player = asyncio.get_running_loop().create_task(self._play(sink))
-
-    async def _play(self, sink) -> None:
-        for delay, data in self.script:
-            await asyncio.sleep(delay)
-            if self.closed.is_set():
-                return
-            self.last_data = time.monotonic()
-            sink(data)
-            files = sorted(self.archive.glob("*/*/capture.bsprof"))
-            self.archive_after_callback.append(files[0].stat().st_size if files else -1)
-        self.played.set()
-        if not self.hold:
-            self.closed.set()
-
-    async def wait_end(self, idle_timeout: float | None = None) -> None:
-        await self.closed.wait()
-        if self.end_error is not None:
-            raise self.end_error
-
-    def close(self) -> None:
-        self.closed.set()
-
-    async def aclose(self) -> None:
-        self.close()
 
 
 async def identify():

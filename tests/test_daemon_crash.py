@@ -14,20 +14,20 @@ from pathlib import Path
 
 import pytest
 from daemon_helpers import (
-    cap_config,
     chunk_files,
+    crash,
+    finished_session,
     reap,
     record,
     sessions,
     sim,
     start_daemon,
     stop_daemon,
-    until,
     write_config_file,
 )
 from fake_sentry import FakeSentry
+from waiting import until
 
-from rokuprof.capture.loop import DeviceCapture
 from rokuprof.daemon.recovery import recover
 from rokuprof.sentry import ChunkSettings, convert_bytes, validate_chunk
 from rokuprof.sentry.coverage import chunk_samples
@@ -106,25 +106,6 @@ def converted(session: Path, chunk_seconds: float) -> Counter:
     for chunk in chunks:
         counts += chunk_samples(chunk.payload)[0]
     return counts
-
-
-def crash(session: Path, keep_chunks: int) -> None:
-    """Make a finished session look like a kill -9 left it: later chunks never written, the
-    record still says streaming."""
-    for path in sorted((session / "chunks").glob("*.json"))[keep_chunks:]:
-        path.unlink()
-    rec = record(session)
-    rec.update(status="streaming", end=None, end_reason="", chunk_report={})
-    (session / "session.json").write_text(json.dumps(rec))
-
-
-async def finished_session(tmp_path: Path) -> Path:
-    async with SimulatedDevice(sim("REC1", run_seconds=4.0, seed=7)) as dev:
-        config = cap_config(dev, tmp_path, poll_interval=0.05, runs=1)
-        summary = await asyncio.wait_for(DeviceCapture(config).run(), 20)
-    [session] = summary.sessions
-    assert len(list((session.path / "chunks").glob("*.json"))) >= 3
-    return session.path
 
 
 async def test_recovery_adds_only_what_the_crash_left_unchunked(tmp_path: Path) -> None:

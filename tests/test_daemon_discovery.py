@@ -8,9 +8,11 @@ import logging
 from pathlib import Path
 
 import pytest
-from daemon_helpers import Running, daemon_config, sim, until
+from daemon_helpers import Running, daemon_config, sim
 from hostile_servers import SsdpCrowd
+from scripted_clock import ScriptedClock
 from typer.testing import CliRunner
+from waiting import until
 
 import rokuprof.daemon.devices as devices
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
@@ -40,17 +42,7 @@ async def test_discovered_devices_get_one_capture_loop_each(tmp_path: Path) -> N
             assert await run.finish() == 0
 
 
-class Clock:
-    """The daemon's clock for discovery's policies: moves only when the test says."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def discovering(config, targets, clock: Clock) -> Running:
+def discovering(config, targets, clock: ScriptedClock) -> Running:
     return Running(
         config,
         discovery_targets=targets,
@@ -68,7 +60,7 @@ async def test_a_crowd_of_responders_is_capped_and_the_unreachable_expire(
     for expire_seconds (by the injected clock) those 8 are stopped and dropped, and 8 are
     captured again (the crowd keeps answering), the cap said again."""
     caplog.set_level(logging.INFO, logger="rokuprof.daemon")
-    clock = Clock()
+    clock = ScriptedClock()
     discovery = {
         "enabled": True,
         "interval_seconds": 0.05,
@@ -90,11 +82,11 @@ async def test_a_crowd_of_responders_is_capped_and_the_unreachable_expire(
         assert "8 devices found by SSDP are captured" in cap_said[0].getMessage()
 
         await until(lambda: all(s.state is DeviceState.UNREACHABLE for s in first.values()), 10)
-        clock.now += 299.999
+        clock.advance(299.999)
         rounds = daemon.discovery_rounds
         await until(lambda: daemon.discovery_rounds >= rounds + 2, 10)
         assert daemon.slots == first and daemon.discovered.expired == 0
-        clock.now += 0.001  # unreachable for exactly expire_seconds
+        clock.advance(0.001)  # unreachable for exactly expire_seconds
         await until(lambda: daemon.discovery_rounds >= rounds + 4, 10)
         assert daemon.discovered.expired == 8
         assert all(slot.task.done() for slot in first.values())
@@ -108,7 +100,7 @@ async def test_a_crowd_of_responders_is_capped_and_the_unreachable_expire(
 
 
 async def test_a_device_that_answers_is_never_dropped(tmp_path: Path) -> None:
-    clock = Clock()
+    clock = ScriptedClock()
     discovery = {"enabled": True, "interval_seconds": 0.05, "expire_seconds": 60}
     config = daemon_config(tmp_path / "out", [], None, discovery=discovery)
     device = SimulatedDevice(sim("ALIVE01", auto_launch=False))
@@ -117,7 +109,7 @@ async def test_a_device_that_answers_is_never_dropped(tmp_path: Path) -> None:
         await until(lambda: len(daemon.slots) == 1, 10)
         (slot,) = daemon.slots.values()
         await until(lambda: slot.state is DeviceState.REFUSED, 10)  # ECP answers
-        clock.now += 3600
+        clock.advance(3600)
         rounds = daemon.discovery_rounds
         await until(lambda: daemon.discovery_rounds >= rounds + 3, 10)
         assert list(daemon.slots.values()) == [slot] and not slot.task.done()

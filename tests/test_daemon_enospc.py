@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from daemon_helpers import Running, chunk_files, daemon_config, record, sessions, sim, until
+from daemon_helpers import Running, chunk_files, daemon_config, record, sessions, sim
 from disk_helpers import fill, mounted_small_disk
 from fake_sentry import FakeSentry
+from waiting import until
 
 from rokuprof.simulator import SimulatedDevice
 

@@ -9,8 +9,9 @@ import random
 from pathlib import Path
 
 import pytest
-from daemon_helpers import Running, chunk_files, daemon_config, record, sessions, sim, until
+from daemon_helpers import Running, chunk_files, daemon_config, record, sessions, sim
 from fake_sentry import FakeSentry, Reply, rate_limited
+from waiting import until
 
 from rokuprof.bsprof.grammar import build_entry
 from rokuprof.simulator import Fault, SimulatedDevice

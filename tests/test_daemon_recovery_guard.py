@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 from daemon_helpers import reap, record, sim, stop_daemon
+from scripted_clock import ScriptedClock
 
 from rokuprof.daemon import recovery
 from rokuprof.daemon.config import ConfigError, build_config
@@ -69,18 +70,18 @@ def test_what_start_up_does_with_a_session() -> None:
 
 
 def test_a_conversion_is_measured_against_its_budget() -> None:
-    now, resident = [100.0], [1000]
+    clock, resident = ScriptedClock(100.0), [1000]
     budget = RecoveryBudget(max_seconds=10, max_memory=500)
-    watch = BudgetWatch(budget, clock=lambda: now[0], memory=lambda: resident[0])
-    now[0], resident[0] = 110.0, 1500  # exactly at both limits: still within
+    watch = BudgetWatch(budget, clock=clock, memory=lambda: resident[0])
+    clock.now, resident[0] = 110.0, 1500  # exactly at both limits: still within
     watch.check()
-    now[0] = 110.5
+    clock.now = 110.5
     with pytest.raises(OverBudget, match=r"time budget: 10\.5 s, the budget is 10 s"):
         watch.check()
-    now[0], resident[0] = 101.0, 1501
+    clock.now, resident[0] = 101.0, 1501
     with pytest.raises(OverBudget, match="memory budget"):
         watch.check()
-    unknown = BudgetWatch(budget, clock=lambda: now[0], memory=lambda: None)
+    unknown = BudgetWatch(budget, clock=clock, memory=lambda: None)
     unknown.check()  # memory that cannot be read is not checked; time still is
 
 

@@ -8,7 +8,8 @@ import os
 import time
 from pathlib import Path
 
-from daemon_helpers import Running, daemon_config, sessions, sim, until
+from daemon_helpers import Running, daemon_config, sessions, sim
+from waiting import until
 
 from rokuprof.simulator import SimulatedDevice
 from rokuprof.store.files import write_atomic

@@ -9,18 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemon_helpers import (
-    Running,
-    chunk_files,
-    chunk_ids,
-    daemon_config,
-    record,
-    sessions,
-    sim,
-    until,
-)
+from daemon_helpers import Running, chunk_files, chunk_ids, daemon_config, record, sessions, sim
 from fake_sentry import KEY, FakeSentry
 from store_helpers import make_chunk
+from waiting import until
 
 from rokuprof.daemon.notify import Notifier
 from rokuprof.simulator import SimulatedDevice

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemon_helpers import Running, record, sessions, sim, until
+from daemon_helpers import Running, record, sessions, sim
+from waiting import until
 
 from rokuprof.daemon.config import build_config
 from rokuprof.simulator import SimulatedDevice

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import struct
 
 import pytest
+from device_script import ScriptedDevice
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CALLS, CPU, MODULE, PATH, STRING, Footer, Header
@@ -125,51 +125,6 @@ def test_eof_inside_the_head_is_reported() -> None:
 
 
 # -- real sockets on loopback --------------------------------------------------------------------
-
-
-class ScriptedDevice:
-    """A loopback TCP server that answers one connection with scripted pieces."""
-
-    def __init__(self, pieces: list[bytes], *, stall: bool = False, reset: bool = False) -> None:
-        self.pieces = pieces
-        self.stall = stall
-        self.reset = reset
-        self.requests: list[bytes] = []
-        self.server: asyncio.Server | None = None
-        self._release = asyncio.Event()
-        self._handlers: set[asyncio.Task] = set()
-
-    async def __aenter__(self) -> ScriptedDevice:
-        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._release.set()
-        self.server.close()
-        await asyncio.wait_for(self.server.wait_closed(), 5)
-        await asyncio.wait_for(asyncio.gather(*self._handlers, return_exceptions=True), 5)
-
-    @property
-    def port(self) -> int:
-        return self.server.sockets[0].getsockname()[1]
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._handlers.add(asyncio.current_task())
-        self.requests.append(await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5))
-        for piece in self.pieces:
-            writer.write(piece)
-            await writer.drain()
-            await asyncio.sleep(0.001)
-        if self.stall:
-            await asyncio.wait_for(self._release.wait(), 10)
-        if self.reset:
-            await asyncio.sleep(0.05)  # let the client read what was sent before the reset
-            sock = writer.get_extra_info("socket")
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            writer.transport.abort()
-            return
-        writer.close()
-        await writer.wait_closed()
 
 
 async def read_all(stream: ProfilerStream, idle: float = 5.0) -> bytes:

@@ -15,8 +15,6 @@ import io
 import json
 import logging
 import os
-import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -26,6 +24,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from terminal_helpers import Tmux, needs_tmux, tmux_terminal
 from typer.testing import CliRunner
 
 from rokuprof.bsprof.grammar import build_stream
@@ -67,12 +66,6 @@ SIM_NAMES = (
     ("parseString", HOSTILE["8-bit CSI"]),
     ("eventLoop", HOSTILE["bidi override"]),
     ("pkg:/components/rows/PosterRowList.brs", "pkg:/[/]rows\x1b[31m.brs"),
-)
-
-TMUX = shutil.which("tmux")
-needs_tmux = pytest.mark.skipif(
-    TMUX is None and os.environ.get("CI") != "true",
-    reason="tmux is not installed (Debian package: tmux)",
 )
 
 
@@ -190,46 +183,6 @@ def test_convert_summary_shows_thread_names_literally(tmp_path: Path) -> None:
 
 
 # -- under a real terminal -------------------------------------------------------------------
-
-
-class Tmux:
-    """A private tmux server (own socket) running one command in a 120x40 terminal."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.socket = tmp / "tmux.sock"
-        self.status = tmp / "exit-status"
-
-    def tmux(self, *args: str) -> str:
-        command = ["tmux", "-S", str(self.socket), *args]
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout
-
-    def start(self, *args: str) -> None:
-        env = f"PYTHONPATH={shlex.quote(str(ROOT))}"
-        cli = shlex.join([sys.executable, "-m", "rokuprof", *args])
-        script = f"env {env} {cli}; echo $? > {shlex.quote(str(self.status))}; sleep 600"
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", script)
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-J", "-S", "-")
-
-    def title(self) -> str:
-        return self.tmux("display-message", "-p", "#{pane_title}")
-
-    def exit_status(self) -> int | None:
-        text = self.status.read_text() if self.status.exists() else ""
-        return int(text) if text.strip() else None
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], capture_output=True)
-
-
-@contextlib.contextmanager
-def tmux_terminal(tmp: Path) -> Iterator[Tmux]:
-    term = Tmux(tmp)
-    try:
-        yield term
-    finally:
-        term.close()
 
 
 @needs_tmux

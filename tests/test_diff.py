@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from diff_helpers import (
+    ADDED_FN,
+    BUILD_A,
+    BUILD_B,
+    JSON_FILE,
+    LEAKING,
+    REMOVED_FN,
+    SLOWER,
+    run_cli,
+    stream,
+)
 
-from rokuprof.bsprof.encoder import encode_entries
-from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
-from rokuprof.bsprof.model import Footer
 from rokuprof.export import input_from_bytes
 from rokuprof.export.diff import (
     ADDED,
@@ -28,36 +33,7 @@ from rokuprof.export.diff import (
     regressions,
 )
 from rokuprof.profile.functions import aggregate_functions
-from rokuprof.simulator.app import AppConfig, SyntheticApp
 from rokuprof.views.text import printable
-
-ROOT = Path(__file__).resolve().parent.parent
-START_MS = 1_700_000_000_000
-SEED = 7
-JSON_FILE = "pkg:/source/utils/json.brs"
-
-# The planted differences between build A and build B (see AppConfig: none of them changes the
-# app's random draws, so nothing else differs).
-SLOWER = ("ContentLoaderTask", "parseString", JSON_FILE)  # twice as slow in B
-ADDED_FN = ("VideoPlayerTask", "loadSubtitles", "pkg:/components/tasks/VideoPlayerTask.brs")
-REMOVED_FN = ("main", "registryWrite", "pkg:/source/utils/registry.brs")
-LEAKING = ("HomeScene", "decodeImage", "pkg:/components/rows/imaging.brs")  # frees nothing in B
-BUILD_A = {"absent": ("loadSubtitles",)}
-BUILD_B = {
-    "absent": ("registryWrite",),
-    "slower": (("parseString", 2.0),),
-    "leaking": ("decodeImage",),
-}
-
-
-def stream(seconds: float, *, footer: bool = True, seed: int = SEED, **build) -> bytes:
-    app = SyntheticApp(AppConfig(seed=seed, **build))
-    header = app.header(START_MS)
-    data = build_header(header) + encode_entries(app.advance(seconds) + app.finish(), True)
-    data += END_MARKER
-    if footer:
-        data += build_footer(Footer(START_MS + int(seconds * 1000)))
-    return data
 
 
 @pytest.fixture(scope="module")
@@ -67,18 +43,6 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     a.write_bytes(stream(20.0, **BUILD_A))
     b.write_bytes(stream(20.0, **BUILD_B))
     return a, b
-
-
-def run_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    """``rokuprof diff ARGS`` with its output in a pipe (an 80-column one, were it a terminal)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80")
-    proc = subprocess.run(
-        [sys.executable, "-m", "rokuprof", "diff", *args],
-        input=stdin or b"", capture_output=True, timeout=120, env=env, check=False,
-    )  # fmt: skip
-    return subprocess.CompletedProcess(
-        proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-    )
 
 
 def run_json(*args: str) -> dict:

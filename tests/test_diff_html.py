@@ -10,11 +10,11 @@ import subprocess
 from collections import Counter
 
 import pytest
+from diff_helpers import BUILD_A, BUILD_B, run_cli, stream
 
 from rokuprof.export import input_from_bytes
 from rokuprof.export.diff import baseline_in_b_shape
 from rokuprof.export.report import build_model
-from tests.test_diff import BUILD_A, BUILD_B, run_cli, stream
 from tests.viewers import REPO, VIEWERS
 from tests.viewers.report import model, need_browser
 

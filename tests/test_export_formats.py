@@ -14,17 +14,22 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from export_checks import (
+    check_folded,
+    check_pprof,
+    group,
+    inspect_functions,
+    varints,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import streams
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer
-from rokuprof.export import FORMATS, METRICS, export, export_parts, input_from_bytes
-from rokuprof.export.folded import clean
+from rokuprof.export import FORMATS, export, export_parts, input_from_bytes
 from rokuprof.export.sentry_v1 import IDLE_FRAME, UNNAMED
 from rokuprof.export.sentry_v1 import build as build_v1
-from rokuprof.profile.functions import aggregate_functions
 from rokuprof.sentry.chunk import HEAP_MEASUREMENT
 from rokuprof.sentry.convert import convert_bytes
 from rokuprof.sentry.envelope import Envelope
@@ -35,95 +40,7 @@ START_MS = 1_795_273_445_000
 HZ = 101
 PERIOD_US = 1e6 / HZ
 
-# --- a protobuf reader (independent of rokuprof/export/protobuf.py) ----------------------------
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
-
-
-def fields(buf: bytes) -> list[tuple[int, object]]:
-    """``(field number, value)``: ints for varints, bytes for length-delimited, floats for
-    64-bit."""
-    out = []
-    pos = 0
-    while pos < len(buf):
-        key, pos = _varint(buf, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _varint(buf, pos)
-        elif wire == 2:
-            n, pos = _varint(buf, pos)
-            value = buf[pos : pos + n]
-            assert len(value) == n, "length-delimited field cut short"
-            pos += n
-        elif wire == 1:
-            (value,) = struct.unpack_from("<d", buf, pos)
-            pos += 8
-        else:
-            raise AssertionError(f"unexpected wire type {wire}")
-        out.append((number, value))
-    assert pos == len(buf)
-    return out
-
-
-def varints(value: object) -> list[int]:
-    """A repeated integer field, packed (bytes) or not (one int)."""
-    if isinstance(value, int):
-        return [value]
-    out, pos = [], 0
-    while pos < len(value):
-        v, pos = _varint(value, pos)
-        out.append(v)
-    return out
-
-
-def group(buf: bytes) -> dict[int, list]:
-    out: dict[int, list] = defaultdict(list)
-    for number, value in fields(buf):
-        out[number].append(value)
-    return out
-
-
 # --- references ------------------------------------------------------------------------------
-
-
-def inspect_functions(inp) -> dict[tuple[str, str, str], dict]:
-    return {
-        (f.module, f.function, f.file): f.to_json() for f in aggregate_functions(inp.reader.tables)
-    }
-
-
-def table_self(inp, attr: str) -> Counter:
-    """Self ``alloc_bytes`` / ``live_bytes`` per function, straight from the tables."""
-    tables = inp.reader.tables
-    out: Counter = Counter()
-    if attr == "live_bytes":
-        for pid, _, size in tables.leak_sites():
-            stack = tables.stack(pid)
-            if stack:
-                out[_key(tables, stack[0])] += size
-    else:
-        for pid, stats in tables.snapshot().items():
-            stack = tables.stack(pid)
-            if stack and getattr(stats, attr):
-                out[_key(tables, stack[0])] += getattr(stats, attr)
-    return +out
-
-
-def _key(tables, node) -> tuple[str, str, str]:
-    return (
-        tables.module_name(node.module),
-        tables.string(node.function_id),
-        tables.string(node.file_id),
-    )
 
 
 def chunk_samples(data: bytes) -> Counter:
@@ -161,88 +78,6 @@ def no_nulls(value: object) -> bool:
 
 
 # --- per format ------------------------------------------------------------------------------
-
-PPROF_TYPES = ["cpu", "wall", "calls", "alloc_objects", "alloc_space", "inuse_objects"]
-PPROF_TYPES.append("inuse_space")
-
-
-def check_pprof(inp) -> None:
-    raw = gzip.decompress(export(inp, "pprof"))
-    g = group(raw)
-    strings = [s.decode("utf-8") for s in g[6]]
-    assert strings[0] == ""
-    types = [strings[group(t)[1][0]] for t in g[1]]
-    assert types == PPROF_TYPES
-    assert strings[g[14][0]] == "wall"
-    assert len(g[3]) == 1
-    mapping_id = group(g[3][0])[1][0]
-    functions = {}
-    for f in g[5]:
-        fg = group(f)
-        functions[fg[1][0]] = (strings[fg.get(2, [0])[0]], strings[fg.get(4, [0])[0]])
-    locations = {}
-    for loc in g[4]:
-        lg = group(loc)
-        assert lg[2] == [mapping_id]
-        (line,) = lg[4]
-        locations[lg[1][0]] = group(line)[1][0]
-    self_: dict[str, Counter] = {t: Counter() for t in PPROF_TYPES}
-    total: dict[str, Counter] = {t: Counter() for t in ("cpu", "wall")}
-    for sample in g[2]:
-        sg = group(sample)
-        locs = [v for packed in sg[1] for v in varints(packed)]
-        values = [v for packed in sg[2] for v in varints(packed)]
-        assert len(values) == 7 and locs
-        (label,) = sg[3]
-        lg = group(label)
-        assert strings[lg[1][0]] == "thread"
-        thread = strings[lg.get(2, [0])[0]]
-        keys = [(thread, *functions[locations[loc]]) for loc in locs]
-        for t, v in zip(PPROF_TYPES, values, strict=True):
-            self_[t][keys[0]] += v
-        for t in ("cpu", "wall"):
-            for key in set(keys):
-                total[t][key] += values[PPROF_TYPES.index(t)]
-    ref = inspect_functions(inp)
-    for attr, t in (("self_cpu", "cpu"), ("self_wall", "wall"), ("calls", "calls")):
-        assert +self_[t] == +Counter({k: f[attr] for k, f in ref.items()}), attr
-    for attr, t in (("total_cpu", "cpu"), ("total_wall", "wall")):
-        assert +total[t] == +Counter({k: f[attr] for k, f in ref.items()}), attr
-    assert +self_["alloc_space"] == table_self(inp, "alloc_bytes")
-    assert +self_["inuse_space"] == table_self(inp, "live_bytes")
-
-
-def check_folded(inp) -> None:
-    tables = inp.reader.tables
-    live = {pid: size for pid, _, size in tables.leak_sites()}
-    ref = inspect_functions(inp)
-    for metric in METRICS:
-        want: Counter = Counter()
-        for pid in tables.snapshot().keys() | live.keys():
-            stack = tables.stack(pid)
-            if not stack:
-                continue
-            leaf = stack[0]
-            file = tables.string(leaf.file_id)
-            where = f"{file}:{leaf.line}" if leaf.line else file
-            label = clean(f"{tables.string(leaf.function_id)} ({where})")
-            stats = tables.stats(pid)
-            value = live.get(pid, 0) if metric == "live_bytes" else getattr(stats, metric)
-            want[(clean(tables.module_name(leaf.module)), label)] += value
-        got: Counter = Counter()
-        seen = set()
-        for line in export(inp, "folded", metric=metric).decode("utf-8").split("\n")[:-1]:
-            stack, _, n = line.rpartition(" ")
-            assert n.isdigit() and int(n) > 0, line
-            assert stack not in seen
-            seen.add(stack)
-            parts = stack.split(";")
-            assert len(parts) >= 2
-            got[(parts[0], parts[-1])] += int(n)
-        assert +got == +want, metric
-        if metric in ("wall", "cpu", "calls"):
-            attr = "calls" if metric == "calls" else f"self_{metric}"
-            assert sum(got.values()) == sum(f[attr] for f in ref.values())
 
 
 def check_speedscope(inp, samples: Counter) -> None:

@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from daemon_helpers import Running, daemon_config, record, sessions, sim, until
-from test_daemon_crash import crash, finished_session
-from test_export_formats import check_folded, check_pprof
-from test_watch_cli import finish, watching
+from daemon_helpers import Running, crash, daemon_config, finished_session, record, sessions, sim
+from export_checks import check_folded, check_pprof
+from waiting import until
+from watch_helpers import finish, watching
 
 from rokuprof.capture.exports import (
     ExportOutcome,

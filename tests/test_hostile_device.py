@@ -26,7 +26,6 @@ from daemon_helpers import (
     sim,
     start_daemon,
     stop_daemon,
-    until,
     write_config_file,
 )
 from hostile_servers import (
@@ -39,6 +38,7 @@ from hostile_servers import (
     timed,
     trickle_delays,
 )
+from waiting import until
 
 from rokuprof.device.console import ConsoleClient
 from rokuprof.device.control import control

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import termios
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from scripted_clock import ScriptedClock
+from terminal_helpers import needs_tmux
 
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import build_header
@@ -35,10 +36,6 @@ from rokuprof.views.live_screen import function_table
 from rokuprof.views.live_view import LiveView
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_tmux = pytest.mark.skipif(
-    shutil.which("tmux") is None and os.environ.get("CI") != "true",
-    reason="tmux is not installed (Debian package: tmux)",
-)
 ROW = re.compile(r"^(main|HomeScene|ContentLoaderTask|VideoPlayerTask)\s+(\S+)\s")
 
 
@@ -55,16 +52,6 @@ def status_of(tables: ProfileTables) -> CaptureStatus:
     return CaptureStatus(
         host="127.0.0.1", device="SIM", state="streaming", app="Café TV 2.4.1", tables=tables
     )
-
-
-class Clock:
-    """A monotonic clock the test moves (the view's ``clock``)."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def screen(view: LiveView, status: CaptureStatus) -> list[str]:
@@ -176,20 +163,20 @@ def test_a_finished_runs_table_stays_until_the_next_run_has_data() -> None:
     first = reader_after(5.0, seed=4)
     status = status_of(first.tables)
     console = Console(file=io.StringIO(), width=140, height=40, record=True)
-    clock = Clock()
+    clock = ScriptedClock()
     view = LiveView(console, keys=False, clock=clock)
     shown = function_lines(screen(view, status))
     status.runs_done, status.last_status = 1, "complete"
     status.tables = ProfileTables()  # the next run connected: no data yet
-    clock.now += view.refresh  # the rows are read again once a refresh interval
+    clock.advance(view.refresh)  # the rows are read again once a refresh interval
     lines = screen(view, status)
     assert [r[:2] for r in function_lines(lines)] == [r[:2] for r in shown]
     assert any("functions of run 1 (complete), until the next run has data" in x for x in lines)
     second = reader_after(0.5, seed=9)
     status.tables = second.tables
-    clock.now += view.refresh / 2  # not yet: the finished run's rows stay
+    clock.advance(view.refresh / 2)  # not yet: the finished run's rows stay
     assert [r[:2] for r in function_lines(screen(view, status))] == [r[:2] for r in shown]
-    clock.now += view.refresh / 2
+    clock.advance(view.refresh / 2)
     now = function_lines(screen(view, status))
     assert len(now) == len(function_rows(second.tables)) < len(shown)
 
@@ -278,7 +265,8 @@ class Terminal:
         subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], capture_output=True)
 
 
-async def until(term: Terminal, check, timeout: float = 20.0) -> list[str]:
+async def screen_when(term: Terminal, check, timeout: float = 20.0) -> list[str]:
+    """The screen once ``check(lines)`` holds (or as it is after ``timeout`` seconds)."""
     deadline = time.monotonic() + timeout
     while True:
         lines = term.lines()
@@ -312,11 +300,11 @@ async def test_watch_top_under_tmux(tmp_path: Path, width: int, height: int) -> 
                 "--profiler-port", str(dev.profiler_port),
                 "--console-port", str(dev.console_port),
             )  # fmt: skip
-            await until(term, lambda s: "refused" in shown(s))
+            await screen_when(term, lambda s: "refused" in shown(s))
             await dev.launch()
             # As many rows as fit: the view is one line less than the terminal (the cursor's);
             # the simulated app has about 30 functions once playback started.
-            lines = await until(term, lambda s: len(function_lines(s)) >= min(room(s), 28))
+            lines = await screen_when(term, lambda s: len(function_lines(s)) >= min(room(s), 28))
             rows = function_lines(lines)
             header = next(i for i, line in enumerate(lines) if line.startswith("thread "))
             if height < 40:
@@ -327,25 +315,25 @@ async def test_watch_top_under_tmux(tmp_path: Path, width: int, height: int) -> 
             assert ("file" in lines[header]) == (width >= 140), shown(lines)
 
             term.keys("i")
-            lines = await until(term, lambda s: "idle: hidden" in shown(s))
+            lines = await screen_when(term, lambda s: "idle: hidden" in shown(s))
             assert "waitPort" not in shown(lines) and function_lines(lines)
             term.keys("s")
-            lines = await until(term, lambda s: "self wall ▼" in shown(s))
+            lines = await screen_when(term, lambda s: "self wall ▼" in shown(s))
             walls = [row[2] for row in function_lines(lines)]
             assert walls, shown(lines)
             term.keys("t")
-            lines = await until(term, lambda s: "thread: ContentLoaderTask" in shown(s))
+            lines = await screen_when(term, lambda s: "thread: ContentLoaderTask" in shown(s))
             assert {t for t, _, _ in function_lines(lines)} == {"ContentLoaderTask"}
 
             term.keys("p")
-            lines = await until(term, lambda s: "pause: bsprof paused" in shown(s))
+            lines = await screen_when(term, lambda s: "pause: bsprof paused" in shown(s))
             assert "paused" in (dev.profiling_status() or ""), shown(lines)
             term.keys("r")
-            await until(term, lambda s: "resume: bsprof resumed" in shown(s))
+            await screen_when(term, lambda s: "resume: bsprof resumed" in shown(s))
             assert "running" in (dev.profiling_status() or "")
 
             term.keys("q")
-            end = await until(term, lambda s: "1 run(s) captured" in shown(s))
+            end = await screen_when(term, lambda s: "1 run(s) captured" in shown(s))
             for _ in range(100):
                 if term.exit_status() is not None:
                     break

@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 
 import pytest
-from daemon_helpers import Running, cap_config, daemon_config, sim, until
+from daemon_helpers import Running, cap_config, daemon_config, sim
 from store_helpers import write_chunks
+from waiting import until
 
 from rokuprof.capture.loop import DeviceCapture
 from rokuprof.simulator import SimulatedDevice

@@ -15,8 +15,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from daemon_helpers import Running, daemon_config, record, sessions, sim, until
+from daemon_helpers import Running, daemon_config, record, sessions, sim
 from hostile_servers import FloodingAnswer
+from waiting import until
 
 from rokuprof.daemon.config import ConfigError, build_config
 from rokuprof.simulator import SimulatedDevice

@@ -7,19 +7,15 @@ import base64
 import gzip
 import hashlib
 import json
-import os
 import re
-import subprocess
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from export_checks import group, varints
+from report_helpers import HOSTILE, allocations_per_line, deep_stream, run_cli, stream
 
-from rokuprof.bsprof.decoder import Decoder
-from rokuprof.bsprof.encoder import encode_entries
-from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
-from rokuprof.bsprof.model import ALLOC, CPU, MEMORY, PATH, STRING, Footer, Limits
+from rokuprof.bsprof.model import Limits
 from rokuprof.export import FORMATS, export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.export.report import build_model, embed_json, render_html
@@ -31,44 +27,14 @@ from rokuprof.export.report.model import (
     node_selves,
 )
 from rokuprof.profile.report import inspect_report
-from rokuprof.simulator.app import AppConfig, SyntheticApp
-from tests.test_export_formats import group, varints
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 FULL = SAMPLES / "cafe-tv-full.bsprof"
-START_MS = 1_700_000_000_000
-HOSTILE = "</script><script>alert(1)</script>\u2028<!--"
 
 
 def load(name: str):
     return input_from_bytes((SAMPLES / f"{name}.bsprof").read_bytes())
-
-
-def stream(seconds: float, **config) -> bytes:
-    app = SyntheticApp(AppConfig(seed=3, **config))
-    header = app.header(START_MS)
-    data = build_header(header) + encode_entries(app.advance(seconds) + app.finish(), True)
-    return data + END_MARKER + build_footer(Footer(START_MS + int(seconds * 1000)))
-
-
-def deep_stream(depth: int) -> bytes:
-    """A hostile stream: one call path ``depth`` frames deep (each path one level below the
-    previous), with CPU and wall time at every 1000th level and the leaf, allocations left live at
-    the leaf, and a shallow sibling so there is more than one branch."""
-    header = AppConfig(seed=3, line_data=True, memory_ops=True)
-    app_header = SyntheticApp(header).header(START_MS)
-    entries: list = [(STRING, 1, "pkg:/source/deep.brs"), (STRING, 2, "main")]
-    entries += [(STRING, 3, "recurse"), (STRING, 4, "leaf"), (1, 1, 2)]
-    entries.append((PATH, 1, 0, 1, 0, 1, 1, 2))
-    for pid in range(2, depth + 1):
-        entries.append((PATH, pid, pid - 1, 0, 3, 1, 10, 3 if pid < depth else 4))
-    entries.append((PATH, depth + 1, 1, 0, 5, 1, 90, 4))  # the shallow sibling
-    for pid in [*range(1000, depth, 1000), depth, depth + 1]:
-        entries += [(CPU, pid, 2, 700, 1500), (5, pid, 3)]
-    entries += [(MEMORY, depth, ALLOC, 2, 0x1000 + 16 * i, 64) for i in range(5)]
-    body = encode_entries(entries, True)
-    return build_header(app_header) + body + END_MARKER + build_footer(Footer(START_MS + 2000))
 
 
 def model_functions(model: dict) -> dict[tuple[str, str, str], dict[str, int]]:
@@ -167,23 +133,6 @@ def test_line_figures_sit_at_function_line_plus_offset_minus_one():
     assert +got == +expected and got
     starts = {inp.frames[p.frames[0]].line for p in inp.paths}
     assert {line for _, line, _ in got} - starts  # real lines, not just where functions start
-
-
-def allocations_per_line(data: bytes) -> Counter:
-    """(function, source line) -> allocation count and bytes, straight from the decoded entries:
-    the path element's line + the memory operation's line offset - 1."""
-    decoder = Decoder()
-    entries = decoder.feed(data)
-    strings = {e[1]: e[2] for e in entries if e[0] == STRING}
-    defs = {e[1]: e for e in entries if e[0] == PATH}
-    out: Counter = Counter()
-    for e in entries:
-        if e[0] == MEMORY and e[2] == ALLOC and e[1] in defs:
-            *_, line, function = defs[e[1]]
-            key = (strings[function], line + e[3] - 1)
-            out[(*key, "count")] += 1
-            out[(*key, "bytes")] += e[5]
-    return out
 
 
 def test_allocation_sites_sit_at_their_source_lines_in_the_report_and_pprof(engine_env):
@@ -358,20 +307,6 @@ def test_chain_ids_match_node_keys_across_runs():
 
 
 # -- the command ----------------------------------------------------------------------------
-
-
-def run_cli(
-    *args: str, cwd: Path | None = None, env: dict | None = None, stdin: bytes | None = None
-):
-    return subprocess.run(
-        [sys.executable, "-m", "rokuprof", "report", *args],
-        capture_output=True,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        input=stdin,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_cli_writes_next_to_the_input_and_exits_0(tmp_path):

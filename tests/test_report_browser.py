@@ -14,12 +14,12 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from report_helpers import HOSTILE, allocations_per_line, deep_stream, run_cli, stream
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.export import export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.profile.report import inspect_report
-from tests.test_report import HOSTILE, allocations_per_line, deep_stream, run_cli, stream
 from tests.viewers import REPO
 from tests.viewers.report import model, open_reports, problems
 

@@ -9,9 +9,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from daemon_helpers import Running, until
+from daemon_helpers import Running
 from fake_sentry import FakeSentry
 from store_helpers import make_chunk, write_chunks
+from waiting import until
 
 from rokuprof.daemon.config import load_config
 from rokuprof.store import files

@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon_helpers import daemon_config, until
+from daemon_helpers import daemon_config
 from fake_sentry import FakeSentry, Reply, Request, rate_limited
 from store_helpers import write_chunks
+from waiting import until
 
 from rokuprof.daemon.config import ConfigError, build_config
 from rokuprof.daemon.daemon import Daemon

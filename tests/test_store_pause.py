@@ -14,9 +14,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemon_helpers import Running, daemon_config, until
+from daemon_helpers import Running, daemon_config
 from fake_sentry import FakeSentry, Reply
 from store_helpers import write_chunks
+from waiting import until
 
 from rokuprof.sentry.coverage import chunk_samples
 from rokuprof.sentry.dsn import Dsn

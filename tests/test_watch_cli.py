@@ -3,70 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 import signal
 import socket
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 from typer.testing import CliRunner
+from watch_helpers import finish, watching
 
 from rokuprof.cli import app, checks
 from rokuprof.sentry import validate_chunk
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.simulator.config import Fault
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@contextlib.asynccontextmanager
-async def watching(
-    dev: SimulatedDevice, out: Path, *extra: str
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``rokuprof watch`` as a subprocess, killed and reaped however the test ends."""
-    proc = await start_watch(dev, out, *extra)
-    try:
-        yield proc
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.communicate()
-
-
-async def start_watch(dev: SimulatedDevice, out: Path, *extra: str) -> asyncio.subprocess.Process:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "rokuprof",
-        "watch",
-        "127.0.0.1",
-        "--out",
-        str(out),
-        "--profiler-port",
-        str(dev.profiler_port),
-        "--ecp-port",
-        str(dev.ecp_port),
-        "--console-port",
-        str(dev.console_port),
-        *extra,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
-
-
-async def finish(proc: asyncio.subprocess.Process, timeout: float = 20) -> tuple[int, str, str]:
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        proc.kill()
-        await proc.communicate()
-        raise
-    return proc.returncode, out.decode(), err.decode()
 
 
 async def test_watch_runs_1_end_to_end(tmp_path: Path) -> None:

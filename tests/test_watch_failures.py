@@ -6,23 +6,20 @@ exit status 1, no traceback. Real processes against the simulated device on 127.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from daemon_helpers import cap_config
 from disk_helpers import fill, mounted_small_disk
+from waiting import until
+from watch_helpers import finish, watching
 
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.watch import summary_json, watch
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.store.files import RESERVE_BYTES, SpaceReserve
 
-ROOT = Path(__file__).resolve().parents[1]
 SERIAL = "YN00AA000001"  # the simulator's default serial: the device directory's name
 #: The chunk writer raises after the first chunk (a bug anywhere in the loop looks like this).
 FAULTY_WRITER = """
@@ -38,48 +35,6 @@ from rokuprof.cli import main
 sys.argv[0] = "rokuprof"
 main()
 """
-
-
-@contextlib.asynccontextmanager
-async def watching(
-    dev: SimulatedDevice, out: Path, *extra: str, bootstrap: str | None = None
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``rokuprof watch`` (``bootstrap``: a script that runs the command line) as a process,
-    killed and reaped however the test ends."""
-    start = ["-c", bootstrap] if bootstrap else ["-m", "rokuprof"]
-    ports = ["--profiler-port", str(dev.profiler_port), "--ecp-port", str(dev.ecp_port)]
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *start,
-        "watch",
-        "127.0.0.1",
-        "--out",
-        str(out),
-        *ports,
-        "--console-port",
-        str(dev.console_port),
-        *extra,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200"),
-    )
-    try:
-        yield proc
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.communicate()
-
-
-async def finish(proc: asyncio.subprocess.Process, timeout: float = 30) -> tuple[int, str, str]:
-    out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    return proc.returncode, out.decode(), err.decode()
-
-
-async def until(predicate, timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 def the_session(out: Path) -> Path:
@@ -135,7 +90,7 @@ async def test_a_disk_that_fills_mid_run_ends_the_watch_with_one_error_line(
         async with watching(dev, out, *extra) as proc:
             await until(lambda: list(out.glob("*/*/chunks/000001.json")), 20)
             fill(small_disk)  # the disk is full from the run's next write on
-            code, stdout, err = await finish(proc)
+            code, stdout, err = await finish(proc, 30)
         sent = dev.sent_bytes(0)
     assert code == 1, err
     line = assert_one_error_line(err, "the capture stopped: [Errno 28] No space left on device")
@@ -153,7 +108,7 @@ async def test_an_unexpected_exception_in_the_loop_fails_the_run_with_its_cause(
     async with SimulatedDevice(cfg) as dev:
         extra = ("--runs", "1", "--chunk-seconds", "0.5", "--json")
         async with watching(dev, tmp_path, *extra, bootstrap=FAULTY_WRITER) as proc:
-            code, stdout, err = await finish(proc)
+            code, stdout, err = await finish(proc, 30)
         sent = dev.sent_bytes(0)
     assert code == 1, err
     cause = "the capture failed: RuntimeError: injected fault in the chunk writer"
@@ -178,7 +133,7 @@ async def test_a_linked_device_directory_ends_the_watch_with_one_error_line(
     (out / SERIAL).symlink_to(target, target_is_directory=True)
     cfg = DeviceConfig(run_seconds=1.0, runs=1, seed=7, speed=4.0)
     async with SimulatedDevice(cfg) as dev, watching(dev, out, "--runs", "1", "-q") as proc:
-        code, _, err = await finish(proc)
+        code, _, err = await finish(proc, 30)
     assert code == 1, err
     assert_one_error_line(err, f"the capture stopped: {out / SERIAL} is a symbolic link")
     assert sorted(p.relative_to(target) for p in target.rglob("*")) == [

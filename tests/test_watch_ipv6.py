@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_watch_cli import ROOT, finish
 from typer.testing import CliRunner
+from watch_helpers import ROOT, finish
 
 from rokuprof.cli import app
 from rokuprof.simulator import DeviceConfig, SimulatedDevice

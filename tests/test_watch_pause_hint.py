@@ -9,7 +9,7 @@ import re
 import shlex
 import sys
 
-from test_watch_cli import ROOT, finish, watching
+from watch_helpers import ROOT, finish, watching
 
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 

@@ -9,14 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
+from report_helpers import stream
 from rich.console import Console
+from terminal_helpers import needs_tmux, tmux_terminal
 
 from rokuprof.cli.inputs import CaptureSource, open_capture
 from rokuprof.cli.layout import load_capture
 from rokuprof.cli.progress import SHOW_FROM
 from rokuprof.views.text import UNSAFE
-from tests.test_device_text import needs_tmux, tmux_terminal
-from tests.test_report import stream
 
 NAME = "a{b}[red]x{0}.bsprof"
 
