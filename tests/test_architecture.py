@@ -123,3 +123,25 @@ def test_modules_stay_small() -> None:
     long = sorted((n, name) for name, n in sizes.items() if n > LONG_LINES)
     assert not too_big, f"modules over {MAX_LINES} lines: {too_big}"
     assert len(long) <= MAX_LONG, f"{len(long)} modules over {LONG_LINES} lines: {long}"
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in helper modules (tests/*_helpers.py, waiting.py...), which pytest
+    does not collect; a test module imports none of its peers, so each reads on its own."""
+    tests = Path(__file__).resolve().parent
+    test_modules = {path.stem for path in tests.glob("test_*.py")}
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            else:
+                continue
+            found += [
+                f"{path.relative_to(tests)}:{node.lineno} imports {name}"
+                for name in names
+                if name.split(".")[-1] in test_modules
+            ]
+    assert found == [], "\n".join(found)
