@@ -121,8 +121,12 @@ def state_text(status: CaptureStatus, now: float) -> Text:
 
 
 def keys_line(sort: int, thread: str | None, hide_idle: bool, note: Text | None) -> Text:
-    """The keys, what they set now, and the answer to the last ``p``/``r``."""
+    """The answer to the last ``p``/``r`` first (a narrow terminal cuts the end of the line,
+    and the keys are the part one can do without), then the keys and what they set now."""
     line = Text(no_wrap=True, overflow="ellipsis")
+    if note is not None:
+        line.append_text(note)
+        line.append("  ")
     shown = printable(thread) if thread is not None else "all"
     idle = "hidden" if hide_idle else "shown"
     for key, what in (
@@ -135,8 +139,6 @@ def keys_line(sort: int, thread: str | None, hide_idle: bool, note: Text | None)
     ):
         line.append(key, style="bold reverse")
         line.append(what + "  ")
-    if note is not None:
-        line.append_text(note)
     return line
 
 
