@@ -30,6 +30,8 @@ PURE = [
     "rokuprof.device.constants",
     "rokuprof.device.response",
     "rokuprof.units",
+    "rokuprof.views.live_figures",
+    "rokuprof.daemon.collect",
 ]
 
 #: What a pure core must not load, even indirectly.
