@@ -11,8 +11,6 @@ import signal
 import sys
 from pathlib import Path
 
-from waiting import until  # noqa: F401  (for test_store_uploader, until it imports waiting)
-
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.daemon.config import build_config
 from rokuprof.daemon.daemon import Daemon, DaemonOptions

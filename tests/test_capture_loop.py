@@ -8,50 +8,15 @@ import time
 from pathlib import Path
 
 import pytest
+from capture_helpers import Recorder, run_capture, sim
 from daemon_helpers import cap_config
+from waiting import until
 
-from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
+from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.session import read_record
-from rokuprof.capture.status import NullObserver
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry import validate_chunk
-from rokuprof.simulator import DeviceConfig, Fault, SimulatedDevice
-
-
-def sim(**kw) -> DeviceConfig:
-    """A quick device: app time runs 4x faster than real time unless a test needs real time."""
-    base = dict(run_seconds=2.0, runs=1, run_gap=0.1, seed=3, burst_ticks=(2, 10), speed=4.0)
-    return DeviceConfig(**(base | kw))
-
-
-class Recorder(NullObserver):
-    """Remembers when chunks were written and in which state."""
-
-    def __init__(self) -> None:
-        self.chunks: list[tuple[float, str, Path]] = []
-        self.messages: list[str] = []
-        self.states: list[str] = []
-
-    def on_state(self, status) -> None:
-        if not self.states or self.states[-1] != status.state:
-            self.states.append(status.state)
-
-    def on_chunk(self, status, path) -> None:
-        self.chunks.append((time.monotonic(), status.state, path))
-
-    def on_message(self, status, level, text) -> None:
-        self.messages.append(text)
-
-
-async def until(predicate, timeout: float) -> None:
-    """Poll ``predicate`` every 20 ms for at most ``timeout`` seconds."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
-
-
-async def run_capture(capture: DeviceCapture, timeout: float = 15) -> CaptureSummary:
-    return await asyncio.wait_for(capture.run(), timeout)
+from rokuprof.simulator import Fault, SimulatedDevice
 
 
 def chunk_files(session: Path) -> list[Path]:

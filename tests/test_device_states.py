@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 from daemon_helpers import cap_config
 from rich.console import Console
+from waiting import until
 
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.status import CaptureStatus, NullObserver
@@ -62,12 +63,6 @@ def screen(status: CaptureStatus) -> str:
 
 def state_line(text: str) -> str:
     return next(line for line in text.splitlines() if line.startswith("state"))
-
-
-async def until(predicate, timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 def free_port() -> int:

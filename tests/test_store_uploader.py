@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon_helpers import until
 from fake_sentry import KEY, FakeSentry, Reply, rate_limited
 from hostile_servers import FloodingAnswer, measured
 from store_helpers import write_chunks
+from waiting import until
 
 from rokuprof.sentry.dsn import Dsn
 from rokuprof.store.spool import Spool
