@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,12 @@ class Tmux:
     def exit_status(self) -> int | None:
         text = self.status.read_text() if self.status.exists() else ""
         return int(text) if text.strip() else None
+
+    def wait_exit(self, timeout: float) -> None:
+        """Until the command has ended (its exit status written), at most ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def close(self) -> None:
         subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], capture_output=True)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from waiting import until
 
 from rokuprof.capture.archive import ArchiveWriter
 from rokuprof.capture.record import SessionRecord
@@ -71,9 +72,8 @@ async def test_archive_syncs_periodically_and_at_close(tmp_path: Path) -> None:
     await archive.open()
     await archive.write(b"x" * 10)
     assert path.read_bytes() == b"x" * 10  # in the kernel before write() returns: no buffer
-    async with asyncio.timeout(5):  # sync_seconds=0: a background fsync follows every write
-        while archive.synced_bytes < 10:
-            await asyncio.sleep(0.005)
+    # sync_seconds=0: a background fsync follows every write
+    await until(lambda: archive.synced_bytes >= 10, 5, step=0.005)
     archive.sync_seconds = 3600
     await archive.write(b"y" * 5)
     assert path.read_bytes() == b"x" * 10 + b"y" * 5

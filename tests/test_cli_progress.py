@@ -5,7 +5,6 @@ by ``inspect``, ``export`` and ``report`` on a real terminal (tmux)."""
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -74,9 +73,7 @@ def test_commands_read_such_a_file_on_a_terminal(tmp_path: Path, args, made) -> 
     (tmp_path / "term").mkdir()
     with tmux_terminal(tmp_path / "term") as term:
         term.start(*(a.replace("{tmp}", str(tmp_path)) for a in args), str(capture))
-        deadline = time.monotonic() + 60
-        while term.exit_status() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        term.wait_exit(60)
         screen = term.screen()
         assert term.exit_status() == 0, screen
     assert "Traceback" not in screen and "Error" not in screen

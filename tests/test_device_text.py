@@ -189,9 +189,7 @@ def test_convert_summary_shows_thread_names_literally(tmp_path: Path) -> None:
 def test_inspect_under_a_terminal(hostile_file: Path, tmp_path: Path) -> None:
     with tmux_terminal(tmp_path) as term:
         term.start("inspect", str(hostile_file))
-        deadline = time.monotonic() + 30
-        while term.exit_status() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        term.wait_exit(30)
         screen, title = term.screen(), term.title()
         assert term.exit_status() == 0, screen
     assert "Traceback" not in screen and "Error" not in screen
