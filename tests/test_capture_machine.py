@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rokuprof.capture.chunks import RunContext
+from rokuprof.capture.config import CaptureConfig
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.machine import (
     Archive,
@@ -76,14 +77,18 @@ class NumberedSink:
 
 
 def machine(archive_limits: ArchiveLimits | None = None, sink=NumberedSink) -> RunMachine:
+    settings = CaptureConfig(
+        host="127.0.0.1",
+        out=Path("/out"),
+        chunk_settings=ChunkSettings(chunk_seconds=CHUNK_SECONDS),
+        archive_limits=archive_limits or ArchiveLimits(min_free_bytes=0),
+    )
     plan = RunPlan(
         session="s",
         profiler_id="ab" * 16,
         device={"dir": "dev", "host": "127.0.0.1"},
         start=START,
-        where=Path("/out"),
-        record_seconds=CHUNK_SECONDS,
-        archive_limits=archive_limits or ArchiveLimits(min_free_bytes=0),
+        settings=settings,
     )
     return RunMachine(plan, sink)
 

@@ -12,8 +12,9 @@ import pytest
 from device_script import ScriptedStream
 
 from rokuprof.capture.chunks import sentry_sink_factory
+from rokuprof.capture.config import CaptureConfig
 from rokuprof.capture.limits import ArchiveLimits
-from rokuprof.capture.run import NoData, RunCapture, RunSettings
+from rokuprof.capture.run import NoData, RunCapture
 from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.status import CaptureStatus, NullObserver
 from rokuprof.capture.stop import StopCause
@@ -29,9 +30,10 @@ async def identify():
 
 def capture(tmp_path: Path, stream: ScriptedStream, stop=None) -> RunCapture:
     stream.archive = tmp_path
-    settings = RunSettings(
+    settings = CaptureConfig(
+        host="127.0.0.1",
         out=tmp_path,
-        chunks=ChunkSettings(chunk_seconds=1.0),
+        chunk_settings=ChunkSettings(chunk_seconds=1.0),
         archive_limits=ArchiveLimits(min_free_bytes=0),
     )
     return RunCapture(

@@ -18,7 +18,6 @@ from rokuprof.bsprof.model import Limits
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits, free_bytes
 from rokuprof.capture.record import SessionRecord
-from rokuprof.capture.run import RunSettings
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.store.layout import safe_name
@@ -74,17 +73,6 @@ class CaptureConfig:
         if self.duration is not None and self.duration <= 0:
             raise ValueError("duration must be > 0")
         object.__setattr__(self, "exports", export_formats(self.exports))
-
-    def run_settings(self) -> RunSettings:
-        return RunSettings(
-            out=Path(self.out),
-            chunks=self.chunk_settings,
-            delta_seconds=self.delta_seconds,
-            idle_timeout=self.idle_timeout,
-            limits=self.limits,
-            archive_limits=self.archive_limits,
-            free_space=self.free_space,
-        )
 
 
 @dataclass

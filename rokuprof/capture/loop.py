@@ -309,7 +309,7 @@ class DeviceCapture:
 
         capture = RunCapture(
             stream,
-            self.config.run_settings(),
+            self.config,
             self.status,
             _RunObserver(self),
             self.stop,  # type: ignore[arg-type]  # is_set() and wait(), as an asyncio.Event

@@ -28,14 +28,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSink, ChunkSinkFactory, RunContext
-from rokuprof.capture.limits import ArchiveGuard, ArchiveLimits, Cut
+from rokuprof.capture.limits import ArchiveGuard, Cut
 from rokuprof.capture.record import COMPLETE, FAILED, INTERRUPTED, TRUNCATED, SessionRecord
 from rokuprof.capture.stop import StopCause
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.frames import release_name
+
+if TYPE_CHECKING:
+    from rokuprof.capture.config import CaptureConfig
 
 #: Chunk bytes one tick builds at most; a window with more (many busy threads) is handed out
 #: over the next ticks.
@@ -147,19 +150,26 @@ Action = OpenSession | Archive | WriteChunk | WriteRecord | Notify | CloseStream
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What the machine knows before the first byte: the session's names and the rules."""
+    """What the machine knows before the first byte: the session's names, and the capture's
+    settings (the one :class:`~rokuprof.capture.config.CaptureConfig` the options or the
+    config file made; the machine reads its output directory, delta interval, limits and chunk
+    settings)."""
 
     session: str
     profiler_id: str
     device: dict[str, object]
     start: float  # Unix seconds: when the stream connected
-    where: Path  # the output directory, for messages
-    delta_seconds: float = 1.0  # how often the tables' delta goes to the chunk sink
-    record_seconds: float = 60.0  # how often session.json is rewritten while the run goes on
-    limits: Limits = field(default_factory=Limits)
-    archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
-    environment: str | None = "production"  # as the chunks say (ChunkSettings)
-    release: str | None = None  # the chunks' release override; else the header names it
+    settings: CaptureConfig
+
+    @property
+    def where(self) -> Path:
+        """The output directory, for messages."""
+        return Path(self.settings.out)
+
+    @property
+    def record_seconds(self) -> float:
+        """How often session.json is rewritten while the run goes on: once a chunk window."""
+        return self.settings.chunk_settings.chunk_seconds
 
 
 class RunMachine:
@@ -173,7 +183,7 @@ class RunMachine:
     ) -> None:
         self.plan = plan
         self.sink_factory = sink_factory
-        self.reader = reader if reader is not None else ProfileReader(plan.limits)
+        self.reader = reader if reader is not None else ProfileReader(plan.settings.limits)
         self.record: SessionRecord | None = None
         self.sink: ChunkSink | None = None
         self.archived = 0
@@ -188,7 +198,7 @@ class RunMachine:
         self._facts: dict[str, dict[str, object]] = {}
         self._next_delta = self._next_record = 0.0
         self.guard = ArchiveGuard(
-            plan.archive_limits, self._free_space, plan.where, clock=lambda: self._now
+            plan.settings.archive_limits, self._free_space, plan.where, clock=lambda: self._now
         )
 
     # -- what the shell asks -------------------------------------------------------------
@@ -278,12 +288,12 @@ class RunMachine:
             profiler_id=plan.profiler_id,
             device=dict(plan.device),
             start=plan.start,
-            environment=plan.environment,
-            release=plan.release,
+            environment=plan.settings.chunk_settings.environment,
+            release=plan.settings.chunk_settings.release,
         )
         for section, values in self._facts.items():
             getattr(self.record, section).update(values)
-        self._next_delta = self._now + plan.delta_seconds
+        self._next_delta = self._now + plan.settings.delta_seconds
         self._next_record = self._now + plan.record_seconds
 
     def _error_offset(self) -> int | None:
@@ -308,7 +318,8 @@ class RunMachine:
     def _on_header(self, actions: list[Action]) -> None:
         header, rec, plan = self.reader.header, self.record, self.plan
         rec.app.update(name=header.target_name, version=header.target_version)
-        rec.release = plan.release or release_name(header)  # as the chunks say
+        chunks = plan.settings.chunk_settings
+        rec.release = chunks.release or release_name(header)  # as the chunks say
         rec.profiler.update(
             format_version=header.version,
             line_data=header.line_data,
@@ -346,7 +357,7 @@ class RunMachine:
         actions: list[Action] = []
         now, plan = self._now, self.plan
         if now >= self._next_delta:
-            self._next_delta = max(self._next_delta + plan.delta_seconds, now)
+            self._next_delta = max(self._next_delta + plan.settings.delta_seconds, now)
             self._add_delta(actions)
             self._ready_chunks(actions)  # a window's chunk, as soon as time passed its end
         if now >= self._next_record:

@@ -27,12 +27,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rokuprof.bsprof.model import Limits
 from rokuprof.capture.chunks import ChunkSinkFactory
-from rokuprof.capture.limits import ArchiveLimits, Cut, free_bytes
+from rokuprof.capture.limits import Cut
 from rokuprof.capture.machine import (
     Action,
     Archive,
@@ -59,22 +58,11 @@ from rokuprof.capture.status import CaptureObserver, CaptureStatus
 from rokuprof.capture.stop import StopCause
 from rokuprof.device.errors import DeviceError, DeviceTimeout, HttpStatusError, ProtocolError
 from rokuprof.device.stream import ConnectionLost, ProfilerStream
-from rokuprof.sentry.chunk import ChunkSettings
+
+if TYPE_CHECKING:
+    from rokuprof.capture.config import CaptureConfig
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """The knobs of one run's capture (a subset of the capture config)."""
-
-    out: Path
-    chunks: ChunkSettings = field(default_factory=ChunkSettings)  # the window, environment...
-    delta_seconds: float = 1.0
-    idle_timeout: float = 120.0
-    limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
-    archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)
-    free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
 
 
 class NoData(DeviceError):
@@ -91,7 +79,7 @@ class RunCapture:
     def __init__(
         self,
         stream: ProfilerStream,
-        settings: RunSettings,
+        settings: CaptureConfig,
         status: CaptureStatus,
         observer: CaptureObserver,
         stop: asyncio.Event,
@@ -173,13 +161,7 @@ class RunCapture:
                 profiler_id=self._pending.profiler_id,
                 device=device,
                 start=self.stream.connected_at,
-                where=Path(s.out),
-                delta_seconds=s.delta_seconds,
-                record_seconds=s.chunks.chunk_seconds,
-                limits=s.limits,
-                archive_limits=s.archive_limits,
-                environment=s.chunks.environment,
-                release=s.chunks.release,
+                settings=s,
             ),
             self.sink_factory,
         )
