@@ -602,6 +602,11 @@ def decode(chunks: Iterable[bytes], limits: Limits | None = None, close: bool = 
         entries.extend(decoder.feed(piece))
     if close:
         decoder.close()
+    return outcome_of(decoder, entries)
+
+
+def outcome_of(decoder, entries: list[Entry]) -> Outcome:
+    """What a decoder (either engine's) ended with, given the entries it returned."""
     return Outcome(
         entries=tuple(entries),
         header=header_key(decoder.header),

@@ -17,8 +17,7 @@ from strategies import (
     comparable,
     corrupt_streams,
     decode,
-    error_key,
-    header_key,
+    outcome_of,
     reference_outcome,
     splits,
     streams,
@@ -55,17 +54,7 @@ def decode_on(engine: Engine, chunks, limits: Limits | None = None, close: bool 
         entries.extend(got)
     if close:
         decoder.close()
-    return Outcome(
-        entries=tuple(entries),
-        header=header_key(decoder.header),
-        footer=decoder.footer,
-        warnings=tuple(decoder.warnings),
-        error=error_key(decoder.error),
-        status=decoder.status,
-        offset=decoder.offset,
-        entry_count=decoder.entry_count,
-        ended=decoder.ended,
-    )
+    return outcome_of(decoder, entries)
 
 
 def agree(engine: Engine, data: bytes, chunks: list[bytes], limits: Limits | None = None) -> None:
