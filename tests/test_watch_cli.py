@@ -9,6 +9,7 @@ import socket
 from pathlib import Path
 
 from typer.testing import CliRunner
+from waiting import until
 from watch_helpers import finish, watching
 
 from rokuprof.cli import app, checks
@@ -21,7 +22,9 @@ async def test_watch_runs_1_end_to_end(tmp_path: Path) -> None:
     cfg = DeviceConfig(run_seconds=2.0, runs=1, auto_launch=False, seed=5, speed=2.0)
     async with SimulatedDevice(cfg) as dev:
         async with watching(dev, tmp_path, "--runs", "1", "--chunk-seconds", "1") as proc:
-            await asyncio.sleep(0.3)  # the app is launched while watch is already polling
+            # the app is launched while watch is already polling: once it has asked ECP who the
+            # device is (a slow start under load is not the connect delay measured below)
+            await until(lambda: dev.ecp_requests, 30)
             await dev.launch()
             code, out, err = await finish(proc)
         sent = dev.sent_bytes(0)

@@ -80,6 +80,7 @@ class SimulatedDevice:
         self.config = replace(config or DeviceConfig(), **overrides)
         self.runs: list[RunRecord] = []
         self.console_log: list[str] = []  # the [scrpt.prof.*] lines a port-8085 console shows
+        self.ecp_requests: list[str] = []  # "METHOD /path" of each ECP request, as answered
         self.ecp_mode = self.config.ecp_mode
         self.ssdp_port = self.ecp_port = self.profiler_port = self.console_port = 0
         self.started_at = time.monotonic()

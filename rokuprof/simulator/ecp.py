@@ -125,6 +125,7 @@ def _allowed(device: SimulatedDevice, path: str) -> bytes | None:
 async def handle(device: SimulatedDevice, request: Request) -> tuple[int, bytes, dict[str, str]]:
     """Answer one ECP request: (status, body, headers)."""
     path = request.path
+    device.ecp_requests.append(f"{request.method} {path}")
     refused = _allowed(device, path)
     if refused is not None:
         return 403, refused, TEXT
