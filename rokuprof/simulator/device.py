@@ -8,6 +8,7 @@ import logging
 import random
 import socket
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -80,7 +81,8 @@ class SimulatedDevice:
         self.config = replace(config or DeviceConfig(), **overrides)
         self.runs: list[RunRecord] = []
         self.console_log: list[str] = []  # the [scrpt.prof.*] lines a port-8085 console shows
-        self.ecp_requests: list[str] = []  # "METHOD /path" of each ECP request, as answered
+        #: "METHOD /path" of the last ECP requests answered (bounded: a simulator may run for weeks)
+        self.ecp_requests: deque[str] = deque(maxlen=1024)
         self.ecp_mode = self.config.ecp_mode
         self.ssdp_port = self.ecp_port = self.profiler_port = self.console_port = 0
         self.started_at = time.monotonic()
