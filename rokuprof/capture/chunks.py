@@ -17,6 +17,7 @@ from typing import Protocol
 from rokuprof.bsprof.model import Header
 from rokuprof.profile.tables import Delta, ProfileTables
 from rokuprof.sentry import BuildReport, ChunkBuilder, ChunkSettings
+from rokuprof.sentry.side_measurements import Measure
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class ChunkSink(Protocol):
 
     def finish(self, end: float) -> tuple[list[bytes], dict[str, object]]:
         """End of run: the remaining chunks and a JSON-ready report of what was dropped."""
+
+    # Optional: ``measure(m: Measure) -> None`` takes a vitals or mark value for the next chunk
+    # (:mod:`rokuprof.sentry.side_measurements`); a sink without it takes no measurements.
 
 
 ChunkSinkFactory = Callable[[RunContext], ChunkSink]
@@ -81,6 +85,9 @@ class SentrySink:
 
     def add(self, delta: Delta, arrival: float) -> None:
         self.builder.add(delta, arrival)
+
+    def measure(self, measure: Measure) -> None:
+        self.builder.add_measure(measure)
 
     def ready(self, now: float) -> Iterator[bytes]:
         return (chunk.data for chunk in self.builder.ready(now))

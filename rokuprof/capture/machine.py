@@ -7,7 +7,8 @@ being stopped, cut by a limit, ending early, failing) is tested by feeding event
 
 Events: :class:`Received` (body bytes and their arrival), :class:`Tick` (time passes),
 :class:`FreeSpace` (a reading of the output file system), :class:`Facts` (what ECP or the console
-said, for ``session.json``), :class:`StopRequested` (with its :class:`StopCause`) and
+said, for ``session.json``), :class:`~rokuprof.capture.vitals.SideData` (vitals and marks, for
+``session.json`` and the chunks), :class:`StopRequested` (with its :class:`StopCause`) and
 :class:`StreamEnded` (with its :class:`EndKind`).
 
 Actions: :class:`OpenSession` (create the session directory and archive),
@@ -34,6 +35,7 @@ from rokuprof.capture.chunks import ChunkSink, ChunkSinkFactory, RunContext
 from rokuprof.capture.limits import ArchiveGuard, Cut
 from rokuprof.capture.record import COMPLETE, FAILED, INTERRUPTED, TRUNCATED, SessionRecord
 from rokuprof.capture.stop import StopCause
+from rokuprof.capture.vitals import SideData
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.frames import release_name
 
@@ -92,7 +94,7 @@ class StreamEnded:
     at: float
 
 
-Event = Received | Tick | FreeSpace | Facts | StopRequested | StreamEnded
+Event = Received | Tick | FreeSpace | Facts | SideData | StopRequested | StreamEnded
 
 # -- actions -------------------------------------------------------------------------------
 
@@ -239,6 +241,14 @@ class RunMachine:
                 if self.record is not None:
                     getattr(self.record, section).update(values)
                 return []
+            case SideData(fields, measures):  # vitals, marks: in the record and the next chunk
+                actions: list[Action] = []
+                for name, value in fields.items() if self.record is not None else ():
+                    setattr(self.record, name, value)
+                measure = getattr(self.sink, "measure", None)  # None: the sink takes none
+                for m in measures:
+                    self._sink_call("add a measurement", actions, measure, m)
+                return actions
             case StopRequested(cause, at):
                 self.stop_cause = cause
                 self._advance(at)

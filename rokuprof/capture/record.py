@@ -43,6 +43,9 @@ class SessionRecord:
     exports: dict[str, object] = field(default_factory=dict)  # format -> file, bytes or error
     environment: str | None = None
     release: str | None = None
+    vitals: dict[str, object] | None = None  # the app's CPU and memory (capture.vitals)
+    marks: list[dict[str, object]] = field(default_factory=list)  # named moments, bounded
+    marks_dropped: int = 0  # marks past the bound: counted, not kept
 
     def add_error(self, kind: str, message: str, **extra: object) -> None:
         self.errors.append({"kind": kind, "message": message, **extra})

@@ -78,11 +78,13 @@ class Chunk:
 @dataclass(frozen=True)
 class Group:
     """Threads of one cut window that go into one chunk: ``(module, placed runs)`` each, the
-    heap values it carries and the run's end slot (once finishing)."""
+    heap values it carries, the run's end slot (once finishing) and the other measurements it
+    carries (:class:`~rokuprof.sentry.side_measurements.SideValues`, JSON-ready)."""
 
     threads: list[tuple[int, Runs]]
     heap: list[tuple[int, int]]
     end_slot: int | None
+    side: dict[str, object] | None = None
 
     def samples(self) -> int:
         return sum(n for _, runs in self.threads for _, _, n in runs)
@@ -207,6 +209,8 @@ def write_group(
     if group.heap:
         values = [{"timestamp": head.time(slot), "value": value} for slot, value in group.heap]
         measurements = {HEAP_MEASUREMENT: {"unit": "byte", "values": values}}
+    if group.side:
+        measurements = {**(measurements or {}), **group.side}
     data = chunk_json(top, profile, samples_json(runs, head.origin, head.hz), measurements)
     after_end = 0
     if group.end_slot is not None:

@@ -95,6 +95,7 @@ from rokuprof.sentry.settings import (
     ChunkSettings,
     ChunkSettingsError,
 )
+from rokuprof.sentry.side_measurements import Measure, SideValues
 from rokuprof.sentry.timeline import Lane
 
 #: Names a chunk's users import from here; each has its own home module.
@@ -174,6 +175,7 @@ class ChunkBuilder:
         self._ready: deque[Group] = deque()  # cut windows' chunks, built when handed out
         self._frames: dict[FrameName, dict[str, object]] = {}  # made once per run
         self._heap: list[tuple[int, int]] = []  # (slot, live bytes) not yet in a chunk
+        self.side = SideValues()  # vitals and marks not yet in a chunk
         self._memory = False
         self._finished = False
         self._end_slot: int | None = None  # the run's end, once finishing
@@ -235,6 +237,10 @@ class ChunkBuilder:
         self._memory = self._memory or memory
         if self._memory and live_bytes is not None:
             self._heap.append((slot, live_bytes))
+
+    def add_measure(self, measure: Measure) -> None:
+        """A vitals reading's or a mark's value, for the next chunk written."""
+        self.side.add(measure, heap=self._memory)
 
     def ready(self, now: float | None = None) -> Iterator[Chunk]:
         """The chunks finished so far (each handed out once), built one at a time as the
@@ -424,9 +430,10 @@ class ChunkBuilder:
             size += cost
         if len(groups) > 1:
             self.report.split_windows += 1
-        heap, self._heap = self._heap, []
+        heap, self._heap, side = self._heap, [], self.side.take()
         for i, group in enumerate(groups):
-            self._ready.append(Group(group, heap if i == 0 else [], self._end_slot))
+            self._ready.append(Group(group, heap if i == 0 else [], self._end_slot, side))
+            side = None
 
     def _build(self, group: Group) -> Chunk | None:
         """A queued group as a validated chunk: split in two (and queued again) when it came
@@ -446,7 +453,7 @@ class ChunkBuilder:
             self._ready.extendleft(
                 (
                     Group(group.threads[half:], [], group.end_slot),
-                    Group(group.threads[:half], group.heap, group.end_slot),
+                    Group(group.threads[:half], group.heap, group.end_slot, group.side),
                 )
             )
             return self._build(self._ready.popleft())

@@ -3,6 +3,7 @@
     OUT/<device>/<session>/
         capture.bsprof                the archive: every body byte received, in order
         session.json                  the record (device, app, start/end, status, errors, ...)
+        vitals.jsonl                  the app's CPU % and memory from ``chanperf``, a line a reading
         chunks/NNNNNN.json            Sentry V2 chunk payloads, numbered from 000001
         delivered/NNNNNN.json         marker: Sentry took chunks/NNNNNN.json (2xx)
         rejected/NNNNNN.json          a chunk refused for good, moved out of chunks/ ...
@@ -38,6 +39,7 @@ ARCHIVE_SUFFIX = ".bsprof"
 EXPORT_STEM = "capture"  # the archive and the exports share it: capture.bsprof, capture.pb.gz
 ARCHIVE_FILE = EXPORT_STEM + ARCHIVE_SUFFIX
 RECORD_FILE = "session.json"
+VITALS_FILE = "vitals.jsonl"  # device vitals, appended one JSON line per reading
 PYROSCOPE_MARKER = "pyroscope.json"
 CHUNKS_DIR = "chunks"
 DELIVERED_DIR = "delivered"
@@ -174,6 +176,10 @@ class SessionDir:
     @property
     def record(self) -> Path:
         return self.path / RECORD_FILE
+
+    @property
+    def vitals(self) -> Path:
+        return self.path / VITALS_FILE
 
     @property
     def chunks(self) -> Path:
