@@ -19,6 +19,8 @@ from typing import TypeVar
 
 import httpx
 
+from rokuprof.device.chanperf_xml import chanperf_from_xml
+from rokuprof.device.console import ChanPerf
 from rokuprof.device.constants import ECP_PORT
 from rokuprof.device.errors import (
     DeviceTimeout,
@@ -233,6 +235,12 @@ class EcpClient:
 
     async def active_app(self) -> ActiveApp:
         return await self._query("/query/active-app", parse_active_app)
+
+    async def chanperf(self) -> ChanPerf | None:
+        """The app's CPU and memory (``None``: the device has none); 403 in limited mode."""
+        return await self._query(
+            "/query/chanperf", lambda data: chanperf_from_xml(_parse_xml(data, "chanperf"))
+        )
 
     async def launch(self, app_id: str = "dev") -> None:
         await self._request("POST", f"/launch/{app_id}")
