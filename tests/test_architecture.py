@@ -32,6 +32,7 @@ PURE = [
     "rokuprof.units",
     "rokuprof.views.live_figures",
     "rokuprof.daemon.collect",
+    "rokuprof.scenario.model",
 ]
 
 #: What a pure core must not load, even indirectly.
