@@ -8,3 +8,9 @@ PROFILER_PORT = 8090
 CONSOLE_PORT = 8080
 #: What the profiler stream serves: a running app's profile as it is written.
 PROFILER_PATH = "/bsprof/channel.bsprof"
+#: The Application Installer (developer web UI): sideloading and local-mode profiles.
+INSTALLER_PORT = 80
+#: The installer's HTTP Digest user (the password is the one set in developer mode).
+INSTALLER_USER = "rokudev"
+#: Where ``plugin_inspect`` offers a local-mode profile.
+LOCAL_PROFILE_PATH = "/pkgs/channel.bsprof"

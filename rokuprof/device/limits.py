@@ -46,3 +46,11 @@ SSDP_MAX_SOURCES = 1024
 STREAM_MAX_HEAD_BYTES = 64 * KIB
 #: From the first byte of an HTTP answer, its head must be complete within this long.
 STREAM_HEAD_TIMEOUT = 10.0
+
+# -- Application Installer (TCP 80) ------------------------------------------------------------
+#: An installer page (install answer, inspect page) is a few KB.
+INSTALLER_MAX_PAGE_BYTES = 1 * MIB
+#: A local-mode profile downloaded by ``pull``: past this the download is refused.
+INSTALLER_MAX_PROFILE_BYTES = 512 * MIB
+#: Default total deadline of one installer operation (an upload and the device's install).
+INSTALLER_TIMEOUT = 120.0
