@@ -59,6 +59,7 @@ class DeviceConfig:
     ecp_port: int = 0
     profiler_port: int = 0
     console_port: int = 0
+    installer_port: int = 0  # the Application Installer (port 80 on a Roku)
     advertise_host: str | None = None  # host named in SSDP Location and console lines
     ssdp_multicast: bool = False  # join 239.255.255.250 (only for real LAN use, never in tests)
 
@@ -94,6 +95,9 @@ class DeviceConfig:
     app_names: tuple[tuple[str, str], ...] = ()  # AppConfig.names: functions/files renamed
     cpu_flush_seconds: float = 1.0
     pause_on_start: bool = False  # bsprof_pause_on_start=1
+    sample_ratio: float = 1.0  # bsprof_sample_ratio (the header's requested ratio)
+    #: the developer password of the Application Installer (None: made up at start)
+    dev_password: str | None = field(default=None, repr=False)
 
     # -- replay instead of the live app (rokuprof.simulator.replay): each run streams this
     # pre-encoded body at replay_rate bytes per second, one write every replay_tick seconds;
@@ -137,6 +141,7 @@ class DeviceConfig:
             names=self.app_names,
             line_data=self.line_data,
             memory_ops=self.memory_ops,
+            sample_ratio=self.sample_ratio,
             rate=self.rate,
             cpu_flush_seconds=self.cpu_flush_seconds,
             vendor=self.vendor,

@@ -20,6 +20,7 @@ from rokuprof.simulator import console, ecp, ssdp
 from rokuprof.simulator.app import TICK, SyntheticApp
 from rokuprof.simulator.config import DeviceConfig, Fault
 from rokuprof.simulator.http import BadRequest, read_request, response, response_head
+from rokuprof.simulator.installer import Installer
 from rokuprof.simulator.replay import SEND_BUFFER, replay_stream
 from rokuprof.simulator.runs import (
     ABORTED,
@@ -85,6 +86,10 @@ class SimulatedDevice:
         self.ecp_requests: deque[str] = deque(maxlen=1024)
         self.ecp_mode = self.config.ecp_mode
         self.ssdp_port = self.ecp_port = self.profiler_port = self.console_port = 0
+        self.installer_port = 0
+        self.installed: dict[str, str] | None = None  # the sideloaded app's manifest, if any
+        self._installer = Installer(self)  # sideloading, the installed manifest, local mode
+        self.password = self._installer.password  # the developer password (a test fixture)
         self.started_at = time.monotonic()
         self._faults: list[Fault] = list(self.config.faults)
         self._current: _Run | None = None
@@ -115,6 +120,7 @@ class SimulatedDevice:
             self.profiler_port = self._profiler_sock.getsockname()[1]
             self.ecp_port = await self._ecp.start(cfg.host, cfg.ecp_port)
             self.console_port = await self._console.start(cfg.host, cfg.console_port)
+            self.installer_port = await self._installer.start(cfg.host, cfg.installer_port)
             self._ssdp, self.ssdp_port = await ssdp.start(self)
         except BaseException:
             await self.stop()
@@ -147,6 +153,7 @@ class SimulatedDevice:
             self._ssdp = None
         await self._ecp.stop()
         await self._console.stop()
+        await self._installer.stop()
         self._notify()
 
     # -- public controls ---------------------------------------------------------------------
@@ -193,11 +200,12 @@ class SimulatedDevice:
         run = _Run(record, app, random.Random(f"{cfg.seed}:{index}:stream"))
         self.runs.append(record)
         self._current = run
-        self._listen()
-        self._say(
-            "[scrpt.prof.connect.wait] Waiting for connection to "
-            f"http://{self.advertise_host}:{self.profiler_port}{PROFILER_PATH}"
-        )
+        if not self._installer.start_run(run):  # True: the installed app streams nothing here
+            self._listen()
+            self._say(
+                "[scrpt.prof.connect.wait] Waiting for connection to "
+                f"http://{self.advertise_host}:{self.profiler_port}{PROFILER_PATH}"
+            )
         run.task = self._spawn(self._execute(run))
         self._notify()
         return record
@@ -241,14 +249,14 @@ class SimulatedDevice:
     def profiling_status(self) -> str | None:
         """The ``bsprof-status`` reply, or None when no profiled app runs."""
         run = self._current
-        if run is None:
+        if run is None or self._installer.dest == "off":
             return None
         cfg = self.config
         metrics = (
             ["cpu"] + (["mem"] if cfg.memory_ops else []) + (["lines"] if cfg.line_data else [])
         )
         state = "paused" if run.app.paused else "running"
-        return f"status: {state},{','.join(metrics)},data_dest=network"
+        return f"status: {state},{','.join(metrics)},data_dest={self._installer.dest}"
 
     def app_clock(self) -> float | None:
         """App seconds of the current run (None when no app runs)."""

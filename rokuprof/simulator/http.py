@@ -15,6 +15,7 @@ MAX_BODY_BYTES = 64 * 1024
 REASONS = {
     200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
     403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
@@ -46,8 +47,11 @@ class Request:
         return connection != "close"
 
 
-async def read_request(reader: asyncio.StreamReader, timeout: float) -> Request | None:
-    """The next request on ``reader``; ``None`` when the peer closed before sending one.
+async def read_request(
+    reader: asyncio.StreamReader, timeout: float, max_body: int = MAX_BODY_BYTES
+) -> Request | None:
+    """The next request on ``reader``; ``None`` when the peer closed before sending one. A body
+    longer than ``max_body`` is refused (the installer takes larger ones than ECP).
 
     Raises :class:`BadRequest` for malformed input and ``TimeoutError`` when the head does not
     arrive within ``timeout`` seconds.
@@ -76,7 +80,7 @@ async def read_request(reader: asyncio.StreamReader, timeout: float) -> Request 
             raise BadRequest(f"bad header line {line!r}")
         request.headers[name.strip().lower()] = value.strip()
     length = request.headers.get("content-length", "0")
-    if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+    if not length.isdigit() or int(length) > max_body:
         raise BadRequest(f"bad Content-Length {length!r}")
     if int(length):
         async with asyncio.timeout(timeout):
