@@ -34,6 +34,7 @@ from rokuprof.bsprof.model import (
     Header,
 )
 from rokuprof.simulator.app_model import FUNCTIONS, THREADS, Function, Thread
+from rokuprof.simulator.chanperf import AppVitals
 
 MAX_DEPTH = 16
 TICK = 0.01  # seconds of app time per scheduling step
@@ -113,6 +114,7 @@ class SyntheticApp:
         self._slower = dict(self.config.slower)
         self._absent = frozenset(self.config.absent)
         self._leaking = frozenset(self.config.leaking)
+        self.vitals = AppVitals()  # what chanperf shows: live heap, busy share
 
     # -- public ------------------------------------------------------------------------------
 
@@ -198,15 +200,19 @@ class SyntheticApp:
         self._release_due()
         walks = max(1, round(self.config.rate))
         wall_us = int(TICK * 1_000_000 / walks)
+        possible = 0
         for thread in THREADS:
             if self.clock < thread.starts_at:
                 continue
+            possible += walks
             for _ in range(walks):
                 if self.rng.random() < thread.busy:
                     self._walk(thread, wall_us)
+        self.vitals.tick(possible)
 
     def _walk(self, thread: Thread, wall_us: int) -> None:
         rng = self.rng
+        self.vitals.walked()
         record = self._record()
         absent = False  # a function this build lacks: draw as if recording, record nothing
         fn = FUNCTIONS[thread.root]
@@ -255,9 +261,11 @@ class SyntheticApp:
             if fn.reallocs and pid in self._buffers:
                 old_addr, old_size = self._buffers.pop(pid)
                 size = min(old_size * 2, 1 << 20)
+                self.vitals.freed(size=old_size)
                 if record:
                     self._out.append((MEMORY, pid, FREE_REALLOC, line_offset, old_addr, 0))
             addr = self._alloc_address(size)
+            self.vitals.allocated(size)
             if record:
                 self._out.append((MEMORY, pid, ALLOC, line_offset, addr, size))
             if fn.reallocs and len(self._buffers) < 64:
@@ -269,6 +277,7 @@ class SyntheticApp:
             if fn.name in self._leaking:
                 continue
             self._seq += 1
+            self.vitals.will_free(self._seq, size)
             # A free is only recorded if the allocation was (else it happened while paused).
             heapq.heappush(self._frees, (due, self._seq, addr, pid if record else -1))
 
@@ -283,7 +292,8 @@ class SyntheticApp:
         frees = self._frees
         record = self._record() and self.config.memory_ops
         while frees and frees[0][0] <= self.clock:
-            _, _, addr, pid = heapq.heappop(frees)
+            _, seq, addr, pid = heapq.heappop(frees)
+            self.vitals.freed(seq)
             if record and pid > 0:
                 line_offset = 1 if self.config.line_data else 0
                 self._out.append((MEMORY, pid, FREE, line_offset, addr, 0))

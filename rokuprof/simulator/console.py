@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from rokuprof.simulator import chanperf as simulated_chanperf
+
 if TYPE_CHECKING:
     from rokuprof.simulator.device import SimulatedDevice
 
 PROMPT = b"> "
 NEWLINE = "\r\n"
 NO_SESSION = "No profiling session"
-NO_CHANPERF = "channel: mem and cpu data not available"
+NO_CHANPERF = simulated_chanperf.NOT_AVAILABLE
 
 COMMANDS = {
     "bsprof-status": "show the BrightScript profiler status",
@@ -35,20 +37,8 @@ def banner(device: SimulatedDevice) -> str:
 
 
 def chanperf(device: SimulatedDevice) -> str:
-    """One ``chanperf`` line; the numbers follow the app's clock so they move as it runs."""
-    clock = device.app_clock()
-    if clock is None:
-        return NO_CHANPERF
-    anon = 2600 + int(clock * 37) % 900
-    file = 12392
-    shared = 44
-    user = 1 + int(clock * 7) % 5
-    sys_ = 3 + int(clock * 3) % 4
-    mem = anon + file + shared
-    return (
-        f"channel: mem={mem}KiB{{anon={anon},file={file},shared={shared}}},"
-        f"%cpu={user + sys_}{{user={user},sys={sys_}}}"
-    )
+    """One ``chanperf`` line; the numbers follow the app's work (:mod:`.chanperf`)."""
+    return simulated_chanperf.console_line(device)
 
 
 def reply(device: SimulatedDevice, command: str) -> list[str]:

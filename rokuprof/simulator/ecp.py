@@ -8,6 +8,7 @@ import time
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
+from rokuprof.simulator import chanperf
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
 
 if TYPE_CHECKING:
@@ -136,6 +137,8 @@ async def handle(device: SimulatedDevice, request: Request) -> tuple[int, bytes,
         return 200, active_app_xml(device), XML
     if method == "GET" and path == "/query/apps":
         return 200, apps_xml(device), XML
+    if method == "GET" and path == "/query/chanperf":
+        return 200, chanperf.xml(device), XML
     if method == "POST" and path.startswith("/launch/"):
         app_id = path[len("/launch/") :]
         if app_id == DEV_APP_ID:
