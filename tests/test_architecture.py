@@ -21,6 +21,7 @@ PURE = [
     "rokuprof.profile.engine",
     "rokuprof.sentry",
     "rokuprof.export",
+    "rokuprof.export.report.timeline_extras",
     "rokuprof.capture.machine",
     "rokuprof.capture.device_machine",
     "rokuprof.capture.record",
