@@ -12,6 +12,7 @@ import typer
 
 from rokuprof.cli import exits
 from rokuprof.cli.root import app
+from rokuprof.device.constants import INSTALLER_USER
 from rokuprof.simulator import DeviceConfig, ReplayBody, ReplayError, SimulatedDevice
 from rokuprof.simulator.fleet import PORT_OFFSETS, PORT_STRIDE, fleet_configs, run_fleet
 from rokuprof.simulator.replay import DEFAULT_RATE, app_rate_for
@@ -29,6 +30,8 @@ def _print_table(devices: list[SimulatedDevice], as_json: bool) -> None:
                 "profiler": d.profiler_port,
                 "console": d.console_port,
                 "ssdp": d.ssdp_port,
+                "installer": d.installer_port,
+                "password": d.password,  # the simulator's: a test fixture, not a secret
             }
             print(json.dumps(row), flush=True)
         return
@@ -41,6 +44,12 @@ def _print_table(devices: list[SimulatedDevice], as_json: bool) -> None:
         )
     host = devices[0].advertise_host if devices else "-"
     print(f"host {host}; Ctrl-C to stop", flush=True)
+    for d in devices:  # the simulator's password is a fixture to type in, not a secret
+        print(
+            f"{d.config.serial} Application Installer: port {d.installer_port}, user "
+            f"{INSTALLER_USER}, developer password {d.password}",
+            flush=True,
+        )
 
 
 def _print_run(device: SimulatedDevice, run: RunRecord, as_json: bool) -> None:
@@ -113,7 +122,8 @@ def simulate(
             min=1,
             max=65535,
             metavar="PORT",
-            help="Device i uses P+10i (ECP), +1 (profiler), +2 (console), +3 (SSDP). "
+            help="Device i uses P+10i (ECP), +1 (profiler), +2 (console), +3 (SSDP), "
+            "+4 (Application Installer). "
             "Default: ports chosen by the OS.",
         ),
     ] = None,
@@ -163,8 +173,10 @@ def simulate(
         bool, typer.Option("--json", "-j", help="One JSON object per line instead of tables.")
     ] = False,
 ) -> None:
-    """Run simulated Roku devices (SSDP, ECP, debug console, profiler stream) until Ctrl-C or
-    until every device has finished its runs. Each run waits for a profiler client.
+    """Run simulated Roku devices (SSDP, ECP, debug console, profiler stream, Application
+    Installer) until Ctrl-C or until every device has finished its runs. Each run waits for a
+    profiler client. The installer's developer password is printed (user rokudev); an app
+    sideloaded there is run as its manifest says (bsprof_enable, bsprof_data_dest, ...).
 
     With --replay or --replay-rate each run streams pre-encoded entries at a set byte rate
     (cheap: many fast devices fit on one core) instead of running the app live.

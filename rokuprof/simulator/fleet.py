@@ -13,7 +13,7 @@ from rokuprof.simulator.runs import RunRecord
 
 #: With a base port P, device i listens on P + PORT_STRIDE*i + PORT_OFFSETS[service].
 PORT_STRIDE = 10
-PORT_OFFSETS = {"ecp": 0, "profiler": 1, "console": 2, "ssdp": 3}
+PORT_OFFSETS = {"ecp": 0, "profiler": 1, "console": 2, "ssdp": 3, "installer": 4}
 
 #: Devices get seeds this far apart, so their runs (seed + run index) never share content.
 SEED_STRIDE = 1000

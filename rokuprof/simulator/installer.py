@@ -185,7 +185,7 @@ class Installer:
     def __init__(self, device: SimulatedDevice) -> None:
         self.device = device
         self.base = device.config
-        self.password = device.config.dev_password or secrets.token_urlsafe(9)
+        self.password = device.config.dev_password or secrets.token_hex(8)
         self.digest = DigestServer(self.password, token=secrets.token_hex, clock=time.monotonic)
         self.package: bytes | None = None
         self.profile: bytes | None = None  # the last local-mode run's file
