@@ -45,6 +45,7 @@ class CaptureConfig:
     use_ecp: bool = True
     use_console: bool = True  # ask the debug console for the profiler status during runs
     console_poll: float = 3.0  # seconds between bsprof-status queries while a run streams
+    vitals_interval: float = 1.0  # seconds between chanperf readings while a run streams; 0: none
     ecp_recheck: float = 10.0  # seconds between ECP checks while the profiler port refuses
     runs: int | None = None  # stop after this many runs
     duration: float | None = None  # stop after this many seconds
@@ -68,6 +69,8 @@ class CaptureConfig:
         ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0")
+        if not self.vitals_interval >= 0:
+            raise ValueError("vitals_interval must be >= 0")
         if self.runs is not None and self.runs < 1:
             raise ValueError("runs must be >= 1")
         if self.duration is not None and self.duration <= 0:

@@ -41,6 +41,7 @@ from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.status import CaptureObserver, CaptureStatus, NullObserver
 from rokuprof.capture.stop import StopCause
 from rokuprof.capture.tasks import alongside, cancel
+from rokuprof.capture.vitals_poll import RunExtras
 from rokuprof.device.console import BsprofStatus, ConsoleClient
 from rokuprof.device.control import ControlResult, control
 from rokuprof.device.ecp import ActiveApp, DeviceInfo, EcpClient
@@ -99,6 +100,7 @@ class DeviceCapture:
         self._run_console: BsprofStatus | None = None  # the console's first status of the run
         self._run_app: ActiveApp | None = None
         self.current_run: RunCapture | None = None  # the run in progress, or the one that failed
+        self.extras = RunExtras(config, self.status, self.observer)
 
     def request_stop(self, cause: StopCause | str = StopCause.REQUESTED, text: str = "") -> None:
         """Ask the loop to stop (a run in progress is finished as ``interrupted``); the first
@@ -321,6 +323,7 @@ class DeviceCapture:
         side = [self._query_active_app()]
         if self.config.use_console:
             side.append(self._poll_console())
+        side += [self.extras.poll(capture)] if self.extras.polls else []  # vitals
         try:
             async with alongside(*side):
                 record, path = await capture.run()
@@ -348,7 +351,12 @@ class DeviceCapture:
     def _run_started(self) -> None:
         """The run's first byte arrived: it streams (or is paused, as the console said)."""
         self.status.last_data = self.clock()
+        self.extras.session_open.set()
         self._apply(dm.RunStarted(self.clock()))
+
+    def mark(self, label: str, when: float | None = None) -> bool:
+        """A named moment of the open session: :meth:`RunExtras.mark` (vitals_poll.py)."""
+        return self.extras.mark(self.current_run, label, when)
 
     async def _poll_console(self) -> None:
         """While a stream is connected: the console's profiler status every ``console_poll``

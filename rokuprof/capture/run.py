@@ -56,6 +56,7 @@ from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.session import SessionFiles
 from rokuprof.capture.status import CaptureObserver, CaptureStatus
 from rokuprof.capture.stop import StopCause
+from rokuprof.capture.vitals import SideData
 from rokuprof.device.errors import DeviceError, DeviceTimeout, HttpStatusError, ProtocolError
 from rokuprof.device.stream import ConnectionLost, ProfilerStream
 
@@ -194,6 +195,15 @@ class RunCapture:
             raise group.exceptions[0] from None
 
     # -- events in ---------------------------------------------------------------------------
+
+    def side(self, event: SideData) -> bool:
+        """Vitals or a mark for the session (its record and next chunk); ``False`` when no
+        session is open or the run is ending."""
+        machine = self.machine
+        if machine is None or not machine.open or machine.ended or self._ending is not None:
+            return False
+        self._apply(event)
+        return True
 
     def _on_body(self, data: bytes) -> None:
         """Called from the transport's ``data_received``: bytes are archived before it returns."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from rokuprof.capture.record import SessionRecord
+    from rokuprof.capture.vitals import Reading
     from rokuprof.profile.tables import ProfileTables
 
 
@@ -86,6 +87,7 @@ class CaptureStatus:
     entries: int = 0
     chunks: int = 0
     live_heap_bytes: int = 0
+    vitals: Reading | None = None  # the app's last CPU and memory reading in this run
     worst_tick_seconds: float = 0.0  # the longest tick of the loop's runs (decode, chunks)
     runs_done: int = 0
     last_status: str = ""  # final status of the last finished run

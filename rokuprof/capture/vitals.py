@@ -67,6 +67,9 @@ class Reading:
             "mem_bytes": self.mem_bytes,
         }
 
+    def figures(self) -> tuple[float, int | None, int | None]:
+        return self.time, self.cpu_percent, self.mem_bytes
+
     def line(self) -> str:
         """Its line in ``vitals.jsonl`` (newline included)."""
         return json.dumps(self.to_json(), separators=(", ", ": ")) + "\n"
@@ -161,17 +164,17 @@ class Marks:
     items: list[dict[str, object]] = field(default_factory=list)
     dropped: int = 0
 
-    def add(self, label: str, when: float) -> dict[str, object]:
-        """Keep a mark (or count it, past the limit); return it."""
+    def add(self, label: str, when: float) -> dict[str, object] | None:
+        """Keep a mark and return it; past the limit, count it and return ``None``."""
+        if len(self.items) >= self.limit:
+            self.dropped += 1
+            return None
         mark = {
             "label": label[:MAX_LABEL],
             "time": round(when, 6),
             "offset": round(when - self.start, 6),
         }
-        if len(self.items) < self.limit:
-            self.items.append(mark)
-        else:
-            self.dropped += 1
+        self.items.append(mark)
         return mark
 
     def record(self) -> dict[str, object]:
