@@ -1,4 +1,5 @@
-"""ECP (External Control Protocol, TCP 8060) client: device info, active app, launch, keypress.
+"""ECP (External Control Protocol, TCP 8060) client: device info, active app, launch, keypress,
+exit-app.
 
 The XML parsers are pure functions; :class:`EcpClient` is a thin async shell over httpx. Every
 request is bounded (see :mod:`rokuprof.device.limits`): the body is read incrementally and
@@ -13,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TypeVar
+from typing import Literal, TypeVar
+from urllib.parse import quote, urlencode
 
 import httpx
 
@@ -242,11 +244,36 @@ class EcpClient:
             "/query/chanperf", lambda data: chanperf_from_xml(_parse_xml(data, "chanperf"))
         )
 
-    async def launch(self, app_id: str = "dev") -> None:
-        await self._request("POST", f"/launch/{app_id}")
+    async def launch(self, app_id: str = "dev", params: Mapping[str, str] | None = None) -> None:
+        """``POST /launch/<app_id>``; ``params`` are deep-link arguments (``contentId``,
+        ``mediaType``...), sent as a URL-encoded query string."""
+        query = f"?{urlencode(params, quote_via=quote, safe='')}" if params else ""
+        await self._request("POST", f"/launch/{_segment(app_id)}{query}")
 
     async def keypress(self, key: str) -> None:
-        await self._request("POST", f"/keypress/{key}")
+        """``POST /keypress/<key>``: ``Down``, ``Lit_a``... (``Lit_ `` goes as ``Lit_%20``)."""
+        await self._request("POST", f"/keypress/{_segment(key)}")
+
+    async def exit_app(self, app_id: str = "dev") -> Literal["exit-app", "home"]:
+        """Exit the app so that it closes its profiler stream with the footer: ``POST
+        /exit-app/<app_id>`` (Roku OS 13+), else Home. A 404 is either firmware without
+        exit-app or the app not running, which the device does not tell apart: both get Home,
+        which exits the app when it runs and is harmless when it does not. Returns what was
+        used. In limited mode both are refused (:class:`LimitedModeError`)."""
+        try:
+            await self._request("POST", f"/exit-app/{_segment(app_id)}")
+        except HttpStatusError as error:
+            if error.status != 404:
+                raise
+            await self.keypress("Home")
+            return "home"
+        return "exit-app"
+
+
+def _segment(text: str) -> str:
+    """``text`` as one URL path segment: every byte but letters, digits and ``_.-~`` escaped
+    (UTF-8 for the rest: ``Lit_é`` is ``Lit_%C3%A9``)."""
+    return quote(text, safe="")
 
 
 async def _read_body(response: httpx.Response, cap: int, what: str, *, strict: bool) -> bytes:
