@@ -16,6 +16,7 @@ config gives the same entries for the same sequence of ``advance`` calls.
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 from dataclasses import dataclass, field
 
@@ -33,12 +34,15 @@ from rokuprof.bsprof.model import (
     Entry,
     Header,
 )
+from rokuprof.simulator.app_keys import ALL_FUNCTIONS, HOME_SCREEN, key_work
 from rokuprof.simulator.app_model import FUNCTIONS, THREADS, Function, Thread
 from rokuprof.simulator.chanperf import AppVitals
 
 MAX_DEPTH = 16
 TICK = 0.01  # seconds of app time per scheduling step
 HEAP_BASE = 0x1000_0000
+MAX_PENDING_KEYS = 256  # remote keys waiting for the app (more are dropped, as a busy app would)
+THREAD_BY_NAME = {thread.name: thread for thread in THREADS}
 
 
 def _weighted(choices: list[tuple[str, float]], pick: float) -> str:
@@ -114,6 +118,11 @@ class SyntheticApp:
         self._slower = dict(self.config.slower)
         self._absent = frozenset(self.config.absent)
         self._leaking = frozenset(self.config.leaking)
+        # Remote keys: their own random source, so a run without keys draws as it always did.
+        self._keys: list[tuple[float, int, str]] = []  # heap of (app time, seq, key)
+        self._key_rng = random.Random(f"{self.config.seed}:keys")
+        self._key_order = itertools.count()
+        self.screen = HOME_SCREEN
         self.vitals = AppVitals()  # what chanperf shows: live heap, busy share
 
     # -- public ------------------------------------------------------------------------------
@@ -152,8 +161,20 @@ class SyntheticApp:
                 self._flush_cpu()
         return self._take()
 
+    def press(self, key: str, at: float) -> bool:
+        """A remote key reaches the app at app time ``at``: its work (see
+        :mod:`~rokuprof.simulator.app_keys`) runs on the first tick at or after ``at``. False
+        when too many keys are waiting (the key is dropped)."""
+        if len(self._keys) >= MAX_PENDING_KEYS:
+            return False
+        heapq.heappush(self._keys, (max(at, 0.0), next(self._key_order), key))
+        return True
+
     def finish(self) -> list[Entry]:
-        """App exit: flush the CPU and call counts still pending."""
+        """App exit: the keys still queued are handled, then the CPU and call counts still
+        pending are flushed."""
+        while self._keys:
+            self._on_key(heapq.heappop(self._keys)[2])
         self._flush_cpu()
         return self._take()
 
@@ -198,6 +219,8 @@ class SyntheticApp:
 
     def _tick(self) -> None:
         self._release_due()
+        while self._keys and self._keys[0][0] <= self.clock + 1e-9:
+            self._on_key(heapq.heappop(self._keys)[2])
         walks = max(1, round(self.config.rate))
         wall_us = int(TICK * 1_000_000 / walks)
         possible = 0
@@ -252,8 +275,45 @@ class SyntheticApp:
                 pending[0] += cpu
                 pending[1] += wall_us
 
-    def _allocate(self, pid: int, fn: Function, line_offset: int, record: bool) -> None:
-        rng = self.rng
+    def _on_key(self, key: str) -> None:
+        bursts, self.screen = key_work(key, self.screen)
+        for burst in bursts:
+            thread = THREAD_BY_NAME[burst.thread]
+            for _ in range(burst.walks):
+                self._forced_walk(thread, burst.path)
+
+    def _forced_walk(self, thread: Thread, path: tuple[str, ...]) -> None:
+        """A key's tick spent at the end of ``path``, drawn from the keys' random source."""
+        rng = self._key_rng
+        self.vitals.walked()  # chanperf's CPU share sees the key's work
+        record = self._record()
+        caller = caller_line = pid = line_offset = 0
+        for name in path:
+            fn = ALL_FUNCTIONS[name]
+            line_offset = rng.randint(1, fn.lines) if self.config.line_data else 0
+            record = record and name not in self._absent
+            pid = self._path(thread, caller, caller_line, fn) if record else 0
+            if record and fn.calls:
+                self._pending_calls[pid] = self._pending_calls.get(pid, 0) + fn.calls
+            if fn.allocs:
+                self._allocate(pid, fn, line_offset, record, rng)
+            caller, caller_line = pid, line_offset or 1
+        if record:
+            wall_us = int(TICK * 1_000_000 * self._slower.get(path[-1], 1.0))
+            cpu = int(wall_us * ALL_FUNCTIONS[path[-1]].ops_per_us * rng.uniform(0.8, 1.2))
+            pending = self._pending_cpu.setdefault((pid, line_offset), [0, 0])
+            pending[0] += cpu
+            pending[1] += wall_us
+
+    def _allocate(
+        self,
+        pid: int,
+        fn: Function,
+        line_offset: int,
+        record: bool,
+        rng: random.Random | None = None,
+    ) -> None:
+        rng = rng or self.rng
         count = int(fn.allocs) + (rng.random() < fn.allocs - int(fn.allocs))
         record = record and self.config.memory_ops
         for _ in range(count):

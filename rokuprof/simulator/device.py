@@ -69,6 +69,7 @@ class _Run:
     cut_done: asyncio.Event = field(default_factory=asyncio.Event)
     output: StreamOutput | None = None
     task: asyncio.Task | None = None
+    t0: float | None = None  # monotonic time at app time 0 (once the app runs)
 
 
 class SimulatedDevice:
@@ -84,6 +85,8 @@ class SimulatedDevice:
         self.console_log: list[str] = []  # the [scrpt.prof.*] lines a port-8085 console shows
         #: "METHOD /path" of the last ECP requests answered (bounded: a simulator may run for weeks)
         self.ecp_requests: deque[str] = deque(maxlen=1024)
+        #: (monotonic, kind, value) of the remote requests that took effect (simulator/remote.py)
+        self.remote_log: deque[tuple[float, str, str]] = deque(maxlen=1024)
         self.ecp_mode = self.config.ecp_mode
         self.ssdp_port = self.ecp_port = self.profiler_port = self.console_port = 0
         self.installer_port = 0
@@ -210,12 +213,12 @@ class SimulatedDevice:
         self._notify()
         return record
 
-    async def home(self) -> bool:
+    async def home(self, reason: str = "home") -> bool:
         """Press Home: the running app exits (its stream ends normally). False if none ran."""
         run = self._current
         if run is None:
             return False
-        self._exit(run, "home")
+        self._exit(run, reason)
         # Wait for the stream to end (bounded: a client that does not read must not hang us).
         with contextlib.suppress(asyncio.CancelledError, TimeoutError):
             await asyncio.wait_for(asyncio.shield(run.task), 2.0)
@@ -392,7 +395,7 @@ class SimulatedDevice:
         header = app.header(record.start_ms)
         size = len(build_header(header))
         await out.send(build_header(header, size + app.config.header_padding), split=False)
-        t0 = time.monotonic()
+        t0 = run.t0 = time.monotonic()
         low, high = cfg.burst_ticks
         crash = cfg.crash_after is not None and cfg.crash_after <= cfg.run_seconds
         length = cfg.crash_after if crash else cfg.run_seconds

@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
-from rokuprof.simulator import chanperf
+from rokuprof.simulator import chanperf, remote
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
 
 if TYPE_CHECKING:
@@ -20,9 +20,17 @@ TEXT = {"Content-Type": 'text/plain; charset="utf-8"'}
 LIMITED_BODY = b"ECP command not allowed in Limited mode."
 DISABLED_BODY = b"ECP command not allowed."
 
-#: Commands refused in limited mode. Roku's documentation lists keypress/keydown/keyup and a
-#: few queries as needing "Enabled"; device-info, active-app, apps and launch stay available.
-LIMITED_BLOCKS = ("/keypress/", "/keydown/", "/keyup/", "/query/icon/", "/query/chanperf")
+#: Commands refused in limited mode. Roku's documentation lists keypress/keydown/keyup, exit-app
+#: and a few queries as needing "Enabled"; device-info, active-app, apps and launch stay
+#: available.
+LIMITED_BLOCKS = (
+    "/keypress/",
+    "/keydown/",
+    "/keyup/",
+    "/exit-app/",
+    "/query/icon/",
+    "/query/chanperf",
+)
 
 DEV_APP_ID = "dev"
 OTHER_APPS = (("12", "Netflix", "5.2.1"), ("837", "YouTube", "2.23.4"))
@@ -139,20 +147,9 @@ async def handle(device: SimulatedDevice, request: Request) -> tuple[int, bytes,
         return 200, apps_xml(device), XML
     if method == "GET" and path == "/query/chanperf":
         return 200, chanperf.xml(device), XML
-    if method == "POST" and path.startswith("/launch/"):
-        app_id = path[len("/launch/") :]
-        if app_id == DEV_APP_ID:
-            await device.launch()
-            return 200, b"", TEXT
-        if app_id in {a[0] for a in OTHER_APPS}:
-            await device.home()  # another app takes the screen: the dev app exits
-            return 200, b"", TEXT
-        return 404, b"", TEXT
-    if method == "POST" and path.startswith(("/keypress/", "/keydown/", "/keyup/")):
-        key = path.rsplit("/", 1)[1]
-        if key.lower() == "home" and not path.startswith("/keyup/"):
-            await device.home()
-        return 200, b"", TEXT
+    answer = await remote.handle(device, request, {a[0] for a in OTHER_APPS})
+    if answer is not None:
+        return *answer, TEXT
     return 404, b"", TEXT
 
 
