@@ -1,5 +1,6 @@
 """Scenarios: the remote-control steps that drive a profiled run (``rokuprof profile
---scenario FILE``). The model is pure; the loader reads a file; the runner presses the keys.
+--scenario FILE``). The model is pure (but for ``load_scenario``, which reads the file); the
+runner presses the keys.
 
 Names load on first use, so importing :mod:`rokuprof.scenario.model` loads no asyncio.
 """
@@ -11,7 +12,6 @@ from typing import TYPE_CHECKING
 from rokuprof._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from rokuprof.scenario.load import load_scenario
     from rokuprof.scenario.model import (
         ECP_KEYS,
         Action,
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         Step,
         Text,
         Wait,
+        load_scenario,
         parse_scenario,
         parse_scenario_text,
     )
@@ -41,12 +42,12 @@ _HOMES = {
             "Step",
             "Text",
             "Wait",
+            "load_scenario",
             "parse_scenario",
             "parse_scenario_text",
         ],
         "model",
     ),
-    "load_scenario": "load",
     "Remote": "runner",
     "run_scenario": "runner",
 }

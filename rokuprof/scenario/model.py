@@ -15,7 +15,9 @@ A scenario file is a list of ``[[steps]]``; each step does exactly one thing::
 
 Every problem is a :class:`ScenarioError` naming the file, the step (1-based) and the key.
 The steps unfold into :class:`Action` values at planned offsets (:meth:`Scenario.actions`),
-which the runner (:mod:`rokuprof.scenario.runner`) carries out on a clock.
+which the runner (:mod:`rokuprof.scenario.runner`) carries out on a clock. Everything here is
+pure but :func:`load_scenario`, which reads the file (with the builtin ``open``: no I/O module
+is imported).
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from rokuprof.units import size
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: The keys ``POST /keypress/<key>`` takes (besides ``Lit_<c>``), as Roku spells them.
 ECP_KEYS = (
@@ -363,3 +370,26 @@ def parse_scenario_text(text: str, source: str) -> Scenario:
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"{source}: not valid TOML: {error}") from None
     return parse_scenario(data, source)
+
+
+def load_scenario(path: Path) -> Scenario:
+    """The scenario in the TOML file ``path`` (errors name it as given): the one function
+    here that reads a file (missing, unreadable, too big, not UTF-8: ScenarioError too)."""
+    source = str(path)
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise ScenarioError(f"{source}: cannot read: {error.strerror or error}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScenarioError(
+            f"{source}: larger than {size(MAX_FILE_BYTES, exact=True)}; not a scenario"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise ScenarioError(
+            f"{source}: not UTF-8 text (line {line}, byte {error.start + 1}); TOML files are UTF-8"
+        ) from None
+    return parse_scenario_text(text, source)
