@@ -31,6 +31,7 @@ from rokuprof.device.errors import (
     LimitedModeError,
 )
 from rokuprof.sentry.side_measurements import mark_measure, vitals_measures
+from rokuprof.store.files import opener
 
 if TYPE_CHECKING:
     from rokuprof.capture.config import CaptureConfig
@@ -141,7 +142,8 @@ class VitalsFile:
             return ""
         try:
             if self._file is None:
-                self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+                # owner-only (the capture's file mode), never through a link
+                self._file = open(self.path, "a", encoding="utf-8", opener=opener)  # noqa: SIM115
             self._file.write(reading.line())
             self._file.flush()
         except OSError as error:
