@@ -30,9 +30,12 @@ PURE = [
     "rokuprof.store.delivery",
     "rokuprof.device.constants",
     "rokuprof.device.response",
+    "rokuprof.device.installer_page",
     "rokuprof.units",
     "rokuprof.views.live_figures",
     "rokuprof.daemon.collect",
+    "rokuprof.app.manifest",
+    "rokuprof.app.ignore",
     "rokuprof.scenario.model",
 ]
 

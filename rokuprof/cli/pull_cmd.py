@@ -96,7 +96,7 @@ def pull(
         exits.fail(error, exits.FAILED)
     if pulled is None:
         if as_json:
-            print_json({"session": None, "status": None, "said": "No profiling data available"})
+            print_json({"path": None, "status": None, "said": "No profiling data available"})
         else:
             stderr_console().print(
                 printable(f"{host}: No profiling data available (nothing was written)"),
@@ -107,7 +107,7 @@ def pull(
         raise typer.Exit(exits.INCOMPLETE)
     record = pulled.record
     if as_json:
-        print_json({"session": str(pulled.path), **record})
+        print_json({"path": str(pulled.path), **record})
     else:
         print(printable(pulled.path), flush=True)
         if pulled.status != SessionStatus.COMPLETE:

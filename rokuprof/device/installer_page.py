@@ -31,7 +31,9 @@ NO_PROFILE = "No profiling data available"
 _OPEN = re.compile(r"<font\b([^<>]*)>", re.IGNORECASE)
 _CLOSE = re.compile(r"</font\s*>", re.IGNORECASE)
 _RED = re.compile(r"""\bcolor\s*=\s*["']?\s*(red|#f00\b|#ff0000\b)""", re.IGNORECASE)
-_TAG = re.compile(r"<[^<>]*>")
+_TAG = re.compile(r"<(/?[A-Za-z0-9]*)[^<>]*>")
+#: Tags a browser shows as a break between words (others, such as <i>, join their neighbours).
+_BREAKS = frozenset({"br", "p", "div", "li", "tr", "td", "th", "h1", "h2", "h3", "hr", "table"})
 _SPACE = re.compile(r"\s+")
 #: A downloadable profile as the inspect page names it (only these characters are followed).
 _PROFILE = re.compile(r"pkgs/[A-Za-z0-9_.-]{1,100}\.bsprof")
@@ -40,10 +42,17 @@ _PROFILE = re.compile(r"pkgs/[A-Za-z0-9_.-]{1,100}\.bsprof")
 def words(fragment: str, limit: int = MAX_WORDS) -> str:
     """An HTML fragment as the words a browser shows: tags dropped, entities unescaped,
     whitespace collapsed to single spaces, at most ``limit`` characters."""
-    text = _SPACE.sub(" ", html.unescape(_TAG.sub(" ", fragment))).strip()
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    return text
+    text = _TAG.sub(_tag_gap, fragment)
+    return bounded(_SPACE.sub(" ", html.unescape(text)).strip(), limit)
+
+
+def _tag_gap(tag: re.Match[str]) -> str:
+    return " " if tag.group(1).lstrip("/").lower() in _BREAKS else ""
+
+
+def bounded(text: str, limit: int = MAX_WORDS) -> str:
+    """``text`` cut to ``limit`` characters, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def red_messages(page: str) -> list[str]:
@@ -87,7 +96,7 @@ def read_install_answer(page: str) -> InstallAnswer:
         title = re.search(r"<title\b[^<>]*>([^<]*)</title", page, re.IGNORECASE)
         shown = f" (page {words(title.group(1), 80)!r})" if title and words(title.group(1)) else ""
         said = f"the installer's answer carried no message{shown}"
-    return InstallAnswer(FAILED, words(said))
+    return InstallAnswer(FAILED, bounded(said))
 
 
 def profile_path(page: str) -> str | None:

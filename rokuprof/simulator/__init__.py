@@ -19,6 +19,8 @@ Public API::
         dev.sent_bytes(0)                     # exact stream bytes of run 0
         await dev.wait_run_end(0, timeout)
         await dev.wait_idle(timeout)          # no app runs and none will be auto-launched
+        dev.installer_port, dev.password      # the Application Installer (Digest, rokudev)
+        dev.installed                         # the sideloaded app's manifest (None: built-in)
 
 The profiler port stays the same across runs and refuses connections between runs.
 
