@@ -4,6 +4,7 @@ allocations per source line straight from the decoded entries."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -76,4 +77,39 @@ def run_cli(
         input=stdin,
         timeout=120,
         check=False,
+    )
+
+
+START = START_MS / 1000  # the run start of stream(): the timeline's origin
+HOSTILE_LABEL = '<img src=x onerror="document.title=1">'
+
+
+def make_session(
+    directory: Path,
+    capture: bytes,
+    *,
+    marks: list | None = None,
+    vitals: str | None = None,
+    record: dict | None = None,
+) -> Path:
+    """A session directory as a capture leaves it: ``capture.bsprof``, a ``session.json`` with
+    ``marks`` (``(label, seconds after START)`` tuples; anything else as it is) and ``record``'s
+    fields, and, when given, ``vitals`` as the text of ``vitals.jsonl``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "capture.bsprof").write_bytes(capture)
+    items = [
+        {"label": m[0], "time": START + m[1], "offset": m[1]} if isinstance(m, tuple) else m
+        for m in marks or []
+    ]
+    (directory / "session.json").write_text(json.dumps({"marks": items, **(record or {})}))
+    if vitals is not None:
+        (directory / "vitals.jsonl").write_text(vitals)
+    return directory
+
+
+def vitals_lines(readings: list[tuple[float, object, object]]) -> str:
+    """``vitals.jsonl`` text: one line per ``(seconds after START, cpu %, memory bytes)``."""
+    return "".join(
+        json.dumps({"time": START + t, "cpu_percent": cpu, "mem_bytes": mem}) + "\n"
+        for t, cpu, mem in readings
     )

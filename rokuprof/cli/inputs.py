@@ -44,6 +44,7 @@ class CaptureSource:
     size: int | None  # bytes, when known
     stream: BinaryIO = field(repr=False)
     head: bytes = b""  # bytes already read for the magic check
+    session: Path | None = None  # the session directory, when the input was one
 
     def read(self, feed: Callable[[bytes], object], console: Console, what: str = "reading") -> int:
         """Feed every byte to ``feed`` (a progress bar on a terminal for large files); return the
@@ -96,7 +97,8 @@ def open_capture(arg: str, stdin: BinaryIO | None = None) -> CaptureSource:
         return CaptureSource("standard input", "profile", None, None, stream, head)
     path = Path(arg)
     label = str(path)
-    if path.is_dir():
+    arg_is_session = path.is_dir()
+    if arg_is_session:
         capture = SessionDir(path).archive
         if not capture.is_file():
             raise CaptureInputError(
@@ -121,7 +123,8 @@ def open_capture(arg: str, stdin: BinaryIO | None = None) -> CaptureSource:
     except BaseException:
         stream.close()
         raise
-    return CaptureSource(label, stem or "profile", directory, size, stream, head)
+    session = directory if arg_is_session else None
+    return CaptureSource(label, stem or "profile", directory, size, stream, head, session)
 
 
 def _read_head(stream: BinaryIO, label: str) -> bytes:

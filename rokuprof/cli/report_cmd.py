@@ -16,7 +16,7 @@ from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
 from rokuprof.cli.output import stderr_console, stdout_console, write_bytes
 from rokuprof.cli.root import app
-from rokuprof.export.report import build_model, render_html
+from rokuprof.export.report.session import report_page
 from rokuprof.store.files import follow_umask, write_atomic
 from rokuprof.views.text import printable
 
@@ -25,7 +25,8 @@ SUFFIX = ".report.html"
 HELP = f"""Write an interactive HTML report of a capture: flame graph, call tree, functions,
 lines, memory, timeline and the run's facts, in one file.
 
-INPUT is a .bsprof file, `-` for standard input, or a session directory (its capture.bsprof).
+INPUT is a .bsprof file, `-` for standard input, or a session directory (its capture.bsprof;
+the session's marks and device vitals are drawn on the timeline).
 The page is self-contained: its script, style and data are inline and it makes no network
 request, so it opens offline anywhere and can be attached to a bug. Figures are the profile
 tables' exact counters (the numbers `inspect` shows); the timeline is the 101 Hz synthetic
@@ -83,7 +84,7 @@ def report_command(
         exits.fail(problem)
 
     inp = load_capture(source, err, wall_unit.value)
-    html = render_html(build_model(inp)).encode("utf-8")
+    html = report_page(inp, source.session)
     if to_stdout:
         write_bytes(html)
     else:

@@ -117,8 +117,11 @@ def _totals(inp: ExportInput) -> dict[str, int]:
     }
 
 
-def build_model(inp: ExportInput) -> dict[str, object]:
-    """The report's data (see the module docstring): plain lists, dicts, strings and ints."""
+def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -> dict[str, object]:
+    """The report's data (see the module docstring): plain lists, dicts, strings and ints.
+    ``session``: a session's marks and vitals for the timeline
+    (:func:`~rokuprof.export.report.timeline_extras.timeline_extras`); the model has a
+    ``session`` entry only when it is given."""
     strings = _Strings()
     threads = inp.thread_order()
     thread_index = {m: i for i, m in enumerate(threads)}
@@ -217,7 +220,7 @@ def build_model(inp: ExportInput) -> dict[str, object]:
         heap += (slot - prev_slot, value - prev_bytes)
         prev_slot, prev_bytes = slot, value
 
-    return {
+    model: dict[str, object] = {
         "schema": SCHEMA,
         "facts": _facts(inp),
         "totals": _totals(inp),
@@ -236,6 +239,9 @@ def build_model(inp: ExportInput) -> dict[str, object]:
         },
         "strings": strings.items,
     }
+    if session is not None:
+        model["session"] = session
+    return model
 
 
 def node_selves(model: dict, column: str) -> list[int]:

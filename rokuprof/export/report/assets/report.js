@@ -76,6 +76,23 @@
   // higher) and what was still live at the end (the profile tables' figure).
   const heapEnd = D.totals.liveBytes;
   const heapPeak = heap.reduce((m, [, b]) => Math.max(m, b), heapEnd);
+  // A session's marks and device vitals (the model's "session"; none for a plain capture):
+  // marks as [seconds since the run start, label], each series as [seconds, value] points.
+  const SESSION = D.session || null;
+  const pairs = (flat) => {
+    const out = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
+    return out;
+  };
+  const marks = SESSION ? SESSION.marks : [];
+  const VITALS = SESSION
+    ? [
+        { key: "cpu", label: "app CPU", points: pairs(SESSION.cpu), colour: "#c25e00" },
+        { key: "mem", label: "app memory", points: pairs(SESSION.mem), colour: "#1f8a4c" },
+      ].filter((v) => v.points.length)
+    : [];
+  for (const v of VITALS) v.peak = v.points.reduce((m, [, x]) => Math.max(m, x), 0);
+  const vitalText = (v, x) => (v.key === "cpu" ? `${fixed(x, 0)} %` : fmtBytes(x));
 
   // ---------------------------------------------------------------- formatting
   const nf0 = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
@@ -347,14 +364,33 @@
     );
   } else heapText.textContent = NO_MEMORY;
   const clearRange = el("button", { class: "btn", id: "range-clear", hidden: true, text: "Whole run", onclick: () => setRange(null) });
+  // Marks: labelled lines over the canvas (elements, so that a label is text, never drawn markup).
+  const tlMarks = marks.length ? el("div", { class: "tl-marks", id: "timeline-marks", "aria-hidden": "true" }) : null;
+  const vitalsText = el("p", { class: "vitals", id: "vitals-text" });
+  VITALS.forEach((v, i) => {
+    if (i) vitalsText.append(text(" · "));
+    vitalsText.append(text(`${v.label} peak `), el("b", { "data-series": v.key, "data-points": v.points.length, "data-value": v.peak, style: `color: ${v.colour}`, text: vitalText(v, v.peak) }));
+  });
   main.append(
     el(
       "section",
       { class: "panel timeline" },
       el("div", { class: "head" }, el("h2", { text: "Timeline" }), rangeText, clearRange, heapText, el("span", { class: "hint", text: "Drag across the timeline to look at a time range; every view follows it." })),
-      tlCanvas,
+      SESSION ? el("div", { class: "tl-wrap" }, tlCanvas, tlMarks) : tlCanvas,
+      ...(SESSION ? sessionParts() : []),
     ),
   );
+  // Below the timeline: the marks with their times, and what was left out of the session's files.
+  function sessionParts() {
+    const out = VITALS.length ? [vitalsText] : [];
+    if (marks.length) {
+      const list = el("ol", { class: "marks", id: "marks", "aria-label": "Marks" });
+      for (const [at, label] of marks) list.append(el("li", { "data-at": at }, el("span", { class: "t", text: fmtSeconds(at) }), text(" "), el("span", { class: "label", text: label })));
+      out.push(list);
+    }
+    if (SESSION.notes.length) out.push(el("p", { class: "note", id: "session-notes", text: SESSION.notes.join("; ") }));
+    return out;
+  }
 
   // Toolbar shared by the views
   const TABS = [
@@ -471,15 +507,21 @@
   }
 
   // ---------------------------------------------------------------- timeline
-  const TL = { lane: 20, gap: 3, heap: 54, axis: 18, left: 150 };
+  const TL = { lane: 20, gap: 3, heap: 54, axis: 18, left: 150, marks: 18, vital: 40 };
   let tlDrag = null;
   function tlGeometry() {
     const width = tlCanvas.clientWidth || 1000;
     const heapOn = heap.length > 0;
-    const height = TL.axis + lanes.length * (TL.lane + TL.gap) + (heapOn ? TL.heap + 8 : 0) + 2;
-    return { width, height, heapOn, plot: width - TL.left - 8 };
+    const top = marks.length ? TL.marks : 0; // a strip for the marks' labels
+    let y = top + TL.axis + lanes.length * (TL.lane + TL.gap) + (heapOn ? TL.heap + 8 : 0);
+    const strips = VITALS.map((v) => {
+      y += TL.vital + 8;
+      return { v, y: y - TL.vital - 2 };
+    });
+    return { width, height: y + 2, heapOn, top, strips, plot: width - TL.left - 8 };
   }
   const slotX = (g, s) => TL.left + (s / SLOTS) * g.plot;
+  const secondsX = (g, at) => TL.left + Math.min(1, Math.max(0, (at * HZ) / SLOTS)) * g.plot;
   const xSlot = (g, x) => Math.min(SLOTS, Math.max(0, ((x - TL.left) / g.plot) * SLOTS));
   function drawTimeline() {
     const g = tlGeometry();
@@ -499,17 +541,17 @@
     ctx.strokeStyle = "#eef0f3";
     for (let s = 0; s <= seconds + 1e-9; s += step) {
       const x = slotX(g, s * HZ);
-      ctx.fillRect(x, TL.axis - 5, 1, 4);
+      ctx.fillRect(x, g.top + TL.axis - 5, 1, 4);
       ctx.textAlign = "center";
-      ctx.fillText(fmtSeconds(s).replace(/^0$/, "0 s"), Math.min(x, g.width - 24), 7);
+      ctx.fillText(fmtSeconds(s).replace(/^0$/, "0 s"), Math.min(x, g.width - 24), g.top + 7);
       ctx.beginPath();
-      ctx.moveTo(x + 0.5, TL.axis);
+      ctx.moveTo(x + 0.5, g.top + TL.axis);
       ctx.lineTo(x + 0.5, g.height);
       ctx.stroke();
     }
     // lanes: busy share per pixel column
     const cols = Math.max(1, Math.floor(g.plot));
-    let y = TL.axis;
+    let y = g.top + TL.axis;
     const busyAll = [];
     for (const lane of lanes) {
       const busy = new Float64Array(cols);
@@ -574,21 +616,67 @@
       ctx.stroke();
       ctx.lineWidth = 1;
     }
+    // device vitals: a strip each, its line through the readings (0 at the bottom)
+    timelineInfo.vitals = {};
+    for (const { v, y: sy } of g.strips) {
+      ctx.fillStyle = "#5f6b7a";
+      ctx.textAlign = "right";
+      ctx.fillText(v.label, TL.left - 10, sy + 12);
+      ctx.fillStyle = "#8d97a5";
+      ctx.fillText(`peak ${vitalText(v, v.peak)}`, TL.left - 10, sy + 28);
+      ctx.fillStyle = "#f1f3f6";
+      ctx.fillRect(TL.left, sy, g.plot, TL.vital);
+      const max = Math.max(v.key === "cpu" ? 100 : 1, v.peak);
+      ctx.beginPath();
+      v.points.forEach(([at, x], i) => {
+        const px = secondsX(g, at), py = sy + TL.vital - (x / max) * (TL.vital - 4);
+        if (i) ctx.lineTo(px, py);
+        else ctx.moveTo(px, py);
+      });
+      if (v.points.length === 1) ctx.lineTo(secondsX(g, v.points[0][0]) + 2, sy + TL.vital - (v.points[0][1] / max) * (TL.vital - 4));
+      ctx.strokeStyle = v.colour;
+      ctx.lineWidth = 1.3;
+      ctx.stroke();
+      ctx.lineWidth = 1;
+      timelineInfo.vitals[v.key] = { points: v.points.length, top: sy, height: TL.vital, max };
+    }
+    placeMarks(g);
     // selection
     const sel = tlDrag ? [Math.min(tlDrag.a, tlDrag.b), Math.max(tlDrag.a, tlDrag.b)] : state.range;
     if (sel) {
       const x0 = slotX(g, sel[0]), x1 = slotX(g, sel[1]);
       ctx.fillStyle = "rgba(29, 35, 48, 0.28)";
-      ctx.fillRect(TL.left, TL.axis, x0 - TL.left, g.height - TL.axis);
-      ctx.fillRect(x1, TL.axis, TL.left + g.plot - x1, g.height - TL.axis);
+      const top = g.top + TL.axis, h = g.height - top;
+      ctx.fillRect(TL.left, top, x0 - TL.left, h);
+      ctx.fillRect(x1, top, TL.left + g.plot - x1, h);
       ctx.strokeStyle = "#3559d6";
       ctx.lineWidth = 2;
-      ctx.strokeRect(x0, TL.axis, Math.max(1, x1 - x0), g.height - TL.axis - 1);
+      ctx.strokeRect(x0, top, Math.max(1, x1 - x0), h - 1);
       ctx.lineWidth = 1;
     }
     timelineInfo.busy = busyAll.map((b) => Array.from(b));
   }
-  const timelineInfo = { busy: [] };
+  const timelineInfo = { busy: [], vitals: {} };
+  // The marks: a dashed line across the timeline each, its label in the strip above the axis
+  // (cut to the room before the next mark; the whole label in its title and in the list below).
+  // Placed again when the timeline's size changes.
+  let marksKey = "";
+  function placeMarks(g) {
+    if (!tlMarks || marksKey === `${g.width}x${g.height}`) return;
+    marksKey = `${g.width}x${g.height}`;
+    tlMarks.style.height = `${g.height}px`;
+    const xs = marks.map(([at]) => Math.round(secondsX(g, at)));
+    tlMarks.replaceChildren(
+      ...marks.map(([at, label], i) => {
+        const room = (i + 1 < xs.length ? xs[i + 1] : TL.left + g.plot + 8) - xs[i] - 6;
+        const chars = Math.floor(room / 6.5);
+        const shown = label.length <= chars ? label : chars > 1 ? `${label.slice(0, chars - 1)}…` : "";
+        const mark = el("div", { class: "mark", "data-at": at, "data-label": label, title: `${label} — ${fmtSeconds(at)}` }, el("span", { class: "label", text: shown }));
+        mark.style.left = `${xs[i]}px`;
+        return mark;
+      }),
+    );
+  }
   function niceStep(raw) {
     const p = 10 ** Math.floor(Math.log10(raw || 1));
     for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
@@ -1469,6 +1557,11 @@
       ["Timeline", `${grouped(SLOTS)} synthetic samples per thread at ${HZ} Hz`],
       ["Made by", `rokuprof ${facts.rokuprof}`],
     ];
+    if (SESSION) {
+      rows.push(["Marks", marks.length ? marks.map(([at, label]) => `${label} (${fmtSeconds(at)})`).join(", ") : "none"]);
+      rows.push(["Device vitals", VITALS.length ? `${grouped(SESSION.readings)} readings; ${VITALS.map((v) => `${v.label} peak ${vitalText(v, v.peak)}`).join(", ")}` : "none"]);
+      for (const n of SESSION.notes) rows.push(["Session note", n]);
+    }
     for (const w of facts.warnings || []) rows.push(["Warning", w]);
     for (const [k, val] of rows) dl.append(el("dt", { text: k }), el("dd", { "data-fact": k, text: val }));
     v.append(dl);
@@ -1518,7 +1611,7 @@
       }
       return out;
     },
-    timeline: () => ({ slots: SLOTS, hz: HZ, busy: timelineInfo.busy, left: TL.left, plot: tlGeometry().plot }),
+    timeline: () => ({ slots: SLOTS, hz: HZ, busy: timelineInfo.busy, left: TL.left, plot: tlGeometry().plot, top: tlGeometry().top, vitals: timelineInfo.vitals }),
   };
   requestAnimationFrame(() => {
     window.__reportReady = true;

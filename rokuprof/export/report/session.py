@@ -1,0 +1,110 @@
+"""A session directory's report: the report's one I/O module (blocking file reads and writes).
+
+The page of a capture gets, when the capture is a session directory's, the session's marks
+(``session.json``) and device vitals (``vitals.jsonl``) on its timeline (read here, checked and
+bounded by the pure :mod:`~rokuprof.export.report.timeline_extras`). ``rokuprof report`` and
+the end of ``rokuprof profile`` both make the page with :func:`report_page`::
+
+    path = write_session_report(session_dir)    # <session>/report.html, written atomically
+
+Not imported by the package's ``__init__``: the report's model and page stay pure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from rokuprof.bsprof.wall_unit import DEFAULT_WALL_UNIT
+from rokuprof.export.model import ExportInput, build_input
+from rokuprof.export.report.model import build_model
+from rokuprof.export.report.page import render_html
+from rokuprof.export.report.timeline_extras import MAX_LINE, VitalsReader, timeline_extras
+from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.store.files import write_atomic
+from rokuprof.store.layout import RECORD_FILE, SessionDir
+
+VITALS_FILE = "vitals.jsonl"
+REPORT_FILE = "report.html"
+#: ``session.json`` read at most (a run's record with its 1,000 marks is well under a MiB).
+MAX_RECORD_BYTES = 16 << 20
+READ_SIZE = 1 << 20
+
+
+def _lines(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream's lines, each cut at :data:`MAX_LINE` bytes (the rest of a longer line is
+    dropped: what is left of it is not a reading either)."""
+    while line := stream.readline(MAX_LINE + 1):
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while (more := stream.readline(READ_SIZE)) and not more.endswith(b"\n"):
+                pass
+            line = line[:MAX_LINE] + b"\n"
+        yield line
+
+
+def _record(path: Path, notes: list[str]) -> object:
+    """``session.json`` parsed, or ``None`` (missing: silently; unreadable: with a note)."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_RECORD_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        notes.append(f"{RECORD_FILE}: cannot be read ({exc.strerror or exc}); no marks drawn")
+        return None
+    if len(data) > MAX_RECORD_BYTES:
+        notes.append(f"{RECORD_FILE}: larger than {MAX_RECORD_BYTES >> 20} MiB; no marks drawn")
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        notes.append(f"{RECORD_FILE}: not JSON; no marks drawn")
+        return None
+
+
+def read_extras(session_dir: Path, inp: ExportInput) -> dict[str, object] | None:
+    """The session's marks and vitals for the model of ``inp`` (its capture), or ``None``."""
+    timeline = inp.timeline
+    span = max(1, timeline.last_slot()) / timeline.hz  # what the page's time axis covers
+    notes: list[str] = []
+    record = _record(session_dir / RECORD_FILE, notes)
+    vitals: VitalsReader | None = VitalsReader(timeline.origin, span)
+    try:
+        with (session_dir / VITALS_FILE).open("rb") as f:
+            for line in _lines(f):
+                vitals.feed(line)
+    except FileNotFoundError:
+        vitals = None
+    except OSError as exc:
+        notes.append(f"{VITALS_FILE}: cannot be read ({exc.strerror or exc}); no vitals drawn")
+        vitals = None
+    return timeline_extras(record, vitals, timeline.origin, span, notes)
+
+
+def report_page(inp: ExportInput, session_dir: Path | None = None) -> bytes:
+    """The report page of ``inp`` as UTF-8 bytes; with ``session_dir`` (the capture's session),
+    its marks and vitals on the timeline."""
+    session = read_extras(session_dir, inp) if session_dir is not None else None
+    return render_html(build_model(inp, session=session)).encode("utf-8")
+
+
+def load_session_capture(session_dir: Path, wall_unit: str = DEFAULT_WALL_UNIT) -> ExportInput:
+    """The session's ``capture.bsprof`` decoded and laid out (``OSError`` when it cannot be
+    read; a truncated or corrupt capture is not an error: ``run.problem`` says)."""
+    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit))
+    with SessionDir(session_dir).archive.open("rb") as f:
+        while block := f.read(READ_SIZE):
+            converter.feed(block)
+    return build_input(converter)
+
+
+def write_session_report(session_dir: Path, *, wall_unit: str = DEFAULT_WALL_UNIT) -> Path:
+    """Write ``<session_dir>/report.html`` (atomically) from the session's capture, marks and
+    vitals; return its path. Raises ``OSError`` when the capture cannot be read or the page
+    cannot be written."""
+    session_dir = Path(session_dir)
+    inp = load_session_capture(session_dir, wall_unit)
+    return write_atomic(session_dir / REPORT_FILE, report_page(inp, session_dir))
