@@ -14,11 +14,21 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from report_helpers import HOSTILE, allocations_per_line, deep_stream, run_cli, stream
+from report_helpers import (
+    HOSTILE,
+    HOSTILE_LABEL,
+    allocations_per_line,
+    deep_stream,
+    make_session,
+    run_cli,
+    stream,
+    vitals_lines,
+)
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.export import export, input_from_bytes
 from rokuprof.export.model import IDLE
+from rokuprof.export.report.session import write_session_report
 from rokuprof.profile.report import inspect_report
 from tests.viewers import REPO
 from tests.viewers.report import model, open_reports, problems
@@ -720,3 +730,47 @@ def test_a_cpu_only_capture_says_why_there_is_no_memory_data(driven, loaded):
     full = driven[0]["steps"]["probe"]
     assert full["liveMetric"] == {"note": None, "graphHidden": False, "title": ""}
     assert NO_MEMORY not in driven[0]["bodyText"]
+
+
+@pytest.fixture(scope="module")
+def session_page(tmp_path_factory):
+    """A session's report (``write_session_report``): three marks, one of them a hostile label,
+    24 vitals readings and a torn last line; opened, not driven."""
+    readings = [(t / 4, (t * 7) % 100, 2_000_000 + 1000 * t) for t in range(24)]
+    session = make_session(
+        tmp_path_factory.mktemp("session") / "s",
+        stream(6.0),
+        marks=[("home", 1.0), (HOSTILE_LABEL, 3.0), ("end", 5.5)],
+        vitals=vitals_lines(readings) + '{"time": 17',
+    )
+    [result] = open_reports([write_session_report(session)], shots=ARTIFACTS)
+    return result
+
+
+def test_marks_and_vitals_are_drawn_on_the_timeline_with_labels_as_text(session_page):
+    result = session_page
+    assert problems(result) == [] and len(result["requests"]) == 1
+    drawn = result["session"]
+    labels = ["home", HOSTILE_LABEL, "end"]
+    assert [m["label"] for m in drawn["marks"]] == labels
+    assert [m["shown"] for m in drawn["marks"]] == labels  # room enough at 1,440 px
+    times = ["1.00 s", "3.00 s", "5.50 s"]
+    titles = [f"{label} — {at}" for label, at in zip(labels, times, strict=True)]
+    assert [m["title"] for m in drawn["marks"]] == titles
+    assert drawn["list"] == [list(pair) for pair in zip(times, labels, strict=True)]
+    geo = drawn["geometry"]
+    for mark in drawn["marks"]:
+        x = geo["left"] + mark["at"] * geo["hz"] / geo["slots"] * geo["plot"]
+        assert abs(mark["x"] - x) <= 1, mark
+        assert mark["under"] == "timeline"  # the line lets a drag reach the canvas
+    assert geo["top"] > 0  # the labels' strip above the axis
+    assert {k: v["points"] for k, v in drawn["vitals"].items()} == {"cpu": 24, "mem": 24}
+    assert drawn["peaks"] == [
+        {"series": "cpu", "points": 24, "text": "98 %"},
+        {"series": "mem", "points": 24, "text": "1.93 MiB"},
+    ]
+    assert drawn["notes"] == "vitals.jsonl: 1 line skipped (1 cut off at the end)"
+    # the hostile label is shown as text: no element made of it, no script run, no request
+    assert drawn["elements"] == 0 and result["dialogs"] == [] and result["scripts"] == 2
+    assert result["title"] == "Café TV 2.4.1 — capture of 2023-11-14 22:13:20 UTC — rokuprof report"
+    assert HOSTILE_LABEL in result["bodyText"]

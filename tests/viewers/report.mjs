@@ -281,6 +281,28 @@ async function probe(page) {
   return out;
 }
 
+// A session's marks and vitals on the timeline (null on a page without them): the marks drawn
+// and listed, the vitals' strips, and what is under a mark's line (the canvas: dragging works).
+function sessionParts() {
+  if (!window.__report.model.session) return null;
+  const canvas = document.getElementById("timeline");
+  const box = canvas.getBoundingClientRect();
+  const marks = [...document.querySelectorAll("#timeline-marks .mark")].map((m) => {
+    const r = m.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left, box.top + box.height / 2);
+    return { label: m.dataset.label, at: Number(m.dataset.at), title: m.title, shown: m.querySelector(".label").textContent, x: r.left - box.left, under: hit && hit.id };
+  });
+  return {
+    marks,
+    list: [...document.querySelectorAll("#marks li")].map((li) => [li.querySelector(".t").textContent, li.querySelector(".label").textContent]),
+    vitals: window.__report.timeline().vitals,
+    peaks: [...document.querySelectorAll("#vitals-text b")].map((b) => ({ series: b.dataset.series, points: Number(b.dataset.points), text: b.textContent })),
+    notes: document.getElementById("session-notes")?.textContent ?? null,
+    geometry: window.__report.timeline(),
+    elements: document.querySelectorAll("img, iframe, object, embed").length,
+  };
+}
+
 async function flameSummary(page) {
   return page.evaluate(() => {
     const r = window.__report;
@@ -394,6 +416,7 @@ async function examine(browser, baseUrl, file, index, options) {
   else if (options.deep) Object.assign(result, await driveDeep(page, options.shots, stem));
   else if (options.shots) result.shots = { flame: await shot(page, options.shots, stem, "flame") };
   result.bodyText = await page.evaluate(() => document.body.innerText);
+  result.session = await page.evaluate(sessionParts);
   result.scripts = await page.evaluate(() => document.scripts.length);
   await context.close();
   return result;
