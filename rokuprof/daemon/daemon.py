@@ -158,6 +158,7 @@ class Daemon:
             device_dir=device_dir or entry.name or None,
             host_name=host_name(entry, self.config.devices),
             exports=self.config.capture.export,
+            vitals_interval=self.config.capture.vitals_interval,
             name_claim=functools.partial(
                 self._claim_name, self.device_key(entry), entry.host, entry.profiler_port
             ),
