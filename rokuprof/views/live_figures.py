@@ -3,7 +3,7 @@
 Per function, the run's cumulative figures as ``inspect`` aggregates them
 (:func:`~rokuprof.profile.functions.aggregate_functions`, with allocations) and each one's part
 of the last ``window`` seconds; data and entry rates; the live heap's trend; which rows show,
-in which order.
+in which order; the app's last vitals reading.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rokuprof.capture.vitals import Reading
 from rokuprof.profile.functions import FunctionKey, FunctionStats, aggregate_functions
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.units import size
@@ -142,3 +143,16 @@ class Heap:
         change = live - past
         sign = "+" if change > 0 else "−" if change < 0 else "±"
         return f"{spark} {sign}{size(abs(change))} in {self.window:g} s"
+
+
+def vitals_text(reading: Reading | None) -> str:
+    """The app's last vitals reading, as ``app 7% cpu · 14.8 MiB``; ``""`` when there is none
+    (or it has no figure)."""
+    if reading is None:
+        return ""
+    parts = []
+    if reading.cpu_percent is not None:
+        parts.append(f"{reading.cpu_percent}% cpu")
+    if reading.mem_bytes is not None:
+        parts.append(size(reading.mem_bytes))
+    return "app " + " · ".join(parts) if parts else ""

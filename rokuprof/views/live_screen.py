@@ -1,7 +1,8 @@
 """The live view's screen as rich renderables, from figures it is given (no clock, no state).
 
-On top: device, state, app, data rates, chunks, the live heap with its trend, the session, notes;
-then the keys and what they set; then one row per function, as many as fit.
+On top: device, state, app (with its last CPU and memory reading), data rates, chunks, the live
+heap with its trend, the session, notes; then the keys and what they set; then one row per
+function, as many as fit.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from rich.text import Text
 
 from rokuprof.capture.status import STATE_TEXT, CaptureStatus, DeviceState
 from rokuprof.units import seconds, size
-from rokuprof.views.live_figures import SORTS, FunctionRow
+from rokuprof.views.live_figures import SORTS, FunctionRow, vitals_text
 from rokuprof.views.text import printable, text
 
 #: Columns, and the narrowest terminal that shows each.
@@ -70,7 +71,10 @@ def head_lines(
     name = f" ({status.device_name})" if status.device_name else ""
     line("device", text(f"{status.device or status.host}{name}  [{status.host}]"))
     line("state", state_text(status, now))
-    line("app", text(status.app or "-"))
+    app = text(status.app or "-")
+    if vitals := vitals_text(status.vitals):
+        app.append(f"  {vitals}")
+    line("app", app)
     line(
         "data",
         f"{size(status.bytes)} ({size(byte_rate)}/s), "
