@@ -136,12 +136,14 @@ def function_paths(data: bytes) -> set[tuple[str, ...]]:
     }
 
 
-async def capture(keys: list[str]) -> set[tuple[str, ...]]:
+async def capture(keys: list[str], link: dict[str, str] | None = None) -> set[tuple[str, ...]]:
     async with SimulatedDevice(config()) as dev, EcpClient(HOST, dev.ecp_port, 2) as ecp:
         await ecp.launch()
         body = await read_body(dev)
         for key in keys:
             await ecp.keypress(key)
+        if link is not None:
+            await ecp.launch("dev", link)  # the running app gets the deep link
         await until(lambda: (dev.app_clock() or 0) > 1.0, 10)  # the app ran a while
         assert await ecp.exit_app() == "exit-app"
         data = await asyncio.wait_for(body, 5)
@@ -159,3 +161,10 @@ async def test_key_work_shows_in_the_captured_profile() -> None:
     quiet = await capture([])
     assert (*on_key, "moveFocus") not in quiet
     assert not {p for p in quiet if "loadDetails" in p or "RowList_scroll" in p}
+
+
+async def test_launch_parameters_open_the_linked_content_in_a_running_app() -> None:
+    linked = await capture([], {"contentId": "42", "mediaType": "movie"})
+    on_input = ("Main", "eventLoop", "handleMessage", "onInputEvent")
+    assert (*on_input, "navigate", "DétailsÉcran_show") in linked
+    assert ("ContentLoader_run", "loadDetails") in linked

@@ -7,7 +7,7 @@ from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import STRING, Footer
 from rokuprof.profile import ProfileReader
 from rokuprof.simulator.app import MAX_PENDING_KEYS, AppConfig, SyntheticApp
-from rokuprof.simulator.app_keys import DETAILS_SCREEN, HOME_SCREEN
+from rokuprof.simulator.app_keys import DEEP_LINK, DETAILS_SCREEN, HOME_SCREEN
 
 KEYS = [(1.0, "Down"), (1.5, "Down"), (2.0, "Select"), (3.0, "Back"), (3.2, "Lit_a")]
 
@@ -57,7 +57,7 @@ def test_keys_do_the_work_of_their_screen() -> None:
     assert (*on_key, "navigate", "showHome") in paths
     assert (*on_key, "SearchBox_onText") in paths
     quiet = stacks(run([]))
-    key_only = {"moveFocus", "RowList_scroll", "loadDetails", "SearchBox_onText"}
+    key_only = {"moveFocus", "RowList_scroll", "loadDetails", "SearchBox_onText", "onInputEvent"}
     assert not {name for path in quiet for name in path} & key_only
 
 
@@ -70,6 +70,9 @@ def test_the_screen_follows_select_and_back() -> None:
     app.press("Back", 0.3)
     app.advance(0.1)
     assert app.screen == HOME_SCREEN
+    app.press(DEEP_LINK, 0.4)  # launch parameters: the linked content opens
+    app.advance(0.1)
+    assert app.screen == DETAILS_SCREEN
 
 
 def test_keys_not_yet_due_change_nothing_and_are_handled_at_exit() -> None:

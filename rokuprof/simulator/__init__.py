@@ -15,6 +15,7 @@ Public API::
         await dev.cut(reset=True)             # drop the current stream now (RST or FIN)
         dev.add_fault(Fault("stall", after_bytes=500, run=0))
         dev.set_limited(True)                 # ECP limited mode (403 for keypresses)
+        dev.remote_log                        # (monotonic, kind, value) of keys, launches, exit-app
         dev.runs                              # list of RunRecord (times, bytes, status, ...)
         dev.sent_bytes(0)                     # exact stream bytes of run 0
         await dev.wait_run_end(0, timeout)

@@ -8,6 +8,8 @@ fixed call path walked some ticks on one thread, and may change the screen.
 * ``Back`` on the details screen: home again (``showHome``, rows redrawn).
 * ``Lit_<c>``: the text handler (``onKeyEvent`` → ``SearchBox_onText``).
 * Any other key: a short ``onKeyEvent``.
+* :data:`DEEP_LINK` (a launch with parameters, which the app gets as an input event): the
+  linked content opens as with ``Select`` (``onInputEvent`` → ``navigate`` → the details).
 
 The key-only functions are never reached by the app's own random walks, so a run without keys
 streams exactly what it did before keys existed.
@@ -17,11 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rokuprof.simulator.app_model import FUNCTIONS, HOME, LOADER, ROW, Function
+from rokuprof.simulator.app_model import FUNCTIONS, HOME, LOADER, MAIN, ROW, Function
 
 HOME_SCREEN, DETAILS_SCREEN = "home", "details"
 ARROWS = frozenset({"Up", "Down", "Left", "Right"})
 LITERAL = "Lit_"
+DEEP_LINK = "<deep link>"  # not an ECP key: what the device hands the app for launch parameters
 
 ON_KEY = ("Main", "eventLoop", "handleMessage", "onKeyEvent")
 ROWS = ("HomeScene_onRender", "RowList_update")
@@ -31,6 +34,7 @@ KEY_FUNCTIONS: dict[str, Function] = {
     f.name: f
     for f in (
         Function("moveFocus", HOME, 60, allocs=0.5, size=(32, 128)),
+        Function("onInputEvent", MAIN, 160, stay=0.5, allocs=1, size=(64, 512)),
         Function("RowList_scroll", ROW, 330, ops_per_us=1.4, calls=3, allocs=1, size=(64, 1024)),
         Function("loadDetails", LOADER, 110, calls=2, allocs=1, size=(1024, 8192)),
         Function("SearchBox_onText", "pkg:/components/SearchBox.brs", 12, allocs=1, size=(16, 96)),
@@ -49,6 +53,17 @@ class Burst:
     walks: int
 
 
+#: The content loader fetching the details screen's content.
+LOAD = (
+    Burst("ContentLoaderTask", ("ContentLoader_run", "loadDetails"), 3),
+    Burst(
+        "ContentLoaderTask",
+        ("ContentLoader_run", "loadDetails", "parseJSON", "parseValue", "parseObject"),
+        6,
+    ),
+)
+
+
 def key_work(key: str, screen: str) -> tuple[tuple[Burst, ...], str]:
     """The bursts ``key`` causes on ``screen``, and the screen after it."""
     if key in ARROWS:
@@ -56,16 +71,10 @@ def key_work(key: str, screen: str) -> tuple[tuple[Burst, ...], str]:
             Burst("main", (*ON_KEY, "moveFocus"), 6),
             Burst("HomeScene", (*ROWS, "RowList_scroll"), 4),
         ), screen
-    if key == "Select" and screen == HOME_SCREEN:
-        return (
-            Burst("main", (*ON_KEY, "navigate", "DétailsÉcran_show"), 5),
-            Burst("ContentLoaderTask", ("ContentLoader_run", "loadDetails"), 3),
-            Burst(
-                "ContentLoaderTask",
-                ("ContentLoader_run", "loadDetails", "parseJSON", "parseValue", "parseObject"),
-                6,
-            ),
-        ), DETAILS_SCREEN
+    if key == DEEP_LINK or (key == "Select" and screen == HOME_SCREEN):
+        handler = "onInputEvent" if key == DEEP_LINK else "onKeyEvent"
+        opens = (*ON_KEY[:-1], handler, "navigate", "DétailsÉcran_show")
+        return (Burst("main", opens, 5), *LOAD), DETAILS_SCREEN
     if key == "Back" and screen == DETAILS_SCREEN:
         return (
             Burst("main", (*ON_KEY, "navigate", "showHome"), 3),

@@ -5,7 +5,9 @@
   :meth:`~rokuprof.simulator.app.SyntheticApp.press` at the app time it is now, so the work it
   causes lands where it would on a device. ``/keyup/`` only acknowledges.
 * ``POST /launch/<id>[?query]``: the dev app starts (another app takes the screen: the dev app
-  exits); the query (deep-link parameters) is recorded as sent.
+  exits); the query (deep-link parameters) is recorded as sent, and the app opens the linked
+  content (:data:`~rokuprof.simulator.app_keys.DEEP_LINK`), at once if it was already
+  running (as the input event a running app gets), at its start otherwise.
 * ``POST /exit-app/dev`` (Roku OS 13 and later): the running dev app exits as with Home, its
   stream ends with the end marker and footer; 404 when it is not running, and 404 on firmware
   before 13, as there the command does not exist. Refused in limited mode (ecp.py), as Roku
@@ -21,6 +23,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
+
+from rokuprof.simulator.app_keys import DEEP_LINK
 
 if TYPE_CHECKING:
     from rokuprof.simulator.device import SimulatedDevice
@@ -70,9 +74,12 @@ async def handle(
     if command == "launch":
         if rest != DEV_APP_ID and rest not in other_apps:
             return 404, b""
-        _log(device, command, request.target.partition("?")[2])
+        query = request.target.partition("?")[2]
+        _log(device, command, query)
         if rest == DEV_APP_ID:
             await device.launch()
+            if query:
+                _press(device, DEEP_LINK)
         else:
             await device.home()  # another app takes the screen: the dev app exits
         return 200, b""
