@@ -76,10 +76,9 @@ class Figures:
 def figures(device: SimulatedDevice) -> Figures | None:
     """The running app's figures; ``None`` when none: no app, a replay run, or the app was
     not built with ``run_as_process=1`` (the device's config, or the installed manifest)."""
-    run = device._current  # the simulator's own package: the run in progress, if any
-    vitals = getattr(run.app, "vitals", None) if run is not None else None
-    installed = getattr(device, "installed", None)
-    as_process = getattr(device.config, "run_as_process", True) and (
+    vitals = device.app_vitals()
+    installed = device.installed
+    as_process = device.config.run_as_process and (
         not isinstance(installed, dict) or installed.get("run_as_process") == "1"
     )
     if vitals is None or not as_process:

@@ -96,6 +96,7 @@ class DeviceConfig:
     cpu_flush_seconds: float = 1.0
     pause_on_start: bool = False  # bsprof_pause_on_start=1
     sample_ratio: float = 1.0  # bsprof_sample_ratio (the header's requested ratio)
+    run_as_process: bool = True  # run_as_process=1: chanperf has the app's CPU and memory
     #: the developer password of the Application Installer (None: made up at start)
     dev_password: str | None = field(default=None, repr=False)
 

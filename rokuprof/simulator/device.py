@@ -18,6 +18,7 @@ from rokuprof.bsprof.model import Footer
 from rokuprof.device.constants import PROFILER_PATH
 from rokuprof.simulator import console, ecp, ssdp
 from rokuprof.simulator.app import TICK, SyntheticApp
+from rokuprof.simulator.chanperf import AppVitals
 from rokuprof.simulator.config import DeviceConfig, Fault
 from rokuprof.simulator.http import BadRequest, read_request, response, response_head
 from rokuprof.simulator.installer import Installer
@@ -264,6 +265,10 @@ class SimulatedDevice:
     def app_clock(self) -> float | None:
         """App seconds of the current run (None when no app runs)."""
         return self._current.app.clock if self._current else None
+
+    def app_vitals(self) -> AppVitals | None:
+        """What ``chanperf`` reports (None when no synthetic app runs)."""
+        return getattr(self._current.app, "vitals", None) if self._current else None
 
     def sent_bytes(self, run_index: int) -> bytes:
         """Exactly the stream bytes sent on run ``run_index``'s connection (no HTTP head)."""
