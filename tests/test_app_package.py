@@ -15,8 +15,11 @@ import pytest
 
 from rokuprof.app.ignore import IgnoreRules
 from rokuprof.app.manifest import ProfilerKeys, parse_manifest
-from rokuprof.app.package import ZIP_TIME, PackageError, package_app
+from rokuprof.app.package import MAX_IGNORE_BYTES, ZIP_TIME, PackageError, package_app
+from rokuprof.device.installer import InstallerClient
 from rokuprof.scenario.model import Mark, Press, load_scenario
+from rokuprof.simulator.config import DeviceConfig
+from rokuprof.simulator.device import SimulatedDevice
 
 SAMPLE_APP = Path(__file__).resolve().parent.parent / "samples" / "app"
 MANIFEST = (
@@ -204,6 +207,12 @@ def test_a_directory_without_manifest(tmp_path: Path) -> None:
     with pytest.raises(PackageError) as error:
         package_app(root, ProfilerKeys())
     assert str(error.value) == f"no manifest in {root}"
+
+
+def test_a_rokuignore_over_its_limit(tmp_path: Path) -> None:
+    root = write(tmp_path / "a", {"manifest": "", ".rokuignore": "#" * (MAX_IGNORE_BYTES + 1)})
+    with pytest.raises(PackageError, match=r"a/\.rokuignore is over 1,048,576 bytes$"):
+        package_app(root, ProfilerKeys())
 
 
 def test_a_manifest_that_is_a_directory(tmp_path: Path) -> None:
@@ -445,3 +454,14 @@ def test_the_sample_scenario_browses_selects_and_goes_back() -> None:
     ]
     assert kinds.index("Mark") < kinds.index("Press")
     assert 8 <= scenario.planned_seconds() <= 12  # the sample's budget, not a timing
+
+
+async def test_the_sample_app_installs_on_the_simulator_and_again_is_identical() -> None:
+    """The same source packaged twice is the same zip, so the device says so."""
+    first = package_app(SAMPLE_APP, ProfilerKeys(mem=True))
+    second = package_app(SAMPLE_APP, ProfilerKeys(mem=True))
+    async with SimulatedDevice(DeviceConfig(host="127.0.0.1")) as dev:
+        async with InstallerClient("127.0.0.1", dev.password, port=dev.installer_port) as client:
+            assert (await client.sideload(first.zip_bytes)).kind == "installed"
+            assert (await client.sideload(second.zip_bytes)).kind == "identical"
+        assert dev.installed == first.manifest

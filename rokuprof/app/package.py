@@ -39,6 +39,7 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 #: the zip's, unless given.
 INPUT_FACTOR = 4
 DEFAULT_MAX_FILES = 10_000
+MAX_IGNORE_BYTES = 1 << 20
 #: Every entry's timestamp: the earliest a zip can hold.
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _UNIX = 3  # ZipInfo.create_system: the attributes are Unix modes
@@ -171,7 +172,8 @@ def _read_directory(root: Path, budget: _Budget, skipped: list[str]) -> dict[str
     rules = IgnoreRules([])
     ignore_file = root / IGNORE_FILE
     if ignore_file.is_file():
-        rules = IgnoreRules.parse(_read_file(ignore_file, 1 << 20).decode("utf-8", "replace"))
+        text = _read_file(ignore_file, MAX_IGNORE_BYTES, f"over {MAX_IGNORE_BYTES:,} bytes")
+        rules = IgnoreRules.parse(text.decode("utf-8", "replace"))
     real_root = root.resolve()
     files: dict[str, bytes] = {}
     pending: list[tuple[Path, str, frozenset[Path]]] = [(root, "", frozenset({real_root}))]
@@ -198,6 +200,8 @@ def _read_directory(root: Path, budget: _Budget, skipped: list[str]) -> dict[str
                 files[rel] = _read_file(path, budget.take(_size(entry), str(path)))
             else:
                 skipped.append(rel)
+    if MANIFEST not in files:  # a case-insensitive file system found "Manifest"
+        raise PackageError(f"no manifest in {root} (the name is lowercase: manifest)")
     return files
 
 
@@ -252,16 +256,16 @@ def _check_name(rel: str, path: Path) -> None:
         raise PackageError(f"{path!r}: the file's name is not valid UTF-8") from None
 
 
-def _read_file(path: Path, limit: int) -> bytes:
+def _read_file(path: Path, limit: int, too_big: str = "grown past the input limit") -> bytes:
     """The file's bytes; a :class:`PackageError` when it cannot be read or holds more than
-    ``limit`` (it grew while being read)."""
+    ``limit`` (a file read after its size was counted has grown)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
     except OSError as error:
         raise PackageError(f"cannot read {path}: {error.strerror or error}") from None
     if len(data) > limit:
-        raise PackageError(f"{path} grew while it was read, past the input limit")
+        raise PackageError(f"{path} is {too_big}")
     return data
 
 
