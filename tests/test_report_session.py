@@ -230,3 +230,14 @@ def test_report_command_and_write_session_report_make_the_same_page(tmp_path):
 def test_write_session_report_without_a_capture_raises_oserror(tmp_path):
     with pytest.raises(FileNotFoundError):
         write_session_report(tmp_path)
+
+
+def test_reading_stops_after_max_lines_and_says_so():
+    vitals = VitalsReader(origin=0.0, span=10.0, max_lines=3)
+    for i in range(3):
+        vitals.feed(json.dumps({"time": i, "cpu_percent": i, "mem_bytes": None}).encode() + b"\n")
+    assert not vitals.cut and vitals.notes() == []
+    vitals.feed(b'{"time": 3, "cpu_percent": 3, "mem_bytes": null}\n')
+    vitals.finish()
+    assert vitals.cut and vitals.cpu.result() == [(0, 0), (1, 1), (2, 2)]
+    assert vitals.notes() == ["vitals.jsonl: only its first 3 lines were read"]

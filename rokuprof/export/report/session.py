@@ -76,6 +76,8 @@ def read_extras(session_dir: Path, inp: ExportInput) -> dict[str, object] | None
         with (session_dir / VITALS_FILE).open("rb") as f:
             for line in _lines(f):
                 vitals.feed(line)
+                if vitals.cut:
+                    break
     except FileNotFoundError:
         vitals = None
     except OSError as exc:

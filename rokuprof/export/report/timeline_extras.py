@@ -31,6 +31,9 @@ MAX_MARKS = 1000
 MAX_LABEL = 200
 #: Bytes of a ``vitals.jsonl`` line read at most (a reading is about 70).
 MAX_LINE = 4096
+#: Lines of ``vitals.jsonl`` read at most: eight weeks of readings once a second (a few seconds'
+#: work); the rest of a longer file is not drawn (said in the note).
+MAX_LINES = 5_000_000
 #: A time this close outside the run (seconds) is still drawn, at the run's edge: the vitals and
 #: marks are timed by the host's clock, the run by the device's.
 GRACE_S = 1.0
@@ -42,6 +45,15 @@ def _finite(value: object) -> float | None:
         return None
     number = float(value)
     return number if math.isfinite(number) else None
+
+
+_decode = json.JSONDecoder().decode
+
+
+def _number(value: object) -> bool:
+    """A JSON number (``bool`` is an ``int`` subclass: not one)."""
+    kind = type(value)
+    return kind is int or kind is float
 
 
 def _ms(seconds: float) -> float:
@@ -101,6 +113,9 @@ class VitalsReader:
     origin: float | None
     span: float
     limit: int = MAX_POINTS
+    max_lines: int = MAX_LINES
+    lines: int = 0  # lines fed
+    cut: bool = False  # a line past max_lines came: the rest of the file is not read
     readings: int = 0  # lines that were readings inside the run
     not_json: int = 0
     torn: int = 0  # the last line, cut off
@@ -113,7 +128,12 @@ class VitalsReader:
         self.mem = _Series(self.span, self.limit)
 
     def feed(self, line: bytes) -> None:
-        """One line (its newline included, except maybe on the last)."""
+        """One line (its newline included, except maybe on the last); past ``max_lines``,
+        nothing but :attr:`cut` (a reader stops feeding then)."""
+        if self.lines >= self.max_lines:
+            self.cut = True
+            return
+        self.lines += 1
         if self._pending is not None:
             self._parse(self._pending, last=False)
         self._pending = line
@@ -126,24 +146,28 @@ class VitalsReader:
         return self
 
     def _parse(self, line: bytes, *, last: bool) -> None:
-        if not line.strip():
-            return
+        # The hot path of a long run's file (a million lines a fortnight): plain type checks.
         try:
-            reading = json.loads(line)
-        except (ValueError, RecursionError):
+            reading = _decode(line.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+            if not line.strip():
+                return  # a blank line is nothing
             if last and not line.endswith(b"\n"):
                 self.torn += 1
             else:
                 self.not_json += 1
             return
-        if not isinstance(reading, dict):
+        if type(reading) is not dict:
             self.wrong += 1
             return
-        when = _finite(reading.get("time"))
-        values = [reading.get("cpu_percent"), reading.get("mem_bytes")]
-        numbers = [_finite(v) for v in values]
-        if when is None or any(
-            v is not None and (n is None or n < 0) for v, n in zip(values, numbers, strict=True)
+        when = reading.get("time")
+        cpu = reading.get("cpu_percent")
+        mem = reading.get("mem_bytes")
+        if not (_number(when) and -math.inf < when < math.inf):
+            self.wrong += 1
+            return
+        if (cpu is not None and not (_number(cpu) and 0 <= cpu < math.inf)) or (
+            mem is not None and not (_number(mem) and 0 <= mem < math.inf)
         ):
             self.wrong += 1
             return
@@ -156,9 +180,8 @@ class VitalsReader:
             return
         at = _ms(min(max(at, 0.0), self.span))
         self.readings += 1
-        cpu, mem = numbers
         if cpu is not None:
-            self.cpu.add(at, cpu)
+            self.cpu.add(at, float(cpu))
         if mem is not None:
             self.mem.add(at, float(round(mem)))
 
@@ -177,6 +200,8 @@ class VitalsReader:
         if self.outside:
             where = "outside the run" if self.origin is not None else "with no run start to place"
             out.append(f"vitals.jsonl: {_count(self.outside, 'reading')} {where} skipped")
+        if self.cut:
+            out.append(f"vitals.jsonl: only its first {self.max_lines:,} lines were read")
         for name, series in (("CPU", self.cpu), ("memory", self.mem)):
             if series.points is None:
                 shown = len(series.result())
