@@ -44,6 +44,7 @@ MAX_IGNORE_BYTES = 1 << 20
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _UNIX = 3  # ZipInfo.create_system: the attributes are Unix modes
 _FILE_ATTR = (stat.S_IFREG | 0o644) << 16
+_IGNORE_HINT = " (a .rokuignore can leave large files out)"
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _EOCD = struct.Struct("<4s4H2LH")  # a zip's end of central directory record
 _EOCD_SEARCH = _EOCD.size + 0xFFFF  # it ends the file, after a comment of up to 64 KiB
@@ -72,6 +73,7 @@ class _Budget:
 
     max_bytes: int
     max_files: int
+    hint: str = ""  # how to make it smaller
     bytes: int = 0
     files: int = 0
 
@@ -83,8 +85,7 @@ class _Budget:
         self.bytes += size
         if self.bytes > self.max_bytes:
             raise PackageError(
-                f"{where}: the app's files add up to more than {self.max_bytes:,} bytes "
-                "(a .rokuignore can leave large files out)"
+                f"{where}: the app's files add up to more than {self.max_bytes:,} bytes{self.hint}"
             )
         return self.max_bytes - self.bytes + size
 
@@ -104,6 +105,7 @@ def package_app(
     )
     skipped: list[str] = []
     if source.is_dir():
+        budget.hint = _IGNORE_HINT
         files = _read_directory(source, budget, skipped)
     elif source.is_file():
         files = _read_zip(source, budget)
@@ -117,7 +119,7 @@ def package_app(
     if len(zip_bytes) > max_bytes:
         raise PackageError(
             f"{source}: the app's zip is {len(zip_bytes):,} bytes, over the limit of "
-            f"{max_bytes:,} (a .rokuignore can leave large files out)"
+            f"{max_bytes:,}{budget.hint}"
         )
     manifest = parse_manifest(files[MANIFEST].decode("utf-8", "replace"))
     name = source.name if source.is_dir() else source.stem
