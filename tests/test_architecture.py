@@ -27,6 +27,8 @@ PURE = [
     "rokuprof.capture.record",
     "rokuprof.capture.chunks",
     "rokuprof.capture.stop",
+    "rokuprof.capture.vitals",
+    "rokuprof.sentry.side_measurements",
     "rokuprof.store.delivery",
     "rokuprof.device.constants",
     "rokuprof.device.response",

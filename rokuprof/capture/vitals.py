@@ -13,7 +13,8 @@ when to ask again (:meth:`~VitalsState.answered`); it also keeps the run's summa
 * the console unreachable: ECP answers until the console is tried again, every
   :data:`CONSOLE_RETRY` seconds; ECP in limited mode (403): ECP is not asked again during the run;
   nothing left to ask: polling ends for the run;
-* ``unavailable`` says why a run has no readings; once one came it is ``null``.
+* ``unavailable`` says why a run has no readings (ECP limited first: "ECP is in limited mode",
+  with why the console could not be reached when it was tried); once one came it is ``null``.
 
 :class:`Marks` keeps a run's named moments for ``session.json`` (``"marks"``), at most
 :data:`MAX_MARKS` (past that only counted). :class:`SideData` carries either to the run machine,
@@ -90,6 +91,7 @@ class VitalsState:
     last: Reading | None = None
     ecp_limited: bool = False
     console_retry_at: float = float("-inf")  # before this, the console is not asked
+    console_why: str = ""  # why the console could not be reached, when it could not
 
     def route(self, now: float) -> str | None:
         """Where to ask now: :data:`CONSOLE`, :data:`ECP`, or ``None`` (nowhere left)."""
@@ -118,13 +120,14 @@ class VitalsState:
             return NOT_AVAILABLE_INTERVAL
         if outcome is Outcome.LIMITED:
             self.ecp_limited = True
-            self._no_reading(LIMITED)
+            self._no_reading(self._limited_why())
             if not self.use_console:
                 return None
             return max(0.0, self.console_retry_at - now)
         if source == CONSOLE and outcome is Outcome.UNREACHABLE:
             self.console_retry_at = now + CONSOLE_RETRY
-            self._no_reading(f"the debug console cannot be reached ({why})" if why else None)
+            self.console_why = f"the debug console cannot be reached ({why or 'no reason'})"
+            self._no_reading(self._limited_why() if self.ecp_limited else self.console_why)
             return 0.0 if self.route(now) == ECP else self.interval
         self._no_reading(why or None)
         return self.interval
@@ -138,6 +141,9 @@ class VitalsState:
             self.max_cpu_percent = max(self.max_cpu_percent or 0, reading.cpu_percent)
         if reading.mem_bytes is not None:
             self.max_mem_bytes = max(self.max_mem_bytes or 0, reading.mem_bytes)
+
+    def _limited_why(self) -> str:
+        return f"{LIMITED}; {self.console_why}" if self.console_why else LIMITED
 
     def _no_reading(self, why: str | None) -> None:
         if self.readings == 0 and why:

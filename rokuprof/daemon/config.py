@@ -82,7 +82,7 @@ class CaptureSection:
     archive: ArchiveLimits = field(default_factory=ArchiveLimits)  # archive bytes, free space
     file_mode: int = DEFAULT_FILE_MODE  # of every file written under out (directories follow)
     export: tuple[str, ...] = ()  # formats written into each session directory at a run's end
-    vitals_interval: float = 1.0  # seconds between the app's chanperf readings during a run
+    vitals_interval: float = 1.0  # seconds between the app's chanperf readings in a run; 0: off
 
 
 @dataclass(frozen=True)
@@ -271,7 +271,7 @@ def build_config(
         archive=replace(ArchiveLimits(), **{k: cap[k] for k in ARCHIVE_KEYS}),
         file_mode=cap["file_mode"],
         export=export,
-        vitals_interval=float(cap["vitals_interval"]),
+        vitals_interval=float(cap["vitals_interval"]) if cap["vitals"] else 0.0,
     )
     return DaemonConfig(
         capture=capture,

@@ -212,13 +212,6 @@ def _app_name_problem(name: object, ctx: Context) -> str | None:
     return f"letters, digits, '.', '_' and '-' only, got {show(name)}"
 
 
-def _vitals_problem(seconds: object, ctx: Context) -> str | None:
-    ok = isinstance(seconds, int | float) and not isinstance(seconds, bool)
-    if ok and math.isfinite(seconds) and 0 <= seconds <= 3600:
-        return None
-    return f"must be a number of seconds 0-3600 (0: no vitals), got {show(seconds)}"
-
-
 # -- the table -------------------------------------------------------------------------------
 
 T = Type
@@ -245,14 +238,8 @@ _KEYS = [
     Key("capture", "min_free_bytes", T.SIZE, _ARCHIVE.min_free_bytes, "kept free; 0: no floor"),
     Key("capture", "file_mode", T.MODE, DEFAULT_FILE_MODE, "of every file; directories follow"),
     Key("capture", "export", T.FORMATS, (), "at each run's end", choices=(*FORMATS, "all")),
-    Key(
-        "capture",
-        "vitals_interval",
-        T.RULED,
-        1.0,
-        "seconds between chanperf readings; 0: off",
-        rule=_vitals_problem,
-    ),
+    Key("capture", "vitals", T.BOOL, True, "read the app's CPU % and memory during runs"),
+    Key("capture", "vitals_interval", T.NUMBER, 1.0, "seconds between those readings", 0, 3600),
     Key(
         "capture",
         "chunk_seconds",
