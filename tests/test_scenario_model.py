@@ -195,6 +195,15 @@ BAD = [
         "s.toml: step: unknown key; did you mean 'steps'? (a scenario is a list of [[steps]])",
     ),
     (
+        steps('"a\\nb" = 1'),
+        "s.toml: step 1: 'a\\nb': unknown key (a step has one of press, text, wait, launch, "
+        "mark; a press may have repeat and interval)",
+    ),
+    (
+        f"{'k' * 100} = 1",
+        f"s.toml: {'k' * 63}…: unknown key (a scenario is a list of [[steps]])",
+    ),
+    (
         "[[steps]]\npress = Down\n",
         "s.toml: not valid TOML: Invalid value (at line 2, column 9)",
     ),

@@ -36,23 +36,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 #: The keys ``POST /keypress/<key>`` takes (besides ``Lit_<c>``), as Roku spells them.
-ECP_KEYS = (
-    "Home",
-    "Rev",
-    "Fwd",
-    "Play",
-    "Select",
-    "Left",
-    "Right",
-    "Down",
-    "Up",
-    "Back",
-    "InstantReplay",
-    "Info",
-    "Backspace",
-    "Search",
-    "Enter",
-)
+_NAMES = "Home Rev Fwd Play Select Left Right Down Up Back InstantReplay Info Backspace"
+ECP_KEYS = tuple(f"{_NAMES} Search Enter".split())
 LITERAL = "Lit_"
 #: Not allowed in a scenario: Home exits the app and so ends the run before the steps do
 #: (rokuprof exits the app itself once the steps are done).
@@ -191,6 +176,12 @@ def _kind(value: object) -> str:
     return "a date or time"
 
 
+def _shown(key: str) -> str:
+    """A key as an error shows it: on one line (repr when not printable), at most 64 chars."""
+    shown = key if key.isprintable() else repr(key)
+    return shown if len(shown) <= 64 else shown[:63] + "…"
+
+
 def _closest(word: str, choices: tuple[str, ...] | list[str]) -> str:
     """`` (did you mean 'X'?)`` for the closest choice, or nothing when none is close."""
     lowered = {choice.lower(): choice for choice in choices}
@@ -205,7 +196,7 @@ class _Step:
         self.where = f"{source}: step {number}"
 
     def fail(self, key: str, problem: str) -> ScenarioError:
-        return ScenarioError(f"{self.where}: {key}: {problem}")
+        return ScenarioError(f"{self.where}: {_shown(key)}: {problem}")
 
     def number(self, key: str, value: object, low: float, high: float, *, zero: bool) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -334,7 +325,7 @@ def parse_scenario(data: Mapping[str, object], source: str) -> Scenario:
     for key in data:
         if key != "steps":
             raise ScenarioError(
-                f"{source}: {key}: unknown key{_closest(key, ['steps'])} "
+                f"{source}: {_shown(key)}: unknown key{_closest(key, ['steps'])} "
                 "(a scenario is a list of [[steps]])"
             )
     raw = data.get("steps")
