@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.capture.config import device_record
@@ -35,8 +35,8 @@ ECP_NAME_TIMEOUT = 3.0
 @dataclass(frozen=True)
 class PullPlan:
     host: str
-    password: str
-    out: Path
+    password: str = field(repr=False)
+    out: Path = Path("rokuprof-data")
     installer_port: int = INSTALLER_PORT
     ecp_port: int = ECP_PORT
     timeout: float = INSTALLER_TIMEOUT  # the inspect page and the download, in total
