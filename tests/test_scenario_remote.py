@@ -36,6 +36,8 @@ async def test_keys_and_launch_reach_the_device_in_order_url_encoded() -> None:
         await ecp.launch("dev", {"contentId": "a b&c=d/é", "mediaType": "movie"})
         for key in ["Down", "Lit_ ", "Lit_é", "Lit_/", "Lit_%", "Lit_?", "Select", "Up"]:
             await ecp.keypress(key)
+        for command in ["keydown", "keyup"]:
+            await ecp._request("POST", f"/{command}/Right")
         assert log(dev) == [
             ("launch", "contentId=a%20b%26c%3Dd%2F%C3%A9&mediaType=movie"),
             ("keypress", "Down"),
@@ -46,6 +48,8 @@ async def test_keys_and_launch_reach_the_device_in_order_url_encoded() -> None:
             ("keypress", "Lit_?"),
             ("keypress", "Select"),
             ("keypress", "Up"),
+            ("keydown", "Right"),
+            ("keyup", "Right"),
         ]
         assert list(dev.ecp_requests)[1:3] == ["POST /keypress/Down", "POST /keypress/Lit_%20"]
         times = [t for t, _, _ in dev.remote_log]

@@ -64,12 +64,11 @@ async def handle(
     if command in KEY_COMMANDS:
         key = unquote(rest, errors="replace")
         _log(device, command, key)
-        if command == "keyup":
-            pass
-        elif key.lower() == "home":
-            await device.home()
-        else:
-            _press(device, key)
+        if command != "keyup":  # a press is keydown then keyup: the work is on the way down
+            if key.lower() == "home":
+                await device.home()
+            else:
+                _press(device, key)
         return 200, b""
     if command == "launch":
         if rest != DEV_APP_ID and rest not in other_apps:
