@@ -51,6 +51,7 @@ class BuildReport:
     dropped_seconds: float = 0.0  # busy time over the backlog limit, not sent
     rejected: list[tuple[int, list[Problem]]] = field(default_factory=list)  # (samples, why)
     heap_values_dropped: int = 0
+    side_values_dropped: int = 0  # vitals and mark values in no chunk (none came after them)
     chunk_bytes: int = 0  # bytes of the emitted chunks
     largest_chunk: int = 0  # bytes of the largest one
     split_windows: int = 0  # windows sent as several chunks (over max_chunk_bytes)
@@ -108,6 +109,8 @@ class BuildReport:
             )
         if self.heap_values_dropped:
             lines.append(f"heap measurements not sent: {self.heap_values_dropped} value(s)")
+        if self.side_values_dropped:
+            lines.append(f"vitals and marks not sent: {self.side_values_dropped} value(s)")
         if self.split_windows:
             lines.append(
                 f"split: {self.split_windows} window(s) had too many busy threads for one chunk "

@@ -518,6 +518,7 @@ class ChunkBuilder:
             )
         report.remainder_seconds = self.sampler.pending_seconds()
         report.heap_values_dropped += len(self._heap)
+        report.side_values_dropped += len(self.side) + self.side.dropped
 
     def leftover_paths(self) -> dict[int, int]:
         """Samples per call path still waiting (after :meth:`finish`: the leftovers)."""
