@@ -7,11 +7,15 @@ import io
 import os
 import re
 import stat
+import subprocess
+import tempfile
 import zipfile
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rokuprof.app.ignore import IgnoreRules
 from rokuprof.app.manifest import ProfilerKeys, parse_manifest
@@ -470,3 +474,73 @@ async def test_the_sample_app_installs_on_the_simulator_and_again_is_identical()
             assert (await client.sideload(first.zip_bytes)).kind == "installed"
             assert (await client.sideload(second.zip_bytes)).kind == "identical"
         assert dev.installed == first.manifest
+
+
+# -- .rokuignore against git's own reading of the same patterns ----------------------------------
+
+TREE = [
+    "manifest",
+    "a.brs",
+    "a.psd",
+    "keep.psd",
+    "c1.txt",
+    "a/b.brs",
+    "a/b/c.brs",
+    "a/b/keep.psd",
+    "b/a",
+    "b/a.brs",
+    "d/x/e",
+    "d/e",
+    "out/x",
+    "src/out/y",
+    "docs/a.md",
+    "docs/docs/b.md",
+    "#hash",
+    "tmp/x/y.brs",
+]
+PATTERN = st.sampled_from(
+    [
+        "a",
+        "a/",
+        "/a",
+        "b",
+        "*.brs",
+        "*.psd",
+        "!keep.psd",
+        "!*.brs",
+        "c?.txt",
+        "[ab]*",
+        "[!a]*.brs",
+        "**/b",
+        "a/**",
+        "d/**/e",
+        "/out",
+        "out/",
+        "docs/",
+        "/docs/*.md",
+        "\\#hash",
+        "# comment",
+        "tmp/**/*.brs",
+        "x",
+        "",
+    ]
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(PATTERN, max_size=6))
+def test_rokuignore_leaves_out_what_git_would_ignore(patterns: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write(Path(tmp), {name: name for name in TREE})
+        text = "\n".join(patterns) + "\n"
+        write(root, {".rokuignore": text, ".gitignore": text})
+        git = ["git", "-c", "core.excludesFile=/dev/null", "-C", str(root)]
+        subprocess.run([*git, "init", "-q"], check=True)
+        out = subprocess.run(
+            [*git, "ls-files", "--others", "--exclude-standard", "-z"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        kept_by_git = set(out.decode().split("\0")) - {"", ".gitignore", ".rokuignore"}
+        packaged = entries(package_app(root, ProfilerKeys()).zip_bytes)
+        assert set(packaged) - {".gitignore"} == kept_by_git | {"manifest"}
