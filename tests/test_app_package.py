@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -527,6 +528,7 @@ PATTERN = st.sampled_from(
 )
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @settings(max_examples=40, deadline=None)
 @given(st.lists(PATTERN, max_size=6))
 def test_rokuignore_leaves_out_what_git_would_ignore(patterns: list[str]) -> None:
