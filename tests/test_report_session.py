@@ -1,7 +1,7 @@
 """A session's marks and device vitals in the report: read from ``session.json`` and
 ``vitals.jsonl`` (real files), checked and bounded into the model, a note for what was skipped;
-``write_session_report`` and ``rokuprof report SESSION`` make the same page; a plain capture's
-page does not change."""
+``write_session_report``, ``rokuprof report SESSION`` and the end-of-run ``report`` export make
+the same page; a plain capture's page does not change."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from report_helpers import (
     vitals_lines,
 )
 
+from rokuprof.capture.exports import export_session
 from rokuprof.export import export, input_from_bytes
 from rokuprof.export.report.session import (
     MAX_RECORD_BYTES,
@@ -241,3 +242,14 @@ def test_reading_stops_after_max_lines_and_says_so():
     vitals.finish()
     assert vitals.cut and vitals.cpu.result() == [(0, 0), (1, 1), (2, 2)]
     assert vitals.notes() == ["vitals.jsonl: only its first 3 lines were read"]
+
+
+def test_the_end_of_run_report_export_draws_the_sessions_marks_and_vitals(tmp_path):
+    session = make_session(
+        tmp_path / "s", CAPTURE, marks=[("a", 1.0)], vitals=vitals_lines([(1.0, 5, 6)])
+    )
+    outcome = export_session(session, ["report", "folded"])
+    assert outcome.errors == {} and outcome.written["report"]["file"] == "capture.report.html"
+    page = (session / "capture.report.html").read_bytes()
+    assert page == write_session_report(session).read_bytes()
+    assert model(page.decode())["session"]["marks"] == [[1.0, "a"]]

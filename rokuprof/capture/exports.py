@@ -21,6 +21,7 @@ from pathlib import Path
 from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.session import SessionFiles
 from rokuprof.export import FORMATS, build_input, export_with_notes
+from rokuprof.export.report.session import report_page
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.store.files import make_dirs, write_atomic
 from rokuprof.store.layout import ARCHIVE_FILE, EXPORT_STEM, SessionDir
@@ -104,7 +105,10 @@ def export_session(session: Path, formats: Sequence[str], **converter_options) -
     for fmt in formats:
         name = output_name(STEM, fmt)
         try:
-            parts, notes = export_with_notes(inp, fmt)
+            if fmt == "report":  # a session's page: its marks and vitals too
+                parts, notes = {"": report_page(inp, where.path)}, []
+            else:
+                parts, notes = export_with_notes(inp, fmt)
             size = write_parts(where.path / name, parts)
         except Exception as exc:  # a failed format must not fail the others
             log.warning("export %s of %s failed: %s", fmt, session, _why(exc), exc_info=True)
