@@ -28,6 +28,7 @@ from rokuprof.capture.vitals import (
     VitalsState,
 )
 from rokuprof.capture.vitals_poll import VitalsPoller
+from rokuprof.device.console import ConsoleClient
 from rokuprof.sentry.validate import validate_chunk
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.store.layout import VITALS_FILE
@@ -107,9 +108,18 @@ async def poll(dev: SimulatedDevice, state: VitalsState, questions: int, **ports
 # -- the poller, on an injected clock ------------------------------------------------------
 
 
-async def test_the_poller_asks_once_an_interval_on_one_console_connection() -> None:
+async def test_the_poller_asks_once_an_interval_on_one_console_connection(monkeypatch) -> None:
+    connects = []
+    real_connect = ConsoleClient.connect
+
+    async def counted(self: ConsoleClient) -> None:
+        connects.append(self.port)
+        await real_connect(self)
+
+    monkeypatch.setattr(ConsoleClient, "connect", counted)
     async with SimulatedDevice(device(auto_launch=True)) as dev:
         answers = await poll(dev, VitalsState(1.0), questions=5)
+    assert connects == [dev.console_port]
     assert [t for t, _, _ in answers] == [T0 + i for i in range(5)]
     assert all(r is not None and r.mem_bytes >= BASE_KIB * 1024 for _, _, r in answers)
     assert {source for _, source, _ in answers} == {CONSOLE}
