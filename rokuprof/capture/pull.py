@@ -24,7 +24,7 @@ from rokuprof.device.constants import ECP_PORT, INSTALLER_PORT
 from rokuprof.device.ecp import DeviceInfo, EcpClient
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerClient
-from rokuprof.device.limits import INSTALLER_TIMEOUT
+from rokuprof.device.limits import INSTALLER_DOWNLOAD_TIMEOUT
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.store.layout import SessionStatus, safe_name
 
@@ -39,7 +39,7 @@ class PullPlan:
     out: Path = Path("rokuprof-data")
     installer_port: int = INSTALLER_PORT
     ecp_port: int = ECP_PORT
-    timeout: float = INSTALLER_TIMEOUT  # the inspect page and the download, in total
+    timeout: float = INSTALLER_DOWNLOAD_TIMEOUT  # the inspect page and the download, in total
 
 
 @dataclass(frozen=True)

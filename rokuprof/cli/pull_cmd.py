@@ -23,7 +23,7 @@ from rokuprof.device.installer import (
     PasswordError,
     read_password,
 )
-from rokuprof.device.limits import INSTALLER_TIMEOUT
+from rokuprof.device.limits import INSTALLER_DOWNLOAD_TIMEOUT
 from rokuprof.store.layout import SessionStatus
 from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
@@ -60,7 +60,7 @@ def pull(
     timeout: Annotated[
         float,
         typer.Option(min=0.1, metavar="SECONDS", help="Seconds the whole download may take."),
-    ] = INSTALLER_TIMEOUT,
+    ] = INSTALLER_DOWNLOAD_TIMEOUT,
     as_json: JsonFlag = False,
 ) -> None:
     """Download the profile the device kept after the app exited (apps built with

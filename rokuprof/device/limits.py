@@ -54,3 +54,5 @@ INSTALLER_MAX_PAGE_BYTES = 1 * MIB
 INSTALLER_MAX_PROFILE_BYTES = 512 * MIB
 #: Default total deadline of one installer operation (an upload and the device's install).
 INSTALLER_TIMEOUT = 120.0
+#: Default total deadline of ``pull`` (the inspect page and a download of up to the cap).
+INSTALLER_DOWNLOAD_TIMEOUT = 600.0
