@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import io
 import logging
+import shutil
 import zipfile
 
 import httpx
@@ -247,3 +248,36 @@ def test_read_password(tmp_path):
     assert "\\xff" not in str(caught.value)
     with pytest.raises(PasswordError, match="cannot read the password file"):
         read_password(tmp_path / "missing", {})
+
+
+async def test_expect_100_continue_is_answered_before_the_body():
+    async with device() as dev:
+        reader, writer = await asyncio.open_connection("127.0.0.1", dev.installer_port)
+        try:
+            writer.write(
+                b"POST /plugin_install HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                b"Expect: 100-continue\r\nConnection: close\r\n\r\n"
+            )
+            async with asyncio.timeout(5):
+                assert await reader.readuntil(b"\r\n\r\n") == b"HTTP/1.1 100 Continue\r\n\r\n"
+                writer.write(b"hello")
+                assert (await reader.read()).startswith(b"HTTP/1.1 401 Unauthorized\r\n")
+        finally:
+            writer.close()
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+async def test_curl_digest_sideloads_as_the_public_build_scripts_do(tmp_path):
+    package = tmp_path / "app.zip"
+    package.write_bytes(app_zip(MANIFEST + "bsprof_enable=1\nbsprof_data_dest=network\n"))
+    async with device() as dev:
+        url = f"http://127.0.0.1:{dev.installer_port}/plugin_install"
+        curl = await asyncio.create_subprocess_exec(
+            *("curl", "-sS", "--digest", "-u", f"rokudev:{PASSWORD}", "-F", "mysubmit=Install"),
+            *("-F", f"archive=@{package}", "-F", "passwd=", url),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        async with asyncio.timeout(20):
+            page, _ = await curl.communicate()
+        assert '<font color="red">Install Success.</font>' in page.decode()
+        assert dev.installed is not None and dev.current is not None

@@ -48,10 +48,15 @@ class Request:
 
 
 async def read_request(
-    reader: asyncio.StreamReader, timeout: float, max_body: int = MAX_BODY_BYTES
+    reader: asyncio.StreamReader,
+    timeout: float,
+    max_body: int = MAX_BODY_BYTES,
+    writer: asyncio.StreamWriter | None = None,
 ) -> Request | None:
     """The next request on ``reader``; ``None`` when the peer closed before sending one. A body
-    longer than ``max_body`` is refused (the installer takes larger ones than ECP).
+    longer than ``max_body`` is refused (the installer takes larger ones than ECP). Given the
+    ``writer``, ``Expect: 100-continue`` is answered before the body is read (curl waits a
+    second for it otherwise).
 
     Raises :class:`BadRequest` for malformed input and ``TimeoutError`` when the head does not
     arrive within ``timeout`` seconds.
@@ -83,6 +88,8 @@ async def read_request(
     if not length.isdigit() or int(length) > max_body:
         raise BadRequest(f"bad Content-Length {length!r}")
     if int(length):
+        if writer is not None and request.headers.get("expect", "").lower() == "100-continue":
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         async with asyncio.timeout(timeout):
             request.body = await reader.readexactly(int(length))
     return request

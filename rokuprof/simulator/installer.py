@@ -224,7 +224,7 @@ class Installer:
         timeout = self.device.config.request_timeout
         while True:
             try:
-                request = await read_request(reader, timeout, MAX_UPLOAD_BYTES)
+                request = await read_request(reader, timeout, MAX_UPLOAD_BYTES, writer)
             except BadRequest as error:
                 writer.write(response(400, f"{error}\n".encode(), {}, keep_alive=False))
                 await writer.drain()
