@@ -1,11 +1,13 @@
 """A session's marks and device vitals in the report: read from ``session.json`` and
 ``vitals.jsonl`` (real files), checked and bounded into the model, a note for what was skipped;
-``write_session_report``, ``rokuprof report SESSION`` and the end-of-run ``report`` export make
-the same page; a plain capture's page does not change."""
+``write_session_report``, ``rokuprof report SESSION``, ``rokuprof export SESSION -f report`` and
+the end-of-run ``report`` export make the same page; a plain capture's page does not change."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from report_helpers import (
@@ -35,6 +37,16 @@ from rokuprof.export.report.timeline_extras import (
     timeline_extras,
 )
 from tests.viewers.report import model
+
+
+def run_export(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rokuprof", "export", *args],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
 
 CAPTURE = stream(6.0)  # 607 slots at 101 Hz: the timeline spans 607/101 s from START
 SPAN = 607 / 101
@@ -253,3 +265,13 @@ def test_the_end_of_run_report_export_draws_the_sessions_marks_and_vitals(tmp_pa
     page = (session / "capture.report.html").read_bytes()
     assert page == write_session_report(session).read_bytes()
     assert model(page.decode())["session"]["marks"] == [[1.0, "a"]]
+
+
+def test_export_command_of_a_session_draws_its_marks_too(tmp_path):
+    session = make_session(tmp_path / "s", CAPTURE, marks=[("a", 1.0)])
+    done = run_export(str(session), "-f", "report,folded")
+    assert done.returncode == 0, done.stderr
+    page = (session / "capture.report.html").read_bytes()
+    assert page == write_session_report(session).read_bytes()
+    piped = run_export(str(session), "-f", "report", "-o", "-")
+    assert piped.returncode == 0 and piped.stdout == page

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.session import SessionFiles
-from rokuprof.export import FORMATS, build_input, export_with_notes
-from rokuprof.export.report.session import report_page
+from rokuprof.export import FORMATS, build_input
+from rokuprof.export.report.session import export_with_session
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.store.files import make_dirs, write_atomic
 from rokuprof.store.layout import ARCHIVE_FILE, EXPORT_STEM, SessionDir
@@ -105,10 +105,7 @@ def export_session(session: Path, formats: Sequence[str], **converter_options) -
     for fmt in formats:
         name = output_name(STEM, fmt)
         try:
-            if fmt == "report":  # a session's page: its marks and vitals too
-                parts, notes = {"": report_page(inp, where.path)}, []
-            else:
-                parts, notes = export_with_notes(inp, fmt)
+            parts, notes = export_with_session(inp, fmt, where.path)  # report: marks, vitals
             size = write_parts(where.path / name, parts)
         except Exception as exc:  # a failed format must not fail the others
             log.warning("export %s of %s failed: %s", fmt, session, _why(exc), exc_info=True)

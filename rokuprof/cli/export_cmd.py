@@ -16,7 +16,8 @@ from rokuprof.cli.layout import load_capture
 from rokuprof.cli.options import choice
 from rokuprof.cli.output import stderr_console, write_bytes, write_text
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
-from rokuprof.export import FORMATS, METRICS, export_parts, export_with_notes
+from rokuprof.export import FORMATS, METRICS
+from rokuprof.export.report.session import export_with_session
 from rokuprof.store.files import follow_umask
 from rokuprof.store.writable import output_dir_problem
 
@@ -116,11 +117,11 @@ def export_command(
     inp = load_capture(source, err, wall_unit)
 
     if to_stdout:
-        (data,) = export_parts(inp, names[0], metric=metric).values()
+        (data,) = export_with_session(inp, names[0], source.session, metric=metric)[0].values()
         write_bytes(data)
     else:
         for fmt in names:
-            files, notes = export_with_notes(inp, fmt, metric=metric)
+            files, notes = export_with_session(inp, fmt, source.session, metric=metric)
             try:
                 written = write_parts(targets[fmt], files)
             except OSError as exc:

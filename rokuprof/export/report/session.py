@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rokuprof.bsprof.wall_unit import DEFAULT_WALL_UNIT
+from rokuprof.export import export_with_notes
 from rokuprof.export.model import ExportInput, build_input
 from rokuprof.export.report.model import build_model
 from rokuprof.export.report.page import render_html
@@ -91,6 +92,17 @@ def report_page(inp: ExportInput, session_dir: Path | None = None) -> bytes:
     its marks and vitals on the timeline."""
     session = read_extras(session_dir, inp) if session_dir is not None else None
     return render_html(build_model(inp, session=session)).encode("utf-8")
+
+
+def export_with_session(
+    inp: ExportInput, fmt: str, session_dir: Path | None, *, metric: str = "wall"
+) -> tuple[dict[str, bytes], list[str]]:
+    """:func:`~rokuprof.export.export_with_notes`, but the ``report`` of a session's capture is
+    :func:`report_page` (its marks and vitals drawn), wherever it is made (``rokuprof export``,
+    the end-of-run exports)."""
+    if fmt == "report" and session_dir is not None:
+        return {"": report_page(inp, session_dir)}, []
+    return export_with_notes(inp, fmt, metric=metric)
 
 
 def load_session_capture(session_dir: Path, wall_unit: str = DEFAULT_WALL_UNIT) -> ExportInput:
