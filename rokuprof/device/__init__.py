@@ -1,4 +1,5 @@
-"""Network clients for Roku devices: SSDP discovery, ECP, the profiler stream, the console.
+"""Network clients for Roku devices: SSDP discovery, ECP, the profiler stream, the console, the
+Application Installer.
 
 Names load on first use: a pure module below (``constants``, ``hosts``, ``errors``) imports no
 asyncio or HTTP client.
@@ -33,6 +34,13 @@ if TYPE_CHECKING:
         LimitedModeError,
         ProtocolError,
     )
+    from rokuprof.device.installer import (
+        InstallerAuthError,
+        InstallerClient,
+        InstallFailed,
+        InstallOutcome,
+        read_password,
+    )
     from rokuprof.device.response import ResponseReader
     from rokuprof.device.ssdp import SsdpDevice, discover
     from rokuprof.device.stream import ConnectionLost, ProfilerStream
@@ -61,6 +69,10 @@ _HOMES = {
     "discover": "ssdp",
     **dict.fromkeys(["ConnectionLost", "ProfilerStream"], "stream"),
     "ResponseReader": "response",
+    **dict.fromkeys(
+        ["InstallerAuthError", "InstallerClient", "InstallFailed", "InstallOutcome"], "installer"
+    ),
+    "read_password": "installer",
 }
 
 __all__ = [
@@ -75,6 +87,10 @@ __all__ = [
     "DeviceUnavailable",
     "EcpClient",
     "HttpStatusError",
+    "InstallFailed",
+    "InstallOutcome",
+    "InstallerAuthError",
+    "InstallerClient",
     "LimitedModeError",
     "ProfilerStream",
     "ProtocolError",
@@ -85,6 +101,7 @@ __all__ = [
     "parse_bsprof_status",
     "parse_chanperf",
     "parse_device_info",
+    "read_password",
 ]
 
 __getattr__ = lazy_names(__name__, _HOMES)
