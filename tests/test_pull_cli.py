@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 from daemon_helpers import start_simulator
+from disk_helpers import fill, mounted_small_disk
 
 from rokuprof.device.installer import InstallerClient
 from rokuprof.profile.reader import ProfileReader
@@ -156,3 +157,14 @@ async def test_simulate_prints_the_installer_and_its_password():
     finally:
         proc.terminate()
         await proc.wait()
+
+
+async def test_a_full_disk_is_one_line_and_exit_1(tmp_path):
+    with mounted_small_disk(tmp_path / "disk") as disk:
+        fill(disk)
+        async with device() as dev:
+            await local_run(dev)
+            status, stdout, stderr = await pull(dev, disk / "out")
+    assert (status, stdout) == (1, "")
+    assert stderr.startswith("error: cannot write the session under ") and stderr.count("\n") == 1
+    assert "No space left on device" in stderr

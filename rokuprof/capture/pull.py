@@ -90,7 +90,8 @@ async def _device_info(plan: PullPlan) -> DeviceInfo | None:
 async def pull(plan: PullPlan, *, clock: Callable[[], float] = time.time) -> PulledSession | None:
     """Download the kept profile into a new session under ``plan.out``; None when the device
     has none. Raises the installer's errors (:class:`InstallerAuthError`, ...) when nothing
-    was written; an error midway is recorded in the session (``truncated``) instead."""
+    was written (a device error midway is recorded in the session, ``truncated``, instead), and
+    ``OSError`` when the session cannot be written."""
     info = await _device_info(plan)
     name = safe_name(info.serial) if info is not None and info.serial else safe_name(plan.host)
     download = _Download(plan, name, clock)
@@ -104,11 +105,15 @@ async def pull(plan: PullPlan, *, clock: Callable[[], float] = time.time) -> Pul
         if download.files is None:
             raise
         error, size = failed, download.files.archive.bytes
+    except BaseException:  # the disk (OSError), Ctrl-C: the archive is closed, what it has kept
+        if download.files is not None:
+            with contextlib.suppress(OSError):
+                await download.files.archive.close()
+        raise
     if size is None:
         return None
     files = download.create()  # an empty profile still makes its session
-    with contextlib.suppress(OSError):
-        await files.archive.close()
+    await files.archive.close()
     record = _record(download, files, device_record(name, plan.host, info), error)
     await asyncio.to_thread(files.dir.write_record, record.to_json())
     return PulledSession(files.path, record.to_json())

@@ -69,10 +69,10 @@ def pull(
     (never from the command line); the user is rokudev.
 
     Exit status: 0 the whole profile was pulled (session complete); 1 the device could not be
-    reached or the download failed before any byte; 2 bad usage, no password, a malformed
-    host, an output that cannot be written, or the device refused the developer password;
-    3 the device had no profile ("No profiling data available"), or the profile pulled is cut
-    short or corrupt (session truncated or failed).
+    reached, the download failed before any byte, or the session could not be written midway;
+    2 bad usage, no password, a malformed host, an output that cannot be written, or the device
+    refused the developer password; 3 the device had no profile ("No profiling data
+    available"), or the profile pulled is cut short or corrupt (session truncated or failed).
     """
     from rokuprof.capture.pull import PullPlan
     from rokuprof.capture.pull import pull as run_pull
@@ -94,6 +94,11 @@ def pull(
         exits.fail(error, exits.USAGE)
     except DeviceError as error:
         exits.fail(error, exits.FAILED)
+    except OSError as error:  # the output filled up or went away midway
+        where = error.filename or out
+        exits.fail(
+            f"cannot write the session under {where}: {error.strerror or error}", exits.FAILED
+        )
     if pulled is None:
         if as_json:
             print_json({"path": None, "status": None, "said": "No profiling data available"})
