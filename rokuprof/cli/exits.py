@@ -13,7 +13,8 @@
                     config
  3     INCOMPLETE   the data was incomplete or corrupt (what could be read was used), a
                     conversion that produced nothing (the reason is printed), a ``watch`` run
-                    that ended truncated or failed
+                    that ended truncated or failed; ``pull``: the device had no profile ("No
+                    profiling data available") or the one pulled is cut short
 =====  ===========  ==========================================================================
 
 The daemon's sessions do not change its status: they are in its logs, metrics and each
