@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 from rich.console import Console
 
@@ -54,11 +55,15 @@ async def watch(
     console: Console | None = None,
     stop: asyncio.Event | StopRequest | None = None,
     signals: bool = True,
+    on_capture: Callable[[DeviceCapture], None] | None = None,
 ) -> CaptureSummary:
-    """Capture runs of one device until stopped; return the summary."""
+    """Capture runs of one device until stopped; return the summary. ``on_capture`` is given
+    the capture loop before it starts (``profile`` marks moments and stops it through it)."""
     console = console or Console()
     observer = make_observer(view, console, config.chunk_settings.wall_unit)
     capture = DeviceCapture(config, observer=observer, stop=stop)
+    if on_capture is not None:
+        on_capture(capture)
     guard = stop_on_signals(capture.request_stop) if signals else contextlib.nullcontext()
     with guard, SpaceReserve(config.out) as reserve:
         try:

@@ -28,6 +28,8 @@ COMMAND_MODULES = {
     "discover": "discover_cmd",
     "export": "export_cmd",
     "inspect": "inspect_cmd",
+    "profile": "profile_cmd",
+    "pull": "pull_cmd",
     "report": "report_cmd",
     "simulate": "simulate_cmd",
     "watch": "watch_cmd",

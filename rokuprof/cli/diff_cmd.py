@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
+from rokuprof.cli.gate import say_regressions
 from rokuprof.cli.inputs import STDIN, CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.layout import load_capture
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
@@ -152,7 +152,7 @@ def diff_command(
         out = stdout_console()
         render_diff(comparison, out, labels=labels, top=shown)
         if fail_over is not None:
-            _say_regressions(out, failed, fail_over, min_share)
+            say_regressions(out, comparison, failed, fail_over, min_share)
 
     if html is not None:
         _write_html(html, inputs[0], inputs[1], f"{labels[0]} → {labels[1]}")
@@ -165,32 +165,6 @@ def diff_command(
     if any(inp.run.problem for inp in inputs):
         raise typer.Exit(exits.INCOMPLETE)
     raise typer.Exit(exits.OK)
-
-
-def _say_regressions(out: Console, failed: list, over: float, min_share: float) -> None:
-    if not failed:
-        out.print(
-            f"--fail-over {over:g}%: no function's self wall grew by more than {over:g}% "
-            f"(functions under {min_share:g}% of the run ignored)",
-            soft_wrap=True,
-            highlight=False,
-        )
-        return
-    out.print(
-        f"--fail-over {over:g}%: {len(failed)} function(s) grew by more than {over:g}%:",
-        style="bold red",
-        soft_wrap=True,
-        highlight=False,
-    )
-    for d in failed:
-        growth = d.growth("self_wall")
-        how = "new in B" if growth == float("inf") else f"{growth:+.1f}%"
-        out.print(
-            f"  {printable(d.function)} ({printable(d.module)}, {printable(d.file)}): {how}",
-            soft_wrap=True,
-            markup=False,
-            highlight=False,
-        )
 
 
 def _check_output(path: Path) -> None:

@@ -96,7 +96,7 @@ def report_command(
             f"report: {printable(out)} ({len(html):,} bytes)", markup=False, soft_wrap=True
         )
     if open_:
-        _open(out, err)
+        open_in_browser(out, err)
     if inp.run.problem:
         exits.warn(f"{source.label}: {inp.run.problem}; the report shows what was read")
         raise typer.Exit(exits.INCOMPLETE)
@@ -115,7 +115,7 @@ def _output_problem(path: Path) -> str | None:
     return None
 
 
-def _open(path: Path, err: Console) -> None:
+def open_in_browser(path: Path, err: Console) -> None:
     """Open the report in a browser; say so (and where the file is) when there is none."""
     try:
         opened = webbrowser.open(path.resolve().as_uri())

@@ -73,7 +73,8 @@ async def run_fleet(
 async def _watch(
     device: SimulatedDevice, on_run_end: Callable[[SimulatedDevice, RunRecord], None] | None
 ) -> None:
-    """Report runs as they end; return when the device is idle."""
+    """Report runs as they end; return when the device is idle (never for a device that does
+    not launch by itself: ECP or its Application Installer launches its runs, until stopped)."""
     reported = 0
     while True:
         ended = [r for r in device.runs if not r.active]
@@ -81,10 +82,13 @@ async def _watch(
             if on_run_end is not None:
                 on_run_end(device, record)
         reported = len(ended)
-        if device.idle():
+        if device.config.auto_launch and device.idle():
             return
         count = reported
         await device.wait_until(
-            lambda c=count: device.idle() or sum(not r.active for r in device.runs) > c,
+            lambda c=count: (
+                (device.config.auto_launch and device.idle())
+                or sum(not r.active for r in device.runs) > c
+            ),
             timeout=None,
         )

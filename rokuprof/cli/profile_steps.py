@@ -1,0 +1,206 @@
+"""What ``rokuprof profile`` checks before it installs anything, and how it says the run.
+
+:func:`prepare` turns the options into a :class:`~rokuprof.capture.profile_run.ProfilePlan` and
+the loaded baseline, failing with exit status 2 before any work on anything wrong (no password,
+a bad scenario or app, an unreadable baseline). :func:`run_profile` runs the plan, prints the
+run's summary, writes the report, applies the gate and returns the exit status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from rokuprof.app.manifest import ProfilerKeys
+from rokuprof.app.package import PackagedApp, PackageError, package_app
+from rokuprof.capture.exports import export_formats
+from rokuprof.capture.loop import CaptureConfig
+from rokuprof.capture.profile_run import ProfileFailed, ProfilePlan, profile
+from rokuprof.capture.record import FAILED, TRUNCATED
+from rokuprof.capture.watch import summary_lines
+from rokuprof.cli import exits
+from rokuprof.cli.gate import gate
+from rokuprof.cli.inputs import CaptureInputError, open_capture
+from rokuprof.cli.layout import load_capture
+from rokuprof.device.errors import DeviceError
+from rokuprof.device.installer import InstallerAuthError, InstallFailed, read_password
+from rokuprof.export import ExportInput
+from rokuprof.scenario.model import ScenarioError, load_scenario
+from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.units import size
+from rokuprof.views.text import printable
+
+
+@dataclass(frozen=True)
+class Prepared:
+    plan: ProfilePlan
+    baseline: ExportInput | None
+    baseline_label: str
+
+
+def prepare(
+    app_path: Path,
+    *,
+    host: str,
+    password_file: Path | None,
+    environ: Mapping[str, str],
+    scenario: Path | None,
+    duration: float | None,
+    keys: tuple[bool, bool, float | None],
+    out: Path,
+    chunks: ChunkSettings,
+    exports: str | None,
+    ports: tuple[int, int, int, int],
+    start_timeout: float,
+    baseline: str | None,
+) -> Prepared:
+    """Everything checked and loaded before the device is touched (exit 2 on a problem)."""
+    try:
+        password = read_password(password_file, environ)
+    except (OSError, ValueError) as error:
+        exits.fail(f"cannot read the developer password: {error}")
+    if not password:
+        exits.fail(
+            "no developer password: set ROKU_DEV_PASSWORD or pass --password-file FILE "
+            "(it is never read from the command line)"
+        )
+    try:
+        steps = load_scenario(scenario) if scenario is not None else None
+    except ScenarioError as error:
+        exits.fail(error)
+    mem, lines, ratio = keys
+    try:
+        packaged = package_app(app_path, ProfilerKeys(mem=mem, lines=lines, sample_ratio=ratio))
+    except (PackageError, ValueError) as error:
+        exits.fail(error)
+    try:
+        formats = export_formats(exports.split(",")) if exports else ()
+    except ValueError as error:
+        exits.fail(f"--export: {error}")
+    loaded = None
+    label = ""
+    if baseline is not None:
+        try:
+            source = open_capture(baseline)
+        except CaptureInputError as error:
+            exits.fail(f"--baseline: {error}")
+        label = source.label
+        loaded = load_capture(source, Console(stderr=True, quiet=True), chunks.wall_unit)
+    installer_port, ecp_port, profiler_port, console_port = ports
+    capture = CaptureConfig(
+        host=host,
+        out=out,
+        profiler_port=profiler_port,
+        ecp_port=ecp_port,
+        console_port=console_port,
+        chunk_settings=chunks,
+        runs=1,
+        exports=formats,
+    )
+    plan = ProfilePlan(
+        app=packaged,
+        capture=capture,
+        password=password,
+        installer_port=installer_port,
+        scenario=steps,
+        duration=duration,
+        start_timeout=start_timeout,
+    )
+    return Prepared(plan, loaded, label)
+
+
+def packaged_line(app: PackagedApp) -> str:
+    version = f" {app.version}" if app.version else ""
+    return (
+        f"packaged {app.title}{version}: {app.files} file(s), {size(len(app.zip_bytes))}, "
+        "with bsprof_enable=1, bsprof_data_dest=network, run_as_process=1"
+    )
+
+
+async def run_profile(
+    prepared: Prepared,
+    *,
+    view: str,
+    out: Console,
+    err: Console,
+    fail_over: float | None,
+    min_share: float,
+    open_report: bool,
+) -> int:
+    """Run the plan; print the summary, the report's path and the gate; the exit status."""
+    plan = prepared.plan
+
+    def say(line: str) -> None:
+        if view != "quiet":
+            out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+
+    say(packaged_line(plan.app))
+    try:
+        result = await profile(plan, say=say, view=view, console=out)
+    except InstallerAuthError as error:
+        exits.fail(error, exits.USAGE)
+    except InstallFailed as error:
+        exits.fail(f"the device did not install the app: {error}", exits.FAILED)
+    except ProfileFailed as error:
+        exits.fail(error, exits.USAGE if error.usage else exits.FAILED)
+    except DeviceError as error:
+        exits.fail(error, exits.FAILED)
+    for line in summary_lines(result.summary):
+        out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+    if result.summary.failure:
+        exits.fail(result.summary.failure, exits.FAILED)
+    session = result.summary.sessions[0]
+    report = _write_report(session.path, plan.capture.chunk_settings.wall_unit)
+    if report is not None:
+        out.print(f"report: {printable(report)}", markup=False, highlight=False, soft_wrap=True)
+        if open_report:
+            from rokuprof.cli.report_cmd import open_in_browser
+
+            open_in_browser(report, err)
+    failed = _gate(prepared, session.path, out, err, fail_over, min_share)
+    if failed:
+        return exits.FAILED
+    if session.record.status in (TRUNCATED, FAILED):
+        return exits.INCOMPLETE
+    return exits.OK
+
+
+def _write_report(session: Path, wall_unit: str) -> Path | None:
+    from rokuprof.export.report.session import write_session_report
+
+    try:
+        return write_session_report(session, wall_unit=wall_unit)
+    except OSError as error:
+        exits.warn(f"cannot write the report into {session}: {error.strerror or error}")
+        return None
+
+
+def _gate(
+    prepared: Prepared,
+    session: Path,
+    out: Console,
+    err: Console,
+    fail_over: float | None,
+    min_share: float,
+) -> bool:
+    if prepared.baseline is None:
+        return False
+    try:
+        source = open_capture(str(session))
+    except CaptureInputError as error:
+        exits.warn(f"cannot compare with the baseline: {error}")
+        return False
+    run = load_capture(source, err, prepared.plan.capture.chunk_settings.wall_unit)
+    out.print("")
+    failed = gate(
+        prepared.baseline,
+        run,
+        out,
+        labels=(prepared.baseline_label, source.label),
+        fail_over=fail_over,
+        min_share=min_share,
+    )
+    return bool(failed)
