@@ -734,13 +734,13 @@ def test_a_cpu_only_capture_says_why_there_is_no_memory_data(driven, loaded):
 
 @pytest.fixture(scope="module")
 def session_page(tmp_path_factory):
-    """A session's report (``write_session_report``): three marks, one of them a hostile label,
-    24 vitals readings and a torn last line; opened, not driven."""
+    """A session's report (``write_session_report``): four marks, one of them a hostile label and
+    two 10 ms apart, 24 vitals readings and a torn last line; opened, not driven."""
     readings = [(t / 4, (t * 7) % 100, 2_000_000 + 1000 * t) for t in range(24)]
     session = make_session(
         tmp_path_factory.mktemp("session") / "s",
         stream(6.0),
-        marks=[("home", 1.0), (HOSTILE_LABEL, 3.0), ("end", 5.5)],
+        marks=[("home", 1.0), (HOSTILE_LABEL, 3.0), ("end", 5.5), ("exit", 5.51)],
         vitals=vitals_lines(readings) + '{"time": 17',
     )
     [result] = open_reports([write_session_report(session)], shots=ARTIFACTS)
@@ -756,8 +756,11 @@ def test_marks_and_vitals_are_drawn_on_the_timeline_with_labels_as_text(session_
     assert [m["shown"] for m in drawn["marks"]] == labels  # room enough at 1,440 px
     times = ["1.00 s", "3.00 s", "5.50 s"]
     titles = [f"{label} — {at}" for label, at in zip(labels, times, strict=True)]
+    titles[2] += " (and 1 more mark right after it)"  # "exit", less than 4 px after "end"
     assert [m["title"] for m in drawn["marks"]] == titles
-    assert drawn["list"] == [list(pair) for pair in zip(times, labels, strict=True)]
+    assert [m["count"] for m in drawn["marks"]] == [1, 1, 2]
+    listed = [list(pair) for pair in zip(times, labels, strict=True)] + [["5.51 s", "exit"]]
+    assert drawn["list"] == listed
     geo = drawn["geometry"]
     for mark in drawn["marks"]:
         x = geo["left"] + mark["at"] * geo["hz"] / geo["slots"] * geo["plot"]

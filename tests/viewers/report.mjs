@@ -290,7 +290,7 @@ function sessionParts() {
   const marks = [...document.querySelectorAll("#timeline-marks .mark")].map((m) => {
     const r = m.getBoundingClientRect();
     const hit = document.elementFromPoint(r.left, box.top + box.height / 2);
-    return { label: m.dataset.label, at: Number(m.dataset.at), title: m.title, shown: m.querySelector(".label").textContent, x: r.left - box.left, under: hit && hit.id };
+    return { label: m.dataset.label, at: Number(m.dataset.at), title: m.title, shown: m.querySelector(".label")?.textContent ?? "", count: Number(m.dataset.count), x: r.left - box.left, under: hit && hit.id };
   });
   return {
     marks,

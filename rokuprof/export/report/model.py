@@ -6,6 +6,8 @@ are ``inspect``'s keys ``(module, function, file)``, ``nodes`` the call tree mer
 (the thread roots first), ``paths`` the ``.bsprof`` call paths with their exact counters (a node's
 self figures are the sums of its paths), and the timeline gives, per thread, runs of synthetic
 samples as ``(gap, node, count)`` triples so that the page can add up any time range per node.
+A session's capture may add ``session``: its marks and device vitals in seconds since the run
+start (:mod:`~rokuprof.export.report.timeline_extras`).
 Pure: no I/O, no clock.
 """
 

@@ -1,10 +1,11 @@
 // rokuprof report: the page's script (plain JavaScript, no library).
 //
 // Reads the data model (JSON in #report-data, see rokuprof/export/report/model.py), builds typed
-// arrays, and draws: a timeline strip (busy share per thread, live heap; drag to pick a time range
-// that every view follows), then tabs: flame graph / icicle, call tree, functions, lines, memory
-// and facts. Device text (names, files, app facts) only ever reaches the page through textContent
-// and DOM APIs, never as markup. window.__report is the hook the browser tests drive.
+// arrays, and draws: a timeline strip (busy share per thread, live heap, and for a session its
+// marks and the app's CPU % and memory; drag to pick a time range that every view follows), then
+// tabs: flame graph / icicle, call tree, functions, lines, memory and facts. Device and user text
+// (names, files, app facts, mark labels) only ever reaches the page through textContent and DOM
+// APIs, never as markup. window.__report is the hook the browser tests drive.
 "use strict";
 (() => {
   const D = JSON.parse(document.getElementById("report-data").textContent);
@@ -659,20 +660,30 @@
   const timelineInfo = { busy: [], vitals: {} };
   // The marks: a dashed line across the timeline each, its label in the strip above the axis
   // (cut to the room before the next mark; the whole label in its title and in the list below).
+  // Marks closer than MARK_GAP px share the first one's line (its title counts the others).
   // Placed again when the timeline's size changes.
+  const MARK_GAP = 4;
   let marksKey = "";
   function placeMarks(g) {
     if (!tlMarks || marksKey === `${g.width}x${g.height}`) return;
     marksKey = `${g.width}x${g.height}`;
     tlMarks.style.height = `${g.height}px`;
-    const xs = marks.map(([at]) => Math.round(secondsX(g, at)));
+    const drawn = [];
+    for (const [at, label] of marks) {
+      const x = Math.round(secondsX(g, at));
+      const last = drawn[drawn.length - 1];
+      if (last && x - last.x < MARK_GAP) last.more += 1;
+      else drawn.push({ x, at, label, more: 0 });
+    }
+    tlMarks.classList.toggle("dense", drawn.length > g.plot / 24); // many: fainter lines
     tlMarks.replaceChildren(
-      ...marks.map(([at, label], i) => {
-        const room = (i + 1 < xs.length ? xs[i + 1] : TL.left + g.plot + 8) - xs[i] - 6;
+      ...drawn.map(({ x, at, label, more }, i) => {
+        const room = (i + 1 < drawn.length ? drawn[i + 1].x : TL.left + g.plot + 8) - x - 6;
         const chars = Math.floor(room / 6.5);
         const shown = label.length <= chars ? label : chars > 1 ? `${label.slice(0, chars - 1)}…` : "";
-        const mark = el("div", { class: "mark", "data-at": at, "data-label": label, title: `${label} — ${fmtSeconds(at)}` }, el("span", { class: "label", text: shown }));
-        mark.style.left = `${xs[i]}px`;
+        const title = `${label} — ${fmtSeconds(at)}${more ? ` (and ${grouped(more)} more mark${more > 1 ? "s" : ""} right after it)` : ""}`;
+        const mark = el("div", { class: "mark", "data-at": at, "data-label": label, "data-count": 1 + more, title }, shown ? el("span", { class: "label", text: shown }) : null);
+        mark.style.left = `${x}px`;
         return mark;
       }),
     );
@@ -1558,7 +1569,9 @@
       ["Made by", `rokuprof ${facts.rokuprof}`],
     ];
     if (SESSION) {
-      rows.push(["Marks", marks.length ? marks.map(([at, label]) => `${label} (${fmtSeconds(at)})`).join(", ") : "none"]);
+      const named = marks.slice(0, 20).map(([at, label]) => `${label} (${fmtSeconds(at)})`);
+      if (marks.length > 20) named.push(`and ${grouped(marks.length - 20)} more (listed under the timeline)`);
+      rows.push(["Marks", named.length ? named.join(", ") : "none"]);
       rows.push(["Device vitals", VITALS.length ? `${grouped(SESSION.readings)} readings; ${VITALS.map((v) => `${v.label} peak ${vitalText(v, v.peak)}`).join(", ")}` : "none"]);
       for (const n of SESSION.notes) rows.push(["Session note", n]);
     }
