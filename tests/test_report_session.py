@@ -90,6 +90,8 @@ def test_bad_lines_are_skipped_and_said_once(tmp_path):
         json.dumps({"time": START + 1, "cpu_percent": "12", "mem_bytes": 1}),
         json.dumps({"time": START + 1, "cpu_percent": True, "mem_bytes": 1}),
         json.dumps({"time": START + 1, "cpu_percent": 1, "mem_bytes": -5}),
+        json.dumps({"time": START + 1, "cpu_percent": 1, "mem_bytes": 10**400}),  # no float
+        json.dumps({"time": 10**400, "cpu_percent": 1, "mem_bytes": 1}),
         json.dumps({"time": START - 30, "cpu_percent": 1, "mem_bytes": 1}),  # before the run
         json.dumps({"time": START + 60, "cpu_percent": 1, "mem_bytes": 1}),  # after it
         "",  # blank lines are nothing
@@ -107,6 +109,7 @@ def test_bad_lines_are_skipped_and_said_once(tmp_path):
             "not a mark",
             {"label": "late", "time": START + 99},
             {"label": "nan", "time": float("nan")},
+            {"label": "huge", "time": 10**400},
         ],
         vitals=good + "\n".join(bad) + "\n" + torn,
     )
@@ -115,9 +118,9 @@ def test_bad_lines_are_skipped_and_said_once(tmp_path):
     assert got["cpu"] == [1.0, 20, 3.0, 30] and got["mem"] == [1.0, 5000, 2.0, 6000]
     assert got["readings"] == 3
     assert got["notes"] == [
-        "session.json: 4 marks without a label and a time skipped",
+        "session.json: 5 marks without a label and a time skipped",
         "session.json: 1 mark outside the run skipped",
-        "vitals.jsonl: 12 lines skipped (3 not JSON, 1 cut off at the end, 8 not a reading)",
+        "vitals.jsonl: 14 lines skipped (3 not JSON, 1 cut off at the end, 10 not a reading)",
         "vitals.jsonl: 2 readings outside the run skipped",
     ]
     page = write_session_report(session).read_text()

@@ -20,7 +20,6 @@ so every peak stays). Times become seconds since the timeline's origin (the run'
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 
 #: Points per vitals series the page embeds at most (peaks kept).
@@ -39,12 +38,16 @@ MAX_LINES = 5_000_000
 GRACE_S = 1.0
 
 
+#: The largest number taken (a time, a percentage, bytes): larger ones, and integers too large
+#: for a float, are not readings.
+MAX_NUMBER = float(2**63)
+
+
 def _finite(value: object) -> float | None:
-    """``value`` as a float when it is a finite JSON number (not a bool), else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
+    """``value`` as a float when it is a JSON number (not a bool) within ±:data:`MAX_NUMBER`."""
+    if _number(value) and -MAX_NUMBER <= value <= MAX_NUMBER:  # NaN compares false
+        return float(value)
+    return None
 
 
 _decode = json.JSONDecoder().decode
@@ -163,11 +166,11 @@ class VitalsReader:
         when = reading.get("time")
         cpu = reading.get("cpu_percent")
         mem = reading.get("mem_bytes")
-        if not (_number(when) and -math.inf < when < math.inf):
+        if not (_number(when) and -MAX_NUMBER <= when <= MAX_NUMBER):
             self.wrong += 1
             return
-        if (cpu is not None and not (_number(cpu) and 0 <= cpu < math.inf)) or (
-            mem is not None and not (_number(mem) and 0 <= mem < math.inf)
+        if (cpu is not None and not (_number(cpu) and 0 <= cpu <= MAX_NUMBER)) or (
+            mem is not None and not (_number(mem) and 0 <= mem <= MAX_NUMBER)
         ):
             self.wrong += 1
             return
