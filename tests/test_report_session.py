@@ -278,3 +278,16 @@ def test_export_command_of_a_session_draws_its_marks_too(tmp_path):
     assert page == write_session_report(session).read_bytes()
     piped = run_export(str(session), "-f", "report", "-o", "-")
     assert piped.returncode == 0 and piped.stdout == page
+
+
+def test_text_that_is_not_utf8_is_replaced_not_a_traceback(tmp_path):
+    why = "no figures \ud800 here"  # json.dumps writes the lone surrogate as \ud800: valid JSON
+    session = make_session(
+        tmp_path / "s",
+        CAPTURE,
+        marks=[("a\udfffb", 1.0)],
+        record={"vitals": {"readings": 0, "unavailable": why}},
+    )
+    got = model(write_session_report(session).read_text())["session"]
+    assert got["marks"] == [[1.0, "a\ufffdb"]]
+    assert got["notes"] == ["no device vitals: no figures \ufffd here"]

@@ -20,6 +20,7 @@ so every peak stays). Times become seconds since the timeline's origin (the run'
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 #: Points per vitals series the page embeds at most (peaks kept).
@@ -57,6 +58,16 @@ def _number(value: object) -> bool:
     """A JSON number (``bool`` is an ``int`` subclass: not one)."""
     kind = type(value)
     return kind is int or kind is float
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(text: str, limit: int) -> str:
+    """Device or user text as the page can carry it: at most ``limit`` characters, a lone
+    surrogate (``"\\ud800"`` is valid JSON, not UTF-8) replaced."""
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _ms(seconds: float) -> float:
@@ -237,8 +248,9 @@ def read_marks(
         if origin is None or not -GRACE_S <= when - origin <= span + GRACE_S:
             outside += 1
             continue
-        label = label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"
-        marks.append((_ms(min(max(when - origin, 0.0), span)), label or "(unnamed)"))
+        marks.append(
+            (_ms(min(max(when - origin, 0.0), span)), _text(label, MAX_LABEL) or "(unnamed)")
+        )
     marks.sort(key=lambda m: m[0])
     if wrong:
         notes.append(f"session.json: {_count(wrong, 'mark')} without a label and a time skipped")
@@ -259,7 +271,7 @@ def _unavailable(record: object) -> list[str]:
     vitals = record.get("vitals") if isinstance(record, dict) else None
     why = vitals.get("unavailable") if isinstance(vitals, dict) else None
     if isinstance(why, str) and why.strip():
-        return [f"no device vitals: {why.strip()[:300]}"]
+        return [f"no device vitals: {_text(why.strip(), 300)}"]
     return []
 
 
