@@ -6,6 +6,7 @@ the end-of-run ``report`` export make the same page; a plain capture's page does
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -291,3 +292,19 @@ def test_text_that_is_not_utf8_is_replaced_not_a_traceback(tmp_path):
     got = model(write_session_report(session).read_text())["session"]
     assert got["marks"] == [[1.0, "a\ufffdb"]]
     assert got["notes"] == ["no device vitals: no figures \ufffd here"]
+
+
+def test_a_fifo_or_a_directory_in_place_of_the_files_is_said_not_waited_on(tmp_path):
+    session = make_session(tmp_path / "s", CAPTURE, marks=[("a", 1.0)])
+    os.mkfifo(session / "vitals.jsonl")  # nobody writes it: reading it would wait forever
+    assert extras_of(session)["notes"] == [
+        "vitals.jsonl: cannot be read (not a regular file); no vitals drawn"
+    ]
+    (session / "vitals.jsonl").unlink()
+    (session / "vitals.jsonl").mkdir()
+    (session / "session.json").unlink()
+    os.mkfifo(session / "session.json")
+    assert extras_of(session)["notes"] == [
+        "session.json: cannot be read (not a regular file); no marks drawn",
+        "vitals.jsonl: cannot be read (not a regular file); no vitals drawn",
+    ]

@@ -12,7 +12,10 @@ Not imported by the package's ``__init__``: the report's model and page stay pur
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -46,10 +49,23 @@ def _lines(stream: BinaryIO) -> Iterator[bytes]:
         yield line
 
 
+def _open_file(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file (a FIFO put there must not hang the
+    report: opened without blocking, then refused)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _record(path: Path, notes: list[str]) -> object:
     """``session.json`` parsed, or ``None`` (missing: silently; unreadable: with a note)."""
     try:
-        with path.open("rb") as f:
+        with _open_file(path) as f:
             data = f.read(MAX_RECORD_BYTES + 1)
     except FileNotFoundError:
         return None
@@ -74,7 +90,7 @@ def read_extras(session_dir: Path, inp: ExportInput) -> dict[str, object] | None
     record = _record(session_dir / RECORD_FILE, notes)
     vitals: VitalsReader | None = VitalsReader(timeline.origin, span)
     try:
-        with (session_dir / VITALS_FILE).open("rb") as f:
+        with _open_file(session_dir / VITALS_FILE) as f:
             for line in _lines(f):
                 vitals.feed(line)
                 if vitals.cut:
