@@ -191,7 +191,10 @@ def test_marks_are_bounded_and_their_labels_cut():
     marks, notes = read_marks(record, 10.0, 5.0, limit=20)
     assert len(marks) == 20 and marks[0] == [0.0, "x" * (MAX_LABEL - 1) + "…"]
     assert [m[1] for m in marks[1:]] == [f"m{i}" for i in range(19)]
-    assert notes == ["18 more marks not drawn (the first 20 are)"]
+    assert notes == [
+        "session.json: 11 more marks not drawn (the report draws the first 20)",
+        "session.json: 7 more marks past the capture's limit, not kept",
+    ]
     assert read_marks({"marks": "oops"}, 10.0, 5.0) == (
         [],
         ["session.json: its marks are not a list (skipped)"],

@@ -37,19 +37,9 @@ MAX_LINES = 5_000_000
 #: A time this close outside the run (seconds) is still drawn, at the run's edge: the vitals and
 #: marks are timed by the host's clock, the run by the device's.
 GRACE_S = 1.0
-
-
 #: The largest number taken (a time, a percentage, bytes): larger ones, and integers too large
 #: for a float, are not readings.
 MAX_NUMBER = float(2**63)
-
-
-def _finite(value: object) -> float | None:
-    """``value`` as a float when it is a JSON number (not a bool) within ±:data:`MAX_NUMBER`."""
-    if _number(value) and -MAX_NUMBER <= value <= MAX_NUMBER:  # NaN compares false
-        return float(value)
-    return None
-
 
 _decode = json.JSONDecoder().decode
 
@@ -58,6 +48,13 @@ def _number(value: object) -> bool:
     """A JSON number (``bool`` is an ``int`` subclass: not one)."""
     kind = type(value)
     return kind is int or kind is float
+
+
+def _finite(value: object) -> float | None:
+    """``value`` as a float when it is a JSON number (not a bool) within ±:data:`MAX_NUMBER`."""
+    if _number(value) and -MAX_NUMBER <= value <= MAX_NUMBER:  # NaN compares false
+        return float(value)
+    return None
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -111,6 +108,7 @@ class _Series:
         return sorted(set(self.low.values()) | set(self.high.values()))
 
     def flat(self) -> list[float]:
+        """:meth:`result` as ``at, value, at, value...`` (whole values as integers)."""
         out: list[float] = []
         for at, value in self.result():
             out += (at, value if not value.is_integer() else int(value))
@@ -257,12 +255,13 @@ def read_marks(
     if outside:
         where = "outside the run" if origin is not None else "with no run start to place"
         notes.append(f"session.json: {_count(outside, 'mark')} {where} skipped")
+    if len(marks) > limit:
+        over = _count(len(marks) - limit, "more mark")
+        notes.append(f"session.json: {over} not drawn (the report draws the first {limit:,})")
     dropped = record.get("marks_dropped") if isinstance(record, dict) else None
-    more = (len(marks) - limit if len(marks) > limit else 0) + (
-        dropped if isinstance(dropped, int) and not isinstance(dropped, bool) and dropped > 0 else 0
-    )
-    if more:
-        notes.append(f"{_count(more, 'more mark')} not drawn (the first {limit:,} are)")
+    if _number(dropped) and 0 < dropped < MAX_NUMBER:
+        dropped = _count(int(dropped), "more mark")
+        notes.append(f"session.json: {dropped} past the capture's limit, not kept")
     return [[at, label] for at, label in marks[:limit]], notes
 
 
