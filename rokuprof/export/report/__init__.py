@@ -6,6 +6,8 @@
     html = render_html(build_model(input_from_bytes(data)))
 
 :func:`export` is the same as bytes, for the exporter registry (format ``report``).
+A session directory's page, with its marks and device vitals on the timeline, is made by
+:mod:`rokuprof.export.report.session` (the one module here that reads files; not imported here).
 """
 
 from __future__ import annotations
