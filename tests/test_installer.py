@@ -23,7 +23,7 @@ from rokuprof.device.installer import (
 )
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
-from rokuprof.simulator.digest import parse_authorization
+from rokuprof.simulator.digest import DigestServer, parse_authorization
 from rokuprof.simulator.probe import read_stream
 from rokuprof.simulator.runs import COMPLETE, EXITED
 
@@ -281,3 +281,27 @@ async def test_curl_digest_sideloads_as_the_public_build_scripts_do(tmp_path):
             page, _ = await curl.communicate()
         assert '<font color="red">Install Success.</font>' in page.decode()
         assert dev.installed is not None and dev.current is not None
+
+
+async def test_an_expired_nonce_is_refused_as_stale_and_the_client_recovers():
+    now = [0.0]
+    tokens = iter(f"{i:08x}" for i in range(100))
+    seen: list[str] = []
+    async with device() as dev:
+        dev._installer.digest = DigestServer(
+            PASSWORD, token=lambda: next(tokens), clock=lambda: now[0]
+        )
+        handle = dev._installer.handle
+
+        async def spy(request):
+            answer = await handle(request)
+            stale = "stale=true" in answer[2].get("WWW-Authenticate", "")
+            seen.append(f"{answer[0]}{' stale' if stale else ''}")
+            return answer
+
+        dev._installer.handle = spy
+        async with installer(dev) as client:
+            await client.sideload(app_zip(MANIFEST))
+            now[0] += 301.0  # the nonce httpx keeps is now too old
+            assert (await client.sideload(app_zip(MANIFEST))).kind == "identical"
+    assert seen == ["401", "200", "401 stale", "200"]
