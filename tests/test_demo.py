@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from rokuprof.capture.demo import DEMO_CHUNKS, DEMO_SERIAL, demo_lines, run_demo
 from rokuprof.cli import app
 from rokuprof.profile.reader import ProfileReader
+from rokuprof.scenario.model import parse_scenario_text
 from rokuprof.sentry import validate_chunk
 
 
@@ -25,7 +26,6 @@ async def test_run_demo_captures_one_complete_run(tmp_path: Path) -> None:
         chunks=replace(DEMO_CHUNKS, chunk_seconds=0.5),
         view="plain",
         console=console,
-        launch_after=0.3,
         signals=False,
     )
     [session] = result.summary.sessions
@@ -62,3 +62,30 @@ def test_demo_command_and_the_commands_it_suggests(tmp_path: Path, monkeypatch) 
     session = next((tmp_path / "rokuprof-demo" / "YN00DEMO0001").iterdir())
     assert (session / "capture.report.html").is_file()
     assert (session / "capture.speedscope.json").is_file() and (session / "capture.pb.gz").is_file()
+
+
+async def test_run_demo_profiles_the_sample_app_through_a_scenario(tmp_path: Path) -> None:
+    """The demo is `profile` of the shipped sample app: sideloaded (its manifest carries the
+    profiler keys), driven by the scenario's keys, marked, ended by exit-app, reported."""
+    steps = parse_scenario_text(
+        'steps = [{wait = 0.5}, {mark = "browse"}, {press = "Down", repeat = 2, interval = 0.2},'
+        ' {mark = "details"}, {press = "Select"}, {wait = 0.5}]',
+        "test.toml",
+    )
+    console = Console(file=io.StringIO(), width=200)
+    lines: list[str] = []
+    result = await run_demo(
+        tmp_path, scenario=steps, view="plain", console=console, say=lines.append, signals=False
+    )
+    [session] = result.summary.sessions
+    record = json.loads((session.path / "session.json").read_bytes())
+    assert record["status"] == "complete" and record["app"]["name"] == "rokuprof sample"
+    assert [m["label"] for m in record["marks"]] == ["browse", "details"]
+    assert result.keys == 3 and "installed: Install Success." in lines
+    assert "app exit requested (POST /exit-app/dev)" in lines
+    reader = ProfileReader.from_bytes((session.path / "capture.bsprof").read_bytes())
+    assert reader.complete and reader.header.memory_ops  # DEMO_KEYS: --mem
+    tables = reader.tables
+    functions = {tables.string(node.function_id) for p in tables.paths for node in tables.stack(p)}
+    assert {"onKeyEvent", "moveFocus", "DétailsÉcran_show"} <= functions
+    assert result.report == session.path / "report.html" and result.report.stat().st_size > 0

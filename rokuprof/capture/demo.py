@@ -1,21 +1,28 @@
-"""``rokuprof demo``: a simulated Roku in this process, and ``watch`` capturing one of its runs.
+"""``rokuprof demo``: ``rokuprof profile`` of the sample app on a simulated Roku, in-process.
 
 The only capture module that uses :mod:`rokuprof.simulator`: it starts a simulated device on
-127.0.0.1 (ports chosen by the OS), starts the same capture loop ``watch`` uses, launches the
-app the way a developer would (so the capture is already waiting), and returns where the
-session went and how long the app waited for its profiler client.
+127.0.0.1 (ports chosen by the OS, its Application Installer included), packages the sample app
+shipped with rokuprof (``rokuprof/sample_app``, also ``samples/app``), and runs it through the
+same :func:`~rokuprof.capture.profile_run.profile` a real device gets: sideload, capture, the
+sample scenario's key presses and marks, exit-app, then the report. ``seconds`` instead of the
+scenario lets the app run that long untouched.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 
+from rokuprof.app.manifest import ProfilerKeys
+from rokuprof.app.package import package_app
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary
-from rokuprof.capture.watch import watch
+from rokuprof.capture.profile_run import ProfilePlan, profile
+from rokuprof.capture.signals import StopRequest
+from rokuprof.scenario.model import Scenario, load_scenario
 from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.store.layout import ARCHIVE_FILE, CHUNKS_DIR, RECORD_FILE, SessionDir
@@ -23,6 +30,11 @@ from rokuprof.store.layout import ARCHIVE_FILE, CHUNKS_DIR, RECORD_FILE, Session
 DEMO_SERIAL = "YN00DEMO0001"
 #: A chunk every 5 s, so a short demo run shows several; environment "demo".
 DEMO_CHUNKS = ChunkSettings(chunk_seconds=5.0, environment="demo")
+#: The sample app and its scenario, shipped inside the package.
+SAMPLE_APP = Path(__file__).resolve().parent.parent / "sample_app"
+SAMPLE_SCENARIO = SAMPLE_APP / "scenario.toml"
+#: The sample app records everything the profiler can: memory and lines too.
+DEMO_KEYS = ProfilerKeys(mem=True, lines=True)
 
 
 @dataclass
@@ -30,61 +42,75 @@ class DemoResult:
     summary: CaptureSummary
     connect_delay: float | None  # seconds the app waited for rokuprof to connect
     device_status: str  # the simulated device's view of the run
+    scenario: str = ""  # where the steps came from ("" without a scenario)
+    marks: list[tuple[str, float]] = field(default_factory=list)
+    keys: int = 0  # remote requests the simulated device answered during the run
+    report: Path | None = None
 
 
 async def run_demo(
     out: Path,
     *,
-    seconds: float = 20.0,
+    seconds: float | None = None,
+    scenario: Scenario | None = None,
     chunks: ChunkSettings = DEMO_CHUNKS,
     view: str = "auto",
     console: Console | None = None,
-    launch_after: float = 1.0,
-    stop: asyncio.Event | None = None,
+    say: Callable[[str], None] = lambda line: None,
+    stop: StopRequest | None = None,
     signals: bool = True,
 ) -> DemoResult:
-    """Capture one simulated run of ``seconds`` into ``out``, making chunks by ``chunks``."""
+    """Profile the sample app on a simulated Roku into ``out``: its scenario (or ``scenario``),
+    or, with ``seconds``, that long without one; the report is written into the session."""
+    if seconds is None and scenario is None:
+        scenario = load_scenario(SAMPLE_SCENARIO)
     device = DeviceConfig(
         host="127.0.0.1",
         serial=DEMO_SERIAL,
         name="rokuprof demo device",
         auto_launch=False,
-        run_seconds=seconds,
-        runs=1,
+        run_seconds=3600.0,  # the scenario (or --seconds) ends the run, through exit-app
+        runs=None,
         seed=2024,
     )
     async with SimulatedDevice(device) as dev:
-        config = CaptureConfig(
-            host="127.0.0.1",
-            out=out,
-            profiler_port=dev.profiler_port,
-            ecp_port=dev.ecp_port,
-            console_port=dev.console_port,
-            chunk_settings=chunks,
-            runs=1,
+        plan = ProfilePlan(
+            app=package_app(SAMPLE_APP, DEMO_KEYS),
+            capture=CaptureConfig(
+                host="127.0.0.1",
+                out=out,
+                profiler_port=dev.profiler_port,
+                ecp_port=dev.ecp_port,
+                console_port=dev.console_port,
+                chunk_settings=chunks,
+                runs=1,
+            ),
+            password=dev.password,
+            installer_port=dev.installer_port,
+            scenario=scenario,
+            duration=seconds,
         )
-        capture = asyncio.ensure_future(
-            watch(config, view=view, console=console, stop=stop, signals=signals)
+        result = await profile(
+            plan, say=say, view=view, console=console, stop=stop, signals=signals
         )
-
-        async def launch() -> None:
-            await asyncio.sleep(launch_after)
-            await dev.launch()
-
-        launcher = asyncio.ensure_future(launch())
-        try:
-            summary = await capture
-        finally:
-            launcher.cancel()
-            await asyncio.gather(launcher, return_exceptions=True)
         run = dev.runs[0] if dev.runs else None
         if run is not None and run.active:
             await dev.home()  # interrupted: let the simulated app exit too
-        return DemoResult(
-            summary=summary,
+        demo = DemoResult(
+            summary=result.summary,
             connect_delay=run.connect_delay if run else None,
             device_status=run.status if run else "not launched",
+            scenario=scenario.source if scenario is not None else "",
+            marks=result.marks,
+            keys=sum(1 for _, kind, _ in dev.remote_log if kind == "keypress"),
         )
+    if demo.summary.sessions:
+        from rokuprof.export.report.session import write_session_report
+
+        demo.report = await asyncio.to_thread(
+            write_session_report, demo.summary.sessions[0].path, wall_unit=chunks.wall_unit
+        )
+    return demo
 
 
 def demo_lines(result: DemoResult) -> list[str]:
@@ -94,6 +120,11 @@ def demo_lines(result: DemoResult) -> list[str]:
         lines.append(
             f"The app waited {result.connect_delay:.2f} s for rokuprof to connect "
             "(a profiled app does not start until its profiler client connects)."
+        )
+    if result.scenario:
+        marks = ", ".join(label for label, _ in result.marks) or "none"
+        lines.append(
+            f"The scenario ({result.scenario}) pressed {result.keys} key(s); marks: {marks}."
         )
     if not result.summary.sessions:
         lines.append("No run was captured.")
@@ -106,9 +137,13 @@ def demo_lines(result: DemoResult) -> list[str]:
         f"Session ({session.record.status}): {path}",
         f"  {ARCHIVE_FILE:<15} {session.record.bytes:,} bytes, exactly as the device sent them",
         f"  {RECORD_FILE:<15} device, app, start/end, bytes, entries ({session.record.entries:,}),"
-        " status, errors",
+        " status, marks, vitals",
         f"  {CHUNKS_DIR + '/':<15} {len(layout.chunk_names())} Sentry V2 profile chunk(s), "
         "written while the run streamed",
+    ]
+    if result.report is not None:
+        lines.append(f"  {result.report.name:<15} the HTML report (open it in a browser)")
+    lines += [
         "",
         "Try next:",
         f"  rokuprof inspect {layout.archive}",
@@ -116,6 +151,7 @@ def demo_lines(result: DemoResult) -> list[str]:
         f"  rokuprof export {path} -f speedscope,pprof",
         f"  rokuprof convert {layout.archive} --out rokuprof-converted",
         f"  python -m json.tool {layout.record}",
-        "Capture a real device: rokuprof watch <roku-ip>   (find it with: rokuprof discover)",
+        "Profile your own app on a real Roku in developer mode (ROKU_DEV_PASSWORD set): "
+        "rokuprof profile path/to/app --device <roku-ip> --scenario scenario.toml",
     ]
     return lines

@@ -1,4 +1,5 @@
-"""``rokuprof demo``: watch one run of a simulated Roku, then show what was written."""
+"""``rokuprof demo``: ``rokuprof profile`` of the sample app on a simulated Roku, then what was
+written."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from rokuprof.cli.options import JsonFlag, View
 from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.watch_cmd import summary_status
+from rokuprof.scenario.model import ScenarioError, load_scenario
 from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS
 from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
@@ -27,10 +29,21 @@ def demo(
     out: Annotated[
         Path, typer.Option("--out", "-o", metavar="DIR", help="Where the session is written.")
     ] = Path("rokuprof-demo"),
+    scenario: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="Drive the sample app with these steps instead of its own."
+        ),
+    ] = None,
     seconds: Annotated[
-        float,
-        typer.Option(min=0.5, max=600, metavar="SECONDS", help="Length of the simulated app run."),
-    ] = 20.0,
+        float | None,
+        typer.Option(
+            min=0.5,
+            max=600,
+            metavar="SECONDS",
+            help="Let the sample app run this long with no scenario, then exit it.",
+        ),
+    ] = None,
     chunk_seconds: Annotated[
         float,
         typer.Option(
@@ -43,29 +56,57 @@ def demo(
     ] = View.auto,
     as_json: JsonFlag = False,
 ) -> None:
-    """Start a simulated Roku in this process and capture one app run of it, exactly as
-    `rokuprof watch` captures a real device; then show where everything went.
+    """The whole product in one command, on a simulated Roku started in this process:
+    `rokuprof profile` of the sample app shipped with rokuprof (samples/app) — package it with
+    the profiler on, sideload it, capture its run as `watch` does, press keys from its scenario
+    (samples/app/scenario.toml), exit it, and write the report; then show where everything went.
 
-    Exit status: as `rokuprof watch` (0 the run was captured; 3 it ended truncated or failed;
-    2 bad usage or an output directory that cannot be written). With `--json` only the summary
-    is printed, as JSON.
+    Exit status: as `rokuprof profile` (0 the run was captured; 3 it ended truncated or failed;
+    2 bad usage, a bad scenario or an output directory that cannot be written). With `--json`
+    only the summary is printed, as JSON.
     """
+    if scenario is not None and seconds is not None:
+        exits.fail("--seconds is for a run without a scenario (the scenario sets the length)")
     with chunk_options():
         chunks = replace(DEMO_CHUNKS, chunk_seconds=chunk_seconds)
     if (problem := output_dir_problem(out)) is not None:
         exits.fail(problem)
+    try:
+        steps = load_scenario(scenario) if scenario is not None else None
+    except ScenarioError as error:
+        exits.fail(error)
     console = stdout_console()
-    if not as_json:
-        console.print(
-            f"Starting a simulated Roku on 127.0.0.1 and capturing one {seconds:g} s app run "
-            f"into {out}/ (Ctrl-C stops early).",
-            markup=False,
-            soft_wrap=True,
-        )
+
+    def say(line: str) -> None:
+        if not as_json:
+            console.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+
+    what = f"{seconds:g} s untouched" if seconds is not None else "driven by its scenario"
+    say(
+        f"Starting a simulated Roku on 127.0.0.1 and profiling the sample app ({what}) "
+        f"into {out}/ (Ctrl-C stops early)."
+    )
     shown = "quiet" if as_json else View(view).value
-    result = asyncio.run(run_demo(out, seconds=seconds, chunks=chunks, view=shown, console=console))
+    result = asyncio.run(
+        run_demo(
+            out,
+            seconds=seconds,
+            scenario=steps,
+            chunks=chunks,
+            view=shown,
+            console=console,
+            say=say,
+        )
+    )
     if as_json:
-        print_json({**summary_json(result.summary), "connect_delay": result.connect_delay})
+        print_json(
+            {
+                **summary_json(result.summary),
+                "connect_delay": result.connect_delay,
+                "report": str(result.report) if result.report else None,
+                "marks": [label for label, _ in result.marks],
+            }
+        )
     else:
         for line in [*summary_lines(result.summary), "", *demo_lines(result)]:
             console.print(printable(line), markup=False, soft_wrap=True)

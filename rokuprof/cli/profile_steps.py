@@ -143,7 +143,7 @@ async def run_profile(
     except InstallerAuthError as error:
         exits.fail(error, exits.USAGE)
     except InstallFailed as error:
-        exits.fail(f"the device did not install the app: {error}", exits.FAILED)
+        exits.fail(error, exits.FAILED)  # names the installer and quotes the device's words
     except ProfileFailed as error:
         exits.fail(error, exits.USAGE if error.usage else exits.FAILED)
     except DeviceError as error:
