@@ -97,6 +97,8 @@ class DeviceConfig:
     pause_on_start: bool = False  # bsprof_pause_on_start=1
     sample_ratio: float = 1.0  # bsprof_sample_ratio (the header's requested ratio)
     run_as_process: bool = True  # run_as_process=1: chanperf has the app's CPU and memory
+    #: AppConfig.slower: another build of the app, with these functions (name, factor) slower
+    app_slower: tuple[tuple[str, float], ...] = ()
     #: the developer password of the Application Installer (None: made up at start)
     dev_password: str | None = field(default=None, repr=False)
 
@@ -140,6 +142,7 @@ class DeviceConfig:
             name=self.app_name,
             version=self.app_version,
             names=self.app_names,
+            slower=self.app_slower,
             line_data=self.line_data,
             memory_ops=self.memory_ops,
             sample_ratio=self.sample_ratio,
