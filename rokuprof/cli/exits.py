@@ -1,16 +1,20 @@
 """The exit statuses of every rokuprof command, and the one way to end a command with an error.
 
 =====  ===========  ==========================================================================
- 0     OK           success; ``watch``: every run ended complete or interrupted (Ctrl-C);
+ 0     OK           success; ``watch``, ``demo``, ``profile``: every run ended complete or
+                    interrupted (Ctrl-C), and ``profile``'s gate passed;
                     ``daemon``: a clean stop (SIGTERM), whatever its sessions' outcomes
  1     FAILED       the work started and could not be finished for a reason outside the data:
                     an output could not be written midway, the device could not be reached
                     (``control``, ``discover``), the daemon could not start; ``diff
-                    --fail-over``: a function's self wall grew more than allowed
+                    --fail-over``, ``profile --fail-over``: a function's self wall grew more
+                    than allowed; ``profile``: the device did not install the app (its words
+                    quoted), or the app never streamed
  2     USAGE        bad usage, or a problem found before any work started (nothing is written):
                     a missing or unreadable input, not a .bsprof, an output that cannot be
                     created or written, a malformed or unknown host, a port out of range, a bad
-                    config
+                    config; ``profile``, ``pull``: no developer password, or one the device
+                    refused; ``profile``: a bad scenario or app (before anything is installed)
  3     INCOMPLETE   the data was incomplete or corrupt (what could be read was used), a
                     conversion that produced nothing (the reason is printed), a ``watch`` run
                     that ended truncated or failed; ``pull``: the device had no profile ("No
