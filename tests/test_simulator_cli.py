@@ -78,3 +78,40 @@ def test_base_port_layout():
     assert [c.serial for c in configs] == ["YN00AA000001", "YN00AA000002", "YN00AA000003"]
     assert len({c.seed for c in configs}) == 3
     assert all(c.profiler_port == 0 for c in fleet_configs(2))
+
+
+async def test_simulate_without_auto_launch_waits_for_a_launch_and_plays_a_slower_build():
+    """--no-auto-launch stays up with nothing running (it used to return at once, idle) until
+    ECP launches a run; --slower plays another build of the app."""
+    proc = await start(
+        "--no-auto-launch",
+        "--run-seconds",
+        "0.3",
+        "--speed",
+        "5",
+        "--slower",
+        "renderTile=50",
+        "--json",
+    )
+    try:
+        [d] = await json_lines(proc, 1)
+        await asyncio.sleep(0.5)
+        assert proc.returncode is None  # idle, still serving
+        status, _, _ = await http(d["host"], d["ecp"], "POST", "/launch/dev")
+        assert status == 200
+        stream = await read_stream(d["host"], d["profiler"])
+        tables = ProfileReader.from_bytes(stream).tables
+        walls = {}
+        for pid in tables.paths:
+            name = tables.string(tables.stack(pid)[0].function_id)
+            walls[name] = walls.get(name, 0) + tables.stats(pid).wall
+        assert max(walls, key=walls.get) == "renderTile"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        await asyncio.wait_for(proc.wait(), 10)
+
+
+async def test_simulate_refuses_a_malformed_slower():
+    proc = await start("--slower", "renderTile", "--duration", "1")
+    _, err = await asyncio.wait_for(proc.communicate(), 15)
+    assert proc.returncode == 2 and "expected FUNCTION=FACTOR" in err.decode()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rokuprof.app.manifest import ProfilerKeys
+from rokuprof.app.manifest import MANIFEST_KEYS_DOC, ProfilerKeys
 from rokuprof.app.package import PackagedApp, PackageError, package_app
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.loop import CaptureConfig
@@ -113,11 +113,13 @@ def prepare(
 
 
 def packaged_line(app: PackagedApp) -> str:
+    """``packaged NAME VERSION: N file(s), SIZE, with KEY=VALUE, ...`` (the profiler keys set)."""
     version = f" {app.version}" if app.version else ""
-    return (
-        f"packaged {app.title}{version}: {app.files} file(s), {size(len(app.zip_bytes))}, "
-        "with bsprof_enable=1, bsprof_data_dest=network, run_as_process=1"
+    keys = ", ".join(
+        f"{key}={app.manifest[key]}" for key, _, _ in MANIFEST_KEYS_DOC if key in app.manifest
     )
+    zipped = size(len(app.zip_bytes))
+    return f"packaged {app.title}{version}: {app.files} file(s), {zipped}, with {keys}"
 
 
 async def run_profile(

@@ -110,6 +110,23 @@ def _replay_config(
     return replace(base, replay=body, replay_rate=rate)
 
 
+def _slower(values: list[str]) -> tuple[tuple[str, float], ...]:
+    """``--slower renderTile=4`` → ``(("renderTile", 4.0),)``."""
+    out = []
+    for value in values:
+        name, sep, factor = value.partition("=")
+        try:
+            number = float(factor)
+        except ValueError:
+            number = 0.0
+        if not sep or not name.strip() or not number > 0 or number == float("inf"):
+            raise typer.BadParameter(
+                f"{value!r}: expected FUNCTION=FACTOR with a factor > 0", param_hint="--slower"
+            )
+        out.append((name.strip(), number))
+    return tuple(out)
+
+
 @app.command()
 def simulate(
     devices: Annotated[int, typer.Option(min=1, metavar="N", help="How many devices.")] = 1,
@@ -147,6 +164,14 @@ def simulate(
     ] = True,
     duration: Annotated[
         float | None, typer.Option(min=0, help="Stop after this many seconds.")
+    ] = None,
+    slower: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FUNCTION=FACTOR",
+            help="Play another build of the app: FUNCTION's time costs FACTOR times as much "
+            "(repeatable; e.g. renderTile=4, to try a profile --fail-over gate).",
+        ),
     ] = None,
     replay: Annotated[
         Path | None,
@@ -204,6 +229,7 @@ def simulate(
         pause_on_start=pause_on_start,
         ecp_mode="limited" if limited else "enabled",
         auto_launch=auto_launch,
+        app_slower=_slower(slower or []),
         keep_bytes=False,  # runs may go on forever: do not keep every stream in memory
     )
     if replay is not None or replay_rate is not None:

@@ -97,6 +97,9 @@ class DeviceConfig:
     pause_on_start: bool = False  # bsprof_pause_on_start=1
     sample_ratio: float = 1.0  # bsprof_sample_ratio (the header's requested ratio)
     run_as_process: bool = True  # run_as_process=1: chanperf has the app's CPU and memory
+    #: each launch plays another run (seed + run index); False: every launch the same run (an
+    #: installed app: the same build driven the same way gives the same profile)
+    vary_runs: bool = True
     #: AppConfig.slower: another build of the app, with these functions (name, factor) slower
     app_slower: tuple[tuple[str, float], ...] = ()
     #: the developer password of the Application Installer (None: made up at start)
@@ -136,9 +139,10 @@ class DeviceConfig:
         return f"{self.software_version} build {self.software_build}"
 
     def app_config(self, run_index: int) -> AppConfig:
-        """The synthetic app of run ``run_index``: seed ``seed + run_index``."""
+        """The synthetic app of run ``run_index``: seed ``seed + run_index`` (``seed`` when
+        runs do not vary)."""
         return AppConfig(
-            seed=self.seed + run_index,
+            seed=self.seed + (run_index if self.vary_runs else 0),
             name=self.app_name,
             version=self.app_version,
             names=self.app_names,

@@ -120,6 +120,7 @@ def app_settings(base: DeviceConfig, manifest: dict[str, str]) -> DeviceConfig:
         line_data=manifest.get("bsprof_enable_lines") == "1",
         sample_ratio=ratio,
         pause_on_start=manifest.get("bsprof_pause_on_start") == "1",
+        vary_runs=False,  # one build, one run: profile's repeated runs compare builds
     )
 
 
