@@ -40,8 +40,8 @@ def _import_core():
     from rokuprof.bsprof.decoder import Decoder
     from rokuprof.bsprof.model import Header, Limits
     from rokuprof.profile.engine import PURE, native
+    from rokuprof.profile.paths import FOLDED_PATH
     from rokuprof.profile.reader import ProfileReader
-    from rokuprof.profile.tables import FOLDED_PATH
     from rokuprof.simulator import worst_cases
 
     PythonProfileReader = partial(ProfileReader, engine=PURE)

@@ -15,7 +15,7 @@ from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.daemon.config import build_config
 from rokuprof.daemon.daemon import Daemon, DaemonOptions
 from rokuprof.daemon.notify import Notifier
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 
 FAST_CAPTURE = {

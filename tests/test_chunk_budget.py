@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 
 from rokuprof.capture import machine as machine_module
-from rokuprof.sentry.chunk import ChunkSettings, ChunkSettingsError
 from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.settings import ChunkSettings, ChunkSettingsError
 from rokuprof.simulator.worst_cases import busy_modules
 
 MIB = 1024 * 1024

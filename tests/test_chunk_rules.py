@@ -15,7 +15,7 @@ from rokuprof.cli import app
 from rokuprof.cli.root import EXIT_USAGE
 from rokuprof.daemon.config import ConfigError, build_config
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.sentry.chunk import ChunkSettings, ChunkSettingsError
+from rokuprof.sentry.settings import ChunkSettings, ChunkSettingsError
 
 PACKAGE = Path(__file__).parent.parent / "rokuprof"
 runner = CliRunner()

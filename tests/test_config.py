@@ -22,7 +22,7 @@ from rokuprof.daemon.config import (
     parse_size,
 )
 from rokuprof.daemon.config_keys import KEYS, PARSERS, Type, default_toml, toml_value
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 
 EXAMPLE = Path(__file__).parent.parent / "systemd" / "rokuprof.toml"
 DSN = "https://0123456789abcdef0123456789abcdef@o1.ingest.example.com/42"

@@ -12,7 +12,7 @@ from rokuprof.capture.loop import CaptureConfig
 from rokuprof.daemon.config import build_config
 from rokuprof.daemon.daemon import Daemon, DaemonOptions
 from rokuprof.daemon.tuning import CaptureTuning, PyroscopeTuning, UploaderTuning
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.pyroscope import PyroscopePusher
 from rokuprof.store.uploader import Uploader
 

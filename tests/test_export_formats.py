@@ -30,7 +30,7 @@ from rokuprof.bsprof.model import CPU, Footer
 from rokuprof.export import FORMATS, export, export_parts, input_from_bytes
 from rokuprof.export.sentry_v1 import IDLE_FRAME, UNNAMED
 from rokuprof.export.sentry_v1 import build as build_v1
-from rokuprof.sentry.chunk import HEAP_MEASUREMENT
+from rokuprof.sentry.assemble import HEAP_MEASUREMENT
 from rokuprof.sentry.convert import convert_bytes
 from rokuprof.sentry.envelope import Envelope
 from rokuprof.sentry.validate_v1 import relay_kept_samples, validate_envelope_v1

@@ -167,7 +167,7 @@ def test_30_seconds_count_from_the_profiles_timestamp_not_its_first_sample(last_
 
 
 def test_release_and_environment_come_from_the_chunk_settings():
-    from rokuprof.sentry.chunk import ChunkSettings
+    from rokuprof.sentry.settings import ChunkSettings
 
     base = _base()
     default = build(base).profiles[0]

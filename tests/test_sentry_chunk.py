@@ -25,14 +25,11 @@ from sentry_helpers import (
 
 from rokuprof import __version__
 from rokuprof.bsprof.model import ALLOC, CPU, FREE, MEMORY
-from rokuprof.sentry.chunk import (
-    HEAP_MEASUREMENT,
-    ChunkBuilder,
-    ChunkSettings,
-    ChunkSettingsError,
-)
+from rokuprof.sentry.assemble import HEAP_MEASUREMENT
+from rokuprof.sentry.chunk import ChunkBuilder
 from rokuprof.sentry.flamegraph import stack_times
 from rokuprof.sentry.frames import FrameTable
+from rokuprof.sentry.settings import ChunkSettings, ChunkSettingsError
 from rokuprof.sentry.validate import INVALID_JSON, validate_chunk
 
 US = 1_000_000

@@ -27,7 +27,7 @@ from strategies import splits, streams
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer
 from rokuprof.profile import ProfileReader
-from rokuprof.sentry.chunk import HEAP_MEASUREMENT, ChunkSettings
+from rokuprof.sentry.assemble import HEAP_MEASUREMENT
 from rokuprof.sentry.convert import (
     TIMING_BUSIEST,
     TIMING_FOOTER,
@@ -35,6 +35,7 @@ from rokuprof.sentry.convert import (
     convert_bytes,
     default_slice_bytes,
 )
+from rokuprof.sentry.settings import ChunkSettings
 
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.bsprof"))
 _converted: dict[str, tuple] = {}

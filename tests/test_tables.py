@@ -25,8 +25,9 @@ from rokuprof.bsprof.model import (
     Limits,
 )
 from rokuprof.profile import tables as tables_module
+from rokuprof.profile.paths import UNKNOWN_PATH, PathNode, PathStats
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.profile.tables import UNKNOWN_PATH, PathNode, PathStats, ProfileTables
+from rokuprof.profile.tables import ProfileTables
 
 FIELDS = [
     "cpu",

@@ -27,13 +27,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rokuprof.bsprof.model import Limits
+from rokuprof.profile.paths import PathNode, root_module
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.profile.tables import PathNode, root_module
-from rokuprof.sentry.chunk import BuildReport, Chunk, ChunkBuilder, ChunkSettings, delta_walls
+from rokuprof.sentry.assemble import Chunk
+from rokuprof.sentry.build_report import BuildReport
+from rokuprof.sentry.chunk import ChunkBuilder, delta_walls
 from rokuprof.sentry.convert import default_slice_bytes
 from rokuprof.sentry.coverage import PathKey, chunk_samples
 from rokuprof.sentry.frames import frame_for
 from rokuprof.sentry.sampling import units_per_second
+from rokuprof.sentry.settings import ChunkSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits, free_bytes
 from rokuprof.capture.record import SessionRecord
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.layout import safe_name
 
 if TYPE_CHECKING:

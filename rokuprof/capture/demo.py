@@ -23,7 +23,7 @@ from rokuprof.capture.loop import CaptureConfig, CaptureSummary
 from rokuprof.capture.profile_run import ProfilePlan, profile
 from rokuprof.capture.signals import StopRequest
 from rokuprof.scenario.model import Scenario, load_scenario
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.store.layout import ARCHIVE_FILE, CHUNKS_DIR, RECORD_FILE, SessionDir
 

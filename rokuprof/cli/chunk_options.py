@@ -1,6 +1,6 @@
 """Chunk settings from command-line options: a broken rule is a usage error naming the option.
 
-The rules are :class:`~rokuprof.sentry.chunk.ChunkSettings`' own; a command only builds the
+The rules are :class:`~rokuprof.sentry.settings.ChunkSettings`' own; a command only builds the
 settings inside :func:`chunk_options`::
 
     with chunk_options():
@@ -16,7 +16,7 @@ from rokuprof.cli import exits
 from rokuprof.cli.wall_unit import DEFAULT_UNIT as DEFAULT_UNIT  # the option's home: wall_unit
 from rokuprof.cli.wall_unit import WallUnit as WallUnit
 from rokuprof.cli.wall_unit import WallUnitOption as WallUnitOption
-from rokuprof.sentry.chunk import ChunkSettingsError
+from rokuprof.sentry.settings import ChunkSettingsError
 
 #: How the commands spell each chunk setting.
 OPTION_NAMES = {

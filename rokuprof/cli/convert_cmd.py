@@ -18,8 +18,8 @@ from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.progress import SHOW_FROM, progress_bar
 from rokuprof.cli.root import app
-from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS, ChunkSettings
 from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.settings import MAX_CHUNK_SECONDS, ChunkSettings
 from rokuprof.store.chunk_files import (
     ENVELOPES_DIR,
     OutputError,

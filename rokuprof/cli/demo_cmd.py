@@ -19,7 +19,7 @@ from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.watch_cmd import summary_status
 from rokuprof.scenario.model import ScenarioError, load_scenario
-from rokuprof.sentry.chunk import MAX_CHUNK_SECONDS
+from rokuprof.sentry.settings import MAX_CHUNK_SECONDS
 from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
 

@@ -10,8 +10,8 @@ from rokuprof.cli import exits
 from rokuprof.cli.inputs import CaptureSource
 from rokuprof.cli.progress import SHOW_FROM, progress_bar
 from rokuprof.export import ExportInput, build_input
-from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.views.text import printable
 
 

@@ -19,7 +19,7 @@ from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, INSTALLER_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
 from rokuprof.export import FORMATS
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.writable import output_dir_problem
 
 HELP = """Profile an app in one command: package it with the profiler switched on, sideload it,

@@ -29,7 +29,7 @@ from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerAuthError, InstallFailed, read_password
 from rokuprof.export import ExportInput
 from rokuprof.scenario.model import ScenarioError, load_scenario
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.units import size
 from rokuprof.views.text import printable
 

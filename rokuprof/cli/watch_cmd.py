@@ -27,7 +27,7 @@ from rokuprof.daemon.config import parse_size
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
 from rokuprof.export import FORMATS
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
 

@@ -41,8 +41,8 @@ from rokuprof.daemon.config_values import format_host, parse_listen, parse_size
 from rokuprof.daemon.naming import name_clashes
 from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.device.hosts import Resolver, plain_host
-from rokuprof.sentry.chunk import ChunkSettings, ChunkSettingsError
 from rokuprof.sentry.dsn import Dsn, DsnError
+from rokuprof.sentry.settings import ChunkSettings, ChunkSettingsError
 from rokuprof.store.files import DEFAULT_FILE_MODE, dir_mode_for
 from rokuprof.store.spool import DEFAULT_MAX_BYTES as DEFAULT_SPOOL_BYTES
 

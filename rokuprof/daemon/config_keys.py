@@ -27,7 +27,7 @@ from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.daemon.registry import DEFAULT_EXPIRE_SECONDS, DEFAULT_MAX_DEVICES
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import Resolver, host_problem
-from rokuprof.sentry.chunk import ChunkSettings
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.files import DEFAULT_FILE_MODE, check_file_mode
 from rokuprof.store.pyroscope import check_url
 from rokuprof.store.spool import DEFAULT_MAX_BYTES as DEFAULT_SPOOL_BYTES

@@ -40,8 +40,9 @@ from rokuprof.daemon.recovery_policy import (
     mark_failed,
     plan_session,
 )
-from rokuprof.sentry.chunk import Chunk, ChunkSettings
+from rokuprof.sentry.assemble import Chunk
 from rokuprof.sentry.coverage import chunk_samples
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.chunk_files import write_chunks
 from rokuprof.store.files import sweep_tmp
 from rokuprof.store.layout import SessionDir, SessionStatus, chunk_index, links, sessions

@@ -20,11 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from rokuprof.profile.paths import PathNode
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.profile.tables import PathNode, ProfileTables
-from rokuprof.sentry.chunk import HEAP_MEASUREMENT, Chunk, ChunkSettings, Layout
+from rokuprof.profile.tables import ProfileTables
+from rokuprof.sentry.assemble import HEAP_MEASUREMENT, Chunk, Layout
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.sampling import WALL_UNITS
+from rokuprof.sentry.settings import ChunkSettings
 
 #: Stack index of an idle sample in :attr:`Timeline.stacks`.
 IDLE = 0
@@ -185,7 +187,7 @@ def _call_lines(stack: tuple[PathNode, ...]) -> tuple[int, ...]:
 
 class _TimelineReader:
     """Reads the samples of Sentry chunks back into per-thread runs: from the layout the
-    builder placed them by (:class:`~rokuprof.sentry.chunk.Layout`, run by run) when the chunk
+    builder placed them by (:class:`~rokuprof.sentry.assemble.Layout`, run by run) when the chunk
     has one, else from its JSON, sample by sample; both give the same timeline."""
 
     def __init__(

@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass, field
 
 from rokuprof.export.model import IDLE, ExportInput, Frame
-from rokuprof.sentry.chunk import CLIENT_SDK, HEAP_MEASUREMENT, PLATFORM
+from rokuprof.sentry.assemble import CLIENT_SDK, HEAP_MEASUREMENT, PLATFORM
 from rokuprof.sentry.envelope import Envelope, EnvelopeItem
 from rokuprof.sentry.frames import is_in_app, module_name, release_name, split_scheme
 from rokuprof.sentry.validate import Problem

@@ -2,7 +2,8 @@
 
 from rokuprof._lazy import lazy_names
 from rokuprof.profile.functions import FunctionStats, aggregate_functions
-from rokuprof.profile.tables import Delta, PathNode, PathStats, ProfileTables, Totals
+from rokuprof.profile.paths import Delta, PathNode, PathStats, Totals
+from rokuprof.profile.tables import ProfileTables
 
 # The reader loads on first use: the native core's reader imports profile.tables, and the
 # engines (imported by the reader) import the native core's reader.

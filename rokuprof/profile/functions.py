@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rokuprof.profile.tables import PathNode, ProfileTables
+from rokuprof.profile.paths import PathNode
+from rokuprof.profile.tables import ProfileTables
 
 FunctionKey = tuple[str, str, str]  # (module name, function, file)
 

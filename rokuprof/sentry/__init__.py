@@ -10,14 +10,9 @@
 * :mod:`~rokuprof.sentry.flamegraph` - the time Sentry computes from chunks.
 """
 
-from rokuprof.sentry.chunk import (
-    BuildReport,
-    Chunk,
-    ChunkBuilder,
-    ChunkSettings,
-    Flush,
-    Leftover,
-)
+from rokuprof.sentry.assemble import Chunk
+from rokuprof.sentry.build_report import BuildReport, Leftover
+from rokuprof.sentry.chunk import ChunkBuilder, Flush
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter, convert_bytes
 from rokuprof.sentry.dsn import Dsn, DsnError
 from rokuprof.sentry.envelope import (
@@ -29,6 +24,7 @@ from rokuprof.sentry.envelope import (
     gzip_body,
 )
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, SAMPLE_RATE_HZ, WALL_UNITS
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.sentry.validate import ChunkInvalid, Problem, check_chunk, validate_chunk
 
 __all__ = [

@@ -73,15 +73,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from rokuprof.bsprof.model import Header
-from rokuprof.profile.tables import Delta, ProfileTables, root_module
+from rokuprof.profile.paths import Delta, root_module
+from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.assemble import (
-    CLIENT_SDK,
-    HEAP_MEASUREMENT,
-    PLATFORM,
     Chunk,
     Group,
     Head,
-    Layout,
     Written,
     estimate_bytes,
     new_uuid,
@@ -91,29 +88,16 @@ from rokuprof.sentry.build_report import BuildReport, Leftover
 from rokuprof.sentry.frames import FrameName, release_name
 from rokuprof.sentry.sampling import Sampler
 from rokuprof.sentry.settings import (
-    MAX_CHUNK_SECONDS,
     ChunkSettings,
-    ChunkSettingsError,
 )
 from rokuprof.sentry.side_measurements import Measure, SideValues
 from rokuprof.sentry.timeline import Lane
 
 #: Names a chunk's users import from here; each has its own home module.
 __all__ = [
-    "CLIENT_SDK",
-    "HEAP_MEASUREMENT",
-    "MAX_CHUNK_SECONDS",
-    "PLATFORM",
-    "BuildReport",
-    "Chunk",
     "ChunkBuilder",
-    "ChunkSettings",
-    "ChunkSettingsError",
     "Flush",
-    "Layout",
-    "Leftover",
     "delta_walls",
-    "new_uuid",
 ]
 
 

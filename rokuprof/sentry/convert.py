@@ -27,17 +27,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rokuprof.bsprof.model import Limits
+from rokuprof.profile.paths import root_module
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.profile.tables import root_module
-from rokuprof.sentry.chunk import (
-    BuildReport,
-    Chunk,
-    ChunkBuilder,
-    ChunkSettings,
-    delta_walls,
-    new_uuid,
-)
+from rokuprof.sentry.assemble import Chunk, new_uuid
+from rokuprof.sentry.build_report import BuildReport
+from rokuprof.sentry.chunk import ChunkBuilder, delta_walls
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.timefmt import utc_iso
 
 MIN_SLICE_BYTES = 4096

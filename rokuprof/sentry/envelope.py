@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from rokuprof.sentry.chunk import CLIENT_SDK, PLATFORM, Chunk, new_uuid
+from rokuprof.sentry.assemble import CLIENT_SDK, PLATFORM, Chunk, new_uuid
 from rokuprof.sentry.validate import INVALID_PROFILE_TYPE, Problem, validate_chunk
 from rokuprof.timefmt import utc_iso
 

@@ -12,9 +12,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from rokuprof.profile.paths import ALLOC_BYTES, ALLOCS, CPU, WALL
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
-from rokuprof.profile.tables import ALLOC_BYTES, ALLOCS, CPU, WALL
 
 Key = tuple[str, str, str]  # (module = thread, function, file)
 

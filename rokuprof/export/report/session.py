@@ -26,8 +26,8 @@ from rokuprof.export.model import ExportInput, build_input
 from rokuprof.export.report.model import build_model
 from rokuprof.export.report.page import render_html
 from rokuprof.export.report.timeline_extras import MAX_LINE, VitalsReader, timeline_extras
-from rokuprof.sentry.chunk import ChunkSettings
 from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.files import write_atomic
 from rokuprof.store.layout import RECORD_FILE, SessionDir
 
