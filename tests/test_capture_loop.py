@@ -105,11 +105,15 @@ async def test_live_samples_lie_inside_the_run_and_chunks_follow_their_windows(
     [session] = summary.sessions
     record = read_record(session.path)
     assert record["status"] == "complete"
-    start = session.record.start
+    start, end = session.record.start, session.record.end
     footer_end = run.end_ms / 1000  # the simulator's clock is ours
     chunks = assert_valid_chunks(session.path, record["profiler_id"])
     times = [s["timestamp"] for c in chunks for s in c["profile"]["samples"]]
-    assert times and start <= min(times) and max(times) <= footer_end + 0.05
+    # Exact, whatever the load: the samples lie between the connect and the footer's arrival
+    # (the run's recorded end), and the device wrote its footer before it arrived (its end_ms is
+    # whole milliseconds, rounded).
+    assert end is not None and footer_end <= end + 0.001
+    assert times and start <= min(times) and max(times) <= end
     # Every chunk but the last was written while the run streamed, soon after its window.
     during = [when for when, state, _ in recorder.chunks if state == "streaming"]
     assert len(during) >= len(chunks) - 2, (len(during), len(chunks))
