@@ -33,7 +33,14 @@ from typing import TYPE_CHECKING
 
 from rokuprof.capture.chunks import ChunkSink, ChunkSinkFactory, RunContext
 from rokuprof.capture.limits import ArchiveGuard, Cut
-from rokuprof.capture.record import COMPLETE, FAILED, INTERRUPTED, TRUNCATED, SessionRecord
+from rokuprof.capture.record import (
+    COMPLETE,
+    FAILED,
+    INTERRUPTED,
+    TRUNCATED,
+    SessionRecord,
+    header_facts,
+)
 from rokuprof.capture.stop import StopCause
 from rokuprof.capture.vitals import SideData
 from rokuprof.profile.reader import ProfileReader
@@ -330,18 +337,7 @@ class RunMachine:
         rec.app.update(name=header.target_name, version=header.target_version)
         chunks = plan.settings.chunk_settings
         rec.release = chunks.release or release_name(header)  # as the chunks say
-        rec.profiler.update(
-            format_version=header.version,
-            line_data=header.line_data,
-            memory_ops=header.memory_ops,
-            requested_sample_ratio=header.requested_sample_ratio,
-            actual_sample_ratio=header.actual_sample_ratio,
-            start_ms=header.start_ms,
-            vendor=header.vendor,
-            model=header.model,
-            firmware=header.firmware,
-            supplemental=header.supplemental,
-        )
+        rec.profiler.update(header_facts(header))
         actions.append(Notify("state"))
         if self.sink_factory is None:
             return

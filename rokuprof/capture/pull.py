@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.capture.config import device_record
-from rokuprof.capture.record import SessionRecord
+from rokuprof.capture.record import SessionRecord, header_facts
 from rokuprof.capture.session import SessionFiles
 from rokuprof.device.constants import ECP_PORT, INSTALLER_PORT
 from rokuprof.device.ecp import DeviceInfo, EcpClient
@@ -137,18 +137,7 @@ def _record(
     record.profiler["data_dest"] = "local"
     if header is not None:
         record.app.update(name=header.target_name, version=header.target_version)
-        record.profiler.update(
-            format_version=header.version,
-            line_data=header.line_data,
-            memory_ops=header.memory_ops,
-            requested_sample_ratio=header.requested_sample_ratio,
-            actual_sample_ratio=header.actual_sample_ratio,
-            start_ms=header.start_ms,
-            vendor=header.vendor,
-            model=header.model,
-            firmware=header.firmware,
-            supplemental=header.supplemental,
-        )
+        record.profiler.update(header_facts(header))
     if footer is not None:
         record.profiler["end_ms"] = footer.end_ms
         record.end = footer.end_ms / 1000

@@ -4,10 +4,14 @@ writer of the session directory is :mod:`rokuprof.capture.session`)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from rokuprof import __version__
 from rokuprof.store.layout import SessionStatus
 from rokuprof.timefmt import utc_iso_or_none as iso
+
+if TYPE_CHECKING:
+    from rokuprof.bsprof.model import Header
 
 SESSION_FORMAT = 1
 
@@ -56,3 +60,19 @@ class SessionRecord:
         data["end"] = iso(self.end)
         data["duration_seconds"] = round(self.end - self.start, 3) if self.end is not None else None
         return {"format": SESSION_FORMAT, "rokuprof": __version__, **data}
+
+
+def header_facts(header: Header) -> dict[str, object]:
+    """What a stream's header says about the profiler, as ``session.json``'s ``profiler``."""
+    return {
+        "format_version": header.version,
+        "line_data": header.line_data,
+        "memory_ops": header.memory_ops,
+        "requested_sample_ratio": header.requested_sample_ratio,
+        "actual_sample_ratio": header.actual_sample_ratio,
+        "start_ms": header.start_ms,
+        "vendor": header.vendor,
+        "model": header.model,
+        "firmware": header.firmware,
+        "supplemental": header.supplemental,
+    }

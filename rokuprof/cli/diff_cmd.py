@@ -14,6 +14,7 @@ from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.gate import say_regressions
 from rokuprof.cli.inputs import STDIN, CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.layout import load_capture
+from rokuprof.cli.options import MinShareOption
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.export import ExportInput
@@ -103,16 +104,7 @@ def diff_command(
             "(one only in B counts as grown without bound).",
         ),
     ] = None,
-    min_share: Annotated[
-        float,
-        typer.Option(
-            metavar="PCT",
-            min=0,
-            max=100,
-            help="--fail-over ignores functions below PCT percent of the run's self wall "
-            "in both A and B.",
-        ),
-    ] = 1.0,
+    min_share: MinShareOption = 1.0,
     wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Compare two captures (see HELP)."""

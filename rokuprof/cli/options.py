@@ -22,3 +22,19 @@ def choice(name: str, *values: str) -> type[StrEnum]:
 
 #: How ``watch`` and ``demo`` show a run while it streams.
 View = choice("View", "auto", "live", "plain")
+
+#: ``diff --fail-over`` and ``profile --fail-over``: functions under this share are ignored.
+MinShareOption = Annotated[
+    float,
+    typer.Option(
+        metavar="PCT",
+        min=0,
+        max=100,
+        help="--fail-over ignores functions below PCT percent of the run's self wall in both runs.",
+    ),
+]
+#: ``watch`` and ``profile``: how often a run's Sentry chunks are written.
+ChunkSecondsOption = Annotated[
+    float,
+    typer.Option(metavar="SECONDS", help="Write Sentry chunks this often (seconds, <= 60)."),
+]

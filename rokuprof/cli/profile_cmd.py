@@ -12,7 +12,7 @@ import typer
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
 from rokuprof.cli.chunk_options import chunk_options
-from rokuprof.cli.options import QuietFlag, View
+from rokuprof.cli.options import ChunkSecondsOption, MinShareOption, QuietFlag, View
 from rokuprof.cli.output import stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
@@ -100,22 +100,11 @@ def profile_command(
             "percent (per second of run when the runs' lengths differ).",
         ),
     ] = None,
-    min_share: Annotated[
-        float,
-        typer.Option(
-            metavar="PCT",
-            min=0,
-            max=100,
-            help="--fail-over ignores functions below PCT percent of either run's self wall.",
-        ),
-    ] = 1.0,
+    min_share: MinShareOption = 1.0,
     open_: Annotated[
         bool, typer.Option("--open", help="Open the report in the default web browser.")
     ] = False,
-    chunk_seconds: Annotated[
-        float,
-        typer.Option(metavar="SECONDS", help="Write Sentry chunks this often (seconds, <= 60)."),
-    ] = ChunkSettings.chunk_seconds,
+    chunk_seconds: ChunkSecondsOption = ChunkSettings.chunk_seconds,
     export: Annotated[
         str | None,
         typer.Option(

@@ -19,7 +19,7 @@ from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
 from rokuprof.cli.chunk_options import chunk_options
-from rokuprof.cli.options import JsonFlag, QuietFlag, View
+from rokuprof.cli.options import ChunkSecondsOption, JsonFlag, QuietFlag, View
 from rokuprof.cli.output import on_output_closed, print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
@@ -91,10 +91,7 @@ def watch(
     out: Annotated[
         Path, typer.Option("--out", "-o", metavar="DIR", help="Where sessions are written.")
     ] = Path("rokuprof-data"),
-    chunk_seconds: Annotated[
-        float,
-        typer.Option(metavar="SECONDS", help="Write Sentry chunks this often (seconds, <= 60)."),
-    ] = ChunkSettings.chunk_seconds,  # the settings' default
+    chunk_seconds: ChunkSecondsOption = ChunkSettings.chunk_seconds,  # the settings' default
     profiler_port: Annotated[
         int,
         typer.Option(min=1, max=65535, metavar="PORT", help="Profiler stream port (bsprof)."),
