@@ -100,7 +100,7 @@ async def run_demo(
             summary=result.summary,
             connect_delay=run.connect_delay if run else None,
             device_status=run.status if run else "not launched",
-            scenario=scenario.source if scenario is not None else "",
+            scenario=_shown(scenario),
             marks=result.marks,
             keys=sum(1 for _, kind, _ in dev.remote_log if kind == "keypress"),
         )
@@ -111,6 +111,15 @@ async def run_demo(
             write_session_report, demo.summary.sessions[0].path, wall_unit=chunks.wall_unit
         )
     return demo
+
+
+def _shown(scenario: Scenario | None) -> str:
+    """How the lines name the scenario: the sample's by its name, not its installed path."""
+    if scenario is None:
+        return ""
+    if scenario.source == str(SAMPLE_SCENARIO):
+        return "samples/app/scenario.toml"
+    return scenario.source
 
 
 def demo_lines(result: DemoResult) -> list[str]:
