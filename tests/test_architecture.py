@@ -33,6 +33,7 @@ PURE = [
     "rokuprof.device.constants",
     "rokuprof.device.response",
     "rokuprof.device.installer_page",
+    "rokuprof.device.chanperf",
     "rokuprof.units",
     "rokuprof.views.live_figures",
     "rokuprof.daemon.collect",

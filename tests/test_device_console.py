@@ -6,12 +6,8 @@ import asyncio
 
 import pytest
 
-from rokuprof.device.console import (
-    ConsoleClient,
-    PromptScanner,
-    parse_bsprof_status,
-    parse_chanperf,
-)
+from rokuprof.device.chanperf import parse_chanperf
+from rokuprof.device.console import ConsoleClient, PromptScanner, parse_bsprof_status
 from rokuprof.device.errors import DeviceTimeout, ProtocolError
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 

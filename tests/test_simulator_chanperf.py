@@ -7,8 +7,7 @@ import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
 from rokuprof.bsprof.model import ALLOC, MEMORY
-from rokuprof.device.chanperf_xml import chanperf_from_xml
-from rokuprof.device.console import parse_chanperf
+from rokuprof.device.chanperf import chanperf_from_xml, parse_chanperf
 from rokuprof.simulator import chanperf
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 

@@ -27,7 +27,7 @@ from rokuprof.capture.vitals import (
     SideData,
     VitalsState,
 )
-from rokuprof.device.chanperf_xml import chanperf_from_xml
+from rokuprof.device.chanperf import chanperf_from_xml
 from rokuprof.sentry.side_measurements import (
     APP_MEMORY_MEASUREMENT,
     MAX_MARK_NAME,

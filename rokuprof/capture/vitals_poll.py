@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rokuprof.capture.vitals import CONSOLE, Marks, Outcome, Reading, SideData, VitalsState
-from rokuprof.device.console import ChanPerf, ConsoleClient
+from rokuprof.device.chanperf import ChanPerf
+from rokuprof.device.console import ConsoleClient
 from rokuprof.device.ecp import EcpClient
 from rokuprof.device.errors import (
     DeviceError,

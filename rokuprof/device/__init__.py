@@ -12,13 +12,8 @@ from typing import TYPE_CHECKING
 from rokuprof._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from rokuprof.device.console import (
-        BsprofStatus,
-        ChanPerf,
-        ConsoleClient,
-        parse_bsprof_status,
-        parse_chanperf,
-    )
+    from rokuprof.device.chanperf import ChanPerf, parse_chanperf
+    from rokuprof.device.console import BsprofStatus, ConsoleClient, parse_bsprof_status
     from rokuprof.device.ecp import (
         ActiveApp,
         DeviceInfo,
@@ -47,10 +42,8 @@ if TYPE_CHECKING:
 
 #: Public name → the module that defines it.
 _HOMES = {
-    **dict.fromkeys(
-        ["BsprofStatus", "ChanPerf", "ConsoleClient", "parse_bsprof_status", "parse_chanperf"],
-        "console",
-    ),
+    **dict.fromkeys(["ChanPerf", "parse_chanperf"], "chanperf"),
+    **dict.fromkeys(["BsprofStatus", "ConsoleClient", "parse_bsprof_status"], "console"),
     **dict.fromkeys(
         ["ActiveApp", "DeviceInfo", "EcpClient", "parse_active_app", "parse_device_info"], "ecp"
     ),

@@ -19,6 +19,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 
+from rokuprof.device.chanperf import ChanPerf, parse_chanperf
 from rokuprof.device.constants import CONSOLE_PORT
 from rokuprof.device.errors import DeviceTimeout, DeviceUnavailable, ProtocolError
 from rokuprof.device.limits import (
@@ -102,53 +103,6 @@ def parse_bsprof_status(text: str) -> BsprofStatus | None:
             settings = dict(i.split("=", 1) for i in items[1:] if "=" in i)
             return BsprofStatus(items[0].lower(), metrics, settings)
     raise ProtocolError(f"unexpected bsprof-status reply: {text.strip()[:200]!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class ChanPerf:
-    """``chanperf``: memory (KiB) and CPU (%) of the running app, with their breakdowns."""
-
-    mem_kib: int | None
-    cpu_percent: int | None
-    mem: dict[str, int] = field(default_factory=dict)
-    cpu: dict[str, int] = field(default_factory=dict)
-    raw: str = ""
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
-
-
-_CHANPERF_FIELD = re.compile(r"([%\w]+)=(\d+)(?:KiB)?(?:\{([^}]*)\})?")
-
-
-def parse_chanperf(text: str) -> ChanPerf | None:
-    """Parse a ``channel: mem=...,%cpu=...`` line; ``None`` when no data is available."""
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.lower().startswith("channel:"):
-            continue
-        body = line.split(":", 1)[1]
-        if "not available" in body:
-            return None
-        values: dict[str, tuple[int, dict[str, int]]] = {}
-        for match in _CHANPERF_FIELD.finditer(body):
-            name, value, detail = match.groups()
-            parts = {}
-            for item in (detail or "").split(","):
-                key, eq, number = item.partition("=")
-                if eq and number.strip().isdigit():
-                    parts[key.strip()] = int(number)
-            values[name] = (int(value), parts)
-        mem = values.get("mem")
-        cpu = values.get("%cpu")
-        return ChanPerf(
-            mem_kib=mem[0] if mem else None,
-            cpu_percent=cpu[0] if cpu else None,
-            mem=mem[1] if mem else {},
-            cpu=cpu[1] if cpu else {},
-            raw=line,
-        )
-    raise ProtocolError(f"unexpected chanperf reply: {text.strip()[:200]!r}")
 
 
 class ConsoleClient:

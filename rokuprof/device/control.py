@@ -5,13 +5,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from rokuprof.device.console import (
-    BsprofStatus,
-    ChanPerf,
-    ConsoleClient,
-    parse_bsprof_status,
-    parse_chanperf,
-)
+from rokuprof.device.chanperf import ChanPerf, parse_chanperf
+from rokuprof.device.console import BsprofStatus, ConsoleClient, parse_bsprof_status
 from rokuprof.device.constants import CONSOLE_PORT
 from rokuprof.device.errors import DeviceTimeout, ProtocolError
 from rokuprof.device.limits import CONSOLE_TIMEOUT

@@ -21,8 +21,7 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from rokuprof.device.chanperf_xml import chanperf_from_xml
-from rokuprof.device.console import ChanPerf
+from rokuprof.device.chanperf import ChanPerf, chanperf_from_xml
 from rokuprof.device.constants import ECP_PORT
 from rokuprof.device.errors import (
     DeviceTimeout,

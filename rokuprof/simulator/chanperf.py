@@ -3,7 +3,7 @@
 :class:`AppVitals` follows the synthetic app's work: its live heap (every allocation until it is
 freed, leaks included) and the share of busy thread walks over the last second of app time. The
 figures are therefore deterministic for the same seed and the same app time. The console line
-mimics a device's; the ECP XML is our choice of shape (see :mod:`rokuprof.device.chanperf_xml`).
+mimics a device's; the ECP XML is our choice of shape (see :mod:`rokuprof.device.chanperf`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""ECP ``/query/chanperf``: the running app's CPU and memory as XML (pure).
+"""``chanperf``: the running app's CPU and memory, from the debug console's line or ECP's XML
+(pure).
+
+The console prints one line, ``channel: mem=15156KiB{anon=...},%cpu=7{user=1,sys=6}``
+(:func:`parse_chanperf`). ECP ``/query/chanperf`` answers XML (:func:`chanperf_from_xml`).
 
 Roku documents that this query gives "the same data as the console's ``chanperf``" but not its
 XML, so the shape read here is our choice, the one the simulator answers with::
@@ -20,9 +24,58 @@ the console's "not available").
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
 
-from rokuprof.device.console import ChanPerf
+from rokuprof.device.errors import ProtocolError
+
+
+@dataclass(frozen=True, slots=True)
+class ChanPerf:
+    """``chanperf``: memory (KiB) and CPU (%) of the running app, with their breakdowns."""
+
+    mem_kib: int | None
+    cpu_percent: int | None
+    mem: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, int] = field(default_factory=dict)
+    raw: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+_CHANPERF_FIELD = re.compile(r"([%\w]+)=(\d+)(?:KiB)?(?:\{([^}]*)\})?")
+
+
+def parse_chanperf(text: str) -> ChanPerf | None:
+    """Parse a ``channel: mem=...,%cpu=...`` line; ``None`` when no data is available."""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.lower().startswith("channel:"):
+            continue
+        body = line.split(":", 1)[1]
+        if "not available" in body:
+            return None
+        values: dict[str, tuple[int, dict[str, int]]] = {}
+        for match in _CHANPERF_FIELD.finditer(body):
+            name, value, detail = match.groups()
+            parts = {}
+            for item in (detail or "").split(","):
+                key, eq, number = item.partition("=")
+                if eq and number.strip().isdigit():
+                    parts[key.strip()] = int(number)
+            values[name] = (int(value), parts)
+        mem = values.get("mem")
+        cpu = values.get("%cpu")
+        return ChanPerf(
+            mem_kib=mem[0] if mem else None,
+            cpu_percent=cpu[0] if cpu else None,
+            mem=mem[1] if mem else {},
+            cpu=cpu[1] if cpu else {},
+            raw=line,
+        )
+    raise ProtocolError(f"unexpected chanperf reply: {text.strip()[:200]!r}")
 
 
 def _number(element: ET.Element | None) -> int | None:
