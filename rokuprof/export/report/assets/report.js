@@ -221,6 +221,7 @@
     },
     fnFilter: "",
     expanded: new Set(),
+    selected: -1, // the function selected in any view, -1: none
   };
   try {
     const saved = JSON.parse(localStorage.getItem("rokuprof.waits") || "null");
@@ -396,7 +397,9 @@
   // Toolbar shared by the views
   const TABS = [
     ["flame", "Flame graph"],
+    ["stack", "Stack chart"],
     ["tree", "Call tree"],
+    ["bottomup", "Bottom-up"],
     ["functions", "Functions"],
     ["lines", "Lines"],
     ["memory", "Memory"],
@@ -750,6 +753,7 @@
     state.metric = key;
     dirty.add("flame");
     dirty.add("tree");
+    dirty.add("bottomup");
     renderActive();
   }
   function setShape(icicle) {
@@ -1081,6 +1085,497 @@
     };
   }
 
+  // ---------------------------------------------------------------- stack chart
+  // What ran when: per thread, the timeline's synthetic samples as frames over time (time to the
+  // right, call depth downwards), like speedscope's Time Order or DevTools' flame chart. A frame
+  // is a stretch of consecutive samples whose call paths share the same node at its depth (a
+  // node of the call tree: the same node means the same whole stack above it). Frames are built
+  // on first use, per lane and depth in time order, so that a draw finds the visible ones by
+  // binary search and draws a frame narrower than a pixel as that pixel, skipping the rest of
+  // it: a draw costs the pixels on screen, not the length of the run. The window follows the
+  // selected time range (whole run: aligned with the timeline's axis); wheel or +/- zoom, drag or
+  // arrow keys pan, click selects a function (the search everywhere, outlined here).
+  const SC = { row: 18, gap: 10, axis: 18, marks: 18, left: TL.left, minSpan: 2, label: 28, pad: 8 };
+  const sc = { t0: 0, t1: SLOTS, top: 0, key: null, thread: null, sections: [], geo: null, drawn: 0, drawMs: 0, lastMs: 0, times: [], pending: 0, drag: null, picked: -1, buildMs: 0 };
+  let scLevels = null; // per lane: { t, levels: [{ start, end, node }] per depth - 1 }
+  function stackLevels() {
+    if (scLevels) return scLevels;
+    const began = performance.now();
+    scLevels = lanes.map((lane) => {
+      const { start, node, count } = lane;
+      const acc = []; // per depth - 1: [starts, ends, nodes] while building
+      const open = []; // per depth - 1: [node, first slot] of the frames open now
+      const close = (keep, at) => {
+        while (open.length > keep) {
+          const [n, s] = open.pop();
+          const a = acc[open.length] || (acc[open.length] = [[], [], []]);
+          a[0].push(s);
+          a[1].push(at);
+          a[2].push(n);
+        }
+      };
+      let end = -1, prev = -1;
+      for (let i = 0; i < start.length; i++) {
+        const s = start[i], n = node[i];
+        let common = 0; // depth of the deepest node this run shares with the previous one
+        if (s === end && prev >= 0) {
+          let a = prev, b = n;
+          while (depth[a] > depth[b]) a = parent[a];
+          while (depth[b] > depth[a]) b = parent[b];
+          while (a !== b) {
+            a = parent[a];
+            b = parent[b];
+          }
+          common = depth[a];
+        }
+        close(common, end);
+        const fresh = [];
+        for (let m = n; depth[m] > common; m = parent[m]) fresh.push(m);
+        for (let k = fresh.length - 1; k >= 0; k--) open.push([fresh[k], s]);
+        end = s + count[i];
+        prev = n;
+      }
+      close(0, end);
+      const levels = acc.map(([s, e, n]) => ({ start: Int32Array.from(s), end: Int32Array.from(e), node: Int32Array.from(n) }));
+      return { t: lane.t, levels };
+    });
+    sc.buildMs = performance.now() - began;
+    return scLevels;
+  }
+  // The first frame of a level that ends after slot x.
+  function endAfter(ends, x) {
+    let lo = 0, hi = ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends[mid] <= x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  const scColours = new Map();
+  function scColour(f, dim) {
+    const key = dim ? ~f : f;
+    let c = scColours.get(key);
+    if (c === undefined) scColours.set(key, (c = fileColour(fnFile[f], fnName[f], dim)));
+    return c;
+  }
+
+  const stackCanvas = el("canvas", { id: "stack", tabindex: "0", "aria-label": "Stack chart: per thread, the call stack over time; wheel or + and - to zoom, drag or the arrow keys to pan, click a frame to select its function" });
+  const stackMarks = marks.length ? el("div", { class: "sc-marks", id: "stack-marks", "aria-hidden": "true" }) : null;
+  const stackWrap = el("div", { class: "stack-wrap" }, stackCanvas, stackMarks);
+  const stackWindow = el("span", { class: "matches", id: "stack-window" });
+  const stackPicked = el("span", { class: "picked", id: "stack-selected" });
+  const stackNote = el("p", { class: "note", id: "stack-note", hidden: true, text: "No samples on the timeline: nothing ran that the stack chart could show." });
+  views.stack.append(
+    el(
+      "div",
+      { class: "toolbar" },
+      el("span", { class: "seg" }, el("button", { id: "stack-zoom-in", title: "Zoom in (+)", text: "+", onclick: () => stackZoom(1 / 1.5) }), el("button", { id: "stack-zoom-out", title: "Zoom out (−)", text: "−", onclick: () => stackZoom(1.5) }), el("button", { id: "stack-fit", title: "Back to the time range (0)", text: "Fit", onclick: () => stackFit() })),
+      stackWindow,
+      stackPicked,
+      el("span", { class: "hint", text: "Wheel or +/− to zoom, drag or arrow keys to pan, click a frame to select its function." }),
+    ),
+    stackNote,
+    stackWrap,
+  );
+
+  function stackSections() {
+    // The lanes shown (the thread menu), top to bottom, each as tall as its deepest stack.
+    const out = [];
+    let y = 0;
+    for (const lane of stackLevels()) {
+      if (state.thread >= 0 && lane.t !== state.thread) continue;
+      const rows = Math.max(1, lane.levels.length);
+      out.push({ lane, y, rows });
+      y += rows * SC.row + SC.gap;
+    }
+    return { sections: out, height: y };
+  }
+  function stackGeometry() {
+    const width = Math.max(320, stackCanvas.clientWidth || stackWrap.clientWidth || 1000);
+    const head = (stackMarks ? SC.marks : 0) + SC.axis;
+    let left = SC.left, plot = width - SC.left - SC.pad;
+    // Aligned with the timeline: the same page x for the same time when the whole run is shown.
+    const tl = tlCanvas.getBoundingClientRect(), me = stackCanvas.getBoundingClientRect();
+    if (tl.width > 0 && me.width > 0) {
+      const l = Math.round(tl.left + TL.left - me.left), p = tlGeometry().plot;
+      if (l >= 60 && l + p <= width) [left, plot] = [l, p];
+    }
+    const { sections, height } = stackSections();
+    const most = Math.max(240, Math.round((window.innerHeight || 800) * 0.72));
+    const H = Math.min(head + height, most);
+    return { width, height: Math.max(H, head + SC.row), head, left, plot: Math.max(10, plot), sections, content: height };
+  }
+  const scX = (g, slot) => g.left + ((slot - sc.t0) / (sc.t1 - sc.t0)) * g.plot;
+  const scSlot = (g, x) => sc.t0 + ((x - g.left) / g.plot) * (sc.t1 - sc.t0);
+  function stackFollow() {
+    // A new time range (or thread) resets the window to it; zoom and pan move within the run.
+    const key = state.range ? `${state.range[0]}:${state.range[1]}` : "all";
+    if (key !== sc.key) {
+      sc.key = key;
+      [sc.t0, sc.t1] = state.range ? state.range : [0, SLOTS];
+    }
+    if (sc.thread !== state.thread) {
+      sc.thread = state.thread;
+      sc.top = 0;
+    }
+  }
+  function renderStack() {
+    if (!sc.pending) sc.pending = performance.now();
+    stackFollow();
+    drawStack();
+  }
+  // A range dragged on the timeline: its time runs from the pointer's release (this listener
+  // runs before the timeline's own).
+  tlCanvas.addEventListener("pointerup", (e) => state.tab === "stack" && (sc.pending = Math.min(e.timeStamp, performance.now())), true);
+  let scFrame = 0;
+  function stackSoon(e) {
+    // Draw once per animation frame however many events came; the time from the first event
+    // to the end of the draw is the interaction's (window.__report.stackChart().lastMs).
+    if (!sc.pending) sc.pending = e && e.timeStamp ? Math.min(e.timeStamp, performance.now()) : performance.now();
+    if (!scFrame) scFrame = requestAnimationFrame(() => {
+      scFrame = 0;
+      drawStack();
+    });
+  }
+  function drawStack() {
+    const t0 = performance.now();
+    const g = (sc.geo = stackGeometry());
+    const empty = lanes.length === 0;
+    stackNote.hidden = !empty;
+    stackWrap.hidden = empty;
+    const maxTop = Math.max(0, g.content - (g.height - g.head));
+    sc.top = Math.min(Math.max(0, sc.top), maxTop);
+    const dpr = window.devicePixelRatio || 1;
+    stackCanvas.style.height = `${g.height}px`;
+    if (stackCanvas.width !== Math.round(g.width * dpr)) stackCanvas.width = Math.round(g.width * dpr);
+    if (stackCanvas.height !== Math.round(g.height * dpr)) stackCanvas.height = Math.round(g.height * dpr);
+    const ctx = stackCanvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, g.width, g.height);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    const span = sc.t1 - sc.t0;
+    const test = searchTest();
+    const known = test ? new Int8Array(nF) : null; // per function: 1 matches the search, 2 not
+    const match = test && ((f) => (known[f] || (known[f] = test(f) ? 1 : 2)) === 1);
+    sc.picked = stackPickedFn();
+    const ROWH = SC.row;
+    let drawn = 0;
+    // axis: ticks in seconds over the window
+    const seconds = span / HZ;
+    const step = niceStep(seconds / Math.max(2, g.plot / 110));
+    const axisTop = g.head - SC.axis;
+    ctx.fillStyle = "#8d97a5";
+    ctx.strokeStyle = "#eef0f3";
+    ctx.textAlign = "center";
+    for (let s = Math.ceil(sc.t0 / HZ / step) * step; s <= sc.t1 / HZ + 1e-9; s += step) {
+      const x = scX(g, s * HZ);
+      ctx.fillRect(x, g.head - 5, 1, 4);
+      ctx.fillText(step >= 1 ? fmtSeconds(s) : `${s.toFixed(Math.min(6, Math.ceil(-Math.log10(step) - 1e-9)))} s`, Math.min(Math.max(x, g.left + 12), g.width - 24), axisTop + 7);
+      ctx.beginPath();
+      ctx.moveTo(Math.round(x) + 0.5, g.head);
+      ctx.lineTo(Math.round(x) + 0.5, g.height);
+      ctx.stroke();
+    }
+    // frames, section by section, only the rows in view
+    const viewH = g.height - g.head;
+    for (const sec of g.sections) {
+      const y0 = g.head + sec.y - sc.top;
+      if (y0 > g.height || y0 + sec.rows * ROWH < g.head) continue;
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(0, g.head, g.width, viewH);
+      ctx.clip();
+      ctx.fillStyle = "#5f6b7a";
+      ctx.textAlign = "right";
+      const name = threadName[sec.lane.t];
+      ctx.fillText(name.length > 20 ? `${name.slice(0, 19)}…` : name, g.left - 10, Math.max(y0, g.head) + ROWH / 2);
+      ctx.strokeStyle = "#e2e6eb";
+      ctx.beginPath();
+      ctx.moveTo(0, y0 - SC.gap / 2 + 0.5);
+      ctx.lineTo(g.width, y0 - SC.gap / 2 + 0.5);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.rect(g.left, g.head, g.plot, viewH);
+      ctx.clip();
+      ctx.textAlign = "left";
+      const first = Math.max(0, Math.floor((g.head - y0) / ROWH)), last = Math.min(sec.lane.levels.length, Math.ceil((g.height - y0) / ROWH));
+      for (let d = first; d < last; d++) drawn += drawLevel(ctx, g, sec.lane.levels[d], y0 + d * ROWH, match);
+      ctx.restore();
+    }
+    // outside the selected range: dimmed, as on the timeline
+    if (state.range) {
+      const a = Math.max(g.left, scX(g, state.range[0])), b = Math.min(g.left + g.plot, scX(g, state.range[1]));
+      ctx.fillStyle = "rgba(29, 35, 48, 0.18)";
+      if (a > g.left) ctx.fillRect(g.left, g.head, Math.min(a, g.left + g.plot) - g.left, viewH);
+      if (b < g.left + g.plot) ctx.fillRect(Math.max(b, g.left), g.head, g.left + g.plot - Math.max(b, g.left), viewH);
+    }
+    if (g.content > viewH) {
+      // where the rows in view are among all of them
+      const h = Math.max(16, (viewH * viewH) / g.content), y = g.head + (sc.top / g.content) * viewH;
+      ctx.fillStyle = "rgba(95, 107, 122, 0.35)";
+      ctx.fillRect(g.width - 5, y, 4, h);
+    }
+    placeStackMarks(g);
+    stackWindow.textContent = `${fmtSeconds(sc.t0 / HZ)} – ${fmtSeconds(sc.t1 / HZ)} (${fmtSeconds(span / HZ)} shown)`;
+    renderStackPicked();
+    sc.drawn = drawn;
+    const now = performance.now();
+    sc.drawMs = now - t0;
+    if (sc.pending) {
+      sc.lastMs = now - sc.pending;
+      sc.times.push(sc.lastMs);
+      if (sc.times.length > 200) sc.times.shift();
+      sc.pending = 0;
+    }
+  }
+  // One depth of one lane: frames wide enough drawn with their names, narrower ones as the
+  // pixel they fall in (the first frame there gives its colour), the rest of that pixel skipped.
+  function drawLevel(ctx, g, lv, y, match) {
+    const n = lv.start.length;
+    const right = g.left + g.plot;
+    const perPx = (sc.t1 - sc.t0) / g.plot;
+    let i = endAfter(lv.end, sc.t0), count = 0;
+    while (i < n && lv.start[i] < sc.t1) {
+      const f = nodeFn[lv.node[i]];
+      const dim = (match && !match(f)) || (state.hideIdle && hiddenFn[f] === 1);
+      const x0 = scX(g, lv.start[i]), x1 = scX(g, lv.end[i]);
+      count++;
+      if (x1 - x0 >= 2) {
+        const a = Math.max(x0, g.left - 1), b = Math.min(x1, right + 1);
+        ctx.fillStyle = scColour(f, dim);
+        ctx.fillRect(a + 0.5, y + 0.5, Math.max(0.5, b - a - 1), SC.row - 1);
+        if (f === sc.picked) {
+          ctx.strokeStyle = "#111827";
+          ctx.lineWidth = 1.5;
+          ctx.strokeRect(a + 1, y + 1, Math.max(0.5, b - a - 2), SC.row - 2);
+          ctx.lineWidth = 1;
+        }
+        if (b - a > SC.label) {
+          const fitted = fit(ctx, fnName[f], b - a - 10);
+          if (fitted) {
+            ctx.fillStyle = dim ? "#8d97a5" : "#1d2330";
+            ctx.fillText(fitted, a + 5, y + SC.row / 2 + 0.5);
+          }
+        }
+        i++;
+        continue;
+      }
+      const px = Math.floor(x0), pxEnd = Math.max(px + 1, Math.ceil(x1));
+      ctx.fillStyle = scColour(f, dim);
+      ctx.fillRect(px, y + 0.5, pxEnd - px, SC.row - 1);
+      i = Math.max(i + 1, endAfter(lv.end, sc.t0 + (pxEnd - g.left) * perPx));
+    }
+    return count;
+  }
+  // The marks: a dashed line each with its label as text (elements over the canvas, as on the
+  // timeline); marks closer than MARK_GAP px share the first one's line.
+  function placeStackMarks(g) {
+    if (!stackMarks) return;
+    stackMarks.style.height = `${g.height}px`;
+    const drawn = [];
+    for (const [at, label] of marks) {
+      const slot = at * HZ;
+      if (slot < sc.t0 || slot > sc.t1) continue;
+      const x = Math.round(scX(g, slot));
+      const last = drawn[drawn.length - 1];
+      if (last && x - last.x < MARK_GAP) last.more += 1;
+      else drawn.push({ x, at, label, more: 0 });
+    }
+    stackMarks.classList.toggle("dense", drawn.length > g.plot / 24);
+    stackMarks.replaceChildren(
+      ...drawn.map(({ x, at, label, more }, i) => {
+        const room = (i + 1 < drawn.length ? drawn[i + 1].x : g.left + g.plot + 8) - x - 6;
+        const chars = Math.floor(room / 6.5);
+        const shown = label.length <= chars ? label : chars > 1 ? `${label.slice(0, chars - 1)}…` : "";
+        const title = `${label} — ${fmtSeconds(at)}${more ? ` (and ${grouped(more)} more mark${more > 1 ? "s" : ""} right after it)` : ""}`;
+        const mark = el("div", { class: "mark", "data-at": at, "data-label": label, "data-count": 1 + more, title }, shown ? el("span", { class: "label", text: shown }) : null);
+        mark.style.left = `${x}px`;
+        return mark;
+      }),
+    );
+  }
+  // The frame under a point of the canvas (within half a pixel: a frame drawn as a pixel).
+  function stackHit(x, y) {
+    const g = sc.geo;
+    if (!g || x < g.left || x > g.left + g.plot || y < g.head || y > g.height) return null;
+    const cy = y - g.head + sc.top;
+    const sec = g.sections.find((s) => cy >= s.y && cy < s.y + s.rows * SC.row);
+    if (!sec) return null;
+    const d = Math.floor((cy - sec.y) / SC.row);
+    const lv = sec.lane.levels[d];
+    if (!lv) return null;
+    const slot = scSlot(g, x), half = (0.5 * (sc.t1 - sc.t0)) / g.plot;
+    let i = endAfter(lv.end, slot);
+    if (!(i < lv.start.length && lv.start[i] <= slot)) {
+      i = endAfter(lv.end, slot - half);
+      if (!(i < lv.start.length && lv.start[i] <= slot + half)) return null;
+    }
+    return { t: sec.lane.t, depth: d + 1, node: lv.node[i], start: lv.start[i], end: lv.end[i] };
+  }
+  // A thread's frames at a time (seconds), root first: what the hover shows there.
+  function stackAt(t, seconds) {
+    const lane = stackLevels().find((l) => l.t === t);
+    if (!lane) return [];
+    const slot = seconds * HZ, out = [];
+    for (const lv of lane.levels) {
+      const i = endAfter(lv.end, slot);
+      if (!(i < lv.start.length && lv.start[i] <= slot)) break;
+      const n = lv.node[i], f = nodeFn[n];
+      out.push({ node: n, fn: f, name: fnName[f], file: fnFile[f], line: fnLine[f], depth: depth[n], start: lv.start[i] / HZ, end: lv.end[i] / HZ });
+    }
+    return out;
+  }
+  function stackTip(hit, cx, cy) {
+    showTip(hit.node, cx, cy);
+    const body = tip.querySelector("table");
+    const run = `${fmtSeconds((hit.end - hit.start) / HZ)}, from ${fmtSeconds(hit.start / HZ)} to ${fmtSeconds(hit.end / HZ)}`;
+    body.prepend(el("tr", { class: "cur", "data-key": "frame" }, el("td", { text: "This frame" }), el("td", { text: run })));
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    tip.style.left = `${Math.min(cx + 14, window.innerWidth - w - 8)}px`;
+    tip.style.top = `${cy + 16 + h > window.innerHeight ? cy - h - 10 : cy + 16}px`;
+  }
+  // Selecting a function: the selection every view shares (state.selected), and the page's
+  // search set to its name (the flame graph highlights it and sums its share); outlined here.
+  // Clearing it clears a search it had set.
+  function stackPickedFn() {
+    const f = state.selected;
+    return f >= 0 && f < nF && state.search === fnName[f] ? f : -1;
+  }
+  function stackSelect(f, e) {
+    const was = stackPickedFn();
+    if (f < 0 && was < 0) return; // a click on no frame with nothing selected
+    if (!sc.pending) sc.pending = e && e.timeStamp ? Math.min(e.timeStamp, performance.now()) : performance.now();
+    if (f >= 0) state.search = fnName[f];
+    else if (was >= 0 && state.search === fnName[was]) state.search = "";
+    searchBox.value = state.search;
+    if (typeof selectFunction === "function") selectFunction(f);
+    else {
+      state.selected = f;
+      for (const [key] of TABS) dirty.add(key);
+      renderActive();
+    }
+  }
+  function renderStackPicked() {
+    stackPicked.replaceChildren();
+    const f = stackPickedFn();
+    if (f < 0) {
+      if (state.search.trim()) stackPicked.append(text("Search: "), el("b", { text: state.search.trim() }));
+      return;
+    }
+    stackPicked.append(swatchFor(f), el("b", { text: fnName[f] }), text(` ${fnWhere(f)} `), el("button", { class: "btn", id: "stack-unselect", title: "Clear the selection (Esc)", text: "×", onclick: (e) => stackSelect(-1, e) }));
+  }
+  function stackZoom(factor, x, e) {
+    // factor > 1 zooms out, around page x (the window's middle when not given)
+    const g = sc.geo || stackGeometry();
+    const at = x == null ? (sc.t0 + sc.t1) / 2 : scSlot(g, x);
+    let span = Math.min(SLOTS, Math.max(SC.minSpan, (sc.t1 - sc.t0) * factor));
+    const k = (at - sc.t0) / (sc.t1 - sc.t0);
+    let a = at - k * span;
+    a = Math.min(Math.max(0, a), SLOTS - span);
+    sc.t0 = a;
+    sc.t1 = a + span;
+    stackSoon(e);
+  }
+  function stackPan(slots, px, e) {
+    const span = sc.t1 - sc.t0;
+    const a = Math.min(Math.max(0, sc.t0 + slots), SLOTS - span);
+    sc.t0 = a;
+    sc.t1 = a + span;
+    sc.top += px;
+    stackSoon(e);
+  }
+  function stackFit() {
+    [sc.t0, sc.t1] = state.range ? state.range : [0, SLOTS];
+    stackSoon();
+  }
+  stackCanvas.addEventListener(
+    "wheel",
+    (e) => {
+      e.preventDefault();
+      const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
+      if (e.shiftKey) stackPan(0, e.deltaY * unit, e);
+      else if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) stackPan((e.deltaX * unit * (sc.t1 - sc.t0)) / sc.geo.plot, 0, e);
+      else stackZoom(Math.exp(e.deltaY * unit * 0.002), e.offsetX, e);
+    },
+    { passive: false },
+  );
+  stackCanvas.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0) return;
+    sc.drag = { x: e.offsetX, y: e.offsetY, t0: sc.t0, top: sc.top, moved: false };
+    stackCanvas.setPointerCapture(e.pointerId);
+    stackCanvas.focus({ preventScroll: true });
+  });
+  stackCanvas.addEventListener("pointermove", (e) => {
+    const d = sc.drag;
+    if (d) {
+      const dx = e.offsetX - d.x, dy = e.offsetY - d.y;
+      if (Math.abs(dx) + Math.abs(dy) >= 3) d.moved = true;
+      if (!d.moved) return;
+      tip.hidden = true;
+      const span = sc.t1 - sc.t0;
+      sc.t0 = Math.min(Math.max(0, d.t0 - (dx / sc.geo.plot) * span), SLOTS - span);
+      sc.t1 = sc.t0 + span;
+      sc.top = d.top - dy;
+      stackSoon(e);
+      return;
+    }
+    const hit = stackHit(e.offsetX, e.offsetY);
+    if (hit) stackTip(hit, e.clientX, e.clientY);
+    else tip.hidden = true;
+  });
+  stackCanvas.addEventListener("pointerup", (e) => {
+    const d = sc.drag;
+    sc.drag = null;
+    if (!d || d.moved) return;
+    const hit = stackHit(e.offsetX, e.offsetY);
+    stackSelect(hit ? nodeFn[hit.node] : -1, e);
+  });
+  stackCanvas.addEventListener("pointerleave", () => {
+    if (!sc.drag) tip.hidden = true;
+  });
+  document.addEventListener("keydown", (e) => {
+    if (state.tab !== "stack" || e.altKey || e.ctrlKey || e.metaKey || (e.target.closest && e.target.closest("input, select, textarea"))) return;
+    const span = sc.t1 - sc.t0;
+    const keys = {
+      "+": () => stackZoom(1 / 1.5, null, e),
+      "=": () => stackZoom(1 / 1.5, null, e),
+      "-": () => stackZoom(1.5, null, e),
+      _: () => stackZoom(1.5, null, e),
+      ArrowLeft: () => stackPan(-0.1 * span, 0, e),
+      ArrowRight: () => stackPan(0.1 * span, 0, e),
+      ArrowUp: () => stackPan(0, -3 * SC.row, e),
+      ArrowDown: () => stackPan(0, 3 * SC.row, e),
+      0: () => stackFit(),
+      Escape: () => stackSelect(-1, e),
+    };
+    const act = keys[e.key];
+    if (!act) return;
+    e.preventDefault();
+    act();
+  });
+  searchBox.addEventListener("input", () => dirty.add("stack"));
+  window.addEventListener("resize", () => {
+    dirty.add("stack");
+    if (state.tab === "stack") setTimeout(renderActive, 90); // after the timeline's own redraw
+  });
+  // The hooks the browser tests use (window.__report).
+  const stackHooks = {
+    stackChart: () => ({ buildMs: sc.buildMs, t0: sc.t0 / HZ, t1: sc.t1 / HZ, top: sc.top, selected: state.selected, search: state.search, drawn: sc.drawn, drawMs: sc.drawMs, lastMs: sc.lastMs, times: sc.times.slice(), left: sc.geo && sc.geo.left, plot: sc.geo && sc.geo.plot, head: sc.geo && sc.geo.head, height: sc.geo && sc.geo.height, row: SC.row, sections: sc.geo ? sc.geo.sections.map((s) => ({ thread: s.lane.t, y: s.y, rows: s.rows })) : [] }),
+    stackAt,
+    // Where (canvas pixels) the frame of thread t at depth d (1: the thread's first frame) and
+    // time `seconds` is drawn, or null when it is not in view.
+    stackPoint: (t, seconds, d) => {
+      const g = sc.geo;
+      const sec = g && g.sections.find((s) => s.lane.t === t);
+      if (!sec) return null;
+      const x = scX(g, seconds * HZ), y = g.head + sec.y - sc.top + (d - 1) * SC.row + SC.row / 2;
+      return x >= g.left && x <= g.left + g.plot && y >= g.head && y <= g.height ? { x, y } : null;
+    },
+    stackHit,
+  };
+
   // ---------------------------------------------------------------- sortable tables
   // columns: {key, label, text?, cls?, get(row), fmt?(v, row), title?}
   function dataTable(id, columns, rows, sortState, onSort, limit = 1000, extra) {
@@ -1198,7 +1693,7 @@
       count++;
       const open = state.expanded.has(n);
       const ks = kids[n].filter((k) => COLS.some((c) => total[c][k] > 0));
-      const tr = el("tr", { "data-node": n, "data-depth": d });
+      const tr = el("tr", { "data-node": n, "data-depth": d, class: isSelected(nodeFn[n]) ? "selected" : null });
       for (const c of cols) {
         const v = c.get(n);
         const td = el("td", { class: c.key === "name" ? "text fn" : c.key === "loc" ? "text loc" : null, "data-key": c.key });
@@ -1298,7 +1793,7 @@
     v.append(
       el("div", { class: "toolbar" }, fnFilterBox, el("span", { class: "matches", id: "fn-count", text: `${rows.length} function${rows.length === 1 ? "" : "s"}` })),
       ...(facts.memoryOps ? [] : [el("p", { class: "note nomem", text: `${NO_MEMORY}: no allocation, free or live-heap columns.` })]),
-      dataTable("functions", cols, rows, state.sort.functions, renderFunctions, 1000, (f) => ({ "data-fn": f })),
+      dataTable("functions", cols, rows, state.sort.functions, renderFunctions, 1000, (f) => ({ "data-fn": f, class: isSelected(f) ? "selected" : null })),
     );
   }
 
@@ -1542,6 +2037,310 @@
     window.scrollTo(0, top);
   }
 
+  // ---------------------------------------------------------------- bottom-up
+  // DevTools' Bottom-Up, speedscope's Sandwich: functions by self figure, each expandable into its
+  // callers and theirs, and for the selected function its callers and callees side by side.
+  // A row is a chain [f, its caller, that one's caller, ...]; its frames are the call-tree nodes
+  // of f reached through that chain. Self: the frames' self figures. Total: every call path
+  // through one of those frames, once however often the chain recurs on it (the totals of the
+  // frames with none of the others above them: a pre-order sweep). A chain's frames depend on
+  // the tree alone: found when its row is first opened, then kept; figures are summed from the
+  // state's self and total (range, thread, hidden waits) at each draw.
+  const bu = { pre: null, end: null, fnStart: null, fnNodes: null, chains: new Map(), callees: new Map(), open: new Set(), filter: "", search: null, timing: {} };
+  const BU_TOP = 500, BU_ROWS = 3000, BU_INDENT = 40;
+  function buIndex() {
+    if (bu.pre) return;
+    const pre = new Int32Array(N), end = new Int32Array(N), order = new Int32Array(N);
+    let i = 0;
+    const stack = [];
+    for (let t = T - 1; t >= 0; t--) stack.push(t);
+    while (stack.length) {
+      const n = stack.pop();
+      if (n < 0) {
+        end[~n] = i;
+        continue;
+      }
+      order[i] = n;
+      pre[n] = i++;
+      stack.push(~n);
+      const ks = kids[n];
+      for (let k = ks.length - 1; k >= 0; k--) stack.push(ks[k]);
+    }
+    // each function's frames in pre-order
+    const fnStart = new Int32Array(nF + 1);
+    for (let n = 0; n < N; n++) if (nodeFn[n] >= 0) fnStart[nodeFn[n] + 1]++;
+    for (let f = 0; f < nF; f++) fnStart[f + 1] += fnStart[f];
+    const fill = fnStart.slice(0, nF);
+    const fnNodes = new Int32Array(fnStart[nF]);
+    for (let j = 0; j < i; j++) {
+      const f = nodeFn[order[j]];
+      if (f >= 0) fnNodes[fill[f]++] = order[j];
+    }
+    Object.assign(bu, { pre, end, fnStart, fnNodes });
+  }
+  function buRoot(f) {
+    const key = String(f);
+    let c = bu.chains.get(key);
+    if (!c) {
+      const frames = bu.fnNodes.subarray(bu.fnStart[f], bu.fnStart[f + 1]);
+      c = { key, fn: f, depth: 0, frames, tips: frames, callers: null };
+      bu.chains.set(key, c);
+    }
+    return c;
+  }
+  // The chains one caller longer: the frames grouped by the function above the chain's last one.
+  function buCallers(c) {
+    if (c.callers) return c.callers;
+    const groups = new Map();
+    for (let i = 0; i < c.frames.length; i++) {
+      const up = parent[c.tips[i]];
+      const g = up >= 0 ? nodeFn[up] : -1;
+      if (g < 0) continue; // called by the thread itself
+      let x = groups.get(g);
+      if (!x) groups.set(g, (x = { frames: [], tips: [] }));
+      x.frames.push(c.frames[i]);
+      x.tips.push(up);
+    }
+    c.callers = [...groups].map(([g, x]) => {
+      const child = { key: `${c.key},${g}`, fn: g, depth: c.depth + 1, frames: Int32Array.from(x.frames), tips: Int32Array.from(x.tips), callers: null };
+      bu.chains.set(child.key, child);
+      return child;
+    });
+    return c.callers;
+  }
+  // What f calls: per callee, its frames right below one of f's (in pre-order).
+  function buCallees(f) {
+    let out = bu.callees.get(f);
+    if (out) return out;
+    const groups = new Map();
+    for (let i = bu.fnStart[f]; i < bu.fnStart[f + 1]; i++) {
+      for (const k of kids[bu.fnNodes[i]]) {
+        let x = groups.get(nodeFn[k]);
+        if (!x) groups.set(nodeFn[k], (x = []));
+        x.push(k);
+      }
+    }
+    out = [...groups].map(([h, ks]) => ({ fn: h, frames: Int32Array.from(ks).sort((a, b) => bu.pre[a] - bu.pre[b]) }));
+    bu.callees.set(f, out);
+    return out;
+  }
+  // [self, total] of frames in pre-order, for metric m: a frame inside one already counted adds
+  // its self but not its total (its call paths are counted).
+  function buFigures(frames, m) {
+    const s = self[m], t = total[m], pre = bu.pre, end = bu.end;
+    let selfSum = 0, totalSum = 0, endAt = -1;
+    for (let i = 0; i < frames.length; i++) {
+      const n = frames[i];
+      selfSum += s[n];
+      if (pre[n] < endAt) continue;
+      totalSum += t[n];
+      endAt = end[n];
+    }
+    return [selfSum, totalSum];
+  }
+  // The selection every view shares is the page's search set to a function's name (the flame
+  // graph and the stack chart highlight it); state.selected tells which function of that name.
+  function selectFunction(f) {
+    state.selected = f;
+    state.search = f >= 0 ? fnName[f] : "";
+    searchBox.value = state.search;
+    for (const [key] of TABS) dirty.add(key);
+    renderActive();
+  }
+  function isSelected(f) {
+    return f >= 0 && f === state.selected && state.search === fnName[f];
+  }
+  // The function the panel shows: the selection, or one named as the search, or the top row.
+  function buFocus(top) {
+    if (isSelected(state.selected) && visibleFn(state.selected)) return state.selected;
+    const q = state.search.trim();
+    const named = q ? top.find((f) => fnName[f] === q) : undefined;
+    return named !== undefined ? named : top.length ? top[0] : -1;
+  }
+  // A selection made elsewhere (the search, the stack chart) shows when the tab is opened.
+  new MutationObserver(() => {
+    if (!views.bottomup.hidden && bu.search !== state.search) {
+      dirty.delete("bottomup");
+      renderBottomUp();
+    }
+  }).observe(views.bottomup, { attributes: true, attributeFilter: ["hidden"] });
+  const buMetricSeg = el("span", { class: "seg", id: "bu-metric", role: "group", "aria-label": "Rank functions by" });
+  for (const m of METRICS) {
+    const off = m.memory && !facts.memoryOps;
+    buMetricSeg.append(el("button", { "data-metric": m.key, "aria-pressed": "false", class: off ? "nodata" : null, title: off ? NO_MEMORY : null, text: m.label, onclick: () => setMetric(m.key) }));
+  }
+  const buFilterBox = el("input", { type: "search", id: "bu-filter", placeholder: "Filter by name or file", "aria-label": "Filter functions" });
+  buFilterBox.addEventListener("input", () => {
+    bu.filter = buFilterBox.value;
+    dirty.add("bottomup");
+    renderActive();
+  });
+  const buPanel = el("div", { class: "bu-panel", id: "bu-panel" });
+  const buTableHolder = el("div", { class: "bu-table" });
+  const buNote = el("p", { class: "note nomem", hidden: true, text: `${NO_MEMORY}: nothing to rank the functions by.` });
+  views.bottomup.append(
+    el("div", { class: "toolbar" }, buMetricSeg, buFilterBox, el("span", { class: "matches", id: "bu-count" })),
+    el("p", { class: "note", text: "Each function with its own (self) figure and its total, every call path counted once however deep it recurses. Open a row to see who called it, and who called them; click a function to select it, here and in every view. Callers' and callees' totals are the cost of the calls between the two: a call path that calls through several of them counts under each." }),
+    buNote,
+    buPanel,
+    buTableHolder,
+  );
+  function buVisible() {
+    const m = state.metric;
+    const q = bu.filter.trim().toLowerCase();
+    const rows = [];
+    for (let f = 0; f < nF; f++) {
+      if (!visibleFn(f) || !(fnSelf[m][f] || fnTotal[m][f])) continue;
+      if (q && !fnName[f].toLowerCase().includes(q) && !fnFile[f].toLowerCase().includes(q)) continue;
+      rows.push(f);
+    }
+    return rows.sort((a, b) => fnSelf[m][b] - fnSelf[m][a] || fnTotal[m][b] - fnTotal[m][a] || a - b);
+  }
+  function renderBottomUp() {
+    const t0 = performance.now();
+    buIndex();
+    const m = state.metric, fmt = METRIC[m].fmt;
+    for (const b of buMetricSeg.children) b.setAttribute("aria-pressed", b.dataset.metric === m ? "true" : "false");
+    const noData = METRIC[m].memory && !facts.memoryOps;
+    buNote.hidden = !noData;
+    const oldWrap = buTableHolder.querySelector(".tablewrap");
+    const scroll = oldWrap ? oldWrap.scrollTop : 0;
+    buPanel.replaceChildren();
+    buTableHolder.replaceChildren();
+    if (noData) return;
+    const all = rootValue(m);
+    const top = buVisible();
+    document.getElementById("bu-count").textContent = `${grouped(top.length)} function${top.length === 1 ? "" : "s"}`;
+    const focus = buFocus(top);
+    bu.search = state.search;
+    if (focus >= 0) buPanel.append(...buPanelParts(focus, m, fmt, all));
+
+    // the inverted tree, depth-first (explicit stack: chains may be as long as the deepest path)
+    const tbody = el("tbody");
+    let count = 0;
+    const row = (c, figures) => {
+      count++;
+      const [s, t] = figures;
+      const f = c.fn, open = bu.open.has(c.key);
+      const callers = open ? buCallers(c) : null;
+      const canOpen = buHasCaller(c);
+      const tr = el("tr", { "data-chain": c.key, "data-fn": f, "data-depth": c.depth, class: f === focus ? "selected" : null });
+      const name = el("td", { class: "text fn", "data-key": "name", title: `${fnName[f]} — ${fnWhere(f)}` });
+      name.style.paddingLeft = `${8 + Math.min(c.depth, BU_INDENT) * 16}px`;
+      if (c.depth > BU_INDENT) name.append(el("span", { class: "depth", title: "Callers above the function", text: `${c.depth} ` }));
+      const tog = el("span", { class: "toggle", role: canOpen ? "button" : null, "aria-label": canOpen ? (open ? "hide callers" : "show callers") : null, text: canOpen ? (open ? "▾" : "▸") : "" });
+      if (canOpen)
+        tog.addEventListener("click", (e) => {
+          e.stopPropagation();
+          if (open) bu.open.delete(c.key);
+          else bu.open.add(c.key);
+          dirty.add("bottomup");
+          renderActive();
+        });
+      name.append(tog, swatchFor(f), el("span", { class: "name", text: fnName[f] }));
+      if (c.depth) name.append(el("span", { class: "via", text: " called it" }));
+      tr.append(name);
+      const cell = (key, v, text, bar) => {
+        const td = el("td", { "data-key": key, "data-value": v, title: Number.isInteger(v) ? grouped(v) : String(v), text });
+        if (bar && v > 0 && all > 0) {
+          td.classList.add("bar");
+          td.style.backgroundImage = `linear-gradient(to left, var(--bar) ${Math.min(100, (100 * v) / all).toFixed(1)}%, transparent 0)`;
+        }
+        tr.append(td);
+      };
+      cell("self", s, fmt(s), true);
+      cell("selfPct", all ? (100 * s) / all : 0, pct(s, all));
+      cell("total", t, fmt(t));
+      cell("totalPct", all ? (100 * t) / all : 0, pct(t, all));
+      tr.append(el("td", { class: "text", "data-key": "thread", text: threadName[fnThread[f]] }), el("td", { class: "text loc", "data-key": "loc", title: fnWhere(f), text: fnWhere(f) }));
+      tr.addEventListener("click", () => selectFunction(f));
+      tbody.append(tr);
+      if (!callers) return [];
+      return callers
+        .map((k) => [k, buFigures(k.frames, m)])
+        .filter(([, [ks, kt]]) => ks || kt)
+        .sort((a, b) => b[1][1] - a[1][1] || b[1][0] - a[1][0] || a[0].fn - b[0].fn);
+    };
+    const stack = top
+      .slice(0, BU_TOP)
+      .reverse()
+      .map((f) => [buRoot(f), [fnSelf[m][f], fnTotal[m][f]]]);
+    while (stack.length && count < BU_ROWS) {
+      const [c, figures] = stack.pop();
+      const next = row(c, figures);
+      for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]);
+    }
+    const heads = [
+      ["name", "Function", "text", null],
+      ["self", `Self ${METRIC[m].label.toLowerCase()}`, null, "Its own figure (without what it called); on a caller's row: its own figure when called from there"],
+      ["selfPct", "Self %", null, "Share of the selection's total (all threads, or the chosen thread)"],
+      ["total", `Total ${METRIC[m].label.toLowerCase()}`, null, "Every call path through the function (or through this chain of callers), counted once however deep it recurses"],
+      ["totalPct", "Total %", null, "Share of the selection's total"],
+      ["thread", "Thread", "text", null],
+      ["loc", "Location", "text", null],
+    ];
+    const thead = el("tr", null, ...heads.map(([key, label, cls, title]) => el("th", { class: cls, "data-key": key, title, text: label })));
+    const wrap = el("div", { class: "tablewrap" }, el("table", { class: "data", id: "bottomup" }, el("thead", null, thead), tbody));
+    if (top.length > BU_TOP) wrap.append(el("div", { class: "more", text: `… and ${grouped(top.length - BU_TOP)} more functions with less self ${METRIC[m].label.toLowerCase()} (filter by name to find one)` }));
+    else if (count >= BU_ROWS) wrap.append(el("div", { class: "more", text: `Showing the first ${grouped(BU_ROWS)} rows; close rows to see more.` }));
+    if (!top.length) wrap.append(el("p", { class: "note", text: "No function in this selection." }));
+    buTableHolder.append(wrap);
+    wrap.scrollTop = scroll;
+    bu.timing.render = performance.now() - t0;
+  }
+  function buHasCaller(c) {
+    for (let i = 0; i < c.tips.length; i++) {
+      const up = parent[c.tips[i]];
+      if (up >= 0 && nodeFn[up] >= 0) return true;
+    }
+    return false;
+  }
+  // The selected function: its figures, then its callers and its callees side by side.
+  function buPanelParts(f, m, fmt, all) {
+    const [s, t] = [fnSelf[m][f], fnTotal[m][f]];
+    const head = el(
+      "div",
+      { class: "bu-head" },
+      el("h3", { id: "bu-selected", "data-fn": f }, swatchFor(f), text(fnName[f])),
+      el("span", { class: "where", text: `${fnWhere(f)} · ${threadName[fnThread[f]]}` }),
+      el("span", { class: "figs" }, text("self "), el("b", { "data-key": "self", "data-value": s, text: fmt(s) }), text(` (${pct(s, all)}) · total `), el("b", { "data-key": "total", "data-value": t, text: fmt(t) }), text(` (${pct(t, all)})`)),
+    );
+    const side = (id, title, rows, first) => {
+      const tbody = el("tbody");
+      if (first) tbody.append(first);
+      for (const r of rows) {
+        const tr = el("tr", { "data-fn": r.fn });
+        tr.append(
+          el("td", { class: "text fn", "data-key": "name", title: `${fnName[r.fn]} — ${fnWhere(r.fn)}` }, swatchFor(r.fn), el("span", { class: "name", text: fnName[r.fn] })),
+          el("td", { "data-key": "total", "data-value": r.total, title: Number.isInteger(r.total) ? grouped(r.total) : String(r.total), text: fmt(r.total) }),
+          el("td", { "data-key": "share", "data-value": t ? r.total / t : 0, text: pct(r.total, t) }),
+        );
+        tr.addEventListener("click", () => selectFunction(r.fn));
+        tbody.append(tr);
+      }
+      if (!rows.length && !first) tbody.append(el("tr", null, el("td", { class: "text note", colspan: 3, text: "none" })));
+      const heads = el("tr", null, el("th", { class: "text", text: title }), el("th", { title: `The cost of these calls, each call path once (${METRIC[m].label.toLowerCase()})`, text: "Total" }), el("th", { title: `Share of ${fnName[f]}'s total`, text: "Share" }));
+      return el("div", { class: "tablewrap" }, el("table", { class: "data", id }, el("thead", null, heads), tbody));
+    };
+    const ranked = (list) =>
+      list
+        .map(({ fn, frames }) => ({ fn, total: buFigures(frames, m)[1] }))
+        .filter((r) => r.total)
+        .sort((a, b) => b.total - a.total || a.fn - b.fn);
+    const callers = ranked(buCallers(buRoot(f)).map((c) => ({ fn: c.fn, frames: c.frames })));
+    const callees = ranked(buCallees(f));
+    const own = el("tr", { class: "own", "data-fn": "self" }, el("td", { class: "text", "data-key": "name", text: "(self)" }), el("td", { "data-key": "total", "data-value": s, text: fmt(s) }), el("td", { "data-key": "share", "data-value": t ? s / t : 0, text: pct(s, t) }));
+    return [
+      head,
+      el(
+        "div",
+        { class: "bu-sides" },
+        el("div", null, el("h4", { text: `Callers of ${fnName[f]}` }), side("bu-callers", "Called by", callers, null)),
+        el("div", null, el("h4", { text: `Called by ${fnName[f]}` }), side("bu-callees", "Calls", callees, own)),
+      ),
+    ];
+  }
+
   // ---------------------------------------------------------------- facts
   function renderFacts() {
     const v = views.facts;
@@ -1580,7 +2379,7 @@
     v.append(dl);
   }
 
-  const RENDER = { flame: renderFlame, tree: renderTree, functions: renderFunctions, lines: renderLines, memory: renderMemory, facts: renderFacts };
+  const RENDER = { flame: renderFlame, stack: renderStack, tree: renderTree, functions: renderFunctions, bottomup: renderBottomUp, lines: renderLines, memory: renderMemory, facts: renderFacts };
 
   // ---------------------------------------------------------------- start
   let resizeTimer = 0;
@@ -1604,6 +2403,7 @@
     model: D,
     tabs: TABS.map(([k]) => k),
     setTab, setThread, setMetric, setRange, setHideIdle, zoomTo,
+    ...stackHooks,
     flame: () => flame.rects.map((r) => ({
       node: r.node, depth: r.depth, x: r.x, w: r.w, y: r.y, value: r.value,
       fn: r.node >= 0 ? nodeFn[r.node] : -1,
