@@ -5,6 +5,7 @@
     python benchmarks/report.py --quick          # smoke run: the samples, 2 loads, 2 repetitions
     python benchmarks/report.py --file X.bsprof  # your own file(s) instead
     python benchmarks/report.py --screenshot     # also redraw docs/report.png (full sample)
+    python benchmarks/report.py --file X.bsprof --baseline /tmp/before  # and an earlier checkout
 
 Per input, in Python (best of ``--build-repeat``): decoding alone (``ProfileReader``, the
 baseline), then what ``rokuprof report`` does: decode and lay out the run (``input_from_bytes``),
@@ -14,10 +15,14 @@ does: 127.0.0.1, every other request blocked): over ``--loads`` fresh loads, nav
 the page's ready mark (its first view drawn), against a blank page and the smallest input in the
 same browser; and ``--reps`` times each interaction (every tab with its view out of date, a tab
 drawn already, every metric, zooming a flame frame and back, a search and its clearing, dragging a
-time range on the timeline and clearing it), timed inside the page from the input event to the end
+time range on the timeline and clearing it, and where the page has them the stack chart's wheel
+zoom and bottom-up's rows), timed inside the page from the input event to the end
 of the next frame, against a click with no handler (the floor). The last lines judge issue 22's
 targets: the 40 MB-class capture interactive in under 1 s, every interaction under 100 ms (by
 median; the worst single time is printed beside it), and the earlier one of a page under 10 MB.
+With ``--baseline DIR`` (an earlier checkout, e.g. ``git archive REV rokuprof | tar -x -C DIR``),
+each input's page is also built by that tree's rokuprof (a subprocess) and measured in the same
+browser run, as "<input> @base"; the targets judge this tree's pages only.
 
 Exit status: 0 every target met, 1 one missed (or a page did not load cleanly), 2 node, Chromium
 or playwright-core missing.
@@ -71,6 +76,7 @@ class Input:
     page_bytes: int = 0
     ready: list[float] = field(default_factory=list)
     times: dict[str, list[float]] = field(default_factory=dict)
+    baseline: bool = False
 
 
 def missing_tools() -> str | None:
@@ -107,6 +113,56 @@ def build(inp: Input, repeat: int, page: Path) -> None:
     page.write_bytes(html)
 
 
+# Run by the baseline tree's Python: the same stages, its best times as JSON.
+BASELINE_BUILD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from rokuprof.export import input_from_bytes
+from rokuprof.export.report import build_model, render_html
+from rokuprof.profile.reader import ProfileReader
+data = open(sys.argv[2], "rb").read()
+out = {}
+def best(key, fn):
+    least = float("inf")
+    for _ in range(int(sys.argv[4])):
+        t = time.perf_counter()
+        value = fn()
+        least = min(least, time.perf_counter() - t)
+    out[key] = least
+    return value
+best("decode", lambda: ProfileReader.from_bytes(data))
+ex = best("layout", lambda: input_from_bytes(data))
+model = best("model", lambda: build_model(ex))
+html = best("page", lambda: render_html(model).encode())
+open(sys.argv[3], "wb").write(html)
+print(json.dumps(out))
+"""
+
+
+def build_baseline(inp: Input, tree: Path, repeat: int, page: Path) -> None:
+    """As :func:`build`, by the rokuprof in ``tree`` (a subprocess, so the trees do not mix)."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            BASELINE_BUILD,
+            str(tree),
+            str(inp.path.resolve()),
+            str(page),
+            str(repeat),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tree,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"the baseline tree {tree} could not build the page:\n{proc.stderr}")
+    inp.build = json.loads(proc.stdout)
+    inp.size = inp.path.stat().st_size
+    inp.page, inp.page_bytes = page, page.stat().st_size
+
+
 def run_driver(plan: dict) -> dict:
     proc = subprocess.run(
         ["node", str(DRIVER)],
@@ -128,6 +184,10 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
+def label_width(inputs: list[Input]) -> int:
+    return max(18, *(len(i.label) + 2 for i in inputs))
+
+
 def ratio(a: float, b: float) -> str:
     return f"{a / b:5.1f}x" if b > 0 else "    -"
 
@@ -142,15 +202,16 @@ def print_build(inputs: list[Input], repeat: int) -> None:
         f"\nBuilding the page in Python, ms (best of {repeat}; decoding alone is the baseline; "
         f"rokuprof report does decode+layout, model, page)"
     )
+    w = label_width(inputs)
     print(
-        f"{'input':<18}{'stream MB':>10}{'decode':>9}{'decode+layout':>15}{'model':>8}"
+        f"{'input':<{w}}{'stream MB':>10}{'decode':>9}{'decode+layout':>15}{'model':>8}"
         f"{'page':>8}{'total':>9}{'vs decode':>10}{'page MB':>9}{'vs stream':>10}"
     )
     for i in inputs:
         b = i.build
         total = b["layout"] + b["model"] + b["page"]
         print(
-            f"{i.label:<18}{i.size / 1e6:10.2f}{ms(b['decode']):>9}{ms(b['layout']):>15}"
+            f"{i.label:<{w}}{i.size / 1e6:10.2f}{ms(b['decode']):>9}{ms(b['layout']):>15}"
             f"{ms(b['model']):>8}{ms(b['page']):>8}{ms(total):>9}{ratio(total, b['decode']):>10}"
             f"{i.page_bytes / 1e6:9.2f}{ratio(i.page_bytes, i.size):>10}"
         )
@@ -161,13 +222,16 @@ def print_ready(inputs: list[Input], blank: list[float], loads: int) -> None:
         f"\nTime to interactive in headless Chromium (navigation start to the first view drawn, "
         f"{loads} fresh loads)"
     )
-    print(f"{'input':<18}{'median ms':>10}{'max ms':>8}{'vs blank':>10}{'vs smallest':>12}")
+    w = label_width(inputs)
+    print(f"{'input':<{w}}{'median ms':>10}{'max ms':>8}{'vs blank':>10}{'vs smallest':>12}")
     b = median(blank)
-    print(f"{'blank page':<18}{b:10.0f}{max(blank):8.0f}{ratio(b, b):>10}")
+    print(f"{'blank page':<{w}}{b:10.0f}{max(blank):8.0f}{ratio(b, b):>10}")
     smallest = median(min(inputs, key=lambda i: i.size).ready)
     for i in inputs:
         m = median(i.ready)
-        print(f"{i.label:<18}{m:10.0f}{max(i.ready):8.0f}{ratio(m, b):>10}{ratio(m, smallest):>12}")
+        print(
+            f"{i.label:<{w}}{m:10.0f}{max(i.ready):8.0f}{ratio(m, b):>10}{ratio(m, smallest):>12}"
+        )
 
 
 def print_interactions(inputs: list[Input], reps: int) -> None:
@@ -195,6 +259,7 @@ def print_interactions(inputs: list[Input], reps: int) -> None:
 def verdicts(inputs: list[Input], quick: bool) -> bool:
     """Print the targets' lines; True when every target measured is met."""
     ok = True
+    inputs = [i for i in inputs if not i.baseline]
     print("\nTargets (issue 22; this machine's load shows in every figure):")
     large = [i for i in inputs if i.size >= LARGE_BYTES]
     if large:
@@ -292,6 +357,7 @@ def main() -> int:
     parser.add_argument("--reps", type=int, help="repetitions of each interaction (5)")
     parser.add_argument("--build-repeat", type=int, help="Python builds per input, best kept (2)")
     parser.add_argument("--no-sample", action="store_true", help="skip the samples")
+    parser.add_argument("--baseline", type=Path, help="an earlier checkout to measure as well")
     parser.add_argument("--screenshot", action="store_true", help="also redraw docs/report.png")
     args = parser.parse_args()
     quick = args.quick
@@ -314,6 +380,12 @@ def main() -> int:
         work = Path(tmp)
         for n, inp in enumerate(inputs):
             build(inp, build_repeat, work / f"{n}-{inp.path.stem}.html")
+        if args.baseline:
+            tree = args.baseline.resolve()
+            for n, inp in enumerate(list(inputs)):
+                base = Input(f"{inp.label} @base", inp.path, baseline=True)
+                build_baseline(base, tree, build_repeat, work / f"{n}-{inp.path.stem}-base.html")
+                inputs.insert(inputs.index(inp) + 1, base)
         print_build(inputs, build_repeat)
         blank = work / "blank.html"
         blank.write_text(BLANK)
