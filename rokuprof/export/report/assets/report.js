@@ -1098,20 +1098,32 @@
   const SC = { row: 18, gap: 10, axis: 18, marks: 18, left: TL.left, minSpan: 2, label: 28, pad: 8 };
   const sc = { t0: 0, t1: SLOTS, top: 0, key: null, thread: null, sections: [], geo: null, drawn: 0, drawMs: 0, lastMs: 0, times: [], pending: 0, drag: null, picked: -1, buildMs: 0 };
   let scLevels = null; // per lane: { t, levels: [{ start, end, node }] per depth - 1 }
+  let scOpen = null; // per depth - 1: node and first slot of the frames open while building
   function stackLevels() {
-    if (scLevels) return scLevels;
+    if (!scLevels) scLevels = new Array(lanes.length).fill(null);
+    for (let k = 0; k < lanes.length; k++) if (!scLevels[k]) stackLane(k);
+    return scLevels;
+  }
+  function stackLane(k) {
     const began = performance.now();
-    scLevels = lanes.map((lane) => {
+    if (!scOpen) {
+      let deepest = 0;
+      for (let n = 0; n < N; n++) if (depth[n] > deepest) deepest = depth[n];
+      scOpen = [new Int32Array(deepest + 1), new Int32Array(deepest + 1)];
+    }
+    const [openNode, openStart] = scOpen;
+    {
+      const lane = lanes[k];
       const { start, node, count } = lane;
       const acc = []; // per depth - 1: [starts, ends, nodes] while building
-      const open = []; // per depth - 1: [node, first slot] of the frames open now
+      let open = 0; // frames open now (depths 1..open)
       const close = (keep, at) => {
-        while (open.length > keep) {
-          const [n, s] = open.pop();
-          const a = acc[open.length] || (acc[open.length] = [[], [], []]);
-          a[0].push(s);
+        for (; open > keep; open--) {
+          const d = open - 1;
+          const a = acc[d] || (acc[d] = [[], [], []]);
+          a[0].push(openStart[d]);
           a[1].push(at);
-          a[2].push(n);
+          a[2].push(openNode[d]);
         }
       };
       let end = -1, prev = -1;
@@ -1129,18 +1141,30 @@
           common = depth[a];
         }
         close(common, end);
-        const fresh = [];
-        for (let m = n; depth[m] > common; m = parent[m]) fresh.push(m);
-        for (let k = fresh.length - 1; k >= 0; k--) open.push([fresh[k], s]);
+        for (let m = n; depth[m] > common; m = parent[m]) {
+          openNode[depth[m] - 1] = m;
+          openStart[depth[m] - 1] = s;
+        }
+        open = depth[n];
         end = s + count[i];
         prev = n;
       }
       close(0, end);
       const levels = acc.map(([s, e, n]) => ({ start: Int32Array.from(s), end: Int32Array.from(e), node: Int32Array.from(n) }));
-      return { t: lane.t, levels };
-    });
-    sc.buildMs = performance.now() - began;
-    return scLevels;
+      scLevels[k] = { t: lane.t, levels };
+    }
+    sc.buildMs += performance.now() - began;
+  }
+  // Built ahead, a lane at a time while the page is idle, so that opening the tab only draws.
+  if (window.requestIdleCallback) {
+    const ahead = (deadline) => {
+      if (!scLevels) scLevels = new Array(lanes.length).fill(null);
+      const k = scLevels.indexOf(null);
+      if (k < 0) return;
+      if (deadline.timeRemaining() > 0) stackLane(k);
+      requestIdleCallback(ahead);
+    };
+    requestIdleCallback(ahead);
   }
   // The first frame of a level that ends after slot x.
   function endAfter(ends, x) {
@@ -1331,18 +1355,27 @@
     }
   }
   // One depth of one lane: frames wide enough drawn with their names, narrower ones as the
-  // pixel they fall in (the first frame there gives its colour), the rest of that pixel skipped.
+  // pixel they fall in (the first frame there gives its colour), the rest of that pixel skipped;
+  // neighbouring pixels of one colour are one rectangle.
   function drawLevel(ctx, g, lv, y, match) {
     const n = lv.start.length;
     const right = g.left + g.plot;
     const perPx = (sc.t1 - sc.t0) / g.plot;
     let i = endAfter(lv.end, sc.t0), count = 0;
+    let dustFrom = 0, dustTo = 0, dustColour = null; // pixels not drawn yet
+    const dust = () => {
+      if (dustColour === null) return;
+      ctx.fillStyle = dustColour;
+      ctx.fillRect(dustFrom, y + 0.5, dustTo - dustFrom, SC.row - 1);
+      dustColour = null;
+    };
     while (i < n && lv.start[i] < sc.t1) {
       const f = nodeFn[lv.node[i]];
       const dim = (match && !match(f)) || (state.hideIdle && hiddenFn[f] === 1);
       const x0 = scX(g, lv.start[i]), x1 = scX(g, lv.end[i]);
       count++;
       if (x1 - x0 >= 2) {
+        dust();
         const a = Math.max(x0, g.left - 1), b = Math.min(x1, right + 1);
         ctx.fillStyle = scColour(f, dim);
         ctx.fillRect(a + 0.5, y + 0.5, Math.max(0.5, b - a - 1), SC.row - 1);
@@ -1363,10 +1396,15 @@
         continue;
       }
       const px = Math.floor(x0), pxEnd = Math.max(px + 1, Math.ceil(x1));
-      ctx.fillStyle = scColour(f, dim);
-      ctx.fillRect(px, y + 0.5, pxEnd - px, SC.row - 1);
+      const colour = scColour(f, dim);
+      if (colour === dustColour && px <= dustTo) dustTo = Math.max(dustTo, pxEnd);
+      else {
+        dust();
+        [dustFrom, dustTo, dustColour] = [px, pxEnd, colour];
+      }
       i = Math.max(i + 1, endAfter(lv.end, sc.t0 + (pxEnd - g.left) * perPx));
     }
+    dust();
     return count;
   }
   // The marks: a dashed line each with its label as text (elements over the canvas, as on the
@@ -2046,8 +2084,8 @@
   // frames with none of the others above them: a pre-order sweep). A chain's frames depend on
   // the tree alone: found when its row is first opened, then kept; figures are summed from the
   // state's self and total (range, thread, hidden waits) at each draw.
-  const bu = { pre: null, end: null, fnStart: null, fnNodes: null, chains: new Map(), callees: new Map(), open: new Set(), filter: "", search: null, timing: {} };
-  const BU_TOP = 500, BU_ROWS = 3000, BU_INDENT = 40;
+  const bu = { pre: null, end: null, fnStart: null, fnNodes: null, chains: new Map(), callees: new Map(), open: new Set(), filter: "", search: null, drawn: false, top: [], focus: -1, all: 0, count: 0, scroll: 0, timing: {} };
+  const BU_TOP = 300, BU_ROWS = 2000, BU_INDENT = 40, BU_SIDE = 100;
   function buIndex() {
     if (bu.pre) return;
     const pre = new Int32Array(N), end = new Int32Array(N), order = new Int32Array(N);
@@ -2140,12 +2178,17 @@
   }
   // The selection every view shares is the page's search set to a function's name (the flame
   // graph and the stack chart highlight it); state.selected tells which function of that name.
+  // On this tab only the panel and the marked rows change.
   function selectFunction(f) {
+    const t0 = performance.now();
     state.selected = f;
     state.search = f >= 0 ? fnName[f] : "";
     searchBox.value = state.search;
-    for (const [key] of TABS) dirty.add(key);
+    for (const [key] of TABS) if (key !== "bottomup") dirty.add(key);
+    if (state.tab === "bottomup" && bu.drawn && !dirty.has("bottomup")) buRefocus();
+    else dirty.add("bottomup");
     renderActive();
+    bu.timing.select = performance.now() - t0;
   }
   function isSelected(f) {
     return f >= 0 && f === state.selected && state.search === fnName[f];
@@ -2157,12 +2200,16 @@
     const named = q ? top.find((f) => fnName[f] === q) : undefined;
     return named !== undefined ? named : top.length ? top[0] : -1;
   }
+  function buRefocus() {
+    bu.focus = buFocus(bu.top);
+    bu.search = state.search;
+    buRenderPanel();
+    for (const tr of buTableHolder.querySelectorAll("tr.selected")) tr.classList.remove("selected");
+    for (const tr of buTableHolder.querySelectorAll(`tr[data-fn="${bu.focus}"]`)) tr.classList.add("selected");
+  }
   // A selection made elsewhere (the search, the stack chart) shows when the tab is opened.
   new MutationObserver(() => {
-    if (!views.bottomup.hidden && bu.search !== state.search) {
-      dirty.delete("bottomup");
-      renderBottomUp();
-    }
+    if (!views.bottomup.hidden && bu.drawn && bu.search !== state.search && !dirty.has("bottomup")) buRefocus();
   }).observe(views.bottomup, { attributes: true, attributeFilter: ["hidden"] });
   const buMetricSeg = el("span", { class: "seg", id: "bu-metric", role: "group", "aria-label": "Rank functions by" });
   for (const m of METRICS) {
@@ -2175,11 +2222,12 @@
     dirty.add("bottomup");
     renderActive();
   });
+  const buCount = el("span", { class: "matches", id: "bu-count" });
   const buPanel = el("div", { class: "bu-panel", id: "bu-panel" });
   const buTableHolder = el("div", { class: "bu-table" });
   const buNote = el("p", { class: "note nomem", hidden: true, text: `${NO_MEMORY}: nothing to rank the functions by.` });
   views.bottomup.append(
-    el("div", { class: "toolbar" }, buMetricSeg, buFilterBox, el("span", { class: "matches", id: "bu-count" })),
+    el("div", { class: "toolbar" }, buMetricSeg, buFilterBox, buCount),
     el("p", { class: "note", text: "Each function with its own (self) figure and its total, every call path counted once however deep it recurses. Open a row to see who called it, and who called them; click a function to select it, here and in every view. Callers' and callees' totals are the cost of the calls between the two: a call path that calls through several of them counts under each." }),
     buNote,
     buPanel,
@@ -2196,97 +2244,125 @@
     }
     return rows.sort((a, b) => fnSelf[m][b] - fnSelf[m][a] || fnTotal[m][b] - fnTotal[m][a] || a - b);
   }
+  // The whole tab, for the state (metric, range, thread, hidden waits, filter). Opening a row
+  // or selecting a function changes only its rows or the panel (buToggle, buRefocus).
   function renderBottomUp() {
     const t0 = performance.now();
     buIndex();
-    const m = state.metric, fmt = METRIC[m].fmt;
+    const m = state.metric;
     for (const b of buMetricSeg.children) b.setAttribute("aria-pressed", b.dataset.metric === m ? "true" : "false");
     const noData = METRIC[m].memory && !facts.memoryOps;
     buNote.hidden = !noData;
-    const oldWrap = buTableHolder.querySelector(".tablewrap");
-    const scroll = oldWrap ? oldWrap.scrollTop : 0;
     buPanel.replaceChildren();
     buTableHolder.replaceChildren();
+    bu.drawn = false;
     if (noData) return;
-    const all = rootValue(m);
-    const top = buVisible();
-    document.getElementById("bu-count").textContent = `${grouped(top.length)} function${top.length === 1 ? "" : "s"}`;
-    const focus = buFocus(top);
+    bu.all = rootValue(m);
+    bu.top = buVisible();
+    buCount.textContent = `${grouped(bu.top.length)} function${bu.top.length === 1 ? "" : "s"}`;
+    bu.focus = buFocus(bu.top);
     bu.search = state.search;
-    if (focus >= 0) buPanel.append(...buPanelParts(focus, m, fmt, all));
-
-    // the inverted tree, depth-first (explicit stack: chains may be as long as the deepest path)
+    buRenderPanel();
+    bu.count = 0;
     const tbody = el("tbody");
-    let count = 0;
-    const row = (c, figures) => {
-      count++;
-      const [s, t] = figures;
-      const f = c.fn, open = bu.open.has(c.key);
-      const callers = open ? buCallers(c) : null;
-      const canOpen = buHasCaller(c);
-      const tr = el("tr", { "data-chain": c.key, "data-fn": f, "data-depth": c.depth, class: f === focus ? "selected" : null });
-      const name = el("td", { class: "text fn", "data-key": "name", title: `${fnName[f]} — ${fnWhere(f)}` });
-      name.style.paddingLeft = `${8 + Math.min(c.depth, BU_INDENT) * 16}px`;
-      if (c.depth > BU_INDENT) name.append(el("span", { class: "depth", title: "Callers above the function", text: `${c.depth} ` }));
-      const tog = el("span", { class: "toggle", role: canOpen ? "button" : null, "aria-label": canOpen ? (open ? "hide callers" : "show callers") : null, text: canOpen ? (open ? "▾" : "▸") : "" });
-      if (canOpen)
-        tog.addEventListener("click", (e) => {
-          e.stopPropagation();
-          if (open) bu.open.delete(c.key);
-          else bu.open.add(c.key);
-          dirty.add("bottomup");
-          renderActive();
-        });
-      name.append(tog, swatchFor(f), el("span", { class: "name", text: fnName[f] }));
-      if (c.depth) name.append(el("span", { class: "via", text: " called it" }));
-      tr.append(name);
-      const cell = (key, v, text, bar) => {
-        const td = el("td", { "data-key": key, "data-value": v, title: Number.isInteger(v) ? grouped(v) : String(v), text });
-        if (bar && v > 0 && all > 0) {
-          td.classList.add("bar");
-          td.style.backgroundImage = `linear-gradient(to left, var(--bar) ${Math.min(100, (100 * v) / all).toFixed(1)}%, transparent 0)`;
-        }
-        tr.append(td);
-      };
-      cell("self", s, fmt(s), true);
-      cell("selfPct", all ? (100 * s) / all : 0, pct(s, all));
-      cell("total", t, fmt(t));
-      cell("totalPct", all ? (100 * t) / all : 0, pct(t, all));
-      tr.append(el("td", { class: "text", "data-key": "thread", text: threadName[fnThread[f]] }), el("td", { class: "text loc", "data-key": "loc", title: fnWhere(f), text: fnWhere(f) }));
-      tr.addEventListener("click", () => selectFunction(f));
-      tbody.append(tr);
-      if (!callers) return [];
-      return callers
-        .map((k) => [k, buFigures(k.frames, m)])
-        .filter(([, [ks, kt]]) => ks || kt)
-        .sort((a, b) => b[1][1] - a[1][1] || b[1][0] - a[1][0] || a[0].fn - b[0].fn);
-    };
-    const stack = top
-      .slice(0, BU_TOP)
-      .reverse()
-      .map((f) => [buRoot(f), [fnSelf[m][f], fnTotal[m][f]]]);
-    while (stack.length && count < BU_ROWS) {
-      const [c, figures] = stack.pop();
-      const next = row(c, figures);
-      for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]);
-    }
+    tbody.append(buRows(bu.top.slice(0, BU_TOP).map((f) => [buRoot(f), [fnSelf[m][f], fnTotal[m][f]]])));
+    const label = METRIC[m].label.toLowerCase();
     const heads = [
       ["name", "Function", "text", null],
-      ["self", `Self ${METRIC[m].label.toLowerCase()}`, null, "Its own figure (without what it called); on a caller's row: its own figure when called from there"],
+      ["self", `Self ${label}`, null, "Its own figure (without what it called); on a caller's row: its own figure when called from there"],
       ["selfPct", "Self %", null, "Share of the selection's total (all threads, or the chosen thread)"],
-      ["total", `Total ${METRIC[m].label.toLowerCase()}`, null, "Every call path through the function (or through this chain of callers), counted once however deep it recurses"],
+      ["total", `Total ${label}`, null, "Every call path through the function (or through this chain of callers), counted once however deep it recurses"],
       ["totalPct", "Total %", null, "Share of the selection's total"],
       ["thread", "Thread", "text", null],
       ["loc", "Location", "text", null],
     ];
-    const thead = el("tr", null, ...heads.map(([key, label, cls, title]) => el("th", { class: cls, "data-key": key, title, text: label })));
+    const thead = el("tr", null, ...heads.map(([key, text, cls, title]) => el("th", { class: cls, "data-key": key, title, text })));
     const wrap = el("div", { class: "tablewrap" }, el("table", { class: "data", id: "bottomup" }, el("thead", null, thead), tbody));
-    if (top.length > BU_TOP) wrap.append(el("div", { class: "more", text: `… and ${grouped(top.length - BU_TOP)} more functions with less self ${METRIC[m].label.toLowerCase()} (filter by name to find one)` }));
-    else if (count >= BU_ROWS) wrap.append(el("div", { class: "more", text: `Showing the first ${grouped(BU_ROWS)} rows; close rows to see more.` }));
-    if (!top.length) wrap.append(el("p", { class: "note", text: "No function in this selection." }));
+    if (bu.top.length > BU_TOP) wrap.append(el("div", { class: "more", text: `… and ${grouped(bu.top.length - BU_TOP)} more functions with less self ${label} (filter by name to find one)` }));
+    if (!bu.top.length) wrap.append(el("p", { class: "note", text: "No function in this selection." }));
+    wrap.addEventListener("scroll", () => (bu.scroll = wrap.scrollTop), { passive: true });
     buTableHolder.append(wrap);
-    wrap.scrollTop = scroll;
+    if (bu.scroll) wrap.scrollTop = bu.scroll;
+    bu.drawn = true;
     bu.timing.render = performance.now() - t0;
+  }
+  // Rows for these [chain, figures] and, below each open one, its callers (depth-first: an
+  // explicit stack, since chains may be as long as the deepest call path), at most BU_ROWS in
+  // the table; the last one says so when rows are left out.
+  function buRows(items) {
+    const frag = document.createDocumentFragment();
+    const stack = items.slice().reverse();
+    while (stack.length) {
+      if (bu.count >= BU_ROWS) {
+        frag.append(el("tr", { class: "more-rows", "data-depth": 0 }, el("td", { class: "text note", colspan: 7, text: `Showing ${grouped(BU_ROWS)} rows; close some to see the others.` })));
+        break;
+      }
+      const [c, figures] = stack.pop();
+      frag.append(buRow(c, figures));
+      bu.count++;
+      if (!bu.open.has(c.key)) continue;
+      const next = buCallerItems(c);
+      for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]);
+    }
+    return frag;
+  }
+  // A chain's callers with their figures, largest total first.
+  function buCallerItems(c) {
+    const m = state.metric;
+    return buCallers(c)
+      .map((k) => [k, buFigures(k.frames, m)])
+      .filter(([, [s, t]]) => s || t)
+      .sort((a, b) => b[1][1] - a[1][1] || b[1][0] - a[1][0] || a[0].fn - b[0].fn);
+  }
+  function buRow(c, [s, t]) {
+    const f = c.fn, all = bu.all, fmt = METRIC[state.metric].fmt;
+    const canOpen = buHasCaller(c), open = bu.open.has(c.key);
+    const tr = el("tr", { "data-chain": c.key, "data-fn": f, "data-depth": c.depth, class: f === bu.focus ? "selected" : null });
+    const name = el("td", { class: "text fn", "data-key": "name", title: `${fnName[f]} — ${fnWhere(f)}` });
+    name.style.paddingLeft = `${8 + Math.min(c.depth, BU_INDENT) * 16}px`;
+    if (c.depth > BU_INDENT) name.append(el("span", { class: "depth", title: "Callers above the function", text: `${c.depth} ` }));
+    const tog = el("span", { class: "toggle", role: canOpen ? "button" : null, "aria-label": canOpen ? (open ? "hide callers" : "show callers") : null, text: canOpen ? (open ? "▾" : "▸") : "" });
+    if (canOpen)
+      tog.addEventListener("click", (e) => {
+        e.stopPropagation();
+        buToggle(c, tr, tog);
+      });
+    name.append(tog, swatchFor(f), el("span", { class: "name", text: fnName[f] }));
+    if (c.depth) name.append(el("span", { class: "via", text: " called it" }));
+    tr.append(name);
+    const cell = (key, v, shown, bar) => {
+      const td = el("td", { "data-key": key, "data-value": v, title: Number.isInteger(v) ? grouped(v) : String(v), text: shown });
+      if (bar && v > 0 && all > 0) {
+        td.classList.add("bar");
+        td.style.backgroundImage = `linear-gradient(to left, var(--bar) ${Math.min(100, (100 * v) / all).toFixed(1)}%, transparent 0)`;
+      }
+      tr.append(td);
+    };
+    cell("self", s, fmt(s), true);
+    cell("selfPct", all ? (100 * s) / all : 0, pct(s, all));
+    cell("total", t, fmt(t));
+    cell("totalPct", all ? (100 * t) / all : 0, pct(t, all));
+    tr.append(el("td", { class: "text", "data-key": "thread", title: threadName[fnThread[f]], text: threadName[fnThread[f]] }), el("td", { class: "text loc", "data-key": "loc", title: fnWhere(f), text: fnWhere(f) }));
+    tr.addEventListener("click", () => selectFunction(f));
+    return tr;
+  }
+  // Open or close a row: its callers' rows go in right below it, or the rows below it go.
+  function buToggle(c, tr, tog) {
+    const t0 = performance.now();
+    if (bu.open.has(c.key)) {
+      bu.open.delete(c.key);
+      for (let next = tr.nextElementSibling; next && Number(next.dataset.depth) > c.depth; next = tr.nextElementSibling) {
+        if (!next.classList.contains("more-rows")) bu.count--;
+        next.remove();
+      }
+    } else {
+      bu.open.add(c.key);
+      tr.after(buRows(buCallerItems(c)));
+    }
+    const open = bu.open.has(c.key);
+    tog.textContent = open ? "▾" : "▸";
+    tog.setAttribute("aria-label", open ? "hide callers" : "show callers");
+    bu.timing.toggle = performance.now() - t0;
   }
   function buHasCaller(c) {
     for (let i = 0; i < c.tips.length; i++) {
@@ -2295,8 +2371,13 @@
     }
     return false;
   }
-  // The selected function: its figures, then its callers and its callees side by side.
-  function buPanelParts(f, m, fmt, all) {
+  // The selected function: its figures, then its callers and its callees side by side (each
+  // list its BU_SIDE largest, the others counted).
+  function buRenderPanel() {
+    buPanel.replaceChildren();
+    const f = bu.focus;
+    if (f < 0) return;
+    const m = state.metric, fmt = METRIC[m].fmt, all = bu.all, label = METRIC[m].label.toLowerCase();
     const [s, t] = [fnSelf[m][f], fnTotal[m][f]];
     const head = el(
       "div",
@@ -2308,7 +2389,7 @@
     const side = (id, title, rows, first) => {
       const tbody = el("tbody");
       if (first) tbody.append(first);
-      for (const r of rows) {
+      for (const r of rows.slice(0, BU_SIDE)) {
         const tr = el("tr", { "data-fn": r.fn });
         tr.append(
           el("td", { class: "text fn", "data-key": "name", title: `${fnName[r.fn]} — ${fnWhere(r.fn)}` }, swatchFor(r.fn), el("span", { class: "name", text: fnName[r.fn] })),
@@ -2318,8 +2399,9 @@
         tr.addEventListener("click", () => selectFunction(r.fn));
         tbody.append(tr);
       }
-      if (!rows.length && !first) tbody.append(el("tr", null, el("td", { class: "text note", colspan: 3, text: "none" })));
-      const heads = el("tr", null, el("th", { class: "text", text: title }), el("th", { title: `The cost of these calls, each call path once (${METRIC[m].label.toLowerCase()})`, text: "Total" }), el("th", { title: `Share of ${fnName[f]}'s total`, text: "Share" }));
+      if (rows.length > BU_SIDE) tbody.append(el("tr", { class: "own" }, el("td", { class: "text", colspan: 3, text: `… and ${grouped(rows.length - BU_SIDE)} more` })));
+      if (!rows.length && !first) tbody.append(el("tr", { class: "own" }, el("td", { class: "text", colspan: 3, text: "none" })));
+      const heads = el("tr", null, el("th", { class: "text", text: title }), el("th", { title: `The cost of these calls, each call path once (${label})`, text: "Total" }), el("th", { title: `Share of ${fnName[f]}'s total`, text: "Share" }));
       return el("div", { class: "tablewrap" }, el("table", { class: "data", id }, el("thead", null, heads), tbody));
     };
     const ranked = (list) =>
@@ -2327,10 +2409,10 @@
         .map(({ fn, frames }) => ({ fn, total: buFigures(frames, m)[1] }))
         .filter((r) => r.total)
         .sort((a, b) => b.total - a.total || a.fn - b.fn);
-    const callers = ranked(buCallers(buRoot(f)).map((c) => ({ fn: c.fn, frames: c.frames })));
+    const callers = ranked(buCallers(buRoot(f)));
     const callees = ranked(buCallees(f));
     const own = el("tr", { class: "own", "data-fn": "self" }, el("td", { class: "text", "data-key": "name", text: "(self)" }), el("td", { "data-key": "total", "data-value": s, text: fmt(s) }), el("td", { "data-key": "share", "data-value": t ? s / t : 0, text: pct(s, t) }));
-    return [
+    buPanel.append(
       head,
       el(
         "div",
@@ -2338,7 +2420,7 @@
         el("div", null, el("h4", { text: `Callers of ${fnName[f]}` }), side("bu-callers", "Called by", callers, null)),
         el("div", null, el("h4", { text: `Called by ${fnName[f]}` }), side("bu-callees", "Calls", callees, own)),
       ),
-    ];
+    );
   }
 
   // ---------------------------------------------------------------- facts
