@@ -1,7 +1,7 @@
 // Open rokuprof HTML reports in headless Chromium, drive them like a person would, and report
 // what the page showed.
 //
-//   node tests/viewers/report.mjs [--drive | --deep] [--shots DIR] FILE...  > result.json
+//   node tests/viewers/report.mjs [--drive | --deep | --steps MODULE] [--shots DIR] FILE...  > result.json
 //
 // Each file is served from an HTTP server on 127.0.0.1; every request other than the file itself
 // is blocked and recorded. Per file the result holds the console messages, page errors, dialogs,
@@ -9,7 +9,10 @@
 // (window.__reportReady, performance mark "rokuprof-report-ready"), and, with --drive, what the
 // page showed after each step (switching the metric, zooming, searching, sorting, selecting a time
 // range, ...); with --deep, the steps for a call path thousands of frames deep (zoom down through
-// its levels and back up, expand the whole call tree, its leak site). With --shots DIR, a PNG of each view goes to DIR/<file stem>-<view>.png.
+// its levels and back up, expand the whole call tree, its leak site); with --steps MODULE, the
+// steps of a view's own test: MODULE's default export, called as
+// `await steps(page, { dir, stem, shot, table, clickTab })`, returns what goes into the result.
+// With --shots DIR, a PNG of each view goes to DIR/<file stem>-<view>.png.
 //
 // Exit status: 0 when every file was examined, 1 when the harness itself failed.
 
@@ -17,6 +20,7 @@ import { readFile, stat } from "node:fs/promises";
 import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 
 const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
@@ -414,6 +418,7 @@ async function examine(browser, baseUrl, file, index, options) {
   const stem = path.basename(file).replace(/\.html$/, "");
   if (options.drive) Object.assign(result, await drive(page, options.shots, stem));
   else if (options.deep) Object.assign(result, await driveDeep(page, options.shots, stem));
+  else if (options.steps) Object.assign(result, await options.steps(page, { dir: options.shots, stem, shot, table, clickTab }));
   else if (options.shots) result.shots = { flame: await shot(page, options.shots, stem, "flame") };
   result.bodyText = await page.evaluate(() => document.body.innerText);
   result.session = await page.evaluate(sessionParts);
@@ -430,6 +435,7 @@ async function main() {
     if (args[i] === "--drive") options.drive = true;
     else if (args[i] === "--deep") options.deep = true;
     else if (args[i] === "--shots") options.shots = path.resolve(args[++i]);
+    else if (args[i] === "--steps") options.steps = (await import(pathToFileURL(path.resolve(args[++i])).href)).default;
     else files.push(path.resolve(args[i]));
   }
   for (const f of files) await stat(f);

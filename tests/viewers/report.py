@@ -30,16 +30,24 @@ def need_browser() -> None:
 
 
 def open_reports(
-    paths: list[Path], *, drive: bool = False, deep: bool = False, shots: Path | None = None
+    paths: list[Path],
+    *,
+    drive: bool = False,
+    deep: bool = False,
+    shots: Path | None = None,
+    steps: Path | None = None,
 ) -> list:
     """One result dict per file (see report.mjs); ``deep``: the steps for a very deep call path
-    (zoom through its levels, expand the call tree, its leak site)."""
+    (zoom through its levels, expand the call tree, its leak site); ``steps``: a module of steps
+    of its own (its default export drives the page and returns what it saw)."""
     need_browser()
     args = ["node", str(SCRIPT)]
     if drive:
         args.append("--drive")
     if deep:
         args.append("--deep")
+    if steps is not None:
+        args += ["--steps", str(steps)]
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
         args += ["--shots", str(shots)]
