@@ -40,7 +40,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from daemon_helpers import sim, start_daemon, write_config_file
+from daemon_helpers import (
+    log_size,
+    sim,
+    start_daemon,
+    until_a_session_starts,
+    write_config_file,
+)
 from fake_sentry import FakeSentry, Reply, Request
 
 from rokuprof.sentry import ChunkSettings
@@ -274,7 +280,9 @@ async def prove(args: argparse.Namespace, work: Path) -> dict:
         try:
             write_config_file(config, out, sims, sentry.dsn, chunk_seconds=CHUNK_SECONDS)
             for i in range(args.kills):
+                since = log_size(log)
                 proc = await start_daemon(config, log)
+                await until_a_session_starts(log, since)  # kill in a run, not in start-up
                 wait = rng.uniform(args.min_wait, args.max_wait)
                 await asyncio.sleep(wait)
                 proc.send_signal(signal.SIGSTOP)
@@ -411,8 +419,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=50)
     parser.add_argument("--devices", type=int, default=2)
     parser.add_argument("--seed", type=int, default=9)
-    parser.add_argument("--min-wait", type=float, default=0.8, help="seconds before a kill")
-    parser.add_argument("--max-wait", type=float, default=3.5, help="seconds before a kill")
+    parser.add_argument(
+        "--min-wait",
+        type=float,
+        default=0.8,
+        help="seconds before a kill (from the first session's start)",
+    )
+    parser.add_argument(
+        "--max-wait",
+        type=float,
+        default=3.5,
+        help="seconds before a kill (from the first session's start)",
+    )
     parser.add_argument("--run-seconds", type=float, default=4.0, help="app time of one run")
     parser.add_argument("--drain-timeout", type=float, default=120.0)
     parser.add_argument("--work", type=Path, help="keep the output here (default: a temp dir)")

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -190,6 +191,20 @@ async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:
             stderr=stderr,
             env=env,
         )
+
+
+def log_size(log: Path) -> int:
+    """Where the daemon's log ends now (a later wait reads only what comes after)."""
+    return log.stat().st_size if log.exists() else 0
+
+
+async def until_a_session_starts(log: Path, since: int, timeout: float = 60.0) -> None:
+    """Wait until the daemon's log, past byte ``since``, says a session started: the daemon is
+    capturing, so a kill from then on lands inside a run however long its start-up took."""
+    started = re.compile(rb"session \S+ started")
+    async with asyncio.timeout(timeout):
+        while not started.search(log.read_bytes()[since:]):
+            await asyncio.sleep(0.05)
 
 
 async def start_simulator(*args: str) -> asyncio.subprocess.Process:

@@ -17,12 +17,14 @@ from daemon_helpers import (
     chunk_files,
     crash,
     finished_session,
+    log_size,
     reap,
     record,
     sessions,
     sim,
     start_daemon,
     stop_daemon,
+    until_a_session_starts,
     write_config_file,
 )
 from fake_sentry import FakeSentry
@@ -53,8 +55,11 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
         try:
             write_config_file(config, out, sims, sentry.dsn, chunk_seconds=1)
             for _ in range(3):
+                since = log_size(log)
                 proc = await start_daemon(config, log)
-                await asyncio.sleep(rng.uniform(2.0, 3.5))
+                # A random moment of the capture, not of the start-up (seconds under load).
+                await until_a_session_starts(log, since)
+                await asyncio.sleep(rng.uniform(0.5, 2.0))
                 proc.kill()  # SIGKILL: no chance to clean up
                 assert await asyncio.wait_for(proc.wait(), 10) == -signal.SIGKILL
             proc = await start_daemon(config, log)
