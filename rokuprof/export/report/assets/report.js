@@ -2084,8 +2084,8 @@
   // frames with none of the others above them: a pre-order sweep). A chain's frames depend on
   // the tree alone: found when its row is first opened, then kept; figures are summed from the
   // state's self and total (range, thread, hidden waits) at each draw.
-  const bu = { pre: null, end: null, fnStart: null, fnNodes: null, chains: new Map(), callees: new Map(), open: new Set(), filter: "", search: null, drawn: false, top: [], focus: -1, all: 0, count: 0, scroll: 0, timing: {} };
-  const BU_TOP = 300, BU_ROWS = 2000, BU_INDENT = 40, BU_SIDE = 100;
+  const BU_TOP = 100, BU_ROWS = 2000, BU_INDENT = 40, BU_SIDE = 100;
+  const bu = { pre: null, end: null, fnStart: null, fnNodes: null, chains: new Map(), callees: new Map(), open: new Set(), filter: "", search: null, shown: BU_TOP, drawn: false, top: [], focus: -1, all: 0, count: 0, scroll: 0, timing: {} };
   function buIndex() {
     if (bu.pre) return;
     const pre = new Int32Array(N), end = new Int32Array(N), order = new Int32Array(N);
@@ -2265,7 +2265,7 @@
     buRenderPanel();
     bu.count = 0;
     const tbody = el("tbody");
-    tbody.append(buRows(bu.top.slice(0, BU_TOP).map((f) => [buRoot(f), [fnSelf[m][f], fnTotal[m][f]]])));
+    tbody.append(buRows(bu.top.slice(0, bu.shown).map((f) => [buRoot(f), [fnSelf[m][f], fnTotal[m][f]]])));
     const label = METRIC[m].label.toLowerCase();
     const heads = [
       ["name", "Function", "text", null],
@@ -2278,7 +2278,14 @@
     ];
     const thead = el("tr", null, ...heads.map(([key, text, cls, title]) => el("th", { class: cls, "data-key": key, title, text })));
     const wrap = el("div", { class: "tablewrap" }, el("table", { class: "data", id: "bottomup" }, el("thead", null, thead), tbody));
-    if (bu.top.length > BU_TOP) wrap.append(el("div", { class: "more", text: `… and ${grouped(bu.top.length - BU_TOP)} more functions with less self ${label} (filter by name to find one)` }));
+    if (bu.top.length > bu.shown) {
+      const more = () => {
+        bu.shown += BU_TOP;
+        dirty.add("bottomup");
+        renderActive();
+      };
+      wrap.append(el("div", { class: "more" }, text(`… and ${grouped(bu.top.length - bu.shown)} more functions with less self ${label} (filter by name to find one) `), el("button", { class: "btn", id: "bu-more", text: `Show ${grouped(Math.min(BU_TOP, bu.top.length - bu.shown))} more`, onclick: more })));
+    }
     if (!bu.top.length) wrap.append(el("p", { class: "note", text: "No function in this selection." }));
     wrap.addEventListener("scroll", () => (bu.scroll = wrap.scrollTop), { passive: true });
     buTableHolder.append(wrap);
