@@ -22,22 +22,11 @@ import { readFile, stat } from "node:fs/promises";
 import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { CHROMIUM, CHROMIUM_ARGS } from "../tests/viewers/chromium.mjs";
 
 const require = createRequire(import.meta.url);
-const CHROMIUM = process.env.ROKUPROF_CHROMIUM || "/usr/bin/chromium";
 const STEP_TIMEOUT_MS = 30000;
 const RUN_TIMEOUT_MS = 900000;
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-dev-shm-usage",
-];
 
 function fail(status, line) {
   process.stderr.write(`${line}\n`);

@@ -15,14 +15,12 @@ import { readFile } from "node:fs/promises";
 import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 
 const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
 
-const CHROMIUM = process.env.ROKUPROF_CHROMIUM || "/usr/bin/chromium";
 const TIMEOUT_MS = 20000;
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
 
 async function main() {
   const args = process.argv.slice(2);

@@ -21,24 +21,13 @@ import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 
 const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
 
-const CHROMIUM = process.env.ROKUPROF_CHROMIUM || "/usr/bin/chromium";
 const STEP_TIMEOUT_MS = 20000;
 const RUN_TIMEOUT_MS = 170000;
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-dev-shm-usage",
-];
 
 function serve(files) {
   const server = http.createServer(async (req, res) => {

@@ -15,25 +15,14 @@ import { readFile, stat } from "node:fs/promises";
 import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 
 const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
 
 const RELEASE = path.join(path.dirname(require.resolve("speedscope/package.json")), "dist/release");
-const CHROMIUM = process.env.ROKUPROF_CHROMIUM || "/usr/bin/chromium";
 const LOAD_TIMEOUT_MS = 20000;
 const RUN_TIMEOUT_MS = 170000;
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-dev-shm-usage",
-];
 
 const TYPES = {
   ".html": "text/html",
