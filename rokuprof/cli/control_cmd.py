@@ -9,7 +9,7 @@ import typer
 
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
-from rokuprof.cli.options import JsonFlag, choice
+from rokuprof.cli.options import ConsolePortOption, JsonFlag, choice
 from rokuprof.cli.output import print_json
 from rokuprof.cli.root import app
 from rokuprof.device.constants import CONSOLE_PORT
@@ -26,9 +26,7 @@ Action = choice("Action", *ACTIONS)
 def control(
     host: Annotated[str, typer.Argument(help="The Roku's address (IP or host name, no port).")],
     action: Annotated[Action, typer.Argument(metavar="ACTION", help="/".join(ACTIONS) + ".")],
-    console_port: Annotated[
-        int, typer.Option(min=1, max=65535, metavar="PORT", help="Debug console port.")
-    ] = CONSOLE_PORT,
+    console_port: ConsolePortOption = CONSOLE_PORT,
     timeout: Annotated[
         float,
         typer.Option(min=0.1, metavar="SECONDS", help="Seconds the whole exchange may take."),

@@ -38,3 +38,14 @@ ChunkSecondsOption = Annotated[
     float,
     typer.Option(metavar="SECONDS", help="Write Sentry chunks this often (seconds, <= 60)."),
 ]
+
+
+def _port(help_text: str) -> typer.models.OptionInfo:
+    return typer.Option(min=1, max=65535, metavar="PORT", help=help_text)
+
+
+#: The device's ports, for the commands that talk to a Roku (defaults: device/constants.py).
+EcpPortOption = Annotated[int, _port("ECP port (serial number, app, launches, keys).")]
+ProfilerPortOption = Annotated[int, _port("Profiler stream port (bsprof).")]
+ConsolePortOption = Annotated[int, _port("Debug console port (profiler status, chanperf).")]
+InstallerPortOption = Annotated[int, _port("Application Installer port.")]

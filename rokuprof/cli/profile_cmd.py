@@ -12,7 +12,16 @@ import typer
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
 from rokuprof.cli.chunk_options import chunk_options
-from rokuprof.cli.options import ChunkSecondsOption, MinShareOption, QuietFlag, View
+from rokuprof.cli.options import (
+    ChunkSecondsOption,
+    ConsolePortOption,
+    EcpPortOption,
+    InstallerPortOption,
+    MinShareOption,
+    ProfilerPortOption,
+    QuietFlag,
+    View,
+)
 from rokuprof.cli.output import stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
@@ -115,18 +124,10 @@ def profile_command(
     environment: Annotated[
         str | None, typer.Option(metavar="NAME", help="Sentry environment of the chunks.")
     ] = None,
-    installer_port: Annotated[
-        int, typer.Option(min=1, max=65535, metavar="PORT", help="Application Installer port.")
-    ] = INSTALLER_PORT,
-    ecp_port: Annotated[
-        int, typer.Option(min=1, max=65535, metavar="PORT", help="ECP port.")
-    ] = ECP_PORT,
-    profiler_port: Annotated[
-        int, typer.Option(min=1, max=65535, metavar="PORT", help="Profiler stream port.")
-    ] = PROFILER_PORT,
-    console_port: Annotated[
-        int, typer.Option(min=1, max=65535, metavar="PORT", help="Debug console port.")
-    ] = CONSOLE_PORT,
+    installer_port: InstallerPortOption = INSTALLER_PORT,
+    ecp_port: EcpPortOption = ECP_PORT,
+    profiler_port: ProfilerPortOption = PROFILER_PORT,
+    console_port: ConsolePortOption = CONSOLE_PORT,
     start_timeout: Annotated[
         float,
         typer.Option(min=1, metavar="SECONDS", help="How long to wait for the app's stream."),

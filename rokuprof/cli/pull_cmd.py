@@ -11,7 +11,7 @@ import typer
 
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
-from rokuprof.cli.options import JsonFlag
+from rokuprof.cli.options import EcpPortOption, InstallerPortOption, JsonFlag
 from rokuprof.cli.output import print_json, stderr_console
 from rokuprof.cli.root import app
 from rokuprof.device.constants import ECP_PORT, INSTALLER_PORT
@@ -39,16 +39,8 @@ def pull(
     out: Annotated[
         Path, typer.Option("--out", "-o", metavar="DIR", help="Where sessions are written.")
     ] = Path("rokuprof-data"),
-    installer_port: Annotated[
-        int,
-        typer.Option(min=1, max=65535, metavar="PORT", help="Application Installer port."),
-    ] = INSTALLER_PORT,
-    ecp_port: Annotated[
-        int,
-        typer.Option(
-            min=1, max=65535, metavar="PORT", help="ECP port (names the session's device)."
-        ),
-    ] = ECP_PORT,
+    installer_port: InstallerPortOption = INSTALLER_PORT,
+    ecp_port: EcpPortOption = ECP_PORT,
     password_file: Annotated[
         Path | None,
         typer.Option(

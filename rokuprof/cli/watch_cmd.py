@@ -19,7 +19,15 @@ from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
 from rokuprof.cli.chunk_options import chunk_options
-from rokuprof.cli.options import ChunkSecondsOption, JsonFlag, QuietFlag, View
+from rokuprof.cli.options import (
+    ChunkSecondsOption,
+    ConsolePortOption,
+    EcpPortOption,
+    JsonFlag,
+    ProfilerPortOption,
+    QuietFlag,
+    View,
+)
 from rokuprof.cli.output import on_output_closed, print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
@@ -92,22 +100,9 @@ def watch(
         Path, typer.Option("--out", "-o", metavar="DIR", help="Where sessions are written.")
     ] = Path("rokuprof-data"),
     chunk_seconds: ChunkSecondsOption = ChunkSettings.chunk_seconds,  # the settings' default
-    profiler_port: Annotated[
-        int,
-        typer.Option(min=1, max=65535, metavar="PORT", help="Profiler stream port (bsprof)."),
-    ] = PROFILER_PORT,
-    ecp_port: Annotated[
-        int,
-        typer.Option(
-            min=1, max=65535, metavar="PORT", help="ECP port (serial number, app, launches)."
-        ),
-    ] = ECP_PORT,
-    console_port: Annotated[
-        int,
-        typer.Option(
-            min=1, max=65535, metavar="PORT", help="Debug console port (profiler status)."
-        ),
-    ] = CONSOLE_PORT,
+    profiler_port: ProfilerPortOption = PROFILER_PORT,
+    ecp_port: EcpPortOption = ECP_PORT,
+    console_port: ConsolePortOption = CONSOLE_PORT,
     runs: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="Stop after this many runs.")
     ] = None,
