@@ -118,7 +118,9 @@ async def test_each_finished_session_is_pushed_once_with_its_labels(tmp_path: Pa
     b = finished_session(tmp_path, "20261123T110000.000Z-bbbb")
     live = finished_session(tmp_path, "20261123T120000.000Z-cccc", status="streaming")
     async with FakePyroscope() as fake:
-        pusher = PyroscopePusher(tmp_path, fake.url, name="roku.app", **FAST)
+        pusher = PyroscopePusher(
+            tmp_path, fake.url, name="roku.app", wall_clock=lambda: 1795428100.0, **FAST
+        )
         await pushing(pusher, lambda: (a / MARKER).exists() and (b / MARKER).exists())
         await asyncio.sleep(0.2)  # rescans: nothing is sent twice
     assert len(fake.pushes) == 2 and fake.requests == 2
@@ -133,16 +135,19 @@ async def test_each_finished_session_is_pushed_once_with_its_labels(tmp_path: Pa
         "spyName": "rokuprof",
     }
     assert fake.pushes[1].parts["profile"] == (b / "capture.pb.gz").read_bytes()
-    assert json.loads((a / MARKER).read_text())["status"] == 200
+    marker = json.loads((a / MARKER).read_text())
+    assert marker["status"] == 200 and marker["at"] == "2026-11-23T10:01:40Z"  # the wall clock
     assert not (live / MARKER).exists()
 
 
 async def test_errors_and_hangs_are_retried_refusals_are_not(tmp_path: Path) -> None:
     session = finished_session(tmp_path, "20261123T100000.000Z-aaaa")
+    draws: list[float] = []
     async with FakePyroscope(script=[503, None, 429]) as fake:
-        pusher = PyroscopePusher(tmp_path, fake.url, **FAST)
+        pusher = PyroscopePusher(tmp_path, fake.url, rng=lambda: draws.append(0.0) or 0.0, **FAST)
         await pushing(pusher, lambda: (session / MARKER).exists())
     assert len(fake.pushes) == 1 and fake.requests == 4 and pusher.stats.errors == 3
+    assert len(draws) == 3  # one jitter draw per retry, from the injected source
     assert json.loads((session / MARKER).read_text())["status"] == 200
 
     refused = finished_session(tmp_path, "20261123T110000.000Z-bbbb")

@@ -25,16 +25,18 @@ def test_scan_finds_pending_chunks_oldest_first(tmp_path: Path) -> None:
 
 def test_delivered_and_rejected_chunks_are_no_longer_pending(tmp_path: Path) -> None:
     chunks = write_chunks(tmp_path, "dev", "s1", 3)
-    spool = Spool(tmp_path)
+    spool = Spool(tmp_path, wall_clock=lambda: 1795428000.5)
     items, _ = spool.scan()
     marker = spool.mark_delivered(items[0], chunk_id=chunks[0][1], status=200)
-    assert json.loads(marker.read_text())["chunk_id"] == chunks[0][1]
+    delivered = json.loads(marker.read_text())
+    assert delivered["chunk_id"] == chunks[0][1] and delivered["delivered_at"] == 1795428000.5
     assert marker == tmp_path / "dev" / "s1" / "delivered" / "000001.json"
     moved = spool.mark_rejected(items[1], reason="HTTP 413 too large", status=413)
     assert moved == tmp_path / "dev" / "s1" / "rejected" / "000002.json"
     assert not chunks[1][0].exists() and moved.exists()
     reason = json.loads((moved.parent / "000002.reason.json").read_text())
     assert reason["status"] == 413 and reason["reason"] == "HTTP 413 too large"
+    assert reason["at"] == 1795428000.5  # the injected wall clock
     # a new Spool (a restart) sees the same thing: only chunk 3 is pending
     items, stats = Spool(tmp_path).scan()
     assert [i.path for i in items] == [chunks[2][0]]

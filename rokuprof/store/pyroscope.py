@@ -28,6 +28,7 @@ import logging
 import random
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -112,6 +113,8 @@ class PyroscopePusher:
         rescan_seconds: float = 15.0,
         backoff_base: float = 1.0,
         backoff_cap: float = 60.0,
+        rng: Callable[[], float] = random.random,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         problem = check_url(url)
         if problem:
@@ -124,6 +127,8 @@ class PyroscopePusher:
         self.rescan_seconds = rescan_seconds
         self.backoff_base = backoff_base
         self.backoff_cap = min(backoff_cap, MAX_RETRY_SECONDS)
+        self.rng = rng  # the backoff's jitter
+        self.wall_clock = wall_clock  # the time written into markers
         self.stats = PusherStats()
         self.current: Path | None = None  # the session being sent (retention keeps it)
 
@@ -157,7 +162,7 @@ class PyroscopePusher:
             while not await self.push(client, session):
                 failures += 1
                 await asyncio.sleep(
-                    backoff_delay(failures, self.backoff_base, self.backoff_cap, random.random())
+                    backoff_delay(failures, self.backoff_base, self.backoff_cap, self.rng())
                 )
         finally:
             self.current = None
@@ -214,7 +219,7 @@ class PyroscopePusher:
     def _mark(self, session: Path, what: dict) -> None:
         if not session.is_dir():
             return  # deleted meanwhile: do not bring the directory back
-        marker = {"at": utc_iso(time.time(), "seconds"), **what}
+        marker = {"at": utc_iso(self.wall_clock(), "seconds"), **what}
         path = SessionDir(session).pyroscope_marker
         try:
             write_atomic(path, json.dumps(marker) + "\n")

@@ -25,7 +25,7 @@ import os
 import stat
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,8 +104,9 @@ class _Counter:
 class Spool:
     """Pending, delivered, rejected and dropped chunks under ``root`` (the capture's ``out``)."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, wall_clock: Callable[[], float] = time.time) -> None:
         self.root = Path(root)
+        self.wall_clock = wall_clock  # the time written into markers
 
     def session_dirs(self) -> list[Path]:
         """Every ``root/<device>/<session>`` directory, oldest session name first per device."""
@@ -195,14 +196,14 @@ class Spool:
     def mark_delivered(self, item: SpoolItem, *, chunk_id: str, status: int) -> Path:
         """Record that Sentry took the chunk (after a 2xx): the chunk is never sent again."""
         marker = item.session.delivered_marker(item.name)
-        record = {"chunk_id": chunk_id, "status": status, "delivered_at": time.time()}
+        record = {"chunk_id": chunk_id, "status": status, "delivered_at": self.wall_clock()}
         return write_atomic(marker, json.dumps(record) + "\n", within=item.session.root)
 
     def mark_rejected(self, item: SpoolItem, *, reason: str, status: int | None) -> Path:
         """Move a chunk refused for good to ``rejected/``, with its reason beside it."""
         session = item.session
         rejected = session.rejected
-        record = {"chunk": item.name, "status": status, "reason": reason, "at": time.time()}
+        record = {"chunk": item.name, "status": status, "reason": reason, "at": self.wall_clock()}
         reason = json.dumps(record) + "\n"
         write_atomic(session.rejection_reason(item.name), reason, within=session.root)
         target = rejected / item.name
@@ -231,7 +232,7 @@ class Spool:
                 with contextlib.suppress(FileExistsError):
                     os.close(open_new(marker))
             else:
-                text = json.dumps({"dropped_at": time.time(), **covered}) + "\n"
+                text = json.dumps({"dropped_at": self.wall_clock(), **covered}) + "\n"
                 write_atomic(marker, text, within=item.session.root)
             try:
                 item.path.unlink()
