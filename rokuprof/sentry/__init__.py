@@ -10,22 +10,37 @@
 * :mod:`~rokuprof.sentry.flamegraph` - the time Sentry computes from chunks.
 """
 
-from rokuprof.sentry.assemble import Chunk
-from rokuprof.sentry.build_report import BuildReport, Leftover
-from rokuprof.sentry.chunk import ChunkBuilder, Flush
-from rokuprof.sentry.convert import ConversionSummary, OfflineConverter, convert_bytes
-from rokuprof.sentry.dsn import Dsn, DsnError
-from rokuprof.sentry.envelope import (
-    Envelope,
-    EnvelopeError,
-    EnvelopeItem,
-    check_envelope,
-    chunk_envelope,
-    gzip_body,
-)
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, SAMPLE_RATE_HZ, WALL_UNITS
-from rokuprof.sentry.settings import ChunkSettings
-from rokuprof.sentry.validate import ChunkInvalid, Problem, check_chunk, validate_chunk
+from rokuprof._lazy import lazy_names
+
+# Each name loads its module on first use: importing one module below the package (the
+# validator, say) does not load the chunk builder and the converter.
+_HOMES = {
+    "BuildReport": "build_report",
+    "Chunk": "assemble",
+    "ChunkBuilder": "chunk",
+    "ChunkInvalid": "validate",
+    "ChunkSettings": "settings",
+    "ConversionSummary": "convert",
+    "DEFAULT_WALL_UNIT": "sampling",
+    "Dsn": "dsn",
+    "DsnError": "dsn",
+    "Envelope": "envelope",
+    "EnvelopeError": "envelope",
+    "EnvelopeItem": "envelope",
+    "Flush": "chunk",
+    "Leftover": "build_report",
+    "OfflineConverter": "convert",
+    "Problem": "validate",
+    "SAMPLE_RATE_HZ": "sampling",
+    "WALL_UNITS": "sampling",
+    "check_chunk": "validate",
+    "check_envelope": "envelope",
+    "chunk_envelope": "envelope",
+    "convert_bytes": "convert",
+    "gzip_body": "envelope",
+    "validate_chunk": "validate",
+}
+__getattr__ = lazy_names(__name__, _HOMES)
 
 __all__ = [
     "DEFAULT_WALL_UNIT",
