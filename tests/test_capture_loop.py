@@ -226,8 +226,9 @@ async def test_app_start_is_delayed_by_less_than_a_second(tmp_path: Path) -> Non
             await dev.wait_run_end(i, 5)
         summary = await asyncio.wait_for(task, 5)
     delays = [run.connect_delay for run in dev.runs]
+    # the product's promise; the exact polling interval is the device machine's rule
+    # (test_device_machine: a refusing port is polled every poll interval)
     assert all(d is not None and d < 1.0 for d in delays), delays
-    assert max(delays) < 0.5  # poll interval 0.25 s plus scheduling slack
     assert len(summary.sessions) == 3
 
 
