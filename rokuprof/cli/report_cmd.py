@@ -17,6 +17,7 @@ from rokuprof.cli.layout import load_capture
 from rokuprof.cli.output import stderr_console, stdout_console, write_bytes
 from rokuprof.cli.root import app
 from rokuprof.export.report.session import report_page
+from rokuprof.export.report.source import DEFAULT_EDITOR_URL, editor_url_problem
 from rokuprof.store.files import follow_umask, write_atomic
 from rokuprof.views.text import printable
 
@@ -31,6 +32,13 @@ The page is self-contained: its script, style and data are inline and it makes n
 request, so it opens offline anywhere and can be attached to a bug. Figures are the profile
 tables' exact counters (the numbers `inspect` shows); the timeline is the 101 Hz synthetic
 samples `convert` lays out, and selecting a time range there makes every view follow it.
+
+`--source DIR|APP.zip`: the app's source (`rokuprof profile` passes its own). The hot
+functions' source is embedded with each line's CPU, wall time and allocations in the margin,
+the hottest lines marked (only those files are read, each up to 1 MiB, 8 MiB in all; a
+`pkg:/` path maps only inside the source). Every `file:line` in the page is then a link built
+from `--editor-url` (default `{DEFAULT_EDITOR_URL}`; `{{path}}` is the local file, `{{line}}`
+the line).
 
 Output: `-o FILE`, by default next to the input as `<stem>{SUFFIX}` (a session directory:
 inside it; standard input: `profile{SUFFIX}` in the current directory), replaced atomically;
@@ -66,6 +74,24 @@ def report_command(
         bool, typer.Option("--open", help="Open the report in the default web browser.")
     ] = False,
     wall_unit: WallUnitOption = DEFAULT_UNIT,
+    app_source: Annotated[
+        Path | None,
+        typer.Option(
+            "--source",
+            metavar="DIR|ZIP",
+            help="The app's source directory or .zip: the hot functions' source with per-line "
+            "figures, and file:line links to it.",
+        ),
+    ] = None,
+    editor_url: Annotated[
+        str | None,
+        typer.Option(
+            "--editor-url",
+            metavar="TEMPLATE",
+            help=f"The link of each file:line, with {{path}} and {{line}} (default with --source: "
+            f"{DEFAULT_EDITOR_URL}).",
+        ),
+    ] = None,
 ) -> None:
     """Write an HTML report (see HELP)."""
     err = stderr_console()
@@ -73,6 +99,16 @@ def report_command(
     to_stdout = out is not None and str(out) == STDIN
     if to_stdout and open_:
         exits.fail("--open needs a file: -o - writes the page to standard output")
+    if editor_url is not None and (problem := editor_url_problem(editor_url)) is not None:
+        exits.fail(problem)
+    app = None
+    if app_source is not None:
+        from rokuprof.app.source import SourceError, open_source
+
+        try:
+            app = open_source(app_source)
+        except SourceError as exc:
+            exits.fail(exc)
     try:
         source = open_capture(input_)
     except CaptureInputError as exc:
@@ -84,7 +120,7 @@ def report_command(
         exits.fail(problem)
 
     inp = load_capture(source, err, wall_unit.value)
-    html = report_page(inp, source.session)
+    html = report_page(inp, source.session, source=app, editor_url=editor_url)
     if to_stdout:
         write_bytes(html)
     else:
