@@ -111,10 +111,10 @@ def figured_lines(model: dict) -> dict[int, tuple[int, int]]:
 
 
 def wanted_files(model: dict) -> list[str]:
-    """The ``pkg:/`` files of the hot functions that map into the app, sorted."""
+    """The files of the hot functions, sorted (one that does not map into the app is not read,
+    and the page says so)."""
     strings, fns = model["strings"], model["functions"]
-    files = {strings[fns["file"][f]] for f in hot_functions(model)}
-    return sorted(f for f in files if pkg_relative(f) is not None)
+    return sorted({strings[fns["file"][f]] for f in hot_functions(model)})
 
 
 @dataclass(frozen=True)

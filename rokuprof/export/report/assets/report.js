@@ -2076,6 +2076,7 @@
           { "data-fn": f, class: f === source.picked ? "picked" : null, onclick: () => pickSource(f, list, pane) },
           swatchFor(f),
           el("span", { class: "name", title: `${fnName[f]} — ${fnWhere(f)} · ${threadName[fnThread[f]]}`, text: fnName[f] }),
+          T > 1 ? el("span", { class: "thread", text: threadName[fnThread[f]] }) : null,
           el("span", { class: "fig", text: fmtCpu(fnSelf.cpu[f]) }),
         ),
       );
