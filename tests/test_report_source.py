@@ -29,8 +29,9 @@ from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import ALLOC, CALLS, CPU, MEMORY, MODULE, PATH, STRING, Footer
 from rokuprof.export import input_from_bytes
+from rokuprof.export.report.page import render_html
 from rokuprof.export.report.session import report_page
-from rokuprof.export.report.source import MAX_FILE_BYTES
+from rokuprof.export.report.source import MAX_FILE_BYTES, editor_url_problem, pkg_relative
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 from tests.viewers import REPO, VIEWERS
 from tests.viewers.report import model, open_reports, problems
@@ -182,6 +183,10 @@ def href(path: str, line: int) -> str:
     return f"idea://open?file={quote(path, safe=URI_SAFE)}&line={line}"
 
 
+#: Templates rokuprof refuses, written into a model by hand: the page makes no link of them.
+REFUSED = ["JaVaScript:alert(document.domain)//{path}", "data:text/html,{path}", "{path}:{line}"]
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     directory = tmp_path_factory.mktemp("source")
@@ -189,12 +194,18 @@ def page(tmp_path_factory):
     inp = input_from_bytes(planted())
     path = directory / "source.html"
     path.write_bytes(report_page(inp, source=open_source(app), editor_url=TEMPLATE))
-    [result] = open_reports([path], steps=STEPS, shots=ARTIFACTS)
-    return result, model(path.read_text()), app.resolve()
+    refused = []
+    for i, template in enumerate(REFUSED):
+        data = model(path.read_text())
+        data["source"]["editor"] = template
+        refused.append(directory / f"refused-{i}.html")
+        refused[-1].write_text(render_html(data))
+    result, *others = open_reports([path, *refused], steps=STEPS, shots=ARTIFACTS)
+    return result, model(path.read_text()), app.resolve(), others
 
 
 def test_page_loads_cleanly_and_interactions_are_fast(page):
-    result, _, _ = page
+    result, *_ = page
     assert problems(result) == []
     assert len(result["requests"]) == 1 and result["scripts"] == 2
     assert {"tab", "range", "thread", "fromLines"} <= set(result["ms"])
@@ -210,7 +221,7 @@ def rows_of(result: dict, keys: list, key: tuple) -> dict[int, dict]:
 
 
 def test_each_line_shows_the_line_figures(page):
-    result, data, _ = page
+    result, data, *_ = page
     keys = fn_keys(data)
     want = line_figures(data)
     seen = set()
@@ -247,7 +258,7 @@ def test_each_line_shows_the_line_figures(page):
 
 
 def test_the_hottest_lines_are_marked(page):
-    result, data, _ = page
+    result, data, *_ = page
     keys = fn_keys(data)
     rows = list(rows_of(result, keys, (MAIN, "parseFeed")).values())
     hot = {r["hot"]: r["line"] for r in rows if r["hot"]}
@@ -258,7 +269,7 @@ def test_the_hottest_lines_are_marked(page):
 
 
 def test_links_use_the_editor_template(page):
-    result, data, app = page
+    result, data, app, _ = page
     keys = fn_keys(data)
     feed = str(app / "source" / "feed.brs")
     rows = list(rows_of(result, keys, (MAIN, "parseFeed")).values())
@@ -278,7 +289,7 @@ def test_links_use_the_editor_template(page):
 
 
 def test_a_function_opened_from_the_lines_tab_and_the_selection_followed(page):
-    result, data, _ = page
+    result, data, *_ = page
     keys = fn_keys(data)
     step = result["steps"]["fromLines"]
     assert step["tab"] == "source" and step["fn"] == step["wanted"]
@@ -290,7 +301,7 @@ def test_a_function_opened_from_the_lines_tab_and_the_selection_followed(page):
 
 
 def test_hostile_source_stays_text_and_nothing_outside_is_read(page):
-    result, data, _ = page
+    result, data, *_ = page
     keys = fn_keys(data)
     rows = list(rows_of(result, keys, (MAIN, "parseFeed")).values())
     assert {r["line"]: r["code"] for r in rows}[2] == HOSTILE_LINE
@@ -301,6 +312,57 @@ def test_hostile_source_stays_text_and_nothing_outside_is_read(page):
     notes = " ".join(result["steps"]["initial"]["notes"])
     assert f"not a pkg:/ path inside the app: not read: {OUTSIDE}" in notes
     assert "a link out of the source directory: not read" in notes and LINKED in notes
+
+
+def test_a_template_rokuprof_refuses_makes_no_link_in_the_page(page):
+    *_, others = page
+    for template, result in zip(REFUSED, others, strict=True):
+        assert problems(result) == [], template
+        links = [a for tab in result["steps"]["links"].values() for a in tab]
+        assert links == [], template
+        assert result["steps"]["lineCells"][:3] == ["2", "3", "4"]  # the lines, as text
+
+
+@pytest.mark.parametrize(
+    ("file", "rel"),
+    [
+        ("pkg:/source/main.brs", "source/main.brs"),
+        ("pkg:/components/DétailsÉcran.brs", "components/DétailsÉcran.brs"),
+        ("pkg:/../outside.brs", None),
+        ("pkg:/source/../../etc/passwd", None),
+        ("pkg://etc/passwd", None),
+        ("pkg:/source//main.brs", None),
+        ("pkg:/./main.brs", None),
+        ("pkg:/source\\..\\main.brs", None),
+        ("pkg:/source/main.brs\0", None),
+        ("pkg:/", None),
+        ("/etc/passwd", None),
+        ("tmp:/cache.brs", None),
+        ("source/main.brs", None),
+    ],
+)
+def test_only_a_pkg_path_inside_the_app_maps(file, rel):
+    assert pkg_relative(file) == rel
+
+
+@pytest.mark.parametrize(
+    ("template", "refused"),
+    [
+        ("vscode://file/{path}:{line}", False),
+        ("idea://open?file={path}&line={line}", False),
+        ("subl://open?url=file://{path}&line={line}", False),
+        ("file://{path}", False),
+        ("javascript:alert(1)//{path}", True),
+        (" javascript:alert(1)", True),
+        ("VBScript:msgbox", True),
+        ("data:text/html,<script>alert(1)</script>", True),
+        ("{path}:{line}", True),
+        ("vscode://file/{path}:{line}\n", True),
+        ("vscode://file/{path}:{col}", True),
+    ],
+)
+def test_an_editor_template_starts_with_a_harmless_scheme(template, refused):
+    assert (editor_url_problem(template) is not None) == refused
 
 
 # ---------------------------------------------------------------- the command

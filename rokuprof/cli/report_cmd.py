@@ -47,7 +47,8 @@ inside it; standard input: `profile{SUFFIX}` in the current directory), replaced
 Exit status: 0 the report was written from a complete capture; 3 the capture is incomplete or
 corrupt (the report is written from what was read and shows where it stopped; a line on stderr
 says so); 2 bad usage or a problem found before any work started (an input missing, unreadable
-or not a .bsprof, an output that cannot be written; nothing is written); 1 the report could not
+or not a .bsprof, an output that cannot be written, a `--source` missing or unreadable, a refused
+`--editor-url`; nothing is written); 1 the report could not
 be written midway."""
 
 

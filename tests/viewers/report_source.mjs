@@ -59,9 +59,26 @@ function timedIn(page, action, arg) {
 
 const timedClick = (page, selector) => timedIn(page, "click", selector);
 
-export default async function source(page, { dir, clickTab }) {
+// Every link of every tab, by tab.
+async function allLinks(page, clickTab) {
+  const links = {};
+  for (const tab of await page.evaluate(() => window.__report.tabs)) {
+    await clickTab(page, tab);
+    links[tab] = await page.$$eval(`#view-${tab} a`, (as) => as.map((a) => ({ href: a.getAttribute("href"), text: a.textContent })));
+  }
+  return links;
+}
+
+export default async function source(page, { dir, stem, clickTab }) {
   const steps = {};
   const ms = {};
+  if (stem.includes("refused")) {
+    // a page whose template was not checked by rokuprof (a model edited by hand): no links
+    await clickTab(page, "source");
+    steps.lineCells = await page.$$eval("#src-code td[data-key='line']", (tds) => tds.map((td) => td.textContent));
+    steps.links = await allLinks(page, clickTab);
+    return { steps, ms };
+  }
   const look = () => page.evaluate(readSource);
 
   ms.tab = await timedClick(page, "#tab-source");
@@ -101,12 +118,7 @@ export default async function source(page, { dir, clickTab }) {
   }
 
   // every link of every tab, and what could run script
-  steps.links = {};
-  const tabs = await page.evaluate(() => window.__report.tabs);
-  for (const tab of tabs) {
-    await clickTab(page, tab);
-    steps.links[tab] = await page.$$eval(`#view-${tab} a`, (as) => as.map((a) => ({ href: a.getAttribute("href"), text: a.textContent })));
-  }
+  steps.links = await allLinks(page, clickTab);
   await clickTab(page, "source");
   steps.elements = await page.evaluate(() => document.querySelectorAll("#view-source script, #view-source img, #view-source iframe, #view-source object").length);
   return { steps, ms };
