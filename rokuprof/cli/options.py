@@ -38,3 +38,13 @@ ChunkSecondsOption = Annotated[
     float,
     typer.Option(metavar="SECONDS", help="Write Sentry chunks this often (seconds, <= 60)."),
 ]
+#: ``report`` and ``profile``: the link of each ``file:line`` in the report.
+EditorUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--editor-url",
+        metavar="TEMPLATE",
+        help="The report's link of each file:line, with {path} (the local file) and {line} "
+        "(default with the app's source: vscode://file/{path}:{line}).",
+    ),
+]

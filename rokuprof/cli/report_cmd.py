@@ -14,6 +14,7 @@ from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
+from rokuprof.cli.options import EditorUrlOption
 from rokuprof.cli.output import stderr_console, stdout_console, write_bytes
 from rokuprof.cli.root import app
 from rokuprof.export.report.session import report_page
@@ -84,15 +85,7 @@ def report_command(
             "figures, and file:line links to it.",
         ),
     ] = None,
-    editor_url: Annotated[
-        str | None,
-        typer.Option(
-            "--editor-url",
-            metavar="TEMPLATE",
-            help=f"The link of each file:line, with {{path}} and {{line}} (default with --source: "
-            f"{DEFAULT_EDITOR_URL}).",
-        ),
-    ] = None,
+    editor_url: EditorUrlOption = None,
 ) -> None:
     """Write an HTML report (see HELP)."""
     err = stderr_console()
