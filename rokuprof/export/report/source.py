@@ -161,10 +161,8 @@ def source_entry(
     fn_notes: dict[int, str] = {}
     for f in hot_functions(model):
         file = strings[fns["file"][f]]
-        if file not in texts:
-            continue
         lines = lines_of.get(file)
-        if lines is None:
+        if lines is None:  # not read: the file's note says why
             continue
         start = fns["line"][f] or figured.get(f, (0, 0))[0]
         if start <= 0:
@@ -205,10 +203,9 @@ def source_entry(
         for first, last, f in spans.get(file, ()):
             inside = [(a, b) for a, b in shown if a <= first and last <= b]
             fn_rows.append([f, index, first, last, None if inside else "not shown: page full"])
+    index_of = {file: i for i, file in enumerate(sorted(texts))}  # the order of ``files``
     for f, why in sorted(fn_notes.items()):
-        file = strings[fns["file"][f]]
-        index = sorted(texts).index(file)
-        fn_rows.append([f, index, 0, 0, why])
+        fn_rows.append([f, index_of[strings[fns["file"][f]]], 0, 0, why])
     fn_rows.sort(key=lambda r: r[0])
     paths = []
     if root is not None:

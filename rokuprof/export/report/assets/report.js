@@ -2057,6 +2057,7 @@
     for (const [file, note] of SRC_FILES) if (note) byNote.set(note, [...(byNote.get(note) || []), S[file]]);
     const notes = [...byNote.entries()].map(([note, files]) => `${note}: ${files.join(", ")}`);
     v.append(el("p", { class: "note", id: "source-about" }, text(`Source from ${SRC.label}: the hot functions (most self CPU, wall time or allocated bytes), each line with its figures in this selection; the ${HOT_LINES} hottest lines of a function are marked.`)));
+    if (!facts.lineData) notes.unshift("This capture has no line data, so no figures per line: build the app with bsprof_enable_lines=1 (rokuprof profile --lines)");
     for (const n of [...SRC.notes, ...notes]) v.append(el("p", { class: "note src-note", text: n }));
     if (!fns.length) {
       v.append(el("p", { class: "note", text: "No function with source in this selection." }));
