@@ -29,9 +29,17 @@ from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import ALLOC, CALLS, CPU, MEMORY, MODULE, PATH, STRING, Footer
 from rokuprof.export import input_from_bytes
+from rokuprof.export.report import source
+from rokuprof.export.report.model import build_model
 from rokuprof.export.report.page import render_html
 from rokuprof.export.report.session import report_page
-from rokuprof.export.report.source import MAX_FILE_BYTES, editor_url_problem, pkg_relative
+from rokuprof.export.report.source import (
+    MAX_FILE_BYTES,
+    SourceText,
+    editor_url_problem,
+    pkg_relative,
+    source_entry,
+)
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 from tests.viewers import REPO, VIEWERS
 from tests.viewers.report import model, open_reports, problems
@@ -463,3 +471,32 @@ def test_a_long_file_is_cut_and_said_so(planted_files, tmp_path):
     assert note == "cut after 1.0 MiB: the rest was not read"
     assert chunks[0][1][6] == FEED_LINES[7]  # the functions at the top are shown all the same
     shutil.rmtree(app)
+
+
+def test_a_fifo_in_the_source_is_not_waited_on(planted_files, tmp_path):
+    capture, app = planted_files
+    (app / "source" / "main.brs").unlink()
+    os.mkfifo(app / "source" / "main.brs")
+    data = report(capture, tmp_path / "out.html", "--source", str(app))
+    assert excerpts(data)[MAIN_BRS] == ["cannot be read (not a regular file)", []]
+
+
+def test_excerpts_are_bounded(monkeypatch):
+    data = build_model(input_from_bytes(planted()))
+    long_line = "    x = " + "y" * 1000
+    text = "\n".join(FEED_LINES[:7] + [long_line] + ["    z = 1"] * 2000)  # no end function
+    texts = {FEED: SourceText(text)}
+    entry = source_entry(data, texts, label="app", editor_url=TEMPLATE, root=None)
+    [(_, note, chunks)] = entry["files"]
+    [(first, lines)] = chunks
+    # without an end function, each function is 40 lines and 3 below (3 above): parseFeed's
+    # (line 5), renderItem's (14) and taskMain's (19) merged, from line 2 to line 62
+    assert note is None and first == 2 and len(lines) == 19 + 40 + 3 - 2 + 1
+    assert lines[6] == long_line[: source.MAX_LINE_CHARS - 1] + "…"
+    assert len(lines[6]) == source.MAX_LINE_CHARS
+    monkeypatch.setattr(source, "MAX_PAGE_LINES", 10)
+    entry = source_entry(data, texts, label="app", editor_url=TEMPLATE, root=None)
+    [(_, _, [(first, lines)])] = entry["files"]
+    assert first == 2 and len(lines) == 10
+    notes = {r[4] for r in entry["fns"]}
+    assert notes == {"not shown: page full"}  # each function's lines are whole or not shown
