@@ -3,9 +3,10 @@
 // Reads the data model (JSON in #report-data, see rokuprof/export/report/model.py), builds typed
 // arrays, and draws: a timeline strip (busy share per thread, live heap, and for a session its
 // marks and the app's CPU % and memory; drag to pick a time range that every view follows), then
-// tabs: flame graph / icicle, call tree, functions, lines, memory and facts. Device and user text
-// (names, files, app facts, mark labels) only ever reaches the page through textContent and DOM
-// APIs, never as markup. window.__report is the hook the browser tests drive.
+// tabs: flame graph / icicle, call tree, functions, lines, source (report --source), memory and
+// facts. Device and user text (names, files, app facts, mark labels, the app's source) only ever
+// reaches the page through textContent and DOM APIs, never as markup; a link's href is built from
+// the checked editor template only (see editorHref). window.__report is the hook the browser tests drive.
 "use strict";
 (() => {
   const D = JSON.parse(document.getElementById("report-data").textContent);
