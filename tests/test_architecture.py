@@ -22,6 +22,7 @@ PURE = [
     "rokuprof.sentry",
     "rokuprof.export",
     "rokuprof.export.report.timeline_extras",
+    "rokuprof.export.report.source",
     "rokuprof.capture.machine",
     "rokuprof.capture.device_machine",
     "rokuprof.capture.record",

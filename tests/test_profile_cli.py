@@ -20,6 +20,7 @@ from rokuprof.app.manifest import parse_manifest
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry import validate_chunk
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
+from tests.viewers.report import model
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_APP = ROOT / "samples" / "app"
@@ -186,6 +187,9 @@ async def test_checks_come_before_anything_is_installed(tmp_path: Path, app_copy
         assert (status, dev.installed) == (2, None) and "nowhere" in err
         status, _, err = await profile(dev, tmp_path, str(app_copy), "--fail-over", "10")
         assert status == 2 and "--fail-over needs --baseline" in err
+        bad_link = "javascript:alert(1)//{path}"
+        status, _, err = await profile(dev, tmp_path, str(app_copy), "--editor-url", bad_link)
+        assert status == 2 and "a javascript: link is refused" in err
         assert dev.installed is None
 
 
@@ -233,3 +237,26 @@ def test_the_packaged_zip_is_what_the_device_got(tmp_path: Path, app_copy: Path)
     kept = [line for line in original if not line.startswith(("bsprof_", "run_as_process"))]
     assert all(line in shipped.splitlines() for line in kept)
     assert "bsprof_enable_lines=1" in shipped and "rsg_version=1.2" in shipped
+
+
+async def test_the_report_shows_the_apps_source(tmp_path: Path, app_copy: Path) -> None:
+    """profile passes the app it packaged to the report (report --source): the hot functions'
+    lines of the user's files, with links to them (--editor-url)."""
+    async with SimulatedDevice(device()) as dev:
+        status, out, err = await profile(
+            dev, tmp_path, str(app_copy), "--duration", "1.5", "--lines", "-o", "out",
+            "--editor-url", "idea://open?file={path}&line={line}",
+        )  # fmt: skip
+    assert status == 0, out + err
+    page = (only_session(tmp_path / "out") / "report.html").read_text()
+    data = model(page)
+    source, strings = data["source"], data["strings"]
+    assert source["label"] == "myapp" and source["editor"] == "idea://open?file={path}&line={line}"
+    files = {strings[f[0]]: f for f in source["files"]}
+    scene = "pkg:/components/HomeScene.brs"
+    shown = [line for _, lines in files[scene][2] for line in lines]
+    text = (app_copy / "components" / "HomeScene.brs").read_text().splitlines()
+    assert shown and all(line in text for line in shown)
+    assert "sub loadContent(mode as String, itemId as String)" in shown
+    paths = {strings[s]: p for s, p in source["paths"]}
+    assert paths[scene] == str(app_copy.resolve() / "components" / "HomeScene.brs")

@@ -311,31 +311,54 @@ def _check_directory_size(path: Path, budget: _Budget) -> None:
         raise PackageError(f"{path}: more than {budget.max_files:,} entries to package")
 
 
-def _read_zip(path: Path, budget: _Budget) -> dict[str, bytes]:
+def open_app_zip(
+    path: Path,
+    *,
+    max_input_bytes: int = INPUT_FACTOR * DEFAULT_MAX_BYTES,
+    max_files: int = DEFAULT_MAX_FILES,
+) -> tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]:
+    """An app's zip opened within the packaging limits, and its file entries by name, every one
+    checked (no ``..``, absolute path, link, encryption, duplicate; the declared total within
+    ``max_input_bytes``) before anything is inflated. The caller closes the archive. Raises
+    :class:`PackageError`."""
+    return _open_zip(path, _Budget(max_input_bytes, max_files))
+
+
+def _open_zip(path: Path, budget: _Budget) -> tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]:
     _check_directory_size(path, budget)
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as error:
         raise PackageError(f"{path} is not a directory or a readable .zip: {error}") from None
-    with archive:
-        infos = [info for info in archive.infolist() if not info.is_dir()]
-        names: set[str] = set()
-        for info in infos:
+    try:
+        entries: dict[str, zipfile.ZipInfo] = {}
+        for info in archive.infolist():
+            if info.is_dir():
+                continue
             name = info.filename
             problem = _entry_problem(name)
             if problem is not None:
                 raise PackageError(f"{path}: the entry {name!r} has {problem}: refused")
-            if name in names:
+            if name in entries:
                 raise PackageError(f"{path}: the entry {name!r} appears twice")
-            names.add(name)
+            entries[name] = info
             if stat.S_ISLNK(info.external_attr >> 16):
                 raise PackageError(f"{path}: the entry {name!r} is a symbolic link: refused")
             if info.flag_bits & 0x1:
                 raise PackageError(f"{path}: the entry {name!r} is encrypted")
             budget.take(info.file_size, f"{path} ({name})")
-        if MANIFEST not in names:
-            raise PackageError(_zip_manifest_missing(path, names))
-        return {info.filename: _inflate(archive, info, path) for info in infos}
+    except BaseException:
+        archive.close()
+        raise
+    return archive, entries
+
+
+def _read_zip(path: Path, budget: _Budget) -> dict[str, bytes]:
+    archive, entries = _open_zip(path, budget)
+    with archive:
+        if MANIFEST not in entries:
+            raise PackageError(_zip_manifest_missing(path, set(entries)))
+        return {name: _inflate(archive, info, path) for name, info in entries.items()}
 
 
 def _zip_manifest_missing(path: Path, names: set[str]) -> str:

@@ -105,10 +105,14 @@ async def run_demo(
             keys=sum(1 for _, kind, _ in dev.remote_log if kind == "keypress"),
         )
     if demo.summary.sessions:
+        from rokuprof.app.source import open_source
         from rokuprof.export.report.session import write_session_report
 
         demo.report = await asyncio.to_thread(
-            write_session_report, demo.summary.sessions[0].path, wall_unit=chunks.wall_unit
+            write_session_report,
+            demo.summary.sessions[0].path,
+            wall_unit=chunks.wall_unit,
+            source=open_source(SAMPLE_APP),  # as profile passes the app's: its lines shown
         )
     return demo
 

@@ -49,3 +49,14 @@ EcpPortOption = Annotated[int, _port("ECP port (serial number, app, launches, ke
 ProfilerPortOption = Annotated[int, _port("Profiler stream port (bsprof).")]
 ConsolePortOption = Annotated[int, _port("Debug console port (profiler status, chanperf).")]
 InstallerPortOption = Annotated[int, _port("Application Installer port.")]
+
+#: ``report`` and ``profile``: the link of each ``file:line`` in the report.
+EditorUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--editor-url",
+        metavar="TEMPLATE",
+        help="The report's link of each file:line, with {path} (the local file) and {line} "
+        "(default with the app's source: vscode://file/{path}:{line}).",
+    ),
+]

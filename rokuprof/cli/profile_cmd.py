@@ -16,6 +16,7 @@ from rokuprof.cli.options import (
     ChunkSecondsOption,
     ConsolePortOption,
     EcpPortOption,
+    EditorUrlOption,
     InstallerPortOption,
     MinShareOption,
     ProfilerPortOption,
@@ -46,7 +47,8 @@ files are never changed; VCS folders and what a `.rokuignore` names are left out
 or after `--duration` without a scenario, the app is asked to exit (`/exit-app/dev`, Home on
 older firmware) and the device ends the run with its footer: the session is `complete`. With
 neither, the capture lasts until the app exits (or Ctrl-C). The session's `report.html` is
-written into its directory.
+written into its directory, with APP's source: the hot functions' lines with their figures and
+every file:line a link (`report --source`; `--editor-url` sets the link).
 
 Exit status: 0 the run was captured (and passed the gate); 1 `--fail-over` found a function whose
 self wall grew more than allowed, or the device failed midway (an install failure in the
@@ -137,11 +139,15 @@ def profile_command(
     ] = View.auto,
     quiet: QuietFlag = False,
     wall_unit: WallUnitOption = DEFAULT_UNIT,
+    editor_url: EditorUrlOption = None,
 ) -> None:
     """Profile an app (see HELP)."""
     from rokuprof.cli.profile_steps import prepare, run_profile
+    from rokuprof.export.report.source import editor_url_problem
 
     if (problem := host_problem(device)) is not None:
+        exits.fail(problem)
+    if editor_url is not None and (problem := editor_url_problem(editor_url)) is not None:
         exits.fail(problem)
     if fail_over is not None and baseline is None:
         exits.fail("--fail-over needs --baseline (the run to compare with)")
@@ -180,6 +186,7 @@ def profile_command(
             fail_over=fail_over,
             min_share=min_share,
             open_report=open_,
+            editor_url=editor_url,
         )
     )
     raise typer.Exit(status)

@@ -39,6 +39,8 @@ class Prepared:
     plan: ProfilePlan
     baseline: ExportInput | None
     baseline_label: str
+    #: The app's source (its directory or zip): the report shows the hot functions' lines.
+    app_path: Path | None = None
 
 
 def prepare(
@@ -109,7 +111,7 @@ def prepare(
         duration=duration,
         start_timeout=start_timeout,
     )
-    return Prepared(plan, loaded, label)
+    return Prepared(plan, loaded, label, app_path)
 
 
 def packaged_line(app: PackagedApp) -> str:
@@ -131,6 +133,7 @@ async def run_profile(
     fail_over: float | None,
     min_share: float,
     open_report: bool,
+    editor_url: str | None = None,
 ) -> int:
     """Run the plan; print the summary, the report's path and the gate; the exit status."""
     plan = prepared.plan
@@ -155,7 +158,8 @@ async def run_profile(
     if result.summary.failure:
         exits.fail(result.summary.failure, exits.FAILED)
     session = result.summary.sessions[0]
-    report = _write_report(session.path, plan.capture.chunk_settings.wall_unit)
+    wall_unit = plan.capture.chunk_settings.wall_unit
+    report = _write_report(session.path, wall_unit, prepared.app_path, editor_url)
     if report is not None:
         out.print(f"report: {printable(report)}", markup=False, highlight=False, soft_wrap=True)
         if open_report:
@@ -170,11 +174,23 @@ async def run_profile(
     return exits.OK
 
 
-def _write_report(session: Path, wall_unit: str) -> Path | None:
+def _write_report(
+    session: Path, wall_unit: str, app_path: Path | None, editor_url: str | None
+) -> Path | None:
+    """The session's report, with the app's source (the one packaged) when it can be read."""
+    from rokuprof.app.source import SourceError, open_source
     from rokuprof.export.report.session import write_session_report
 
+    source = None
+    if app_path is not None:
+        try:
+            source = open_source(app_path)
+        except SourceError as error:
+            exits.warn(f"the report shows no source: {error}")
     try:
-        return write_session_report(session, wall_unit=wall_unit)
+        return write_session_report(
+            session, wall_unit=wall_unit, source=source, editor_url=editor_url
+        )
     except OSError as error:
         exits.warn(f"cannot write the report into {session}: {error.strerror or error}")
         return None

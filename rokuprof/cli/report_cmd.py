@@ -14,9 +14,11 @@ from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
+from rokuprof.cli.options import EditorUrlOption
 from rokuprof.cli.output import stderr_console, stdout_console, write_bytes
 from rokuprof.cli.root import app
 from rokuprof.export.report.session import report_page
+from rokuprof.export.report.source import DEFAULT_EDITOR_URL, editor_url_problem
 from rokuprof.store.files import follow_umask, write_atomic
 from rokuprof.views.text import printable
 
@@ -32,6 +34,13 @@ request, so it opens offline anywhere and can be attached to a bug. Figures are 
 tables' exact counters (the numbers `inspect` shows); the timeline is the 101 Hz synthetic
 samples `convert` lays out, and selecting a time range there makes every view follow it.
 
+`--source DIR|APP.zip`: the app's source (`rokuprof profile` passes its own). The hot
+functions' source is embedded with each line's CPU, wall time and allocations in the margin,
+the hottest lines marked (only those files are read, each up to 1 MiB, 8 MiB in all; a
+`pkg:/` path maps only inside the source). Every `file:line` in the page is then a link built
+from `--editor-url` (default `{DEFAULT_EDITOR_URL}`; `{{path}}` is the local file, `{{line}}`
+the line).
+
 Output: `-o FILE`, by default next to the input as `<stem>{SUFFIX}` (a session directory:
 inside it; standard input: `profile{SUFFIX}` in the current directory), replaced atomically;
 `-o -` writes the page to standard output. `--open` then opens it in the default browser.
@@ -39,7 +48,8 @@ inside it; standard input: `profile{SUFFIX}` in the current directory), replaced
 Exit status: 0 the report was written from a complete capture; 3 the capture is incomplete or
 corrupt (the report is written from what was read and shows where it stopped; a line on stderr
 says so); 2 bad usage or a problem found before any work started (an input missing, unreadable
-or not a .bsprof, an output that cannot be written; nothing is written); 1 the report could not
+or not a .bsprof, an output that cannot be written, a `--source` missing or unreadable, a refused
+`--editor-url`; nothing is written); 1 the report could not
 be written midway."""
 
 
@@ -66,6 +76,16 @@ def report_command(
         bool, typer.Option("--open", help="Open the report in the default web browser.")
     ] = False,
     wall_unit: WallUnitOption = DEFAULT_UNIT,
+    app_source: Annotated[
+        Path | None,
+        typer.Option(
+            "--source",
+            metavar="DIR|ZIP",
+            help="The app's source directory or .zip: the hot functions' source with per-line "
+            "figures, and file:line links to it.",
+        ),
+    ] = None,
+    editor_url: EditorUrlOption = None,
 ) -> None:
     """Write an HTML report (see HELP)."""
     err = stderr_console()
@@ -73,6 +93,16 @@ def report_command(
     to_stdout = out is not None and str(out) == STDIN
     if to_stdout and open_:
         exits.fail("--open needs a file: -o - writes the page to standard output")
+    if editor_url is not None and (problem := editor_url_problem(editor_url)) is not None:
+        exits.fail(problem)
+    app = None
+    if app_source is not None:
+        from rokuprof.app.source import SourceError, open_source
+
+        try:
+            app = open_source(app_source)
+        except SourceError as exc:
+            exits.fail(exc)
     try:
         source = open_capture(input_)
     except CaptureInputError as exc:
@@ -84,7 +114,7 @@ def report_command(
         exits.fail(problem)
 
     inp = load_capture(source, err, wall_unit.value)
-    html = report_page(inp, source.session)
+    html = report_page(inp, source.session, source=app, editor_url=editor_url)
     if to_stdout:
         write_bytes(html)
     else:

@@ -18,18 +18,27 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from rokuprof.bsprof.wall_unit import DEFAULT_WALL_UNIT
 from rokuprof.export import export_with_notes
 from rokuprof.export.model import ExportInput, build_input
 from rokuprof.export.report.model import build_model
 from rokuprof.export.report.page import render_html
+from rokuprof.export.report.source import (
+    DEFAULT_EDITOR_URL,
+    editor_entry,
+    source_entry,
+    wanted_files,
+)
 from rokuprof.export.report.timeline_extras import MAX_LINE, VitalsReader, timeline_extras
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.files import write_atomic
 from rokuprof.store.layout import RECORD_FILE, SessionDir
+
+if TYPE_CHECKING:
+    from rokuprof.app.source import AppSource
 
 VITALS_FILE = "vitals.jsonl"
 REPORT_FILE = "report.html"
@@ -103,11 +112,33 @@ def read_extras(session_dir: Path, inp: ExportInput) -> dict[str, object] | None
     return timeline_extras(record, vitals, timeline.origin, span, notes)
 
 
-def report_page(inp: ExportInput, session_dir: Path | None = None) -> bytes:
+def report_page(
+    inp: ExportInput,
+    session_dir: Path | None = None,
+    *,
+    source: AppSource | None = None,
+    editor_url: str | None = None,
+) -> bytes:
     """The report page of ``inp`` as UTF-8 bytes; with ``session_dir`` (the capture's session),
-    its marks and vitals on the timeline."""
+    its marks and vitals on the timeline; with ``source`` (the app's, checked by
+    :func:`~rokuprof.app.source.open_source`), the hot functions' source and ``file:line``
+    links built from ``editor_url`` (default :data:`DEFAULT_EDITOR_URL`); with ``editor_url``
+    alone, the links only."""
     session = read_extras(session_dir, inp) if session_dir is not None else None
-    return render_html(build_model(inp, session=session)).encode("utf-8")
+    model = build_model(inp, session=session)
+    if source is not None:
+        texts = source.read(wanted_files(model))
+        root = str(source.root) if source.root is not None else None
+        model["source"] = source_entry(
+            model,
+            texts,
+            label=source.label,
+            editor_url=editor_url or DEFAULT_EDITOR_URL,
+            root=root,
+        )
+    elif editor_url is not None:
+        model["source"] = editor_entry(editor_url)
+    return render_html(model).encode("utf-8")
 
 
 def export_with_session(
@@ -131,10 +162,17 @@ def load_session_capture(session_dir: Path, wall_unit: str = DEFAULT_WALL_UNIT) 
     return build_input(converter)
 
 
-def write_session_report(session_dir: Path, *, wall_unit: str = DEFAULT_WALL_UNIT) -> Path:
+def write_session_report(
+    session_dir: Path,
+    *,
+    wall_unit: str = DEFAULT_WALL_UNIT,
+    source: AppSource | None = None,
+    editor_url: str | None = None,
+) -> Path:
     """Write ``<session_dir>/report.html`` (atomically) from the session's capture, marks and
-    vitals; return its path. Raises ``OSError`` when the capture cannot be read or the page
-    cannot be written."""
+    vitals (and with ``source``, the app's: see :func:`report_page`); return its path. Raises
+    ``OSError`` when the capture cannot be read or the page cannot be written."""
     session_dir = Path(session_dir)
     inp = load_session_capture(session_dir, wall_unit)
-    return write_atomic(session_dir / REPORT_FILE, report_page(inp, session_dir))
+    page = report_page(inp, session_dir, source=source, editor_url=editor_url)
+    return write_atomic(session_dir / REPORT_FILE, page)

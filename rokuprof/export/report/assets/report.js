@@ -3,9 +3,10 @@
 // Reads the data model (JSON in #report-data, see rokuprof/export/report/model.py), builds typed
 // arrays, and draws: a timeline strip (busy share per thread, live heap, and for a session its
 // marks and the app's CPU % and memory; drag to pick a time range that every view follows), then
-// tabs: flame graph / icicle, call tree, functions, lines, memory and facts. Device and user text
-// (names, files, app facts, mark labels) only ever reaches the page through textContent and DOM
-// APIs, never as markup. window.__report is the hook the browser tests drive.
+// tabs: flame graph / icicle, call tree, functions, lines, source (report --source), memory and
+// facts. Device and user text (names, files, app facts, mark labels, the app's source) only ever
+// reaches the page through textContent and DOM APIs, never as markup; a link's href is built from
+// the checked editor template only (see editorHref). window.__report is the hook the browser tests drive.
 "use strict";
 (() => {
   const D = JSON.parse(document.getElementById("report-data").textContent);
@@ -232,8 +233,9 @@
 
   // ---------------------------------------------------------------- figures for the state
   // self[c][node]: a node's own figures in the selected range, idle functions removed when hidden.
-  let self = {}, total = {}, fnSelf = {}, fnTotal = {}, rangeFactor = null, hiddenFn = null;
+  let self = {}, total = {}, fnSelf = {}, fnTotal = {}, rangeFactor = null, hiddenFn = null, lineCache = null;
   function compute() {
+    lineCache = null;
     hiddenFn = new Uint8Array(nF);
     if (state.hideIdle) for (let f = 0; f < nF; f++) if (state.waits.has(fnName[f])) hiddenFn[f] = 1;
     rangeFactor = null;
@@ -333,6 +335,36 @@
   const text = (t) => document.createTextNode(t == null ? "" : String(t));
   const fnWhere = (f) => (fnLine[f] ? `${fnFile[f]}:${fnLine[f]}` : fnFile[f]);
 
+  // ---------------------------------------------------------------- links to the source
+  // With report --source (or --editor-url), every file:line is a link built from the editor URL
+  // template: {path} is the local file a pkg:/ path maps to under the source directory (else the
+  // pkg:/ path), {line} the line. The template starts with its own scheme (checked again here:
+  // never javascript:, data: ...) and the path is percent-encoded, so no file name from the
+  // device can change what a link is. Without a template, file:line stays text.
+  const SRC = D.source || null;
+  const EDITOR = (() => {
+    const t = SRC && typeof SRC.editor === "string" ? SRC.editor : "";
+    const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(t);
+    const refused = ["javascript", "vbscript", "data", "blob", "about", "filesystem"];
+    if (!m || /[\s\x00-\x1f\x7f]/.test(t) || refused.includes(m[1].toLowerCase())) return null;
+    return t.split(/(\{path\}|\{line\})/);
+  })();
+  const localPath = new Map(SRC ? SRC.paths.map(([s, p]) => [S[s], p]) : []);
+  function editorHref(file, line) {
+    if (!EDITOR) return null;
+    const path = encodeURIComponent(localPath.get(file) ?? file).replace(/%2F/g, "/");
+    const n = String(Math.max(1, Math.floor(Number(line)) || 1));
+    return EDITOR.map((p) => (p === "{path}" ? path : p === "{line}" ? n : p)).join("");
+  }
+  // file:line (or the file alone) as a link to the editor when there is a template, else text.
+  function srcLink(file, line, label) {
+    const shown = label ?? (line ? `${file}:${line}` : file);
+    const href = editorHref(file, line);
+    if (!href) return text(shown);
+    return el("a", { class: "src", href, "data-file": file, "data-line": line || null, title: `Open ${file}:${line || 1} in the editor`, text: shown });
+  }
+  const whereLink = (f) => srcLink(fnFile[f], fnLine[f], fnWhere(f));
+
   // ---------------------------------------------------------------- page skeleton
   const app = document.getElementById("app");
   // The heading names the app, its version and the capture, as the page's <title> does
@@ -402,6 +434,7 @@
     ["bottomup", "Bottom-up"],
     ["functions", "Functions"],
     ["lines", "Lines"],
+    ...(SRC && SRC.label != null ? [["source", "Source"]] : []),
     ["memory", "Memory"],
     ["facts", "Facts"],
   ];
@@ -1026,7 +1059,7 @@
     tip.replaceChildren();
     const f = n >= 0 ? nodeFn[n] : -1;
     tip.append(el("div", { class: "name", text: nodeLabel(n) }));
-    if (f >= 0) tip.append(el("div", { class: "where", text: `${fnWhere(f)} · ${threadName[fnThread[f]]}` }));
+    if (f >= 0) tip.append(el("div", { class: "where" }, whereLink(f), text(` · ${threadName[fnThread[f]]}`)));
     const body = el("table");
     const rows = [];
     const value = (c, which) => (n === VROOT ? rootValue(c) : which[c][n]);
@@ -1502,7 +1535,7 @@
       if (state.search.trim()) stackPicked.append(text("Search: "), el("b", { text: state.search.trim() }));
       return;
     }
-    stackPicked.append(swatchFor(f), el("b", { text: fnName[f] }), text(` ${fnWhere(f)} `), el("button", { class: "btn", id: "stack-unselect", title: "Clear the selection (Esc)", text: "×", onclick: (e) => stackSelect(-1, e) }));
+    stackPicked.append(swatchFor(f), el("b", { text: fnName[f] }), text(" "), whereLink(f), text(" "), el("button", { class: "btn", id: "stack-unselect", title: "Clear the selection (Esc)", text: "×", onclick: (e) => stackSelect(-1, e) }));
   }
   function stackZoom(factor, x, e) {
     // factor > 1 zooms out, around page x (the window's middle when not given)
@@ -1689,7 +1722,7 @@
             { key: "total:liveBytes", label: "Live at end", title: "Bytes allocated on this call path and below still live at the end", get: (n) => total.liveBytes[n], fmt: fmtBytes },
           ]
         : []),
-      { key: "loc", label: "Location", text: true, get: (n) => (nodeFn[n] >= 0 ? fnWhere(nodeFn[n]) : "") },
+      { key: "loc", label: "Location", text: true, get: (n) => (nodeFn[n] >= 0 ? fnWhere(nodeFn[n]) : ""), render: (td, n) => td.append(nodeFn[n] >= 0 ? whereLink(nodeFn[n]) : text("")) },
     ];
     const sortState = state.sort.tree;
     const col = cols.find((c) => c.key === sortState.key) || cols[1];
@@ -1751,7 +1784,8 @@
             });
           td.style.cursor = ks.length ? "pointer" : "default";
         } else if (c.text) {
-          td.textContent = v;
+          if (c.render) c.render(td, n);
+          else td.textContent = v;
           td.title = v;
         } else {
           td.textContent = c.fmt(v);
@@ -1826,7 +1860,7 @@
             { key: "liveBytes", label: "Live at end", title: "Bytes it allocated that were still live at the end", get: (f) => fnSelf.liveBytes[f], fmt: fmtBytes },
           ]
         : []),
-      { key: "file", label: "File", text: true, cls: "loc", get: (f) => fnWhere(f), render: (td, f) => { td.append(clip(fnWhere(f), "path")); td.title = fnWhere(f); } },
+      { key: "file", label: "File", text: true, cls: "loc", get: (f) => fnWhere(f), render: (td, f) => { td.append(EDITOR ? el("a", { class: "src", href: editorHref(fnFile[f], fnLine[f]) }, clip(fnWhere(f), "path")) : clip(fnWhere(f), "path")); td.title = fnWhere(f); } },
     ];
     v.append(
       el("div", { class: "toolbar" }, fnFilterBox, el("span", { class: "matches", id: "fn-count", text: `${rows.length} function${rows.length === 1 ? "" : "s"}` })),
@@ -1836,6 +1870,44 @@
   }
 
   // ---------------------------------------------------------------- lines
+  // The one place line figures are added up (the Lines and Source tabs read it): per function,
+  // per source line (function line + line offset - 1), CPU and wall time from the model's lines
+  // and allocation count and bytes from its allocLines, in the selection (time range: each call
+  // path's figures apportioned by its samples there; the thread menu; Hide idle). Kept until the
+  // selection changes.
+  function lineFigures() {
+    if (lineCache && lineCache.thread === state.thread) return lineCache;
+    const factor = (p) => (rangeFactor ? rangeFactor[pathNode[p]] : 1);
+    const cpu = new Map(), alloc = new Map();
+    const L = D.lines;
+    for (let i = 0; i < L.length; i += 4) {
+      const p = L[i], f = nodeFn[pathNode[p]];
+      if (!visibleFn(f)) continue;
+      const k = factor(p);
+      if (!k) continue;
+      let m = cpu.get(f);
+      if (!m) cpu.set(f, (m = new Map()));
+      const cur = m.get(L[i + 1]) || [0, 0];
+      cur[0] += L[i + 2] * k;
+      cur[1] += L[i + 3] * k;
+      m.set(L[i + 1], cur);
+    }
+    const A = D.allocLines || [];
+    for (let i = 0; i < A.length; i += 4) {
+      const p = A[i], f = nodeFn[pathNode[p]];
+      if (!visibleFn(f)) continue;
+      const k = factor(p);
+      if (!k) continue;
+      let m = alloc.get(f);
+      if (!m) alloc.set(f, (m = new Map()));
+      const cur = m.get(A[i + 1]) || { line: A[i + 1], count: 0, bytes: 0 };
+      cur.count += A[i + 2] * k;
+      cur.bytes += A[i + 3] * k;
+      m.set(A[i + 1], cur);
+    }
+    lineCache = { thread: state.thread, cpu, alloc };
+    return lineCache;
+  }
   function renderLines() {
     const v = views.lines;
     v.replaceChildren();
@@ -1843,20 +1915,7 @@
     if (!facts.lineData) {
       v.append(el("p", { class: "note", text: "This capture has no line data. Set bsprof_enable_lines=1 in the app's manifest (it needs rsg_version=1.2) to see CPU and wall time per source line." }));
     } else {
-      const L = D.lines;
-      const byFn = new Map();
-      for (let i = 0; i < L.length; i += 4) {
-        const p = L[i], f = nodeFn[pathNode[p]];
-        if (!visibleFn(f)) continue;
-        const k = factor(p);
-        if (!k) continue;
-        let m = byFn.get(f);
-        if (!m) byFn.set(f, (m = new Map()));
-        const cur = m.get(L[i + 1]) || [0, 0];
-        cur[0] += L[i + 2] * k;
-        cur[1] += L[i + 3] * k;
-        m.set(L[i + 1], cur);
-      }
+      const byFn = lineFigures().cpu;
       const hot = [...byFn.keys()].sort((a, b) => fnSelf.cpu[b] - fnSelf.cpu[a]).slice(0, 16);
       v.append(el("h2", { class: "section", text: "Hot lines: the functions with most self CPU, their lines ranked by CPU" }));
       const cards = el("div", { class: "cards", id: "line-cards" });
@@ -1868,9 +1927,9 @@
         const draw = () => {
           card.replaceChildren(
             el("h3", null, swatchFor(f), text(fnName[f])),
-            el("div", { class: "where", text: `${fnFile[f]} · ${threadName[fnThread[f]]} · self CPU ${fmtCpu(fnSelf.cpu[f])}, self wall ${fmtWall(fnSelf.wall[f])}` }),
+            el("div", { class: "where" }, srcLink(fnFile[f], fnLine[f], fnFile[f]), text(` · ${threadName[fnThread[f]]} · self CPU ${fmtCpu(fnSelf.cpu[f])}, self wall ${fmtWall(fnSelf.wall[f])}`), sourceButton(f)),
             dataTable(null, [
-              { key: "line", label: "Line", get: (l) => l.line, fmt: (x) => String(x) },
+              { key: "line", label: "Line", get: (l) => l.line, render: (td, l) => td.append(srcLink(fnFile[f], l.line, String(l.line))) },
               { key: "cpu", label: "CPU", get: (l) => l.cpu, fmt: fmtCpu, bar: true },
               { key: "share", label: "% of function", get: (l) => (cpuSum ? (100 * l.cpu) / cpuSum : 0), fmt: (x) => `${x.toFixed(1)}%`, exact: false },
               { key: "wall", label: "Wall", get: (l) => l.wall, fmt: fmtWall },
@@ -1888,25 +1947,13 @@
       return;
     }
     const A = D.allocLines || [];
-    if (A.length) renderAllocLines(v, A, factor);
+    if (A.length) renderAllocLines(v);
     else renderAllocCallers(v, factor);
   }
   // Allocation sites at their source lines (function line + line offset - 1), ranked by bytes.
-  function renderAllocLines(v, A, factor) {
+  function renderAllocLines(v) {
     v.append(el("h2", { class: "section", text: "Allocation sites: the functions that allocate most, their lines ranked by bytes" }));
-    const byFn = new Map();
-    for (let i = 0; i < A.length; i += 4) {
-      const p = A[i], f = nodeFn[pathNode[p]];
-      if (!visibleFn(f)) continue;
-      const k = factor(p);
-      if (!k) continue;
-      let m = byFn.get(f);
-      if (!m) byFn.set(f, (m = new Map()));
-      const cur = m.get(A[i + 1]) || { line: A[i + 1], count: 0, bytes: 0 };
-      cur.count += A[i + 2] * k;
-      cur.bytes += A[i + 3] * k;
-      m.set(A[i + 1], cur);
-    }
+    const byFn = lineFigures().alloc;
     const top = [...byFn.keys()].sort((a, b) => fnSelf.allocBytes[b] - fnSelf.allocBytes[a]).slice(0, 12);
     const cards = el("div", { class: "cards", id: "alloc-cards" });
     for (const f of top) {
@@ -1917,9 +1964,9 @@
       const draw = () =>
         card.replaceChildren(
           el("h3", null, swatchFor(f), text(fnName[f])),
-          el("div", { class: "where", text: `${fnFile[f]} · ${threadName[fnThread[f]]} · ${fmtBytes(fnSelf.allocBytes[f])} in ${fmtCount(fnSelf.allocCount[f])} allocations` }),
+          el("div", { class: "where" }, srcLink(fnFile[f], fnLine[f], fnFile[f]), text(` · ${threadName[fnThread[f]]} · ${fmtBytes(fnSelf.allocBytes[f])} in ${fmtCount(fnSelf.allocCount[f])} allocations`), sourceButton(f)),
           dataTable(null, [
-            { key: "line", label: "Line", get: (l) => l.line, fmt: (x) => String(x) },
+            { key: "line", label: "Line", get: (l) => l.line, render: (td, l) => td.append(srcLink(fnFile[f], l.line, String(l.line))) },
             { key: "bytes", label: "Bytes", get: (l) => l.bytes, fmt: fmtBytes, bar: true },
             { key: "share", label: "% of function", get: (l) => (bytesSum ? (100 * l.bytes) / bytesSum : 0), fmt: (x) => `${x.toFixed(1)}%`, exact: false },
             { key: "count", label: "Allocs", get: (l) => l.count, fmt: fmtCount },
@@ -1961,9 +2008,9 @@
       const draw = () =>
         card.replaceChildren(
           el("h3", null, swatchFor(f), text(fnName[f])),
-          el("div", { class: "where", text: `${fnWhere(f)} · ${fmtBytes(fnSelf.allocBytes[f])} in ${fmtCount(fnSelf.allocCount[f])} allocations` }),
+          el("div", { class: "where" }, whereLink(f), text(` · ${fmtBytes(fnSelf.allocBytes[f])} in ${fmtCount(fnSelf.allocCount[f])} allocations`)),
           dataTable(null, [
-            { key: "site", label: "Called from", text: true, cls: "loc", get: (s) => (s.caller >= 0 ? `${fnName[s.caller]} (${fnFile[s.caller]}:${s.line})` : "(thread root)") },
+            { key: "site", label: "Called from", text: true, cls: "loc", get: (s) => (s.caller >= 0 ? `${fnName[s.caller]} (${fnFile[s.caller]}:${s.line})` : "(thread root)"), render: (td, s) => (s.caller >= 0 ? td.append(text(`${fnName[s.caller]} (`), srcLink(fnFile[s.caller], s.line), text(")")) : td.append(text("(thread root)"))) },
             { key: "bytes", label: "Bytes", get: (s) => s.bytes, fmt: fmtBytes, bar: true },
             { key: "count", label: "Allocs", get: (s) => s.count, fmt: fmtCount },
             { key: "live", label: "Live at end", get: (s) => s.live, fmt: fmtBytes },
@@ -1973,6 +2020,120 @@
       cards.append(card);
     }
     v.append(cards);
+  }
+
+  // ---------------------------------------------------------------- source
+  // The hot functions' source (report --source): the functions on the left, the chosen one's
+  // lines on the right, each with its CPU, wall time and allocations in the margin (lineFigures:
+  // the Lines tab's figures, in the same selection) and the hottest lines marked. Source text is
+  // the user's file: it reaches the page through textContent only. Only the chosen function's
+  // lines are drawn, so choosing another one costs its excerpt (300 lines at most).
+  const SRC_FILES = SRC ? SRC.files : []; // [file string, note, [[first line, [text...]]...]]
+  const SRC_FNS = new Map((SRC ? SRC.fns : []).map((r) => [r[0], { fn: r[0], file: r[1], first: r[2], last: r[3], note: r[4] }]));
+  const HOT_LINES = 3; // lines marked as the hottest in each function
+  const source = { picked: -1, seen: -1, ms: 0 };
+  function sourceLine(file, n) {
+    for (const [first, lines] of SRC_FILES[file][2]) if (n >= first && n < first + lines.length) return lines[n - first];
+    return null;
+  }
+  function sourceButton(f) {
+    const r = SRC_FNS.get(f);
+    if (!r || r.note || !tabButtons.source) return null;
+    return el("button", { class: "btn src-open", "data-fn": f, title: "Show this function's source with its figures per line", text: "Source", onclick: () => showSource(f) });
+  }
+  function showSource(f) {
+    source.picked = f;
+    dirty.add("source");
+    setTab("source");
+  }
+  function sourceFns() {
+    return [...SRC_FNS.values()].filter((r) => visibleFn(r.fn)).sort((a, b) => fnSelf.cpu[b.fn] - fnSelf.cpu[a.fn] || fnSelf.wall[b.fn] - fnSelf.wall[a.fn] || a.fn - b.fn);
+  }
+  function renderSource() {
+    const t0 = performance.now();
+    const v = views.source;
+    v.replaceChildren();
+    const fns = sourceFns();
+    const byNote = new Map(); // one line per reason: "not in the source: a, b"
+    for (const [file, note] of SRC_FILES) if (note) byNote.set(note, [...(byNote.get(note) || []), S[file]]);
+    const notes = [...byNote.entries()].map(([note, files]) => `${note}: ${files.join(", ")}`);
+    v.append(el("p", { class: "note", id: "source-about" }, text(`Source from ${SRC.label}: the hot functions (most self CPU, wall time or allocated bytes), each line with its figures in this selection; the ${HOT_LINES} hottest lines of a function are marked.`)));
+    if (!facts.lineData) notes.unshift("This capture has no line data, so no figures per line: build the app with bsprof_enable_lines=1 (rokuprof profile --lines)");
+    for (const n of [...SRC.notes, ...notes]) v.append(el("p", { class: "note src-note", text: n }));
+    if (!fns.length) {
+      v.append(el("p", { class: "note", text: "No function with source in this selection." }));
+      return;
+    }
+    // a function selected elsewhere since the last look is shown
+    if (isSelected(state.selected) && state.selected !== source.seen && SRC_FNS.has(state.selected) && visibleFn(state.selected)) source.picked = state.selected;
+    source.seen = state.selected;
+    if (!fns.some((r) => r.fn === source.picked)) source.picked = fns[0].fn;
+    const list = el("ol", { class: "src-fns", id: "src-fns" });
+    const pane = el("div", { class: "src-pane", id: "src-pane" });
+    for (const r of fns) {
+      const f = r.fn;
+      list.append(
+        el(
+          "li",
+          { "data-fn": f, class: f === source.picked ? "picked" : null, onclick: () => pickSource(f, list, pane) },
+          swatchFor(f),
+          el("span", { class: "name", title: `${fnName[f]} — ${fnWhere(f)} · ${threadName[fnThread[f]]}`, text: fnName[f] }),
+          T > 1 ? el("span", { class: "thread", text: threadName[fnThread[f]] }) : null,
+          el("span", { class: "fig", text: fmtCpu(fnSelf.cpu[f]) }),
+        ),
+      );
+    }
+    v.append(el("div", { class: "src-wrap" }, list, pane));
+    drawSourcePane(pane);
+    source.ms = performance.now() - t0;
+  }
+  function pickSource(f, list, pane) {
+    const t0 = performance.now();
+    source.picked = f;
+    for (const li of list.children) li.classList.toggle("picked", Number(li.dataset.fn) === f);
+    drawSourcePane(pane);
+    source.ms = performance.now() - t0;
+  }
+  function drawSourcePane(pane) {
+    const r = SRC_FNS.get(source.picked);
+    const f = r.fn, file = fnFile[f];
+    pane.replaceChildren(
+      el("h3", { id: "src-title", "data-fn": f }, swatchFor(f), el("b", { text: fnName[f] }), text(" "), whereLink(f), text(` · ${threadName[fnThread[f]]} · self CPU ${fmtCpu(fnSelf.cpu[f])}, self wall ${fmtWall(fnSelf.wall[f])}`)),
+    );
+    if (r.note) {
+      pane.append(el("p", { class: "note src-note", text: `${fnWhere(f)}: ${r.note}` }));
+      return;
+    }
+    const figs = lineFigures();
+    const cpu = figs.cpu.get(f) || new Map(), alloc = figs.alloc.get(f) || new Map();
+    const heat = [...cpu.entries()].filter(([, x]) => x[0] > 0 || x[1] > 0).sort((a, b) => b[1][0] - a[1][0] || b[1][1] - a[1][1] || a[0] - b[0]);
+    const hot = new Map(heat.slice(0, HOT_LINES).map(([n], i) => [n, i + 1]));
+    const maxCpu = heat.length ? Math.max(1e-12, heat[0][1][0]) : 1;
+    const outside = [...new Set([...cpu.keys(), ...alloc.keys()])].filter((n) => n < r.first || n > r.last).length;
+    const body = el("tbody");
+    for (let n = r.first; n <= r.last; n++) {
+      const line = sourceLine(r.file, n);
+      if (line === null) continue;
+      const c = cpu.get(n), a = alloc.get(n), rank = hot.get(n);
+      const tr = el("tr", { "data-line": n, "data-hot": rank || null, class: rank ? "hot" : null });
+      const fig = (key, value, shown, title) => el("td", { class: "fig", "data-key": key, "data-value": value == null ? null : String(value), title: title || null, text: shown });
+      const cpuTd = fig("cpu", c ? c[0] : null, c ? fmtCpu(c[0]) : "", c ? `${grouped(c[0])} operations` : null);
+      if (c && c[0] > 0) cpuTd.style.backgroundImage = `linear-gradient(to left, var(--bar) ${((100 * c[0]) / maxCpu).toFixed(1)}%, transparent 0)`;
+      const allocTd = fig("allocBytes", a ? a.bytes : null, a ? fmtBytes(a.bytes) : "", a ? `${grouped(a.bytes)} bytes in ${grouped(a.count)} allocations` : null);
+      if (a) allocTd.setAttribute("data-count", String(a.count));
+      tr.append(
+        cpuTd,
+        fig("wall", c ? c[1] : null, c ? fmtWall(c[1]) : ""),
+        allocTd,
+        el("td", { class: "mark", text: rank ? `#${rank}` : "", title: rank ? `The ${["", "hottest", "second hottest", "third hottest"][rank] || "hot"} line of this function by CPU` : null }),
+        el("td", { class: "ln", "data-key": "line" }, srcLink(file, n, String(n))),
+        el("td", { class: "code", "data-key": "code" }, el("code", { text: line })),
+      );
+      body.append(tr);
+    }
+    const head = el("tr", null, ...[["cpu", "CPU"], ["wall", "Wall"], ["allocBytes", "Alloc"], ["mark", ""], ["line", "Line"], ["code", "Source"]].map(([k, label]) => el("th", { "data-key": k, text: label })));
+    pane.append(el("div", { class: "tablewrap" }, el("table", { class: "data source", id: "src-code" }, el("thead", null, head), body)));
+    if (outside) pane.append(el("p", { class: "note", text: `${grouped(outside)} line(s) with figures are outside this excerpt (the Lines tab lists them).` }));
   }
 
   // ---------------------------------------------------------------- memory
@@ -2022,7 +2183,7 @@
         const line = s.lines[nodes.length - 1 - i] || fnLine[f];
         if (i) out.append(text(" › "));
         const item = el("span", { title: `${fnFile[f]}:${line}` });
-        item.append(i === nodes.length - 1 ? el("b", { text: fnName[f] }) : text(fnName[f]), text(`:${line}`));
+        item.append(i === nodes.length - 1 ? el("b", { text: fnName[f] }) : text(fnName[f]), srcLink(fnFile[f], line, `:${line}`));
         out.append(item);
       });
       return out;
@@ -2349,7 +2510,7 @@
     cell("selfPct", all ? (100 * s) / all : 0, pct(s, all));
     cell("total", t, fmt(t));
     cell("totalPct", all ? (100 * t) / all : 0, pct(t, all));
-    tr.append(el("td", { class: "text", "data-key": "thread", title: threadName[fnThread[f]], text: threadName[fnThread[f]] }), el("td", { class: "text loc", "data-key": "loc", title: fnWhere(f), text: fnWhere(f) }));
+    tr.append(el("td", { class: "text", "data-key": "thread", title: threadName[fnThread[f]], text: threadName[fnThread[f]] }), el("td", { class: "text loc", "data-key": "loc", title: fnWhere(f) }, whereLink(f)));
     tr.addEventListener("click", () => selectFunction(f));
     return tr;
   }
@@ -2390,7 +2551,7 @@
       "div",
       { class: "bu-head" },
       el("h3", { id: "bu-selected", "data-fn": f }, swatchFor(f), text(fnName[f])),
-      el("span", { class: "where", text: `${fnWhere(f)} · ${threadName[fnThread[f]]}` }),
+      el("span", { class: "where" }, whereLink(f), text(` · ${threadName[fnThread[f]]}`)),
       el("span", { class: "figs" }, text("self "), el("b", { "data-key": "self", "data-value": s, text: fmt(s) }), text(` (${pct(s, all)}) · total `), el("b", { "data-key": "total", "data-value": t, text: fmt(t) }), text(` (${pct(t, all)})`)),
     );
     const side = (id, title, rows, first) => {
@@ -2468,7 +2629,7 @@
     v.append(dl);
   }
 
-  const RENDER = { flame: renderFlame, stack: renderStack, tree: renderTree, functions: renderFunctions, bottomup: renderBottomUp, lines: renderLines, memory: renderMemory, facts: renderFacts };
+  const RENDER = { flame: renderFlame, stack: renderStack, tree: renderTree, functions: renderFunctions, bottomup: renderBottomUp, lines: renderLines, source: renderSource, memory: renderMemory, facts: renderFacts };
 
   // ---------------------------------------------------------------- start
   let resizeTimer = 0;
