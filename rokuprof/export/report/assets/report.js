@@ -1242,7 +1242,7 @@
         ...quadColumns("wall:", "Wall", "wall", (i) => row(i)[5][1]),
         { key: "module", label: "Thread", text: true, get: (i) => S[row(i)[0]], render: (td, i) => { td.append(clip(S[row(i)[0]], "thread")); td.title = S[row(i)[0]]; } },
         { key: "file", label: "File", text: true, cls: "loc", get: (i) => S[row(i)[2]], render: (td, i) => { td.append(clip(S[row(i)[2]], "path")); td.title = S[row(i)[2]]; } },
-      ], rows, state.sort.diffLines, renderDiffLines, 200, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": S[row(i)[1]], "data-file": S[row(i)[2]], "data-line": row(i)[3], "data-kind": changeKind(row(i)[5][0]) })),
+      ], rows, state.sort.diffLines, renderDiffLines, 100, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": S[row(i)[1]], "data-file": S[row(i)[2]], "data-line": row(i)[3], "data-kind": changeKind(row(i)[5][0]) })),
     );
   }
 
