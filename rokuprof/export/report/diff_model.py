@@ -67,12 +67,12 @@ def _side(inp: ExportInput, side: RunSide, label: str) -> dict[str, object]:
 
 def _quad(before: float | None, after: float | None) -> list:
     """``[A, B, Δ, Δ%]`` as the JSON writes them (``None`` where a side is missing)."""
-    b0, a0 = before or 0, after or 0
+    x, y = before or 0, after or 0
     return [
         None if before is None else num(before),
         None if after is None else num(after),
-        num(a0 - b0),
-        growth_pct(growth(b0, a0)),
+        num(y - x),
+        growth_pct(growth(x, y)),
     ]
 
 

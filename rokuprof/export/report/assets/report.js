@@ -1106,7 +1106,7 @@
     wall: perRun(fmtWall),
     cpu: PER_SECOND ? (v) => `${Math.abs(v) < 100 ? sig(v) : fmtOps(v)} ops/s` : fmtCpu,
     calls: PER_SECOND ? (v) => `${sig(v)}/s` : fmtCount,
-    bytes: PER_SECOND ? (v) => `${Math.abs(v) < 100 ? sig(v) : fmtBytes(v)}${Math.abs(v) < 100 ? " B" : ""}/s` : fmtBytes,
+    bytes: PER_SECOND ? (v) => `${Math.abs(v) < 100 ? `${sig(v)} B` : fmtBytes(v)}/s` : fmtBytes,
     blocks: PER_SECOND ? (v) => `${sig(v)}/s` : fmtCount,
   };
   // The JSON's figure names (diff --json) and the page's metrics, with their formatters.
@@ -1200,7 +1200,8 @@
     const v = views.functions;
     v.replaceChildren();
     const figure = state.diffFigure;
-    const fi = DIFF_FIGURES.findIndex(([k]) => k === figure);
+    const fi = DF.metrics.indexOf(figure); // the figure's place in each row's quadruples
+    const [, figureLabel, figureKind] = DIFF_FIGURES.find(([k]) => k === figure);
     const rows = [];
     DF.functions.forEach((r, i) => {
       if (diffThreadOk(r[0]) && diffWaitOk(r[1]) && diffFilter(r[1], r[2])) rows.push(i);
@@ -1213,7 +1214,7 @@
       { key: "function", label: "Function", text: true, cls: "fn", get: (i) => S[row(i)[1]], render: (td, i) => { td.append(clip(S[row(i)[1]], "name")); td.title = S[row(i)[1]]; } },
       { key: "module", label: "Thread", text: true, get: (i) => S[row(i)[0]], render: (td, i) => { td.append(clip(S[row(i)[0]], "thread")); td.title = S[row(i)[0]]; } },
       { key: "status", label: "Status", text: true, get: (i) => STATUS_LABEL[row(i)[3]] || row(i)[3] },
-      ...quadColumns("", DIFF_FIGURES[fi][1], DIFF_FIGURES[fi][2], (i) => row(i)[4][fi]),
+      ...quadColumns("", figureLabel, figureKind, (i) => row(i)[4][fi]),
       { key: "file", label: "File", text: true, cls: "loc", get: (i) => S[row(i)[2]], render: (td, i) => { td.append(clip(S[row(i)[2]], "path")); td.title = S[row(i)[2]]; } },
     ];
     v.append(el("div", { class: "toolbar" }, fnFilterBox, el("label", null, "Figure ", figSelect), el("span", { class: "matches", id: "fn-count", text: `${rows.length} function${rows.length === 1 ? "" : "s"}` })));
@@ -1230,6 +1231,7 @@
       if (diffThreadOk(r[0]) && diffWaitOk(r[1]) && diffFilter(r[1], r[2])) rows.push(i);
     });
     const row = (i) => DF.lines[i];
+    const cpu = DF.lineMetrics.indexOf("cpu"), wall = DF.lineMetrics.indexOf("wall");
     v.append(el("h2", { class: "section", text: "Source lines: the CPU and wall time of each function's own code per line, in A and B" }));
     diffNote(v, "Lines,");
     if (!DF.lines.length) v.append(el("p", { class: "note", text: "Neither capture has line data (bsprof_enable_lines=1 in the app's manifest)." }));
@@ -1238,11 +1240,11 @@
         { key: "rank", label: "#", title: "Largest change of CPU first (as rokuprof diff --json lists the lines)", get: (i) => i + 1, fmt: String },
         { key: "function", label: "Function", text: true, cls: "fn", get: (i) => S[row(i)[1]], render: (td, i) => { td.append(clip(S[row(i)[1]], "name")); td.title = S[row(i)[1]]; } },
         { key: "line", label: "Line", get: (i) => row(i)[3], fmt: String },
-        ...quadColumns("cpu:", "CPU", "cpu", (i) => row(i)[5][0]),
-        ...quadColumns("wall:", "Wall", "wall", (i) => row(i)[5][1]),
+        ...quadColumns("cpu:", "CPU", "cpu", (i) => row(i)[5][cpu]),
+        ...quadColumns("wall:", "Wall", "wall", (i) => row(i)[5][wall]),
         { key: "module", label: "Thread", text: true, get: (i) => S[row(i)[0]], render: (td, i) => { td.append(clip(S[row(i)[0]], "thread")); td.title = S[row(i)[0]]; } },
         { key: "file", label: "File", text: true, cls: "loc", get: (i) => S[row(i)[2]], render: (td, i) => { td.append(clip(S[row(i)[2]], "path")); td.title = S[row(i)[2]]; } },
-      ], rows, state.sort.diffLines, renderDiffLines, 100, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": S[row(i)[1]], "data-file": S[row(i)[2]], "data-line": row(i)[3], "data-kind": changeKind(row(i)[5][0]) })),
+      ], rows, state.sort.diffLines, renderDiffLines, 100, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": S[row(i)[1]], "data-file": S[row(i)[2]], "data-line": row(i)[3], "data-kind": changeKind(row(i)[5][cpu]) })),
     );
   }
 
@@ -1255,6 +1257,7 @@
       if (diffThreadOk(r[0]) && diffWaitOk(leaf)) rows.push(i);
     });
     const row = (i) => DF.sites[i];
+    const bytes = DF.siteMetrics.indexOf("live_bytes"), blocks = DF.siteMetrics.indexOf("live_count");
     const names = (i) => { const p = row(i)[1], out = []; for (let k = 0; k < p.length; k += 2) out.push(S[p[k]]); return out; };
     v.append(el("h2", { class: "section", text: "Leak sites: memory still allocated at the end, by the call path that allocated it, in A and B" }));
     diffNote(v, "Leak sites,");
@@ -1263,8 +1266,8 @@
       dataTable("diff-leaks", [
         { key: "rank", label: "#", title: "Largest change of live bytes first (as rokuprof diff --json lists the leak sites)", get: (i) => i + 1, fmt: String },
         { key: "fn", label: "Allocated by", text: true, cls: "fn", get: (i) => names(i).at(-1) },
-        ...quadColumns("bytes:", "Live bytes", "bytes", (i) => row(i)[3][0]),
-        ...quadColumns("blocks:", "Blocks", "blocks", (i) => row(i)[3][1]),
+        ...quadColumns("bytes:", "Live bytes", "bytes", (i) => row(i)[3][bytes]),
+        ...quadColumns("blocks:", "Blocks", "blocks", (i) => row(i)[3][blocks]),
         { key: "module", label: "Thread", text: true, get: (i) => S[row(i)[0]] },
         {
           key: "path", label: "Call path (root › … › allocating function)", text: true, get: (i) => names(i).join(" › "),
@@ -1276,7 +1279,7 @@
             });
           },
         },
-      ], rows, state.sort.diffSites, renderDiffSites, 200, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": names(i).at(-1), "data-kind": changeKind(row(i)[3][0]) })),
+      ], rows, state.sort.diffSites, renderDiffSites, 200, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": names(i).at(-1), "data-kind": changeKind(row(i)[3][bytes]) })),
     );
   }
 
