@@ -293,6 +293,8 @@ def test_colours_tell_new_gone_grew_and_shrank_apart(pages):
     new = next(rgb_of(s["colour"]) for s in legend["swatches"] if s["kind"] == "new")
     assert set(scale) == {0.25, 0.5, 0.71, 1, 1.41, 2, 4}
     assert kind_of(new) == "new" and new in colours["new"]
+    gone = next(rgb_of(s["colour"]) for s in legend["swatches"] if s["kind"] == "gone")
+    assert kind_of(gone) == "gone" and gone in colours["gone"]  # the tables' colour of gone
     assert [kind_of(scale[r]) for r in sorted(scale)] == ["shrank"] * 3 + ["same"] + ["grew"] * 3
     assert len(set(scale.values())) == 7 and new not in scale.values()
     reds = [colorsys.rgb_to_hls(*(c / 255 for c in scale[r]))[1] for r in (1.41, 2, 4)]

@@ -3,7 +3,8 @@
 // Reads the data model (JSON in #report-data, see rokuprof/export/report/model.py), builds typed
 // arrays, and draws: a timeline strip (busy share per thread, live heap, and for a session its
 // marks and the app's CPU % and memory; drag to pick a time range that every view follows), then
-// tabs: flame graph / icicle, call tree, functions, lines, memory and facts. Device and user text
+// tabs: flame graph / icicle, call tree, functions, lines, memory and facts (a diff page, D.diff:
+// B's page with A beside it, see "diff (A → B)" below). Device and user text
 // (names, files, app facts, mark labels) only ever reaches the page through textContent and DOM
 // APIs, never as markup. window.__report is the hook the browser tests drive.
 "use strict";
@@ -1196,6 +1197,8 @@
     return !q || ids.some((i) => S[i].toLowerCase().includes(q));
   };
 
+  const STATUS_LABEL = { added: "new (only in B)", removed: "gone (only in A)", changed: "changed", same: "same" };
+
   function renderDiffFunctions() {
     const v = views.functions;
     v.replaceChildren();
@@ -1221,7 +1224,6 @@
     diffNote(v, "Functions,");
     v.append(dataTable("diff-functions", cols, rows, state.sort.diffFunctions, renderDiffFunctions, 1000, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": S[row(i)[1]], "data-file": S[row(i)[2]], "data-kind": changeKind(row(i)[4][fi]) })));
   }
-  const STATUS_LABEL = { added: "new (only in B)", removed: "gone (only in A)", changed: "changed", same: "same" };
 
   function renderDiffLines() {
     const v = views.lines;
@@ -1391,7 +1393,7 @@
   // The flame graph's legend in a diff: new, then the scale from ÷4 to ×4 (same in the middle).
   const LEGEND_RATIOS = [0.25, 0.5, 0.71, 1, 1.41, 2, 4];
   function renderDiffLegend() {
-    legend.append(el("span", { text: `Colour: how each frame's total changed, ${DF.label}${PER_SECOND ? " (per second of run)" : ""}:` }));
+    legend.append(el("span", { text: `Colour: how each frame's total changed, ${DF.label} (whole runs${PER_SECOND ? ", per second of run" : ""}):` }));
     const swatch = (colour, label, data) => {
       const sw = el("i", data);
       sw.style.background = colour;
@@ -1406,7 +1408,7 @@
       scale.append(el("span", null, sw, text(r === 1 ? "same" : r > 1 ? `×${r}` : `÷${+(1 / r).toFixed(1)}`)));
     }
     legend.append(el("span", { class: "scale-label", text: "shrank … grew:" }), scale);
-    legend.append(el("span", { class: "note", text: `gone (only in A): not drawn, B's shape; its caller's total shrinks (Call tree lists it)` }));
+    swatch(KIND_COLOUR.gone, "gone (only in A): in the tables; not drawn here (B's shape), its caller's total shrinks", { "data-kind": "gone" });
   }
   function diffTipRow(n) {
     const x = flameQuad(n);
