@@ -91,7 +91,7 @@ def cell(row: dict, key: str):
     value = row[key]
     if isinstance(value, dict):
         return value["value"]
-    assert value in ("–", "new", "gone"), (key, value)
+    assert value in ("–", "new", "gone", "from 0"), (key, value)
     return None
 
 

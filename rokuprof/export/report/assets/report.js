@@ -348,7 +348,7 @@
   // The heading names the app, its version and the capture, as the page's <title> does
   // (written by page.py, so that it is there before this script runs).
   const appOf = (x) => [x.app || "(unnamed app)", x.appVersion].filter(Boolean).join(" ");
-  // A diff page names both builds when they differ ("Café TV 2.4.1 → 2.5.0" reads as A → B).
+  // A diff page names both builds when they differ ("Café TV 2.4.1 → Café TV 2.5.0": A → B).
   const title = DF && appOf(DF.sides[0]) !== appOf(DF.sides[1]) ? `${appOf(DF.sides[0])} → ${appOf(DF.sides[1])}` : appOf(facts);
   const captureName = DF ? `diff ${DF.label}` : facts.capture || "capture";
   const device = [facts.vendor, facts.model].filter(Boolean).join(" ");
@@ -1082,7 +1082,6 @@
     return p > 0 ? "grew" : "shrank";
   }
   const KIND_COLOUR = { new: "hsl(280 62% 52%)", gone: "hsl(168 60% 34%)", same: "#e5e7eb" };
-  const KIND_TEXT = { new: "new", gone: "gone", grew: "grew", shrank: "shrank", same: "same" };
   // Grew and shrank: red and blue, deeper with the ratio B/A on a log scale, full at ×4 and ÷4;
   // new and gone have colours of their own (a frame twice as wide is not a new one).
   const SCALE_FULL = 2; // log2 of the ratio that gets the deepest colour
@@ -1096,9 +1095,11 @@
     return KIND_COLOUR[k];
   }
   const signed = (v, f) => (v > 0 ? `+${f(v)}` : v < 0 ? `−${f(-v)}` : f(0));
+  // Δ%: "new" and "gone" where a side has no such row; "from 0" where A's figure is 0.
   function fmtPct(q) {
     const k = changeKind(q);
-    if (k === "new" || k === "gone") return k;
+    if (k === "new") return q[0] === null ? "new" : "from 0";
+    if (k === "gone" && q[1] === null) return "gone";
     return q[3] === null ? "–" : `${q[3] > 0 ? "+" : q[3] < 0 ? "−" : "±"}${Math.abs(q[3]).toFixed(1)}%`;
   }
   // Figures per second of run: every formatter says "/s" and keeps small rates readable.
@@ -1399,7 +1400,7 @@
       sw.style.background = colour;
       legend.append(el("span", data, sw, text(label)));
     };
-    swatch(KIND_COLOUR.new, "new (only in B)", { "data-kind": "new" });
+    swatch(KIND_COLOUR.new, "new (only in B, or from 0)", { "data-kind": "new" });
     const scale = el("span", { class: "scale", id: "diff-scale" });
     for (const r of LEGEND_RATIOS) {
       const kind = r === 1 ? "same" : r > 1 ? "grew" : "shrank";
