@@ -6,6 +6,7 @@
     python benchmarks/report.py --file X.bsprof  # your own file(s) instead
     python benchmarks/report.py --screenshot     # also redraw docs/report.png (full sample)
     python benchmarks/report.py --file X.bsprof --baseline /tmp/before  # and an earlier checkout
+    python benchmarks/report.py --diff A.bsprof B.bsprof  # also the A/B page (rokuprof diff --html)
 
 Per input, in Python (best of ``--build-repeat``): decoding alone (``ProfileReader``, the
 baseline), then what ``rokuprof report`` does: decode and lay out the run (``input_from_bytes``),
@@ -22,7 +23,9 @@ targets: the 40 MB-class capture interactive in under 1 s, every interaction und
 median; the worst single time is printed beside it), and the earlier one of a page under 10 MB.
 With ``--baseline DIR`` (an earlier checkout, e.g. ``git archive REV rokuprof | tar -x -C DIR``),
 each input's page is also built by that tree's rokuprof (a subprocess) and measured in the same
-browser run, as "<input> @base"; the targets judge this tree's pages only.
+browser run, as "<input> @base"; the targets judge this tree's pages only. With ``--diff A B``,
+the A/B page of the two captures is measured beside the inputs, as "diff A → B" (its layout and
+model stages cover both captures and the comparison; its tabs are the page's A/B views).
 
 Exit status: 0 every target met, 1 one missed (or a page did not load cleanly), 2 node, Chromium
 or playwright-core missing.
@@ -77,6 +80,7 @@ class Input:
     ready: list[float] = field(default_factory=list)
     times: dict[str, list[float]] = field(default_factory=dict)
     baseline: bool = False
+    against: Path | None = None  # an A/B page: capture A (``path`` is B)
 
 
 def missing_tools() -> str | None:
@@ -102,12 +106,43 @@ def best(fn, repeat: int):
 
 def build(inp: Input, repeat: int, page: Path) -> None:
     """Time each stage of making the page and write the page for the browser."""
+    if inp.against is not None:
+        build_diff(inp, repeat, page)
+        return
     data = inp.path.read_bytes()
     inp.size = len(data)
     _, inp.build["decode"] = best(lambda: ProfileReader.from_bytes(data), repeat)
     ex, inp.build["layout"] = best(lambda: input_from_bytes(data), repeat)
     model, inp.build["model"] = best(lambda: build_model(ex), repeat)
     html, inp.build["page"] = best(lambda: render_html(model).encode(), repeat)
+    inp.page_bytes = len(html)
+    inp.page = page
+    page.write_bytes(html)
+
+
+def build_diff(inp: Input, repeat: int, page: Path) -> None:
+    """As :func:`build`, for the A/B page of ``inp.against`` (A) and ``inp.path`` (B): what
+    ``rokuprof diff A B --html`` does."""
+    from rokuprof.export.diff import compare
+    from rokuprof.export.report.diff_model import diff_model
+
+    data_a, data = inp.against.read_bytes(), inp.path.read_bytes()
+    inp.size = len(data_a) + len(data)
+    _, inp.build["decode"] = best(
+        lambda: [ProfileReader.from_bytes(d) for d in (data_a, data)], repeat
+    )
+    (a, b), inp.build["layout"] = best(
+        lambda: [input_from_bytes(d) for d in (data_a, data)], repeat
+    )
+
+    def model() -> dict:
+        out = build_model(b)
+        labels = (inp.against.name, inp.path.name)
+        out["diff"] = diff_model(out, a, b, compare(a, b), labels)
+        return out
+
+    m, inp.build["model"] = best(model, repeat)
+    html, inp.build["page"] = best(lambda: render_html(m).encode(), repeat)
     inp.page_bytes = len(html)
     inp.page = page
     page.write_bytes(html)
@@ -331,8 +366,12 @@ def screenshot(work: Path) -> None:
 
 
 def choose_inputs(args: argparse.Namespace) -> list[Input]:
+    diff = []
+    if args.diff:
+        a, b = args.diff
+        diff.append(Input(f"diff {a.name} → {b.name}", b, against=a))
     if args.file:
-        return [Input(f.stem, f) for f in args.file]
+        return [Input(f.stem, f) for f in args.file] + diff
     inputs = []
     if not args.no_sample:
         for f in sorted((ROOT / "samples").glob("*.bsprof"), key=lambda p: p.stat().st_size):
@@ -344,7 +383,7 @@ def choose_inputs(args: argparse.Namespace) -> list[Input]:
             print(f"building a {args.mb} MB synthetic stream (cached in {path}) ...", flush=True)
             path.write_bytes(synthetic_stream(args.mb * 1_000_000, args.seed))
         inputs.append(Input(f"generated {args.mb} MB", path))
-    return inputs
+    return inputs + diff
 
 
 def main() -> int:
@@ -359,6 +398,9 @@ def main() -> int:
     parser.add_argument("--no-sample", action="store_true", help="skip the samples")
     parser.add_argument("--baseline", type=Path, help="an earlier checkout to measure as well")
     parser.add_argument("--screenshot", action="store_true", help="also redraw docs/report.png")
+    parser.add_argument(
+        "--diff", type=Path, nargs=2, metavar=("A", "B"), help="also the A/B page of A and B"
+    )
     args = parser.parse_args()
     quick = args.quick
     args.mb = args.mb if args.mb is not None else (0 if quick else 40)
@@ -382,7 +424,7 @@ def main() -> int:
             build(inp, build_repeat, work / f"{n}-{inp.path.stem}.html")
         if args.baseline:
             tree = args.baseline.resolve()
-            for n, inp in enumerate(list(inputs)):
+            for n, inp in enumerate([i for i in inputs if i.against is None]):
                 base = Input(f"{inp.label} @base", inp.path, baseline=True)
                 build_baseline(base, tree, build_repeat, work / f"{n}-{inp.path.stem}-base.html")
                 inputs.insert(inputs.index(inp) + 1, base)

@@ -173,7 +173,16 @@ def test_table_in_a_pipe_lists_the_planted_functions_first_unwrapped(
 
 def test_json_has_the_documented_shape(planted: tuple[Path, Path]) -> None:
     report = run_json(*map(str, planted), "--top", "0")
-    assert set(report) == {"per_second", "sort", "a", "b", "summary", "functions"}
+    assert set(report) == {
+        "per_second",
+        "sort",
+        "a",
+        "b",
+        "summary",
+        "functions",
+        "lines",
+        "leak_sites",
+    }
     assert report["a"]["input"] == str(planted[0]) and report["a"]["seconds"] == 20.0
     assert report["summary"]["added"] == 1 and report["summary"]["removed"] == 1
     assert report["summary"]["functions"] == len(report["functions"])
@@ -192,6 +201,41 @@ def test_json_has_the_documented_shape(planted: tuple[Path, Path]) -> None:
     top3 = run_json(*map(str, planted), "--top", "3", "--sort", "self_live_bytes")
     assert len(top3["functions"]) == 3 and top3["sort"] == "self_live_bytes"
     assert top3["functions"][0]["function"] == "decodeImage"
+
+
+def test_json_has_the_lines_and_leak_sites_that_changed(planted: tuple[Path, Path]) -> None:
+    report = run_json(*map(str, planted), "--top", "0")
+    a, b = (input_from_bytes(p.read_bytes()) for p in planted)
+    lines = {(r["module"], r["function"], r["file"], r["line"]): r for r in report["lines"]}
+    # every line of the function made twice as slow: twice the CPU and wall, and first
+    slower = [r for k, r in lines.items() if k[:3] == SLOWER]
+    assert slower and report["lines"][0]["function"] == "parseString"
+    for r in slower:
+        assert r["status"] == "changed" and r["growth_pct"]["wall"] == 100.0
+        assert r["delta"]["wall"] == r["b"]["wall"] - r["a"]["wall"] == r["a"]["wall"]
+    assert {r["status"] for k, r in lines.items() if k[:3] == ADDED_FN} == {"added"}
+    assert {r["status"] for k, r in lines.items() if k[:3] == REMOVED_FN} == {"removed"}
+    moved = {k[:3] for k, r in lines.items() if r["status"] != "same"}
+    assert moved == {SLOWER, ADDED_FN, REMOVED_FN}
+    # the lines add up to each capture's line figures
+    for side, inp in (("a", a), ("b", b)):
+        want = sum(w for p in inp.paths for _, _, w in p.line_cpu)
+        assert sum(r[side]["wall"] for r in report["lines"] if r[side]) == want
+    # the leak: decodeImage's call path leaves far more live in B; loadSubtitles's is new
+    sites = report["leak_sites"]
+    leak = sites[0]
+    assert (leak["module"], leak["path"][-1]["function"]) == (LEAKING[0], LEAKING[1])
+    assert (
+        leak["status"] == "changed" and leak["delta"]["live_bytes"] > 10 * leak["a"]["live_bytes"]
+    )
+    assert leak["delta"]["live_count"] == leak["b"]["live_count"] - leak["a"]["live_count"] > 0
+    statuses = {(s["path"][-1]["function"], s["status"]) for s in sites if s["status"] != "same"}
+    assert statuses == {("decodeImage", "changed"), ("loadSubtitles", "added")}
+    for side, inp in (("a", a), ("b", b)):
+        assert sum(s[side]["live_bytes"] for s in sites if s[side]) == sum(
+            p.live_bytes for p in inp.paths
+        )
+    assert len(run_json(*map(str, planted), "--top", "3")["lines"]) == 3
 
 
 def test_per_second_option(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ from rokuprof.cli.options import MinShareOption
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.export import ExportInput
-from rokuprof.export.diff import SORT_KEYS, compare, diff_html, regressions
+from rokuprof.export.diff import SORT_KEYS, Comparison, compare, regressions
+from rokuprof.export.report.diff_model import diff_page
 from rokuprof.store.files import follow_umask, write_atomic
 from rokuprof.views.diff_view import render_diff
 from rokuprof.views.text import printable
@@ -47,7 +48,17 @@ busiest thread's busy time), for runs of different lengths.
 "status": changed|same|added|removed, "score", "self_wall_growth_pct", "a", "b", "delta"}` with
 figures `self_wall`, `total_wall`, `self_cpu`, `total_cpu`, `calls`, `self_alloc_bytes`,
 `total_alloc_bytes`, `self_live_bytes`, `total_live_bytes` (wall in the stream's wall unit;
-`a`/`b` null where the function is missing), plus `"fail_over"` with `--fail-over`.
+`a`/`b` null where the function is missing); `"lines"`: per source line of a function's own
+code `{"module", "function", "file", "line", "status", "a", "b", "delta", "growth_pct"}` with
+figures `cpu`, `wall`; `"leak_sites"`: per call path that left memory live at the end
+`{"module", "path": [{"function", "file"}, ...] (root first), "status", "a", "b", "delta",
+"growth_pct"}` with figures `live_bytes`, `live_count` (`--top` limits each list); plus
+`"fail_over"` with `--fail-over`.
+
+`--html FILE` writes an A/B page (the report's page, one self-contained file): per function,
+line and leak site A, B, Δ and Δ% (the figures `--json` prints, per second with
+`--per-second`), a call tree of both runs, and B's flame graph coloured by how each frame's
+total changed (new, grown, shrunk, on a scale); its title names both captures.
 
 Exit status: 0 compared; 1 `--fail-over` found a function whose self wall grew by more than
 PCT percent (it says which; this wins over 3), or `--html` could not be written; 2 bad usage
@@ -92,7 +103,8 @@ def diff_command(
         Path | None,
         typer.Option(
             metavar="FILE",
-            help="Also write a differential flame graph (B's shape, coloured by change).",
+            help="Also write an A/B page: A, B and the change per function, line, leak site and "
+            "call path, and B's flame graph coloured by change.",
         ),
     ] = None,
     fail_over: Annotated[
@@ -147,8 +159,8 @@ def diff_command(
             say_regressions(out, comparison, failed, fail_over, min_share)
 
     if html is not None:
-        _write_html(html, inputs[0], inputs[1], f"{labels[0]} → {labels[1]}")
-        err.print(f"differential flame graph: {printable(html)}", markup=False, soft_wrap=True)
+        _write_html(html, inputs[0], inputs[1], comparison, labels)
+        err.print(f"A/B page: {printable(html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):
         if inp.run.problem:
             exits.warn(f"{source.label}: {inp.run.problem}; compared what was read")
@@ -170,8 +182,10 @@ def _check_output(path: Path) -> None:
         exits.fail(f"cannot write {path}: {parent} is not writable")
 
 
-def _write_html(path: Path, a: ExportInput, b: ExportInput, label: str) -> None:
+def _write_html(
+    path: Path, a: ExportInput, b: ExportInput, comparison: Comparison, labels: tuple[str, str]
+) -> None:
     try:
-        write_atomic(path, diff_html(a, b, label=label))
+        write_atomic(path, diff_page(a, b, comparison, labels))
     except OSError as exc:
         exits.fail(f"cannot write {path}: {exc.strerror or exc}", status=exits.FAILED)

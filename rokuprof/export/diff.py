@@ -19,9 +19,18 @@ runs of different lengths.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
+from rokuprof.export.diff_rows import (
+    LINE_METRICS,
+    SITE_METRICS,
+    RowDiff,
+    growth,
+    growth_pct,
+    line_figures,
+    plain_number,
+    site_figures,
+)
 from rokuprof.export.model import ExportInput, function_key
 
 FunctionKey = tuple[str, str, str]  # (module, function, file)
@@ -67,7 +76,7 @@ class Figures:
         return Figures(*(getattr(self, f.name) * factor for f in fields(self)))
 
     def to_json(self) -> dict[str, float]:
-        return {m: _plain(getattr(self, m)) for m in METRICS}
+        return {m: plain_number(getattr(self, m)) for m in METRICS}
 
 
 def function_figures(inp: ExportInput) -> dict[FunctionKey, Figures]:
@@ -128,7 +137,7 @@ class RunSide:
             "timing": self.timing,
             "wall_unit": self.wall_unit,
             "functions": self.functions,
-            "totals": {m: _plain(self.totals.get(m)) for m in SELF_METRICS},
+            "totals": {m: plain_number(self.totals.get(m)) for m in SELF_METRICS},
         }
 
 
@@ -164,28 +173,40 @@ class FunctionDiff:
         return self.after(metric) - self.before(metric)
 
     def growth(self, metric: str = "self_wall") -> float | None:
-        """Relative change in percent; ``inf`` from nothing to something, ``None`` for
-        nothing to nothing."""
-        before, after = self.before(metric), self.after(metric)
-        if before:
-            return 100.0 * (after - before) / before
-        return math.inf if after else None
+        """Relative change in percent (see :func:`growth`)."""
+        return growth(self.before(metric), self.after(metric))
 
     def to_json(self) -> dict[str, object]:
-        growth = self.growth()
         return {
             "module": self.module,
             "function": self.function,
             "file": self.file,
             "status": self.status,
             "score": round(self.score, 6),
-            "self_wall_growth_pct": None
-            if growth is None or math.isinf(growth)
-            else round(growth, 3),
+            "self_wall_growth_pct": growth_pct(self.growth()),
             "a": self.a.to_json() if self.a is not None else None,
             "b": self.b.to_json() if self.b is not None else None,
-            "delta": {m: _plain(self.delta(m)) for m in METRICS},
+            "delta": {m: plain_number(self.delta(m)) for m in METRICS},
         }
+
+
+def compare_rows(
+    fa: dict[tuple, tuple[float, ...]], fb: dict[tuple, tuple[float, ...]]
+) -> list[RowDiff]:
+    """Lines or leak sites side by side, largest change of the first figure first (then of the
+    second)."""
+    rows = []
+    for key in fa.keys() | fb.keys():
+        before, after = fa.get(key), fb.get(key)
+        if before is None:
+            status = ADDED
+        elif after is None:
+            status = REMOVED
+        else:
+            status = CHANGED if before != after else SAME
+        rows.append(RowDiff(key, status, before, after))
+    rows.sort(key=lambda r: (-abs(r.delta(0)), -abs(r.delta(1)), r.key))
+    return rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +218,8 @@ class Comparison:
     per_second: bool
     sort: str
     functions: list[FunctionDiff]
+    lines: list[RowDiff] = field(default_factory=list)  # source lines, by change of CPU
+    leak_sites: list[RowDiff] = field(default_factory=list)  # by change of live bytes
 
     def count(self, status: str) -> int:
         return sum(1 for f in self.functions if f.status == status)
@@ -213,14 +236,9 @@ class Comparison:
                 **{s: self.count(s) for s in (CHANGED, ADDED, REMOVED, SAME)},
             },
             "functions": [f.to_json() for f in shown],
+            "lines": [r.to_json(LINE_METRICS) for r in self.lines[:top]],
+            "leak_sites": [r.to_json(SITE_METRICS) for r in self.leak_sites[:top]],
         }
-
-
-def _plain(value: float) -> float | int:
-    """Counts stay integers in JSON; rates are rounded to a sensible precision."""
-    if isinstance(value, int) or float(value).is_integer():
-        return int(value)
-    return round(value, 6)
 
 
 def _side(inp: ExportInput, figures: dict[FunctionKey, Figures]) -> RunSide:
@@ -257,9 +275,13 @@ def compare(
     if sort not in SORT_KEYS:
         raise ValueError(f"unknown sort key {sort!r} (one of {', '.join(SORT_KEYS)})")
     fa, fb = function_figures(a), function_figures(b)
+    la, lb = line_figures(a), line_figures(b)
+    sa, sb = site_figures(a), site_figures(b)
     if per_second:
         fa = _per_second(fa, a.run.duration)
         fb = _per_second(fb, b.run.duration)
+        la, lb = _rates(la, a.run.duration), _rates(lb, b.run.duration)
+        sa, sb = _rates(sa, a.run.duration), _rates(sb, b.run.duration)
     side_a, side_b = _side(a, fa), _side(b, fb)
     scale = {m: max(side_a.totals.get(m), side_b.totals.get(m)) for m in SELF_METRICS}
     diffs = []
@@ -278,13 +300,26 @@ def compare(
                 score = max(score, abs(change) / scale[m])
         diffs.append(FunctionDiff(key, status, before, after, score))
     diffs.sort(key=_sort_key(sort))
-    return Comparison(side_a, side_b, per_second, sort, diffs)
+    lines, sites = compare_rows(la, lb), compare_rows(sa, sb)
+    return Comparison(side_a, side_b, per_second, sort, diffs, lines, sites)
+
+
+def per_second_factor(seconds: float) -> float:
+    """What ``per_second`` multiplies a run's figures by (1 when its length is unknown)."""
+    return 1 / seconds if seconds > 0 else 1
 
 
 def _per_second(figures: dict[FunctionKey, Figures], seconds: float) -> dict[FunctionKey, Figures]:
     if seconds <= 0:
         return figures
-    return {k: f.scaled(1 / seconds) for k, f in figures.items()}
+    return {k: f.scaled(per_second_factor(seconds)) for k, f in figures.items()}
+
+
+def _rates(figures: dict, seconds: float) -> dict:
+    if seconds <= 0:
+        return figures
+    factor = per_second_factor(seconds)
+    return {k: tuple(v * factor for v in values) for k, values in figures.items()}
 
 
 def regressions(
@@ -312,21 +347,12 @@ def regressions(
     return found
 
 
-def diff_html(a: ExportInput, b: ExportInput, *, label: str = "A → B") -> bytes:
-    """A differential flame graph in the report's page: B's call tree, each frame coloured by
-    how its total changed from A (see :func:`baseline_in_b_shape`)."""
-    from rokuprof.export.report import build_model, render_html
-
-    model = build_model(b)
-    model["diff"] = {"label": label, "base": baseline_in_b_shape(model, build_model(a))}
-    return render_html(model).encode()
-
-
 def baseline_in_b_shape(model_b: dict, model_a: dict) -> dict[str, list[int]]:
     """Per metric, per node of B's report model: A's self figure of the same call path (matched
     by the chain of thread, function and file from the root), plus that of every call path
-    below it that only A has. So a frame whose child was removed in B still shows that its total
-    shrank, as the page sums these along B's tree into each frame's total before."""
+    below it that only A has, so that summed along B's tree it gives each frame's total before.
+    (The diff page used this until it merged both call trees into one,
+    :func:`~rokuprof.export.report.diff_model.merged_tree`, which also has A's paths as rows.)"""
     from rokuprof.export.report.model import DIFF_METRICS, chain_ids, node_selves
 
     ids: dict[tuple, int] = {}

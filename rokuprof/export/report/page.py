@@ -49,12 +49,22 @@ _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 def page_title(model: dict) -> str:
     """The page's title: the app, its version and the capture (a diff page: the two captures)."""
-    facts = model["facts"]
-    app = " ".join(
-        str(x) for x in (facts.get("app") or "(unnamed app)", facts.get("appVersion")) if x
-    )
+
+    def app_of(facts: dict) -> str:
+        return " ".join(
+            str(x) for x in (facts.get("app") or "(unnamed app)", facts.get("appVersion")) if x
+        )
+
+    app = app_of(model["facts"])
     diff = model.get("diff")
-    capture = f"diff {diff.get('label') or 'A → B'}" if diff else facts.get("capture") or "capture"
+    if diff and "sides" in diff:  # both builds when they differ, A → B
+        before, after = (app_of(side) for side in diff["sides"])
+        app = after if before == after else f"{before} → {after}"
+    capture = (
+        f"diff {diff.get('label') or 'A → B'}"
+        if diff
+        else model["facts"].get("capture") or "capture"
+    )
     return _CONTROLS.sub("\ufffd", f"{app} — {capture} — rokuprof report")
 
 

@@ -4,9 +4,10 @@
 // arrays, and draws: a timeline strip (busy share per thread, live heap, and for a session its
 // marks and the app's CPU % and memory; drag to pick a time range that every view follows), then
 // tabs: flame graph / icicle, call tree, functions, lines, source (report --source), memory and
-// facts. Device and user text (names, files, app facts, mark labels, the app's source) only ever
-// reaches the page through textContent and DOM APIs, never as markup; a link's href is built from
-// the checked editor template only (see editorHref). window.__report is the hook the browser tests drive.
+// facts (a diff page, D.diff: B's page with A beside it, see "diff (A → B)" below). Device and
+// user text (names, files, app facts, mark labels, the app's source) only ever reaches the page
+// through textContent and DOM APIs, never as markup; a link's href is built from the checked
+// editor template only (see editorHref). window.__report is the hook the browser tests drive.
 "use strict";
 (() => {
   const D = JSON.parse(document.getElementById("report-data").textContent);
@@ -14,6 +15,10 @@
   const facts = D.facts;
   const WPS = facts.wallPerSecond || 1e6; // wall units per second
   const HZ = D.timeline.hz;
+  // A diff page (rokuprof diff --html): two captures, A → B (see the diff section below).
+  const DF = D.diff || null;
+  const SAME_PCT = DF ? DF.sameWithinPct : 2;
+  const PER_SECOND = DF ? DF.perSecond : false;
 
   // ---------------------------------------------------------------- model
   const T = D.threads.length;
@@ -219,8 +224,13 @@
       allocs: { key: "allocBytes", dir: -1 },
       churn: { key: "reallocs", dir: -1 },
       leaks: { key: "liveBytes", dir: -1 },
+      diffFunctions: { key: "rank", dir: 1 },
+      diffLines: { key: "rank", dir: 1 },
+      diffSites: { key: "rank", dir: 1 },
+      diffTree: { key: "d", dir: -1 },
     },
     fnFilter: "",
+    diffFigure: "self_wall", // a diff page's Functions tab: the figure shown for A and B
     expanded: new Set(),
     selected: -1, // the function selected in any view, -1: none
   };
@@ -369,8 +379,10 @@
   const app = document.getElementById("app");
   // The heading names the app, its version and the capture, as the page's <title> does
   // (written by page.py, so that it is there before this script runs).
-  const title = [facts.app || "(unnamed app)", facts.appVersion].filter(Boolean).join(" ");
-  const captureName = D.diff ? `diff ${D.diff.label || "A → B"}` : facts.capture || "capture";
+  const appOf = (x) => [x.app || "(unnamed app)", x.appVersion].filter(Boolean).join(" ");
+  // A diff page names both builds when they differ ("Café TV 2.4.1 → Café TV 2.5.0": A → B).
+  const title = DF && appOf(DF.sides[0]) !== appOf(DF.sides[1]) ? `${appOf(DF.sides[0])} → ${appOf(DF.sides[1])}` : appOf(facts);
+  const captureName = DF ? `diff ${DF.label}` : facts.capture || "capture";
   const device = [facts.vendor, facts.model].filter(Boolean).join(" ");
   const STATUS_TEXT = { complete: "complete", incomplete: "incomplete — truncated", corrupt: "corrupt — decoding stopped" };
   const header = el(
@@ -378,11 +390,13 @@
     { class: "top" },
     el("h1", { id: "heading" }, text(`${title} `), el("span", { class: "capture", id: "capture", title: captureName, text: captureName })),
     el("span", { class: "sub", text: [device && `on ${device}`, facts.firmware && `firmware ${facts.firmware}`].filter(Boolean).join(", ") }),
-    el("span", { class: "sub", text: `${fmtSeconds(facts.duration)} run` }),
-    el("span", { class: `badge ${facts.status}`, id: "status", text: STATUS_TEXT[facts.status] || facts.status }),
+    DF ? null : el("span", { class: "sub", text: `${fmtSeconds(facts.duration)} run` }),
+    DF ? null : el("span", { class: `badge ${facts.status}`, id: "status", text: STATUS_TEXT[facts.status] || facts.status }),
     el("span", { class: "brand", text: `rokuprof ${facts.rokuprof}` }),
   );
   app.append(header);
+  // A diff page: both captures' facts under the heading, and what its figures are.
+  if (DF) app.append(el("div", { class: "ab", id: "ab-sides" }, sideFacts(DF.sides[0], "A"), sideFacts(DF.sides[1], "B"), el("p", { class: "basis", id: "ab-basis", text: `${diffBasis()} Timeline, flame graph (coloured by change), stack chart and bottom-up show B.` })));
   if (facts.problem) app.append(el("p", { class: `problem ${facts.status}`, id: "problem", text: `This capture is ${facts.status}: ${facts.problem}. The report shows everything read before that.` }));
   const main = el("main");
   app.append(main);
@@ -898,7 +912,7 @@
     ctx.font = "12px system-ui, sans-serif";
     ctx.textBaseline = "middle";
     const match = searchTest();
-    const diff = D.diff ? diffColours() : null;
+    const diff = DF ? (n) => changeColour(flameQuad(n)) : null;
     for (const r of flame.rects) {
       r.y = state.icicle ? r.depth * ROW : H - (r.depth + 1) * ROW;
       if (r.w < 0.5) continue;
@@ -1009,13 +1023,8 @@
   }
   function renderLegend() {
     legend.replaceChildren();
-    if (D.diff) {
-      legend.append(el("span", { text: `Colour: how each frame's total changed, ${D.diff.label || "A → B"}:` }));
-      for (const [label, colour] of [["grew", hsl(0, 70, 66)], ["new", "hsl(0 80% 58%)"], ["shrank", hsl(215, 70, 66)], ["within 2%", "#e5e7eb"]]) {
-        const sw = el("i");
-        sw.style.background = colour;
-        legend.append(el("span", null, sw, text(label)));
-      }
+    if (DF) {
+      renderDiffLegend();
       return;
     }
     const files = [...fileOrder.entries()].sort((a, b) => a[1] - b[1]).slice(0, 12);
@@ -1083,10 +1092,7 @@
       rows.push(["calls", "Calls", `${fmtCount(ownCalls)}${width}`, state.metric === "calls"]);
     } else rows.push(["calls", "Calls below", fmtCount(calls), state.metric === "calls"]);
     if (ownCalls > 0) rows.push(["perCall", "Per call", `${fmtWall(value("wall", total) / ownCalls)} wall · ${fmtCpu(value("cpu", total) / ownCalls)}`, false]);
-    if (D.diff && n >= 0) {
-      const base = diffBase(n);
-      rows.push(["before", `Before`, `${METRIC[state.metric].fmt(base)} → ${METRIC[state.metric].fmt(total[state.metric][n])}`, true]);
-    }
+    if (DF && n >= 0) rows.push(diffTipRow(n));
     for (const [key, k, v, cur] of rows) body.append(el("tr", { class: cur ? "cur" : null, "data-key": key }, el("td", { text: k }), el("td", { text: v })));
     tip.append(body);
     tip.hidden = false;
@@ -1095,27 +1101,353 @@
     tip.style.top = `${cy + 16 + h > window.innerHeight ? cy - h - 10 : cy + 16}px`;
   }
 
-  // Diff mode: D.diff.base[metric][node] = the baseline's self figure of the same call path.
-  let diffTotals = null;
-  function diffBase(n) {
-    if (!diffTotals || diffTotals.metric !== state.metric) {
-      const b = D.diff.base[state.metric] || [];
-      const t = new Float64Array(N);
-      for (let i = 0; i < N; i++) t[i] = b[i] || 0;
-      for (let i = N - 1; i >= 0; i--) if (parent[i] >= 0) t[parent[i]] += t[i];
-      diffTotals = { metric: state.metric, t };
-    }
-    return diffTotals.t[n];
+  // ---------------------------------------------------------------- diff (A → B)
+  // A `rokuprof diff --html` page: D.diff holds every A/B figure as [A, B, Δ, Δ%], written by
+  // Python as `diff --json` writes them (per second of run with --per-second); nothing here
+  // computes a figure, only which kind of change it is and its colour. The flame graph, stack
+  // chart, timeline and bottom-up are B's; Functions, Call tree, Lines and Memory show A and B.
+  // new: only B has it; gone: only A; grew / shrank: by more than SAME_PCT; same: otherwise.
+  function changeKind(q) {
+    const [a, b, , p] = q;
+    if (!a) return b ? "new" : "same";
+    if (!b) return "gone";
+    if (p === null || Math.abs(p) < SAME_PCT) return "same";
+    return p > 0 ? "grew" : "shrank";
   }
-  function diffColours() {
-    return (n) => {
-      const b = diffBase(n), a = total[state.metric][n];
-      if (b === 0) return a > 0 ? "hsl(0 80% 58%)" : "#e5e7eb";
-      const r = (a - b) / b;
-      const k = Math.min(1, Math.abs(r));
-      if (Math.abs(r) < 0.02) return "#e5e7eb";
-      return r > 0 ? hsl(0, 35 + 45 * k, 88 - 30 * k) : hsl(215, 35 + 45 * k, 88 - 30 * k);
+  const KIND_COLOUR = { new: "hsl(280 62% 52%)", gone: "hsl(168 60% 34%)", same: "#e5e7eb" };
+  // Grew and shrank: red and blue, deeper with the ratio B/A on a log scale, full at ×4 and ÷4;
+  // new and gone have colours of their own (a frame twice as wide is not a new one).
+  const SCALE_FULL = 2; // log2 of the ratio that gets the deepest colour
+  function ratioColour(ratio) {
+    const t = Math.min(1, Math.abs(Math.log2(ratio)) / SCALE_FULL);
+    return ratio > 1 ? hsl(0, 45 + 40 * t, 86 - 30 * t) : hsl(215, 45 + 40 * t, 86 - 30 * t);
+  }
+  function changeColour(q) {
+    const k = changeKind(q);
+    if (k === "grew" || k === "shrank") return ratioColour(Math.max(1e-9, 1 + q[3] / 100));
+    return KIND_COLOUR[k];
+  }
+  const signed = (v, f) => (v > 0 ? `+${f(v)}` : v < 0 ? `−${f(-v)}` : f(0));
+  // Δ%: "new" and "gone" where a side has no such row; "from 0" where A's figure is 0.
+  function fmtPct(q) {
+    const k = changeKind(q);
+    if (k === "new") return q[0] === null ? "new" : "from 0";
+    if (k === "gone" && q[1] === null) return "gone";
+    return q[3] === null ? "–" : `${q[3] > 0 ? "+" : q[3] < 0 ? "−" : "±"}${Math.abs(q[3]).toFixed(1)}%`;
+  }
+  // Figures per second of run: every formatter says "/s" and keeps small rates readable.
+  const perRun = (f) => (PER_SECOND ? (v) => `${f(v)}/s` : f);
+  const DIFF_FMT = {
+    wall: perRun(fmtWall),
+    cpu: PER_SECOND ? (v) => `${Math.abs(v) < 100 ? sig(v) : fmtOps(v)} ops/s` : fmtCpu,
+    calls: PER_SECOND ? (v) => `${sig(v)}/s` : fmtCount,
+    bytes: PER_SECOND ? (v) => `${Math.abs(v) < 100 ? `${sig(v)} B` : fmtBytes(v)}/s` : fmtBytes,
+    blocks: PER_SECOND ? (v) => `${sig(v)}/s` : fmtCount,
+  };
+  // The JSON's figure names (diff --json) and the page's metrics, with their formatters.
+  const DIFF_FIGURES = [
+    ["self_wall", "Self wall", "wall"],
+    ["total_wall", "Total wall", "wall"],
+    ["self_cpu", "Self CPU", "cpu"],
+    ["total_cpu", "Total CPU", "cpu"],
+    ["calls", "Calls", "calls"],
+    ["self_alloc_bytes", "Self alloc bytes", "bytes"],
+    ["total_alloc_bytes", "Total alloc bytes", "bytes"],
+    ["self_live_bytes", "Self live at end", "bytes"],
+    ["total_live_bytes", "Total live at end", "bytes"],
+  ];
+  const TREE_FMT = { wall: "wall", cpu: "cpu", calls: "calls", allocBytes: "bytes", liveBytes: "bytes" };
+  // The merged call tree of both runs (D.diff.tree): children, and whether a node has any figure.
+  let DT = null;
+  if (DF) {
+    const t = DF.tree;
+    const n = t.parent.length;
+    const tkids = Array.from({ length: n }, () => []);
+    const tdepth = new Int32Array(n);
+    for (let i = 0; i < n; i++) if (t.parent[i] >= 0) {
+      tkids[t.parent[i]].push(i);
+      tdepth[i] = tdepth[t.parent[i]] + 1;
+    }
+    const any = new Uint8Array(n);
+    for (const m of Object.values(t.figures)) for (let i = 0; i < n; i++) if (m.a[i] || m.b[i]) any[i] = 1;
+    DT = { n, kids: tkids, depth: tdepth, any, roots: [...Array(n).keys()].filter((i) => t.parent[i] < 0), expanded: null };
+  }
+  const treeQuad = (metric, i) => {
+    const m = DF.tree.figures[metric];
+    return [m.a[i], m.b[i], m.d[i], m.p[i]];
+  };
+  const treeLabel = (i) => (DF.tree.name[i] < 0 ? S[DF.tree.thread[i]] : S[DF.tree.name[i]]);
+  // A frame of B's flame graph: its call path's total in A and B (the merged tree's node).
+  const flameQuad = (n) => treeQuad(state.metric, DF.flame[n]);
+  // The side facts: "A  a.bsprof · Café TV 2.4.1 · capture of … · 20.0 s run · complete".
+  function sideFacts(side, which) {
+    const app = [side.app || "(unnamed app)", side.appVersion].filter(Boolean).join(" ");
+    const status = STATUS_TEXT[side.status] || side.status;
+    const run = side.seconds ? `${fmtSeconds(side.seconds)} run${side.timing && side.timing !== "footer" ? ` (${side.timing})` : ""}` : "run length unknown";
+    return el(
+      "p",
+      { class: "side", "data-side": which.toLowerCase() },
+      el("b", { class: "which", text: which }),
+      el("span", { class: "input", "data-fact": "input", text: side.input }),
+      el("span", { "data-fact": "app", text: app }),
+      el("span", { "data-fact": "capture", text: side.capture }),
+      el("span", { "data-fact": "duration", "data-value": side.seconds, text: run }),
+      el("span", { class: `badge ${side.status}`, "data-fact": "status", text: side.problem ? `${status}: ${side.problem}` : status }),
+    );
+  }
+  function diffBasis() {
+    const [a, b] = DF.sides;
+    return PER_SECOND
+      ? `Figures per second of run: each capture's counts divided by its length (A ${fmtSeconds(a.seconds)}, B ${fmtSeconds(b.seconds)}), as rokuprof diff --per-second.`
+      : `Figures are each run's whole counts, as rokuprof diff prints them${Math.abs(a.seconds - b.seconds) > 0.01 * Math.max(a.seconds, b.seconds) ? ` (the runs differ in length: ${fmtSeconds(a.seconds)} and ${fmtSeconds(b.seconds)}; --per-second compares rates)` : ""}.`;
+  }
+  // A, B, Δ and Δ% as table columns; q(row) gives the quadruple, kind the formatter.
+  function quadColumns(prefix, label, kind, q) {
+    const f = DIFF_FMT[kind];
+    const orZero = (v) => (v === null ? 0 : v);
+    return [
+      { key: `${prefix}a`, label: `${label} A`, get: (r) => orZero(q(r)[0]), value: (r) => q(r)[0], render: (td, r) => (td.textContent = q(r)[0] === null ? "–" : f(q(r)[0])) },
+      { key: `${prefix}b`, label: `${label} B`, get: (r) => orZero(q(r)[1]), value: (r) => q(r)[1], render: (td, r) => (td.textContent = q(r)[1] === null ? "–" : f(q(r)[1])) },
+      { key: `${prefix}d`, label: "Δ", title: `${label}: B − A`, get: (r) => q(r)[2], render: (td, r) => (td.textContent = signed(q(r)[2], f)) },
+      {
+        key: `${prefix}p`, label: "Δ%", title: `${label}: (B − A) / A`, exact: false,
+        get: (r) => { const x = q(r), k = changeKind(x); return k === "new" ? 1e300 : x[3] === null ? 0 : x[3]; },
+        value: (r) => q(r)[3],
+        render: (td, r) => {
+          const x = q(r), k = changeKind(x);
+          const chip = el("span", { class: `chg ${k}`, "data-kind": k });
+          chip.style.background = changeColour(x);
+          td.append(chip, text(fmtPct(x)));
+          td.dataset.kind = k;
+        },
+      },
+    ];
+  }
+  const diffNote = (v, what) => v.append(el("p", { class: "note", text: `${what} ${DF.label}: A, B, the change (Δ = B − A) and Δ% = Δ / A; "new" only in B, "gone" only in A. Both runs whole (a time range on the timeline applies to B's views only). ${diffBasis()}` }));
+  const diffThreadOk = (thread) => state.thread < 0 || S[thread] === threadName[state.thread];
+  const diffWaitOk = (name) => !(state.hideIdle && state.waits.has(S[name]));
+  const diffFilter = (...ids) => {
+    const q = state.fnFilter.trim().toLowerCase();
+    return !q || ids.some((i) => S[i].toLowerCase().includes(q));
+  };
+
+  const STATUS_LABEL = { added: "new (only in B)", removed: "gone (only in A)", changed: "changed", same: "same" };
+
+  function renderDiffFunctions() {
+    const v = views.functions;
+    v.replaceChildren();
+    const figure = state.diffFigure;
+    const fi = DF.metrics.indexOf(figure); // the figure's place in each row's quadruples
+    const [, figureLabel, figureKind] = DIFF_FIGURES.find(([k]) => k === figure);
+    const rows = [];
+    DF.functions.forEach((r, i) => {
+      if (diffThreadOk(r[0]) && diffWaitOk(r[1]) && diffFilter(r[1], r[2])) rows.push(i);
+    });
+    const figSelect = el("select", { id: "diff-figure", "aria-label": "Figure", onchange: (e) => { state.diffFigure = e.target.value; renderDiffFunctions(); } });
+    for (const [k, label] of DIFF_FIGURES) figSelect.append(el("option", { value: k, text: label, selected: k === figure }));
+    const row = (i) => DF.functions[i];
+    const cols = [
+      { key: "rank", label: "#", title: "Order of rokuprof diff: largest change of a function's own figures first", get: (i) => i + 1, fmt: String },
+      { key: "function", label: "Function", text: true, cls: "fn", get: (i) => S[row(i)[1]], render: (td, i) => { td.append(clip(S[row(i)[1]], "name")); td.title = S[row(i)[1]]; } },
+      { key: "module", label: "Thread", text: true, get: (i) => S[row(i)[0]], render: (td, i) => { td.append(clip(S[row(i)[0]], "thread")); td.title = S[row(i)[0]]; } },
+      { key: "status", label: "Status", text: true, get: (i) => STATUS_LABEL[row(i)[3]] || row(i)[3] },
+      ...quadColumns("", figureLabel, figureKind, (i) => row(i)[4][fi]),
+      { key: "file", label: "File", text: true, cls: "loc", get: (i) => S[row(i)[2]], render: (td, i) => { td.append(clip(S[row(i)[2]], "path")); td.title = S[row(i)[2]]; } },
+    ];
+    v.append(el("div", { class: "toolbar" }, fnFilterBox, el("label", null, "Figure ", figSelect), el("span", { class: "matches", id: "fn-count", text: `${rows.length} function${rows.length === 1 ? "" : "s"}` })));
+    diffNote(v, "Functions,");
+    v.append(dataTable("diff-functions", cols, rows, state.sort.diffFunctions, renderDiffFunctions, 1000, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": S[row(i)[1]], "data-file": S[row(i)[2]], "data-kind": changeKind(row(i)[4][fi]) })));
+  }
+
+  function renderDiffLines() {
+    const v = views.lines;
+    v.replaceChildren();
+    const rows = [];
+    DF.lines.forEach((r, i) => {
+      if (diffThreadOk(r[0]) && diffWaitOk(r[1]) && diffFilter(r[1], r[2])) rows.push(i);
+    });
+    const row = (i) => DF.lines[i];
+    const cpu = DF.lineMetrics.indexOf("cpu"), wall = DF.lineMetrics.indexOf("wall");
+    v.append(el("h2", { class: "section", text: "Source lines: the CPU and wall time of each function's own code per line, in A and B" }));
+    diffNote(v, "Lines,");
+    if (!DF.lines.length) v.append(el("p", { class: "note", text: "Neither capture has line data (bsprof_enable_lines=1 in the app's manifest)." }));
+    v.append(
+      dataTable("diff-lines", [
+        { key: "rank", label: "#", title: "Largest change of CPU first (as rokuprof diff --json lists the lines)", get: (i) => i + 1, fmt: String },
+        { key: "function", label: "Function", text: true, cls: "fn", get: (i) => S[row(i)[1]], render: (td, i) => { td.append(clip(S[row(i)[1]], "name")); td.title = S[row(i)[1]]; } },
+        { key: "line", label: "Line", get: (i) => row(i)[3], fmt: String },
+        ...quadColumns("cpu:", "CPU", "cpu", (i) => row(i)[5][cpu]),
+        ...quadColumns("wall:", "Wall", "wall", (i) => row(i)[5][wall]),
+        { key: "module", label: "Thread", text: true, get: (i) => S[row(i)[0]], render: (td, i) => { td.append(clip(S[row(i)[0]], "thread")); td.title = S[row(i)[0]]; } },
+        { key: "file", label: "File", text: true, cls: "loc", get: (i) => S[row(i)[2]], render: (td, i) => { td.append(clip(S[row(i)[2]], "path")); td.title = S[row(i)[2]]; } },
+      ], rows, state.sort.diffLines, renderDiffLines, 100, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": S[row(i)[1]], "data-file": S[row(i)[2]], "data-line": row(i)[3], "data-kind": changeKind(row(i)[5][cpu]) })),
+    );
+  }
+
+  function renderDiffSites() {
+    const v = views.memory;
+    v.replaceChildren();
+    const rows = [];
+    DF.sites.forEach((r, i) => {
+      const leaf = r[1][r[1].length - 2];
+      if (diffThreadOk(r[0]) && diffWaitOk(leaf)) rows.push(i);
+    });
+    const row = (i) => DF.sites[i];
+    const bytes = DF.siteMetrics.indexOf("live_bytes"), blocks = DF.siteMetrics.indexOf("live_count");
+    const names = (i) => { const p = row(i)[1], out = []; for (let k = 0; k < p.length; k += 2) out.push(S[p[k]]); return out; };
+    v.append(el("h2", { class: "section", text: "Leak sites: memory still allocated at the end, by the call path that allocated it, in A and B" }));
+    diffNote(v, "Leak sites,");
+    if (!DF.sites.length) v.append(el("p", { class: "note", text: `Nothing was still live at the end in either capture (or neither has memory data: ${NO_MEMORY}).` }));
+    v.append(
+      dataTable("diff-leaks", [
+        { key: "rank", label: "#", title: "Largest change of live bytes first (as rokuprof diff --json lists the leak sites)", get: (i) => i + 1, fmt: String },
+        { key: "fn", label: "Allocated by", text: true, cls: "fn", get: (i) => names(i).at(-1) },
+        ...quadColumns("bytes:", "Live bytes", "bytes", (i) => row(i)[3][bytes]),
+        ...quadColumns("blocks:", "Blocks", "blocks", (i) => row(i)[3][blocks]),
+        { key: "module", label: "Thread", text: true, get: (i) => S[row(i)[0]] },
+        {
+          key: "path", label: "Call path (root › … › allocating function)", text: true, get: (i) => names(i).join(" › "),
+          render: (td, i) => {
+            const ns = names(i);
+            ns.forEach((n, k) => {
+              if (k) td.append(text(" › "));
+              td.append(k === ns.length - 1 ? el("b", { text: n }) : text(n));
+            });
+          },
+        },
+      ], rows, state.sort.diffSites, renderDiffSites, 200, (i) => ({ "data-row": i, "data-module": S[row(i)[0]], "data-function": names(i).at(-1), "data-kind": changeKind(row(i)[3][bytes]) })),
+    );
+  }
+
+  // The call tree of both runs: a row per call path either run has (a path only A has is a
+  // row too), its total and self figure in A and B for the page's metric.
+  function renderDiffTree() {
+    const v = views.tree;
+    v.replaceChildren();
+    const m = state.metric;
+    const f = DIFF_FMT[TREE_FMT[m]];
+    const F = DF.tree.figures[m];
+    const seg = el("span", { class: "seg", id: "tree-metric", role: "group", "aria-label": "Figure" });
+    for (const x of METRICS) seg.append(el("button", { "data-metric": x.key, "aria-pressed": x.key === m ? "true" : "false", text: x.label, onclick: () => setMetric(x.key) }));
+    v.append(el("div", { class: "toolbar" }, seg,
+      el("button", { class: "btn", text: "Collapse all", onclick: () => { DT.expanded = new Set(); renderDiffTree(); } }),
+      el("button", { class: "btn", text: "Expand all", onclick: () => { for (let i = 0; i < DT.n; i++) DT.expanded.add(i); renderDiffTree(); } })));
+    diffNote(v, "Call tree,");
+    const roots = DT.roots.filter((r) => diffThreadOk(DF.tree.thread[r]));
+    const absD = (i) => Math.abs(F.d[i]);
+    if (!DT.expanded) {
+      // open each thread along its largest change, a few levels deep
+      DT.expanded = new Set();
+      for (const r of roots) {
+        let n = r;
+        for (let d = 0; d < 6 && n >= 0; d++) {
+          DT.expanded.add(n);
+          const ks = DT.kids[n].filter((k) => F.d[k]).sort((a, b) => absD(b) - absD(a) || a - b);
+          n = ks.length ? ks[0] : -1;
+        }
+      }
+    }
+    const q = (i) => [F.a[i], F.b[i], F.d[i], F.p[i]];
+    const orZero = (x) => (x === null ? 0 : x);
+    const cols = [
+      { key: "name", label: "Function", text: true, get: (i) => treeLabel(i) },
+      ...quadColumns("", `Total ${METRIC[m].label.toLowerCase()}`, TREE_FMT[m], q),
+      { key: "selfA", label: "Self A", get: (i) => orZero(F.selfA[i]), value: (i) => F.selfA[i], render: (td, i) => (td.textContent = F.selfA[i] === null ? "–" : f(F.selfA[i])) },
+      { key: "selfB", label: "Self B", get: (i) => orZero(F.selfB[i]), value: (i) => F.selfB[i], render: (td, i) => (td.textContent = F.selfB[i] === null ? "–" : f(F.selfB[i])) },
+      { key: "loc", label: "File", text: true, get: (i) => (DF.tree.file[i] >= 0 ? S[DF.tree.file[i]] : "") },
+    ];
+    const sortState = state.sort.diffTree;
+    const col = cols.find((c) => c.key === sortState.key) || cols[3];
+    const cmp = (a, b) => {
+      const va = col.get(a), vb = col.get(b);
+      const d = typeof va === "string" ? va.localeCompare(vb) : sortState.key === "d" ? Math.abs(va) - Math.abs(vb) : va - vb;
+      return d * sortState.dir || a - b;
     };
+    const thead = el("tr");
+    for (const c of cols) {
+      const th = el("th", { class: c.text ? "text" : null, "data-key": c.key, title: c.title || (c.key === "d" ? "Sorted by the size of the change" : null), "aria-sort": c.key === col.key ? (sortState.dir < 0 ? "descending" : "ascending") : null, text: c.label });
+      th.addEventListener("click", () => {
+        if (sortState.key === c.key) sortState.dir = -sortState.dir;
+        else {
+          sortState.key = c.key;
+          sortState.dir = c.text ? 1 : -1;
+        }
+        renderDiffTree();
+      });
+      thead.append(th);
+    }
+    const tbody = el("tbody");
+    let count = 0;
+    const LIMIT = 3000, MAX_INDENT = 40;
+    const stack = roots.slice().sort(cmp).reverse();
+    while (stack.length && count < LIMIT) {
+      const n = stack.pop();
+      if (!DT.any[n]) continue;
+      count++;
+      const d = DT.depth[n];
+      const ks = DT.kids[n].filter((k) => DT.any[k]);
+      const open = DT.expanded.has(n);
+      const x = q(n);
+      const tr = el("tr", { "data-tnode": n, "data-depth": d, "data-kind": changeKind(x), "data-thread": S[DF.tree.thread[n]], "data-function": DF.tree.name[n] >= 0 ? S[DF.tree.name[n]] : "" });
+      for (const c of cols) {
+        const td = el("td", { class: c.key === "name" ? "text fn" : c.key === "loc" ? "text loc" : null, "data-key": c.key });
+        if (c.key === "name") {
+          td.style.paddingLeft = `${8 + Math.min(d, MAX_INDENT) * 16}px`;
+          if (d > MAX_INDENT) td.append(el("span", { class: "depth", title: "Call depth", text: `${d} ` }));
+          td.append(el("span", { class: "toggle", text: ks.length ? (open ? "▾" : "▸") : "" }), text(treeLabel(n)));
+          td.title = treeLabel(n);
+          if (ks.length) {
+            td.style.cursor = "pointer";
+            td.addEventListener("click", () => {
+              if (DT.expanded.has(n)) DT.expanded.delete(n);
+              else DT.expanded.add(n);
+              renderDiffTree();
+            });
+          }
+        } else if (c.text) {
+          td.textContent = c.get(n);
+          td.title = td.textContent;
+        } else {
+          if (c.render) c.render(td, n);
+          const val = c.value ? c.value(n) : c.get(n);
+          if (val !== null) td.setAttribute("data-value", String(val));
+        }
+        tr.append(td);
+      }
+      tbody.append(tr);
+      if (open) {
+        const sorted = ks.sort(cmp);
+        for (let i = sorted.length - 1; i >= 0; i--) stack.push(sorted[i]);
+      }
+    }
+    const wrap = el("div", { class: "tablewrap" }, el("table", { class: "data", id: "diff-calltree" }, el("thead", null, thead), tbody));
+    if (count >= LIMIT) wrap.append(el("div", { class: "more", text: `Showing the first ${LIMIT} rows; collapse branches to see more.` }));
+    v.append(wrap);
+  }
+  // The flame graph's legend in a diff: new, then the scale from ÷4 to ×4 (same in the middle).
+  const LEGEND_RATIOS = [0.25, 0.5, 0.71, 1, 1.41, 2, 4];
+  function renderDiffLegend() {
+    legend.append(el("span", { text: `Colour: how each frame's total changed, ${DF.label} (whole runs${PER_SECOND ? ", per second of run" : ""}):` }));
+    const swatch = (colour, label, data) => {
+      const sw = el("i", data);
+      sw.style.background = colour;
+      legend.append(el("span", data, sw, text(label)));
+    };
+    swatch(KIND_COLOUR.new, "new (only in B, or from 0)", { "data-kind": "new" });
+    const scale = el("span", { class: "scale", id: "diff-scale" });
+    for (const r of LEGEND_RATIOS) {
+      const kind = r === 1 ? "same" : r > 1 ? "grew" : "shrank";
+      const sw = el("i", { "data-ratio": r, "data-kind": kind, title: r === 1 ? `within ±${SAME_PCT}%` : r > 1 ? `grew ×${r}` : `shrank to ${Math.round(r * 100)}%` });
+      sw.style.background = r === 1 ? KIND_COLOUR.same : ratioColour(r);
+      scale.append(el("span", null, sw, text(r === 1 ? "same" : r > 1 ? `×${r}` : `÷${+(1 / r).toFixed(1)}`)));
+    }
+    legend.append(el("span", { class: "scale-label", text: "shrank … grew:" }), scale);
+    swatch(KIND_COLOUR.gone, "gone (only in A): in the tables; not drawn here (B's shape), its caller's total shrinks", { "data-kind": "gone" });
+  }
+  function diffTipRow(n) {
+    const x = flameQuad(n);
+    const f = DIFF_FMT[TREE_FMT[state.metric]];
+    return ["diff", "A → B", `${x[0] === null ? "–" : f(x[0])} → ${x[1] === null ? "–" : f(x[1])} (${signed(x[2], f)}, ${fmtPct(x)})`, true];
   }
 
   // ---------------------------------------------------------------- stack chart
@@ -1680,7 +2012,8 @@
         if (c.render) c.render(td, row);
         else td.textContent = c.fmt ? c.fmt(v, row) : String(v);
         if (!c.text) {
-          td.setAttribute("data-value", String(v));
+          const exact = c.value ? c.value(row) : v; // null: no figure (a side without it)
+          if (exact !== null) td.setAttribute("data-value", String(exact));
           if (c.exact !== false) td.title = Number.isInteger(v) ? grouped(v) : String(v);
         }
         if (c.bar && v > 0) td.style.backgroundImage = `linear-gradient(to left, var(--bar) ${((100 * v) / maxes[c.key]).toFixed(1)}%, transparent 0)`;
@@ -2596,6 +2929,7 @@
     const v = views.facts;
     v.replaceChildren();
     const dl = el("dl", { class: "facts panel", id: "facts" });
+    if (DF) v.append(el("div", { class: "ab panel", id: "facts-ab" }, sideFacts(DF.sides[0], "A"), sideFacts(DF.sides[1], "B")), el("h2", { class: "section", text: `B's stream (${DF.sides[1].input})` }));
     const ratio = facts.sampleRatio ? `${facts.sampleRatio[0] ?? "?"} requested, ${facts.sampleRatio[1] ?? "?"} actual` : "unknown";
     const flags = [facts.lineData ? "line data" : "no line data", facts.memoryOps ? "memory operations" : "no memory operations"].join(", ");
     const rows = [
@@ -2630,6 +2964,7 @@
   }
 
   const RENDER = { flame: renderFlame, stack: renderStack, tree: renderTree, functions: renderFunctions, bottomup: renderBottomUp, lines: renderLines, source: renderSource, memory: renderMemory, facts: renderFacts };
+  if (DF) Object.assign(RENDER, { tree: renderDiffTree, functions: renderDiffFunctions, lines: renderDiffLines, memory: renderDiffSites });
 
   // ---------------------------------------------------------------- start
   let resizeTimer = 0;
