@@ -62,6 +62,18 @@ def daemon_config(out: Path, devices: list[SimulatedDevice], dsn: str | None, **
     return build_config(data, env={})
 
 
+class ReadyNotifier(Notifier):
+    """A notifier with no socket that remembers when the daemon said ``READY=1``."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.is_ready = asyncio.Event()
+
+    def ready(self, status: str = "") -> bool:
+        self.is_ready.set()
+        return super().ready(status)
+
+
 class Running:
     """A daemon running as a task, stopped by an event instead of a signal."""
 
@@ -73,13 +85,22 @@ class Running:
             **({"stop_seconds": 5.0, "drain_seconds": 3.0, "status_interval": 0.2} | options),
         )
         self.daemon = Daemon(
-            config, shutdown_trigger=self.stop.wait, notifier=notifier or Notifier({}), options=opts
+            config,
+            shutdown_trigger=self.stop.wait,
+            notifier=notifier or ReadyNotifier(),
+            options=opts,
         )
         self.task: asyncio.Task | None = None
 
     async def __aenter__(self) -> Running:
         self.task = asyncio.create_task(self.daemon.run())
         return self
+
+    async def ready(self, timeout: float = 15.0) -> None:
+        """Until the daemon is ready: the output repaired (recovery done), every part started."""
+        notifier = self.daemon.notifier
+        assert isinstance(notifier, ReadyNotifier), "ready() needs Running's own notifier"
+        await asyncio.wait_for(notifier.is_ready.wait(), timeout)
 
     async def finish(self, timeout: float = 15.0) -> int:
         self.stop.set()

@@ -12,7 +12,6 @@ import pytest
 from daemon_helpers import Running
 from fake_sentry import FakeSentry
 from store_helpers import make_chunk, write_chunks
-from waiting import until
 
 from rokuprof.daemon.config import load_config
 from rokuprof.store import files
@@ -100,8 +99,9 @@ async def test_the_daemon_warns_once_about_a_readable_dsn_and_writes_owner_only(
         path.chmod(0o604)
         config = load_config(path)
         async with Running(config) as run:
-            await until(lambda: run.daemon.uploader.pending == 0 and out.is_dir(), 5)
-            # a chunk the capture would write: owner-only like everything else
+            # once the start-up recovery is done (it closes a session it finds unfinished and
+            # sweeps its *.tmp files): a chunk the capture would write, owner-only like the rest
+            await run.ready()
             chunk = run.daemon.out / "dev" / "s1" / "chunks" / "000001.json"
             write_atomic(chunk, json.dumps(make_chunk()))
             run.daemon.uploader.submit(chunk)
