@@ -95,10 +95,16 @@ from rokuprof.sentry.timeline import Lane
 
 #: Names a chunk's users import from here; each has its own home module.
 __all__ = [
+    "MEMORY_COUNTERS",
     "ChunkBuilder",
     "Flush",
+    "delta_memory",
     "delta_walls",
 ]
+
+
+#: The memory counters of :func:`delta_memory`'s rows (:class:`PathStats` names, in order).
+MEMORY_COUNTERS = ("alloc_count", "alloc_bytes", "free_count", "free_realloc_count", "freed_bytes")
 
 
 def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
@@ -111,6 +117,21 @@ def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
         if stats.alloc_count or stats.free_count or stats.free_realloc_count:
             memory = True
     return walls, memory
+
+
+def delta_memory(delta: Delta) -> dict[int, list[int]]:
+    """Per call path with memory operations in ``delta``: its :data:`MEMORY_COUNTERS`."""
+    out = {}
+    for path, st in delta.paths.items():
+        if st.alloc_count or st.free_count or st.free_realloc_count:
+            out[path] = [
+                st.alloc_count,
+                st.alloc_bytes,
+                st.free_count,
+                st.free_realloc_count,
+                st.freed_bytes,
+            ]
+    return out
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from rokuprof.profile.paths import root_module
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.assemble import Chunk, new_uuid
 from rokuprof.sentry.build_report import BuildReport
-from rokuprof.sentry.chunk import ChunkBuilder, delta_walls
+from rokuprof.sentry.chunk import ChunkBuilder, delta_memory, delta_walls
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.timefmt import utc_iso
@@ -44,6 +44,9 @@ SLICE_BYTES = MIN_SLICE_BYTES
 MAX_SLICES = 2 * TARGET_SLICES
 #: (call path, wall) pairs the slices may hold (16 bytes each) before neighbours are merged.
 MAX_SLICE_ENTRIES = 2_000_000
+#: (call path, memory counters) rows the slices may hold (56 bytes each) before neighbours are
+#: merged: only a stream whose every slice allocates or frees on many call paths gets there.
+MAX_MEMORY_ENTRIES = 1_000_000
 
 MAX_RUN_SECONDS = 31 * 24 * 3600  # a longer "run" means a broken footer
 PLAUSIBLE_START = (946_684_800, 4_102_444_800)  # 2000-01-01 .. 2100-01-01, epoch seconds
@@ -71,13 +74,29 @@ class _Slice:
     walls: Sequence[int]
     live_bytes: int
     memory: bool
+    #: per call path with memory operations in the slice: its ID, then the differences of the
+    #: :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS` (six numbers a row)
+    ops: Sequence[int] = ()
 
     @classmethod
-    def of(cls, offset: int, walls: dict[int, int], live_bytes: int, memory: bool) -> _Slice:
-        return cls(offset, _packed(walls.keys()), _packed(walls.values()), live_bytes, memory)
+    def of(
+        cls,
+        offset: int,
+        walls: dict[int, int],
+        live_bytes: int,
+        memory: bool,
+        ops: dict[int, list[int]] | None = None,
+    ) -> _Slice:
+        flat = _packed([x for path, row in (ops or {}).items() for x in (path, *row)])
+        return cls(offset, _packed(walls.keys()), _packed(walls.values()), live_bytes, memory, flat)
 
     def wall_map(self) -> dict[int, int]:
         return dict(zip(self.paths, self.walls, strict=True))
+
+    def ops_map(self) -> dict[int, list[int]]:
+        """The memory rows: call path -> its ``MEMORY_COUNTERS`` differences."""
+        ops = self.ops
+        return {ops[i]: list(ops[i + 1 : i + 6]) for i in range(0, len(ops), 6)}
 
 
 def _packed(values: Iterable[int]) -> Sequence[int]:
@@ -196,7 +215,10 @@ class OfflineConverter:
         self._next_cut = self.slice_bytes
         self._slices: list[_Slice] = []
         self._entries = 0  # (path, wall) pairs held by the slices
+        self._memory_entries = 0  # (path, memory counters) rows held by the slices
         self.max_slice_entries = max_slice_entries
+        self.max_memory_entries = MAX_MEMORY_ENTRIES
+        self._span: tuple[float, float, int, int] | None = None  # see slice_time()
         self._closed = False
         self.summary: ConversionSummary | None = None
 
@@ -230,10 +252,14 @@ class OfflineConverter:
         """What changed since the previous slice: wall per path, memory operations, live heap."""
         delta = self.reader.tables.take_delta(lines=False)
         walls, memory = delta_walls(delta)
-        self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, memory))
+        ops = delta_memory(delta) if memory else None
+        self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, memory, ops))
         self._entries += len(walls)
+        self._memory_entries += len(ops or ())
         while len(self._slices) > 1 and (
-            self._entries > self.max_slice_entries or len(self._slices) >= self.max_slices
+            self._entries > self.max_slice_entries
+            or self._memory_entries > self.max_memory_entries
+            or len(self._slices) >= self.max_slices
         ):
             self._coarsen()
 
@@ -248,11 +274,16 @@ class OfflineConverter:
             walls = a.wall_map()
             for path, wall in zip(b.paths, b.walls, strict=True):
                 walls[path] = walls.get(path, 0) + wall
-            merged.append(_Slice.of(b.offset, walls, b.live_bytes, a.memory or b.memory))
+            ops = a.ops_map()
+            for path, row in b.ops_map().items():
+                old = ops.get(path)
+                ops[path] = row if old is None else [x + y for x, y in zip(old, row, strict=True)]
+            merged.append(_Slice.of(b.offset, walls, b.live_bytes, a.memory or b.memory, ops))
         if len(self._slices) % 2:
             merged.append(self._slices[-1])
         self._slices = merged
         self._entries = sum(len(s.paths) for s in merged)
+        self._memory_entries = sum(len(s.ops) // 6 for s in merged)
         self.slice_bytes *= 2
 
     def _busiest_thread_seconds(self, units: int) -> float:
@@ -314,12 +345,12 @@ class OfflineConverter:
         summary.run_start, summary.run_end = start, end
         body_start = header.header_size
         body_end = max(self._slices[-1].offset, body_start + 1)
+        self._span = (start, end, body_start, body_end)
         total = len(self._slices)
         for i, s in enumerate(self._slices, 1):
-            fraction = min(1.0, max(0.0, (s.offset - body_start) / (body_end - body_start)))
             builder.add_wall(
                 s.wall_map(),
-                start + (end - start) * fraction,
+                self.slice_time(s.offset),
                 live_bytes=s.live_bytes,
                 memory=s.memory,
             )
@@ -327,6 +358,26 @@ class OfflineConverter:
             if progress is not None:
                 progress(i, total)
         yield from builder.finish_chunks(end)
+
+    def slice_time(self, offset: int) -> float:
+        """The arrival time given to the data decoded up to ``offset`` (the end of a slice),
+        spread over the run by byte position; only once :meth:`chunks` has run."""
+        if self._span is None:
+            raise RuntimeError("slice_time() before chunks()")
+        start, end, body_start, body_end = self._span
+        fraction = min(1.0, max(0.0, (offset - body_start) / (body_end - body_start)))
+        return start + (end - start) * fraction
+
+    def memory_ops(self) -> Iterator[tuple[float, dict[int, list[int]]]]:
+        """Once :meth:`chunks` has run: per slice with memory operations, its arrival time (as
+        the chunks and their live heap have it) and, per call path, the differences of its
+        :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS` in the slice. The stream carries no time
+        for a memory operation: the slice it arrived in is the finest there is."""
+        if self._span is None:
+            return
+        for s in self._slices:
+            if s.ops:
+                yield self.slice_time(s.offset), s.ops_map()
 
 
 def convert_bytes(
