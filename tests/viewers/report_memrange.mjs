@@ -71,7 +71,10 @@ export default async function memoryRange(page, { dir, stem, table, clickTab }, 
   let shots = null;
   const steps = {};
   const ms = {};
+  // the allocation flame graph is drawn in the frame after its tab is built: let it come
+  const frame = () => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
   const look = async () => ({
+    drawn: await frame(),
     growth: await page.evaluate(readGrowth),
     paths: await table(page, "growth-paths"),
     functions: await table(page, "growth-fns"),

@@ -2154,7 +2154,7 @@
           { key: "allocBytes", label: "Alloc bytes", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes },
         ], churn, state.sort.churn, renderMemoryNow, 100),
       );
-    drawMemFlame();
+    memFlameSoon();
   }
   // ---------------------------------------------------------------- what grew the heap
   // The Memory tab's range view (issue 22, item 5): per call path and per function, the bytes
@@ -2190,11 +2190,11 @@
   const memCrumbs = el("div", { class: "crumbs", id: "mem-crumbs" });
   const memFlameNote = el("p", { class: "note", id: "mem-flame-note" });
   memFlameCanvas.addEventListener("click", (e) => {
-    const r = memFlame.layout && rectAt(e.offsetX, e.offsetY, true, memFlame.layout, false);
+    const r = memFlame.layout && rectAt(e.offsetX, e.offsetY, true, memFlame.layout, true);
     if (r) memZoom(r.node);
   });
   memFlameCanvas.addEventListener("mousemove", (e) => {
-    const r = memFlame.layout && rectAt(e.offsetX, e.offsetY, false, memFlame.layout, false);
+    const r = memFlame.layout && rectAt(e.offsetX, e.offsetY, false, memFlame.layout, true);
     if (r) showTip(r.node, e.clientX, e.clientY);
     else tip.hidden = true;
   });
@@ -2203,12 +2203,18 @@
     memFlame.zoom = n === VROOT || (n >= 0 && n < T && state.thread === n) ? -1 : n;
     drawMemFlame();
   }
+  // Drawn top-down (the roots at the top: nothing to scroll to), in the frame after the tab is
+  // built, so that its width is read in the one layout that frame needs anyway.
+  let memFlameFrame = 0;
+  function memFlameSoon() {
+    if (!memFlameFrame) memFlameFrame = requestAnimationFrame(drawMemFlame);
+  }
   function drawMemFlame() {
-    if (!memFlameWrap.isConnected) return;
+    memFlameFrame = 0;
+    if (!memFlameWrap.isConnected || views.memory.hidden) return;
     const width = Math.max(300, memFlameWrap.clientWidth - 2 || 1000);
     const layout = (memFlame.layout = flameLayout(width, "allocBytes", memFlame));
-    paintFlame(memFlameCanvas, layout, false, searchTest(), null);
-    memFlameWrap.scrollTop = memFlameWrap.scrollHeight;
+    paintFlame(memFlameCanvas, layout, true, searchTest(), null);
     fillCrumbs(memCrumbs, layout, memZoom);
     const top = layout.chain[layout.chain.length - 1];
     memFlameNote.replaceChildren(
@@ -2274,7 +2280,7 @@
         { key: "fn", label: "Function", text: true, cls: "fn", get: (p) => fnName[nodeFn[pathNode[p]]] },
         { key: "path", label: "Call path", text: true, get: (p) => p, render: (td, p) => td.append(pathChain(pathNode[p], siteLines.get(p))) },
         { key: "show", label: "", text: true, get: () => "", render: (td, p) => td.append(showPathButton(pathNode[p])) },
-      ], rows, state.sort.growthPaths, onSort, 200, (p) => ({ "data-path": p, "data-node": pathNode[p] })),
+      ], rows, state.sort.growthPaths, onSort, 30, (p) => ({ "data-path": p, "data-node": pathNode[p] })),
     );
     const fns = [];
     for (let f = 0; f < nF; f++) if (visibleFn(f) && (fnSelf.allocCount[f] || fnSelf.frees[f] || fnSelf.reallocs[f])) fns.push(f);
@@ -2703,6 +2709,7 @@
       drawTimeline();
       dirty.add("flame");
       renderActive();
+      if (state.tab === "memory") memFlameSoon();
     }, 80);
   });
   const wanted = (window.location.hash || "").slice(1) || D.view;
