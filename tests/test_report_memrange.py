@@ -24,9 +24,10 @@ from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import ALLOC, CPU, FREE, MEMORY, MODULE, PATH, STRING, Footer
 from rokuprof.export import export, input_from_bytes
+from rokuprof.export.model import build_input
 from rokuprof.export.report.model import build_model, memory_buckets
 from rokuprof.export.report.session import write_session_report
-from rokuprof.sentry.convert import SLICE_BYTES
+from rokuprof.sentry.convert import SLICE_BYTES, OfflineConverter
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 from tests.viewers import REPO, VIEWERS
 from tests.viewers.report import model, open_reports, problems
@@ -406,3 +407,25 @@ def test_memory_buckets_add_up_to_the_tables_and_stay_bounded():
         total += sum(flat[i + 6 * j + 2] for j in range(k))
         rows, i = rows + k, i + 6 * k
     assert rows <= 100 and total == sum(p.alloc_bytes for p in inp.paths)
+
+
+def test_the_converter_holds_memory_rows_in_bounded_memory():
+    """Past its budget of memory rows the converter merges neighbouring slices (as it does for
+    wall times): fewer, wider steps, the same counters per call path."""
+    data, _, _ = planted()
+    sums = {}
+    for budget in (None, 30):
+        converter = OfflineConverter()
+        if budget:
+            converter.max_memory_entries = budget
+        converter.feed(data)
+        inp = build_input(converter)
+        assert converter._memory_entries <= (budget or converter._memory_entries)
+        total: Counter = Counter()
+        for _, ops in inp.timeline.memory:
+            for pid, row in ops.items():
+                total[(pid, "allocBytes")] += row[1]
+                total[(pid, "freedBytes")] += row[4]
+        sums[budget] = (len(inp.timeline.memory), total)
+    (fine, exact), (coarse, same) = sums[None], sums[30]
+    assert coarse < fine and same == exact

@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from rokuprof.bsprof.model import Header
@@ -100,6 +100,7 @@ __all__ = [
     "Flush",
     "delta_memory",
     "delta_walls",
+    "merge_memory",
 ]
 
 
@@ -119,18 +120,41 @@ def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
     return walls, memory
 
 
-def delta_memory(delta: Delta) -> dict[int, list[int]]:
-    """Per call path with memory operations in ``delta``: its :data:`MEMORY_COUNTERS`."""
-    out = {}
+def delta_memory(delta: Delta) -> list[int]:
+    """Per call path with memory operations in ``delta``: its ID and :data:`MEMORY_COUNTERS`,
+    six numbers a row, one flat list."""
+    out: list[int] = []
     for path, st in delta.paths.items():
         if st.alloc_count or st.free_count or st.free_realloc_count:
-            out[path] = [
+            out += (
+                path,
                 st.alloc_count,
                 st.alloc_bytes,
                 st.free_count,
                 st.free_realloc_count,
                 st.freed_bytes,
-            ]
+            )
+    return out
+
+
+def merge_memory(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """Two flat lists of :func:`delta_memory` rows as one, the rows of a call path in both
+    added up."""
+    if not b:
+        return list(a)
+    out = list(a)
+    at = {out[i]: i for i in range(0, len(out), 6)}
+    for j in range(0, len(b), 6):
+        i = at.get(b[j])
+        if i is None:
+            at[b[j]] = len(out)
+            out += b[j : j + 6]
+        else:
+            out[i + 1] += b[j + 1]
+            out[i + 2] += b[j + 2]
+            out[i + 3] += b[j + 3]
+            out[i + 4] += b[j + 4]
+            out[i + 5] += b[j + 5]
     return out
 
 

@@ -31,7 +31,7 @@ from rokuprof.profile.paths import root_module
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.assemble import Chunk, new_uuid
 from rokuprof.sentry.build_report import BuildReport
-from rokuprof.sentry.chunk import ChunkBuilder, delta_memory, delta_walls
+from rokuprof.sentry.chunk import ChunkBuilder, delta_memory, delta_walls, merge_memory
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.timefmt import utc_iso
@@ -85,10 +85,10 @@ class _Slice:
         walls: dict[int, int],
         live_bytes: int,
         memory: bool,
-        ops: dict[int, list[int]] | None = None,
+        ops: Sequence[int] = (),
     ) -> _Slice:
-        flat = _packed([x for path, row in (ops or {}).items() for x in (path, *row)])
-        return cls(offset, _packed(walls.keys()), _packed(walls.values()), live_bytes, memory, flat)
+        ops = _packed(ops) if ops else ()
+        return cls(offset, _packed(walls.keys()), _packed(walls.values()), live_bytes, memory, ops)
 
     def wall_map(self) -> dict[int, int]:
         return dict(zip(self.paths, self.walls, strict=True))
@@ -255,7 +255,7 @@ class OfflineConverter:
         ops = delta_memory(delta) if memory else None
         self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, memory, ops))
         self._entries += len(walls)
-        self._memory_entries += len(ops or ())
+        self._memory_entries += len(ops or ()) // 6
         while len(self._slices) > 1 and (
             self._entries > self.max_slice_entries
             or self._memory_entries > self.max_memory_entries
@@ -274,10 +274,7 @@ class OfflineConverter:
             walls = a.wall_map()
             for path, wall in zip(b.paths, b.walls, strict=True):
                 walls[path] = walls.get(path, 0) + wall
-            ops = a.ops_map()
-            for path, row in b.ops_map().items():
-                old = ops.get(path)
-                ops[path] = row if old is None else [x + y for x, y in zip(old, row, strict=True)]
+            ops = merge_memory(a.ops, b.ops)
             merged.append(_Slice.of(b.offset, walls, b.live_bytes, a.memory or b.memory, ops))
         if len(self._slices) % 2:
             merged.append(self._slices[-1])
