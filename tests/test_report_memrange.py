@@ -410,10 +410,11 @@ def test_memory_buckets_add_up_to_the_tables_and_stay_bounded():
 
 
 def test_the_converter_holds_memory_rows_in_bounded_memory():
-    """Past its budget of memory rows the converter merges neighbouring slices (as it does for
-    wall times): fewer, wider steps, the same counters per call path."""
+    """Past its budget of memory rows the converter merges the rows of neighbouring slices into
+    the later one: fewer, wider steps, the same counters per call path, and the same timeline
+    and live heap (the slices' wall times, and so the chunks, are as they were)."""
     data, _, _ = planted()
-    sums = {}
+    seen = {}
     for budget in (None, 30):
         converter = OfflineConverter()
         if budget:
@@ -426,6 +427,7 @@ def test_the_converter_holds_memory_rows_in_bounded_memory():
             for pid, row in ops.items():
                 total[(pid, "allocBytes")] += row[1]
                 total[(pid, "freedBytes")] += row[4]
-        sums[budget] = (len(inp.timeline.memory), total)
-    (fine, exact), (coarse, same) = sums[None], sums[30]
+        seen[budget] = (len(inp.timeline.memory), total, inp.timeline.runs, inp.timeline.heap)
+    (fine, exact, runs, heap), (coarse, same, runs_, heap_) = seen[None], seen[30]
     assert coarse < fine and same == exact
+    assert runs_ == runs and heap_ == heap

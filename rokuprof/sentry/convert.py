@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.profile.paths import root_module
@@ -44,9 +44,9 @@ SLICE_BYTES = MIN_SLICE_BYTES
 MAX_SLICES = 2 * TARGET_SLICES
 #: (call path, wall) pairs the slices may hold (16 bytes each) before neighbours are merged.
 MAX_SLICE_ENTRIES = 2_000_000
-#: (call path, memory counters) rows the slices may hold (56 bytes each) before neighbours are
-#: merged: only a stream whose every slice allocates or frees on many call paths gets there.
-MAX_MEMORY_ENTRIES = 1_000_000
+#: (call path, memory counters) rows the slices may hold (48 bytes each) before the rows of
+#: neighbouring slices merge into the later one (the slices' wall times stay as they are).
+MAX_MEMORY_ENTRIES = 250_000
 
 MAX_RUN_SECONDS = 31 * 24 * 3600  # a longer "run" means a broken footer
 PLAUSIBLE_START = (946_684_800, 4_102_444_800)  # 2000-01-01 .. 2100-01-01, epoch seconds
@@ -79,14 +79,7 @@ class _Slice:
     ops: Sequence[int] = ()
 
     @classmethod
-    def of(
-        cls,
-        offset: int,
-        walls: dict[int, int],
-        live_bytes: int,
-        memory: bool,
-        ops: Sequence[int] = (),
-    ) -> _Slice:
+    def of(cls, offset: int, walls: dict, live_bytes: int, memory: bool, ops=()) -> _Slice:
         ops = _packed(ops) if ops else ()
         return cls(offset, _packed(walls.keys()), _packed(walls.values()), live_bytes, memory, ops)
 
@@ -257,11 +250,25 @@ class OfflineConverter:
         self._entries += len(walls)
         self._memory_entries += len(ops or ()) // 6
         while len(self._slices) > 1 and (
-            self._entries > self.max_slice_entries
-            or self._memory_entries > self.max_memory_entries
-            or len(self._slices) >= self.max_slices
+            self._entries > self.max_slice_entries or len(self._slices) >= self.max_slices
         ):
             self._coarsen()
+        while self._memory_entries > self.max_memory_entries and self._coarsen_memory():
+            pass
+
+    def _coarsen_memory(self) -> bool:
+        """Merge the memory rows of each pair of neighbouring slices that hold some into the
+        later one: coarser times for memory operations, nothing else changes (the chunks are
+        those of a stream without them). False when one slice holds them all."""
+        held = [i for i, s in enumerate(self._slices) if s.ops]
+        if len(held) < 2:
+            return False
+        for a, b in zip(held[0::2], held[1::2], strict=False):
+            early, late = self._slices[a], self._slices[b]
+            self._slices[b] = replace(late, ops=_packed(merge_memory(early.ops, late.ops)))
+            self._slices[a] = replace(early, ops=())
+        self._memory_entries = sum(len(s.ops) // 6 for s in self._slices)
+        return True
 
     def _coarsen(self) -> None:
         """Merge each pair of neighbouring slices (and cut twice as far apart from now on): a
@@ -372,9 +379,7 @@ class OfflineConverter:
         for a memory operation: the slice it arrived in is the finest there is."""
         if self._span is None:
             return
-        for s in self._slices:
-            if s.ops:
-                yield self.slice_time(s.offset), s.ops_map()
+        yield from ((self.slice_time(s.offset), s.ops_map()) for s in self._slices if s.ops)
 
 
 def convert_bytes(
