@@ -2241,7 +2241,7 @@
     const step = MEM.buckets ? fmtSeconds(SLOTS / HZ / MEM.buckets) : "–";
     const merged = MEM.merged ? ` (every ${grouped(2 ** MEM.merged)} of them merged to keep this page small)` : "";
     const snapped = w.whole ? "these figures are the whole run's." : `a range snaps to them: these figures are every operation that arrived after ${fmtSeconds(w.from / HZ)} and up to ${fmtSeconds(w.to / HZ)}.`;
-    box.append(el("p", { class: "note", id: "mem-resolution", "data-buckets": MEM.buckets, "data-merged": MEM.merged, text: `Memory operations carry no time of their own: each is timed by where it arrived in the stream, in ${grouped(MEM.buckets)} steps about ${step} apart, those of the live heap's line${merged}; ${snapped} A free counts on the call path that freed.` }));
+    box.append(el("p", { class: "note", id: "mem-resolution", "data-buckets": MEM.buckets, "data-merged": MEM.merged, text: `Memory operations carry no time of their own: each is timed by where it arrived in the stream, in ${grouped(MEM.buckets)} steps about ${step} apart on average, on the live heap's line${merged}; ${snapped} A free counts on the call path that freed.` }));
     const sums = memRange || pathCol;
     const rows = [];
     let alloc = 0, freed = 0, allocs = 0, frees = 0;
