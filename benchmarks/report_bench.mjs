@@ -199,6 +199,28 @@ async function interactions(page, reps) {
         record("bottom-up: select a function", await timed(page, "click", () => page.click('#bottomup tbody tr >> nth=0 >> td[data-key="self"]')));
       }
     }
+    // The Memory tab's range view (what grew the heap): a range dragged with it open, a leak
+    // site's call path shown in the range's allocation flame graph, the whole run again.
+    if (tabs.includes("memory") && (await page.$("#growth"))) {
+      await clickTab("memory");
+      const m = await page.evaluate(() => {
+        const c = document.getElementById("timeline");
+        c.scrollIntoView({ block: "center" });
+        const box = c.getBoundingClientRect();
+        const t = window.__report.timeline();
+        return { x: box.left + t.left, y: box.top + t.top + 30, plot: t.plot };
+      });
+      const x0 = m.x + m.plot * (0.2 + 0.05 * (rep % 8)), x1 = x0 + m.plot * 0.25;
+      await page.mouse.move(x0, m.y);
+      await page.mouse.down();
+      await page.mouse.move((x0 + x1) / 2, m.y, { steps: 3 });
+      await page.mouse.move(x1, m.y, { steps: 3 });
+      record("memory: select a range", await timed(page, "pointerup", () => page.mouse.up()));
+      if (await page.$("#leaks button.show-path")) {
+        record("memory: show a leak's call path", await timed(page, "click", () => page.click("#leaks button.show-path >> nth=0")));
+      }
+      record("memory: whole run again", await timed(page, "click", () => page.click("#range-clear")));
+    }
     await clickTab("flame");
   }
   return times;

@@ -16,6 +16,7 @@ executable module of its root, as in the chunks. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -72,6 +73,9 @@ class Timeline:
     stacks: list[tuple[int, ...]] = field(default_factory=lambda: [()])  # frame indexes, leaf first
     runs: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)  # thread -> runs
     heap: list[tuple[int, int]] = field(default_factory=list)  # (slot, live bytes)
+    #: memory operations by when they arrived: (slot, call path ID -> the differences of
+    #: :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS`), slots increasing, on the live heap's steps
+    memory: list[tuple[int, dict[int, list[int]]]] = field(default_factory=list)
 
     @property
     def period_us(self) -> float:
@@ -291,6 +295,23 @@ class _TimelineReader:
             )
 
 
+def _memory_buckets(timeline: Timeline, converter: OfflineConverter) -> None:
+    """The converter's memory operations per slice on the timeline's slots, where the chunk
+    builder puts the live heap of the same slice (its slot: the arrival's, never earlier than the
+    previous one's); slices that land on one slot are one bucket."""
+    assert timeline.origin is not None
+    origin, hz, last = timeline.origin, timeline.hz, 0
+    for at, ops in converter.memory_ops():
+        slot = last = max(last, math.floor((at - origin) * hz + 1e-6))
+        if timeline.memory and timeline.memory[-1][0] == slot:
+            into = timeline.memory[-1][1]
+            for path, row in ops.items():
+                old = into.get(path)
+                into[path] = row if old is None else [a + b for a, b in zip(old, row, strict=True)]
+        else:
+            timeline.memory.append((slot, ops))
+
+
 def build_input(
     converter: OfflineConverter, *, progress: Callable[[int, int], None] | None = None
 ) -> ExportInput:
@@ -313,6 +334,7 @@ def build_input(
     header = reader.header
     if header is not None:
         timeline.origin = header.start_ms / 1000
+        _memory_buckets(timeline, converter)
     summary = converter.summary
     assert summary is not None
 

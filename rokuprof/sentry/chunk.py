@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from rokuprof.bsprof.model import Header
@@ -95,10 +95,17 @@ from rokuprof.sentry.timeline import Lane
 
 #: Names a chunk's users import from here; each has its own home module.
 __all__ = [
+    "MEMORY_COUNTERS",
     "ChunkBuilder",
     "Flush",
+    "delta_memory",
     "delta_walls",
+    "merge_memory",
 ]
+
+
+#: The memory counters of :func:`delta_memory`'s rows (:class:`PathStats` names, in order).
+MEMORY_COUNTERS = ("alloc_count", "alloc_bytes", "free_count", "free_realloc_count", "freed_bytes")
 
 
 def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
@@ -111,6 +118,44 @@ def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
         if stats.alloc_count or stats.free_count or stats.free_realloc_count:
             memory = True
     return walls, memory
+
+
+def delta_memory(delta: Delta) -> list[int]:
+    """Per call path with memory operations in ``delta``: its ID and :data:`MEMORY_COUNTERS`,
+    six numbers a row, one flat list."""
+    out: list[int] = []
+    for path, st in delta.paths.items():
+        if st.alloc_count or st.free_count or st.free_realloc_count:
+            out += (
+                path,
+                st.alloc_count,
+                st.alloc_bytes,
+                st.free_count,
+                st.free_realloc_count,
+                st.freed_bytes,
+            )
+    return out
+
+
+def merge_memory(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """Two flat lists of :func:`delta_memory` rows as one, the rows of a call path in both
+    added up."""
+    if not b:
+        return list(a)
+    out = list(a)
+    at = {out[i]: i for i in range(0, len(out), 6)}
+    for j in range(0, len(b), 6):
+        i = at.get(b[j])
+        if i is None:
+            at[b[j]] = len(out)
+            out += b[j : j + 6]
+        else:
+            out[i + 1] += b[j + 1]
+            out[i + 2] += b[j + 2]
+            out[i + 3] += b[j + 3]
+            out[i + 4] += b[j + 4]
+            out[i + 5] += b[j + 5]
+    return out
 
 
 @dataclass(frozen=True)

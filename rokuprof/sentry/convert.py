@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.profile.paths import root_module
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.assemble import Chunk, new_uuid
 from rokuprof.sentry.build_report import BuildReport
-from rokuprof.sentry.chunk import ChunkBuilder, delta_walls
+from rokuprof.sentry.chunk import ChunkBuilder, delta_memory, delta_walls, merge_memory
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.timefmt import utc_iso
@@ -44,6 +44,9 @@ SLICE_BYTES = MIN_SLICE_BYTES
 MAX_SLICES = 2 * TARGET_SLICES
 #: (call path, wall) pairs the slices may hold (16 bytes each) before neighbours are merged.
 MAX_SLICE_ENTRIES = 2_000_000
+#: (call path, memory counters) rows the slices may hold (48 bytes each) before the rows of
+#: neighbouring slices merge into the later one (the slices' wall times stay as they are).
+MAX_MEMORY_ENTRIES = 250_000
 
 MAX_RUN_SECONDS = 31 * 24 * 3600  # a longer "run" means a broken footer
 PLAUSIBLE_START = (946_684_800, 4_102_444_800)  # 2000-01-01 .. 2100-01-01, epoch seconds
@@ -71,13 +74,22 @@ class _Slice:
     walls: Sequence[int]
     live_bytes: int
     memory: bool
+    #: per call path with memory operations in the slice: its ID, then the differences of the
+    #: :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS` (six numbers a row)
+    ops: Sequence[int] = ()
 
     @classmethod
-    def of(cls, offset: int, walls: dict[int, int], live_bytes: int, memory: bool) -> _Slice:
-        return cls(offset, _packed(walls.keys()), _packed(walls.values()), live_bytes, memory)
+    def of(cls, offset: int, walls: dict, live_bytes: int, memory: bool, ops=()) -> _Slice:
+        ops = _packed(ops) if ops else ()
+        return cls(offset, _packed(walls.keys()), _packed(walls.values()), live_bytes, memory, ops)
 
     def wall_map(self) -> dict[int, int]:
         return dict(zip(self.paths, self.walls, strict=True))
+
+    def ops_map(self) -> dict[int, list[int]]:
+        """The memory rows: call path -> its ``MEMORY_COUNTERS`` differences."""
+        ops = self.ops
+        return {ops[i]: list(ops[i + 1 : i + 6]) for i in range(0, len(ops), 6)}
 
 
 def _packed(values: Iterable[int]) -> Sequence[int]:
@@ -196,7 +208,11 @@ class OfflineConverter:
         self._next_cut = self.slice_bytes
         self._slices: list[_Slice] = []
         self._entries = 0  # (path, wall) pairs held by the slices
+        self._memory_entries = 0  # (path, memory counters) rows held by the slices
         self.max_slice_entries = max_slice_entries
+        self.max_memory_entries = MAX_MEMORY_ENTRIES
+        self._memory_limit = 0  # more rows than this (or the budget) merge
+        self._span: tuple[float, float, int, int] | None = None  # see slice_time()
         self._closed = False
         self.summary: ConversionSummary | None = None
 
@@ -230,12 +246,34 @@ class OfflineConverter:
         """What changed since the previous slice: wall per path, memory operations, live heap."""
         delta = self.reader.tables.take_delta(lines=False)
         walls, memory = delta_walls(delta)
-        self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, memory))
+        ops = delta_memory(delta) if memory else None
+        self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, memory, ops))
         self._entries += len(walls)
+        self._memory_entries += len(ops or ()) // 6
         while len(self._slices) > 1 and (
             self._entries > self.max_slice_entries or len(self._slices) >= self.max_slices
         ):
             self._coarsen()
+        if self._memory_entries > max(self.max_memory_entries, self._memory_limit):
+            # Down to half the budget; rows of distinct call paths do not shrink by merging, so
+            # the next pass waits until twice as many are held (each row merged O(1) times).
+            while self._memory_entries > self.max_memory_entries // 2 and self._coarsen_memory():
+                pass
+            self._memory_limit = 2 * self._memory_entries
+
+    def _coarsen_memory(self) -> bool:
+        """Merge the memory rows of each pair of neighbouring slices that hold some into the
+        later one: coarser times for memory operations, nothing else changes (the chunks are
+        those of a stream without them). False when one slice holds them all."""
+        held = [i for i, s in enumerate(self._slices) if s.ops]
+        if len(held) < 2:
+            return False
+        for a, b in zip(held[0::2], held[1::2], strict=False):
+            early, late = self._slices[a], self._slices[b]
+            self._slices[b] = replace(late, ops=_packed(merge_memory(early.ops, late.ops)))
+            self._slices[a] = replace(early, ops=())
+        self._memory_entries = sum(len(s.ops) // 6 for s in self._slices)
+        return True
 
     def _coarsen(self) -> None:
         """Merge each pair of neighbouring slices (and cut twice as far apart from now on): a
@@ -248,11 +286,13 @@ class OfflineConverter:
             walls = a.wall_map()
             for path, wall in zip(b.paths, b.walls, strict=True):
                 walls[path] = walls.get(path, 0) + wall
-            merged.append(_Slice.of(b.offset, walls, b.live_bytes, a.memory or b.memory))
+            ops = merge_memory(a.ops, b.ops)
+            merged.append(_Slice.of(b.offset, walls, b.live_bytes, a.memory or b.memory, ops))
         if len(self._slices) % 2:
             merged.append(self._slices[-1])
         self._slices = merged
         self._entries = sum(len(s.paths) for s in merged)
+        self._memory_entries = sum(len(s.ops) // 6 for s in merged)
         self.slice_bytes *= 2
 
     def _busiest_thread_seconds(self, units: int) -> float:
@@ -314,12 +354,12 @@ class OfflineConverter:
         summary.run_start, summary.run_end = start, end
         body_start = header.header_size
         body_end = max(self._slices[-1].offset, body_start + 1)
+        self._span = (start, end, body_start, body_end)
         total = len(self._slices)
         for i, s in enumerate(self._slices, 1):
-            fraction = min(1.0, max(0.0, (s.offset - body_start) / (body_end - body_start)))
             builder.add_wall(
                 s.wall_map(),
-                start + (end - start) * fraction,
+                self.slice_time(s.offset),
                 live_bytes=s.live_bytes,
                 memory=s.memory,
             )
@@ -327,6 +367,24 @@ class OfflineConverter:
             if progress is not None:
                 progress(i, total)
         yield from builder.finish_chunks(end)
+
+    def slice_time(self, offset: int) -> float:
+        """The arrival time given to the data decoded up to ``offset`` (the end of a slice),
+        spread over the run by byte position; only once :meth:`chunks` has run."""
+        if self._span is None:
+            raise RuntimeError("slice_time() before chunks()")
+        start, end, body_start, body_end = self._span
+        fraction = min(1.0, max(0.0, (offset - body_start) / (body_end - body_start)))
+        return start + (end - start) * fraction
+
+    def memory_ops(self) -> Iterator[tuple[float, dict[int, list[int]]]]:
+        """Once :meth:`chunks` has run: per slice with memory operations, its arrival time (as
+        the chunks and their live heap have it) and, per call path, the differences of its
+        :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS` in the slice. The stream carries no time
+        for a memory operation: the slice it arrived in is the finest there is."""
+        if self._span is None:
+            return
+        yield from ((self.slice_time(s.offset), s.ops_map()) for s in self._slices if s.ops)
 
 
 def convert_bytes(

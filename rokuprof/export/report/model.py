@@ -36,6 +36,13 @@ PATH_COLUMNS = (
     "callLine",
 )
 
+#: The memory columns of ``memory`` rows after the path, in order (the model's names of the
+#: :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS`).
+MEMORY_COLUMNS = ("allocCount", "allocBytes", "frees", "reallocs", "freedBytes")
+#: Rows (call path, bucket) of ``memory`` the page carries at most: past it, neighbouring
+#: buckets merge (a coarser time step, said in the page), so the page stays small.
+MAX_MEMORY_ROWS = 25_000
+
 #: Base metrics of a diff: the model's names of the per-node self figures.
 DIFF_METRICS = ("wall", "cpu", "calls", "allocBytes", "liveBytes")
 
@@ -222,6 +229,7 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
         heap += (slot - prev_slot, value - prev_bytes)
         prev_slot, prev_bytes = slot, value
 
+    path_index = {pid: i for i, pid in enumerate(cols["id"])}
     model: dict[str, object] = {
         "schema": SCHEMA,
         "facts": _facts(inp),
@@ -238,12 +246,69 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
             "slots": tl.last_slot(),
             "lanes": lanes,
             "heap": heap,
+            "memory": memory_buckets(tl.memory, path_index),
         },
         "strings": strings.items,
     }
     if session is not None:
         model["session"] = session
     return model
+
+
+def memory_buckets(
+    buckets: list[tuple[int, dict[int, list[int]]]],
+    path_index: dict[int, int],
+    max_rows: int = MAX_MEMORY_ROWS,
+) -> dict[str, object]:
+    """The timeline's memory operations for the page: ``flat`` holds per bucket the slots since
+    the previous bucket's, its row count, then per row the gap to the previous row's path index
+    (rows by path) and the :data:`MEMORY_COLUMNS`; a bucket at slot ``s`` holds what arrived
+    after the previous bucket's slot and up to ``s`` (the live heap's step at ``s``). Rows of
+    call paths the model has no stack for are left out (``unplaced``: their bytes allocated and
+    freed). More than ``max_rows`` rows: each pair of neighbouring buckets merges (at the later
+    one's slot) until they fit, ``merged`` times over, or until merging no longer makes fewer
+    rows (each step's own call paths: the page is then as large as its paths' columns are)."""
+    unplaced = [0, 0]
+    rows: list[tuple[int, dict[int, list[int]]]] = []
+    for slot, ops in buckets:
+        placed: dict[int, list[int]] = {}
+        for pid, row in ops.items():
+            i = path_index.get(pid)
+            if i is None:
+                unplaced[0] += row[1]
+                unplaced[1] += row[4]
+            else:
+                placed[i] = row
+        if placed:
+            rows.append((slot, placed))
+    merged = 0
+    count = sum(len(r) for _, r in rows)
+    while len(rows) > 1 and count > max_rows:
+        pairs = []
+        for k in range(0, len(rows), 2):
+            if k + 1 == len(rows):
+                pairs.append(rows[k])
+                continue
+            into = dict(rows[k][1])
+            for i, row in rows[k + 1][1].items():
+                old = into.get(i)
+                into[i] = row if old is None else [a + b for a, b in zip(old, row, strict=True)]
+            pairs.append((rows[k + 1][0], into))
+        fewer = sum(len(r) for _, r in pairs)
+        if fewer > count * 0.9:
+            break  # distinct call paths in each step (a hostile stream): merging does not help
+        rows, count = pairs, fewer
+        merged += 1
+    flat: list[int] = []
+    previous = 0
+    for slot, placed in rows:
+        flat += (slot - previous, len(placed))
+        previous = slot
+        last = 0
+        for i in sorted(placed):
+            flat += (i - last, *placed[i])
+            last = i
+    return {"flat": flat, "buckets": len(rows), "merged": merged, "unplaced": unplaced}
 
 
 def node_selves(model: dict, column: str) -> list[int]:

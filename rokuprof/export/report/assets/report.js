@@ -79,6 +79,63 @@
       heap.push([s, b]);
     }
   }
+  // Memory operations by when they arrived (the model's timeline.memory): bucket i at slot
+  // memSlot[i] holds what arrived after the previous bucket's slot and up to its own (the live
+  // heap's step there), as rows memStart[i]..memStart[i+1] of (path, MEM_COLS). The stream has
+  // no time for a memory operation: a range's memory figures are the buckets inside it, exact.
+  const MEM_COLS = ["allocCount", "allocBytes", "frees", "reallocs", "freedBytes"];
+  const MEM = D.timeline.memory || { flat: [], buckets: 0, merged: 0 };
+  const memSlot = new Int32Array(MEM.buckets), memStart = new Int32Array(MEM.buckets + 1);
+  const memRows = (() => {
+    const f = MEM.flat;
+    let rows = 0;
+    for (let i = 0; i < f.length; i += 2 + 6 * f[i + 1]) rows += f[i + 1];
+    return rows;
+  })();
+  const memPath = new Int32Array(memRows);
+  const memCol = Object.fromEntries(MEM_COLS.map((c) => [c, new Float64Array(memRows)]));
+  {
+    const f = MEM.flat;
+    let i = 0, slot = 0, r = 0;
+    for (let b = 0; b < MEM.buckets; b++) {
+      slot += f[i];
+      const k = f[i + 1];
+      i += 2;
+      memSlot[b] = slot;
+      memStart[b] = r;
+      let p = 0;
+      for (let j = 0; j < k; j++, r++, i += 6) {
+        p += f[i];
+        memPath[r] = p;
+        for (let c = 0; c < 5; c++) memCol[MEM_COLS[c]][r] = f[i + 1 + c];
+      }
+    }
+    memStart[MEM.buckets] = r;
+  }
+  // The buckets of the slots (a, b]: [first, end) and the times they cover (from, to].
+  function memWindow(range) {
+    if (!range) return { first: 0, end: MEM.buckets, from: 0, to: SLOTS, whole: true };
+    const [a, b] = range;
+    const first = upperBound(memSlot, a), end = upperBound(memSlot, b);
+    const from = first > 0 ? memSlot[first - 1] : 0;
+    return { first, end, from, to: end > first ? memSlot[end - 1] : from, whole: false };
+  }
+  // Per path, the memory columns summed over a window's buckets.
+  function memSums(w) {
+    const out = Object.fromEntries(MEM_COLS.map((c) => [c, new Float64Array(P)]));
+    for (let r = memStart[w.first]; r < memStart[w.end]; r++) for (const c of MEM_COLS) out[c][memPath[r]] += memCol[c][r];
+    return out;
+  }
+  // The live heap at a slot: its last value at or before it (0 before the first).
+  function heapAt(slot) {
+    let lo = 0, hi = heap.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (heap[mid][0] <= slot) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 ? heap[lo - 1][1] : 0;
+  }
   // The live heap: its peak (the highest point of the timeline's live-heap line, or the end if
   // higher) and what was still live at the end (the profile tables' figure).
   const heapEnd = D.totals.liveBytes;
@@ -228,6 +285,8 @@
       diffLines: { key: "rank", dir: 1 },
       diffSites: { key: "rank", dir: 1 },
       diffTree: { key: "d", dir: -1 },
+      growthPaths: { key: "net", dir: -1 },
+      growthFns: { key: "net", dir: -1 },
     },
     fnFilter: "",
     diffFigure: "self_wall", // a diff page's Functions tab: the figure shown for A and B
@@ -243,12 +302,16 @@
 
   // ---------------------------------------------------------------- figures for the state
   // self[c][node]: a node's own figures in the selected range, idle functions removed when hidden.
+  // Memory figures in a range are exact: the buckets inside it (memWindow), not apportioned.
   let self = {}, total = {}, fnSelf = {}, fnTotal = {}, rangeFactor = null, hiddenFn = null, lineCache = null;
+  let memW = memWindow(null), memRange = null;
   function compute() {
     lineCache = null;
     hiddenFn = new Uint8Array(nF);
     if (state.hideIdle) for (let f = 0; f < nF; f++) if (state.waits.has(fnName[f])) hiddenFn[f] = 1;
     rangeFactor = null;
+    memW = memWindow(state.range);
+    memRange = state.range && facts.memoryOps ? memSums(memW) : null;
     if (state.range) {
       const [a, b] = state.range;
       const inRange = new Float64Array(N);
@@ -266,10 +329,11 @@
     }
     for (const c of COLS) {
       const s = new Float64Array(N);
-      const col = pathCol[c];
+      const exact = memRange ? memRange[c] : null;
+      const col = exact || pathCol[c];
       for (let p = 0; p < P; p++) s[pathNode[p]] += col[p];
       for (let n = 0; n < N; n++) {
-        if (rangeFactor) s[n] *= rangeFactor[n];
+        if (rangeFactor && !exact) s[n] *= rangeFactor[n];
         if (nodeFn[n] >= 0 && hiddenFn[nodeFn[n]]) s[n] = 0;
       }
       self[c] = s;
@@ -419,6 +483,36 @@
     if (i) vitalsText.append(text(" · "));
     vitalsText.append(text(`${v.label} peak `), el("b", { "data-series": v.key, "data-points": v.points.length, "data-value": v.peak, style: `color: ${v.colour}`, text: vitalText(v, v.peak) }));
   });
+  // The vitals in the selected range: each series' lowest, mean and highest reading there.
+  const vitalsRange = el("p", { class: "vitals", id: "vitals-range", hidden: true });
+  function renderVitalsRange() {
+    vitalsRange.replaceChildren();
+    vitalsRange.hidden = !state.range || !VITALS.length;
+    if (vitalsRange.hidden) return;
+    const [a, b] = state.range.map((x) => x / HZ);
+    vitalsRange.append(text(`${fmtSeconds(a)} – ${fmtSeconds(b)}: `));
+    VITALS.forEach((v, i) => {
+      if (i) vitalsRange.append(text(" · "));
+      let n = 0, sum = 0, min = Infinity, max = -Infinity;
+      for (const [at, x] of v.points) {
+        if (at < a || at > b) continue;
+        n++;
+        sum += x;
+        if (x < min) min = x;
+        if (x > max) max = x;
+      }
+      if (!n) {
+        vitalsRange.append(el("span", { "data-series": v.key, "data-count": 0, text: `${v.label}: no reading` }));
+        return;
+      }
+      const mean = sum / n;
+      vitalsRange.append(
+        text(`${v.label} `),
+        el("span", { "data-series": v.key, "data-count": n, "data-min": min, "data-mean": mean, "data-max": max, style: `color: ${v.colour}`, text: `min ${vitalText(v, min)} · mean ${vitalText(v, mean)} · max ${vitalText(v, max)}` }),
+        text(` (${grouped(n)} reading${n === 1 ? "" : "s"})`),
+      );
+    });
+  }
   main.append(
     el(
       "section",
@@ -430,7 +524,7 @@
   );
   // Below the timeline: the marks with their times, and what was left out of the session's files.
   function sessionParts() {
-    const out = VITALS.length ? [vitalsText] : [];
+    const out = VITALS.length ? [vitalsText, vitalsRange] : [];
     if (marks.length) {
       const list = el("ol", { class: "marks", id: "marks", "aria-label": "Marks" });
       for (const [at, label] of marks) list.append(el("li", { "data-at": at }, el("span", { class: "t", text: fmtSeconds(at) }), text(" "), el("span", { class: "label", text: label })));
@@ -475,7 +569,7 @@
     views[key] = el("section", { class: "view", id: `view-${key}`, role: "tabpanel", hidden: true });
     main.append(views[key]);
   }
-  app.append(el("footer", { class: "bottom", text: `Made by rokuprof ${facts.rokuprof} from ${grouped(facts.bytes)} bytes of .bsprof stream. Figures are the profile tables' exact counters; in a time range they are apportioned by each call path's samples in the range.` }));
+  app.append(el("footer", { class: "bottom", text: `Made by rokuprof ${facts.rokuprof} from ${grouped(facts.bytes)} bytes of .bsprof stream. Figures are the profile tables' exact counters; in a time range, time, calls and bytes live at the end are apportioned by each call path's samples in the range; allocations and frees are those that arrived in it (exact, to the memory steps the Memory tab names).` }));
 
   function renderWaits() {
     waitsBox.replaceChildren(el("span", { class: "note", text: "Waits:" }));
@@ -554,6 +648,7 @@
     rangeText.textContent = state.range
       ? `${fmtSeconds(state.range[0] / HZ)} – ${fmtSeconds(state.range[1] / HZ)} (${fmtSeconds((state.range[1] - state.range[0]) / HZ)} of ${fmtSeconds(SLOTS / HZ)})`
       : `whole run, ${fmtSeconds(SLOTS / HZ)}`;
+    renderVitalsRange();
     invalidate(true);
   }
 
@@ -820,16 +915,17 @@
   // "… N frames" row (click: half-way up). Figures never change, only what is drawn.
   const MAX_LEVELS = 400, CHAIN_HEAD = 2, CHAIN_TAIL = 8;
   let flame = { rects: [], marks: [], chain: [], width: 0, total: 0, rows: 0, chainLength: 0 };
-  function flameLayout(width) {
-    const c = state.metric;
+  // `view.zoom`: the frame zoomed into (the flame graph's is state.zoom; the Memory tab's
+  // allocation flame graph has its own); `c`: the metric that sizes the frames.
+  function flameLayout(width, c = state.metric, view = state) {
     const t = total[c];
     const rects = [], marks = [];
     const roots = threadRoots();
     // The chain above the zoomed frame, each drawn full width.
     const chain = [];
-    let focus = state.zoom;
+    let focus = view.zoom;
     if (focus >= 0 && !roots.includes(nodeThread[focus])) focus = -1;
-    state.zoom = focus;
+    view.zoom = focus;
     if (focus >= 0) for (let n = focus; n >= 0; n = parent[n]) chain.push(n);
     if (state.thread < 0) chain.push(VROOT);
     else if (chain.length === 0) chain.push(state.thread);
@@ -899,22 +995,30 @@
     const noData = METRIC[state.metric].memory && !facts.memoryOps;
     flameNote.hidden = !noData;
     flameWrap.hidden = noData;
-    const H = Math.max(flame.rows, 1) * ROW + 4;
+    const match = searchTest();
+    paintFlame(flameCanvas, flame, state.icicle, match, DF ? (n) => changeColour(flameQuad(n)) : null);
+    if (!state.icicle) flameWrap.scrollTop = flameWrap.scrollHeight;
+    renderCrumbs();
+    renderSearchShare(match);
+    renderLegend();
+  }
+  // Draw a layout of flameLayout() on a canvas (the flame graph's, or the Memory tab's).
+  function paintFlame(canvas, layout, icicle, match, diff) {
+    const width = layout.width;
+    const H = Math.max(layout.rows, 1) * ROW + 4;
     const dpr = window.devicePixelRatio || 1;
-    flameCanvas.width = Math.round(width * dpr);
-    flameCanvas.height = Math.round(H * dpr);
-    flameCanvas.style.width = `${width}px`;
-    flameCanvas.style.height = `${H}px`;
-    flame.height = H;
-    const ctx = flameCanvas.getContext("2d");
+    canvas.width = Math.round(width * dpr);
+    canvas.height = Math.round(H * dpr);
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${H}px`;
+    layout.height = H;
+    const ctx = canvas.getContext("2d");
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, width, H);
     ctx.font = "12px system-ui, sans-serif";
     ctx.textBaseline = "middle";
-    const match = searchTest();
-    const diff = DF ? (n) => changeColour(flameQuad(n)) : null;
-    for (const r of flame.rects) {
-      r.y = state.icicle ? r.depth * ROW : H - (r.depth + 1) * ROW;
+    for (const r of layout.rects) {
+      r.y = icicle ? r.depth * ROW : H - (r.depth + 1) * ROW;
       if (r.w < 0.5) continue;
       const n = r.node;
       const f = n >= 0 ? nodeFn[n] : -1;
@@ -942,8 +1046,8 @@
         }
       }
     }
-    for (const m of flame.marks) {
-      m.y = state.icicle ? m.depth * ROW : H - (m.depth + 1) * ROW;
+    for (const m of layout.marks) {
+      m.y = icicle ? m.depth * ROW : H - (m.depth + 1) * ROW;
       if (m.w < 0.5) continue;
       ctx.fillStyle = "#eef0f3";
       ctx.fillRect(m.x + 0.5, m.y + 0.5, Math.max(0.5, m.w - 1), ROW - 1);
@@ -958,10 +1062,6 @@
         ctx.fillText(fitted, m.x + 5, m.y + ROW / 2 + 0.5);
       }
     }
-    if (!state.icicle) flameWrap.scrollTop = flameWrap.scrollHeight;
-    renderCrumbs();
-    renderSearchShare(match);
-    renderLegend();
   }
   function fit(ctx, label, room) {
     const w = measure(ctx, label);
@@ -983,16 +1083,17 @@
     }
     return w;
   }
-  function renderCrumbs() {
-    crumbs.replaceChildren();
-    const elided = flame.marks.find((m) => m.kind === "elided");
-    flame.rects.slice(0, flame.chainLength).forEach((r, i) => {
-      if (i) crumbs.append(el("span", { class: "sep", text: "›" }));
+  const renderCrumbs = () => fillCrumbs(crumbs, flame, zoomTo);
+  function fillCrumbs(box, layout, go) {
+    box.replaceChildren();
+    const elided = layout.marks.find((m) => m.kind === "elided");
+    layout.rects.slice(0, layout.chainLength).forEach((r, i) => {
+      if (i) box.append(el("span", { class: "sep", text: "›" }));
       if (elided && i === CHAIN_HEAD) {
-        crumbs.append(el("button", { class: "elided", "data-node": elided.node, title: "Go half-way up", text: `… ${grouped(elided.count)} frames`, onclick: () => zoomTo(elided.node) }));
-        crumbs.append(el("span", { class: "sep", text: "›" }));
+        box.append(el("button", { class: "elided", "data-node": elided.node, title: "Go half-way up", text: `… ${grouped(elided.count)} frames`, onclick: () => go(elided.node) }));
+        box.append(el("span", { class: "sep", text: "›" }));
       }
-      crumbs.append(el("button", { "data-node": r.node, text: nodeLabel(r.node), onclick: () => zoomTo(r.node) }));
+      box.append(el("button", { "data-node": r.node, text: nodeLabel(r.node), onclick: () => go(r.node) }));
     });
   }
   function renderSearchShare(match) {
@@ -1039,10 +1140,10 @@
     dirty.add("flame");
     renderActive();
   }
-  function rectAt(x, y, withMarks) {
-    const d = state.icicle ? Math.floor(y / ROW) : Math.floor((flame.height - y) / ROW);
-    for (const r of flame.rects) if (r.depth === d && x >= r.x && x < r.x + r.w && r.w >= 0.5) return r;
-    if (withMarks) for (const m of flame.marks) if (m.depth === d && x >= m.x && x < m.x + m.w) return m;
+  function rectAt(x, y, withMarks, layout = flame, icicle = state.icicle) {
+    const d = icicle ? Math.floor(y / ROW) : Math.floor((layout.height - y) / ROW);
+    for (const r of layout.rects) if (r.depth === d && x >= r.x && x < r.x + r.w && r.w >= 0.5) return r;
+    if (withMarks) for (const m of layout.marks) if (m.depth === d && x >= m.x && x < m.x + m.w) return m;
     return null;
   }
   flameCanvas.addEventListener("click", (e) => {
@@ -2492,44 +2593,29 @@
         stat("Frees of unknown addresses", fmtCount(tt.unknownFrees)),
       ),
     );
-    const factor = (p) => (rangeFactor ? rangeFactor[pathNode[p]] : 1);
-    // leak sites
+    // leak sites: what was live at the end (a fact of the end: exact, whatever the range), and
+    // what their call paths allocated and grew by in the range
     const leaks = [];
     for (const [p, lines] of D.sites) {
       const n = pathNode[p];
       if (!visibleFn(nodeFn[n])) continue;
-      const k = factor(p);
-      const live = pathCol.liveBytes[p] * k;
-      if (live > 0) leaks.push({ p, n, lines, live, count: pathCol.liveCount[p] * k });
+      const live = pathCol.liveBytes[p];
+      if (live > 0) leaks.push({ p, n, lines, live, count: pathCol.liveCount[p] });
     }
-    const chain = (s) => {
-      const out = el("div", { class: "chain" });
-      const nodes = [];
-      for (let m = s.n; m >= 0 && nodeFn[m] >= 0; m = parent[m]) nodes.push(m);
-      const HEAD = 3, TAIL = 8; // a deep path shows its ends
-      nodes.reverse().forEach((m, i) => {
-        if (nodes.length > HEAD + TAIL + 1 && i >= HEAD && i < nodes.length - TAIL) {
-          if (i === HEAD) out.append(text(" › "), el("span", { class: "elided", text: `… ${grouped(nodes.length - HEAD - TAIL)} frames` }));
-          return;
-        }
-        const f = nodeFn[m];
-        const line = s.lines[nodes.length - 1 - i] || fnLine[f];
-        if (i) out.append(text(" › "));
-        const item = el("span", { title: `${fnFile[f]}:${line}` });
-        item.append(i === nodes.length - 1 ? el("b", { text: fnName[f] }) : text(fnName[f]), srcLink(fnFile[f], line, `:${line}`));
-        out.append(item);
-      });
-      return out;
-    };
+    const inRange = memRange || pathCol;
+    v.append(renderGrowth());
     v.append(el("h2", { class: "section", text: "Leak sites: memory still allocated at the end, by the call path that allocated it" }));
     v.append(
       dataTable("leaks", [
         { key: "liveBytes", label: "Live at end", get: (s) => s.live, fmt: fmtBytes, bar: true },
         { key: "liveCount", label: "Blocks", get: (s) => s.count, fmt: fmtCount },
+        { key: "rangeAlloc", label: state.range ? "Allocated in range" : "Allocated", title: "Bytes its call path allocated (in the selected range)", get: (s) => inRange.allocBytes[s.p], fmt: fmtBytes },
+        { key: "rangeNet", label: state.range ? "Growth in range" : "Net growth", title: "Bytes its call path allocated minus bytes it freed (in the selected range)", get: (s) => inRange.allocBytes[s.p] - inRange.freedBytes[s.p], fmt: fmtSigned },
         { key: "fn", label: "Allocated by", text: true, cls: "fn", get: (s) => fnName[nodeFn[s.n]] },
         { key: "thread", label: "Thread", text: true, get: (s) => threadName[nodeThread[s.n]] },
-        { key: "path", label: "Call path (root › … › allocating function, with lines)", text: true, get: (s) => s.p, render: (td, s) => td.append(chain(s)) },
-      ], leaks, state.sort.leaks, () => { dirty.add("memory"); renderMemoryNow(); }, 200),
+        { key: "path", label: "Call path (root › … › allocating function, with lines)", text: true, get: (s) => s.p, render: (td, s) => td.append(pathChain(s.n, s.lines)) },
+        { key: "show", label: "", text: true, get: () => "", render: (td, s) => td.append(showPathButton(s.n)) },
+      ], leaks, state.sort.leaks, () => { dirty.add("memory"); renderMemoryNow(); }, 200, (s) => ({ "data-node": s.n })),
     );
     // allocation per function and realloc churn
     const rows = [];
@@ -2562,6 +2648,151 @@
           { key: "allocBytes", label: "Alloc bytes", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes },
         ], churn, state.sort.churn, renderMemoryNow, 100),
       );
+    memFlameSoon();
+  }
+  // ---------------------------------------------------------------- what grew the heap
+  // The Memory tab's range view (issue 22, item 5): per call path and per function, the bytes
+  // allocated and freed in the range, exact (the buckets of memory operations inside it, see
+  // memWindow), their difference the heap's growth; the allocation flame graph of the range
+  // (the flame graph's own layout and drawing, sized by the bytes allocated in it) with its own
+  // zoom; a leak site's "Show path" zooms it to that call path. A free counts on the call path
+  // that freed (as the device reports it and the tables count it).
+  const fmtSigned = (v) => `${v > 0 ? "+" : v < 0 ? "−" : ""}${fmtBytes(Math.abs(v))}`;
+  function pathChain(n, lines) {
+    const out = el("div", { class: "chain" });
+    const nodes = [];
+    for (let m = n; m >= 0 && nodeFn[m] >= 0; m = parent[m]) nodes.push(m);
+    const HEAD = 3, TAIL = 8; // a deep path shows its ends
+    nodes.reverse().forEach((m, i) => {
+      if (nodes.length > HEAD + TAIL + 1 && i >= HEAD && i < nodes.length - TAIL) {
+        if (i === HEAD) out.append(text(" › "), el("span", { class: "elided", text: `… ${grouped(nodes.length - HEAD - TAIL)} frames` }));
+        return;
+      }
+      const f = nodeFn[m];
+      const line = (lines && lines[nodes.length - 1 - i]) || fnLine[f];
+      if (i) out.append(text(" › "));
+      const item = el("span", { title: `${fnFile[f]}:${line}` });
+      item.append(i === nodes.length - 1 ? el("b", { text: fnName[f] }) : text(fnName[f]), srcLink(fnFile[f], line, `:${line}`));
+      out.append(item);
+    });
+    return out;
+  }
+  const siteLines = new Map(D.sites.map(([p, lines]) => [p, lines]));
+  const memFlame = { zoom: -1, layout: null };
+  const memFlameCanvas = el("canvas", { id: "mem-flame", "aria-label": "Allocation flame graph of the range: frames sized by the bytes allocated in it; click a frame to zoom" });
+  const memFlameWrap = el("div", { class: "flame-wrap", id: "mem-flame-wrap" }, memFlameCanvas);
+  const memCrumbs = el("div", { class: "crumbs", id: "mem-crumbs" });
+  const memFlameNote = el("p", { class: "note", id: "mem-flame-note" });
+  memFlameCanvas.addEventListener("click", (e) => {
+    const r = memFlame.layout && rectAt(e.offsetX, e.offsetY, true, memFlame.layout, true);
+    if (r) memZoom(r.node);
+  });
+  memFlameCanvas.addEventListener("mousemove", (e) => {
+    const r = memFlame.layout && rectAt(e.offsetX, e.offsetY, false, memFlame.layout, true);
+    if (r) showTip(r.node, e.clientX, e.clientY);
+    else tip.hidden = true;
+  });
+  memFlameCanvas.addEventListener("mouseleave", () => (tip.hidden = true));
+  function memZoom(n) {
+    memFlame.zoom = n === VROOT || (n >= 0 && n < T && state.thread === n) ? -1 : n;
+    drawMemFlame();
+  }
+  // Drawn top-down (the roots at the top: nothing to scroll to), in the frame after the tab is
+  // built, so that its width is read in the one layout that frame needs anyway.
+  let memFlameFrame = 0;
+  function memFlameSoon() {
+    if (!memFlameFrame) memFlameFrame = requestAnimationFrame(drawMemFlame);
+  }
+  function drawMemFlame() {
+    memFlameFrame = 0;
+    if (!memFlameWrap.isConnected || views.memory.hidden) return;
+    const width = Math.max(300, memFlameWrap.clientWidth - 2 || 1000);
+    const layout = (memFlame.layout = flameLayout(width, "allocBytes", memFlame));
+    paintFlame(memFlameCanvas, layout, true, searchTest(), null);
+    fillCrumbs(memCrumbs, layout, memZoom);
+    const top = layout.chain[layout.chain.length - 1];
+    memFlameNote.replaceChildren(
+      text("Frames sized by the bytes allocated in the range: "),
+      el("b", { id: "mem-flame-total", "data-value": layout.total, text: fmtBytes(layout.total) }),
+      text(top >= 0 && nodeFn[top] >= 0 ? ` on the call path to ${fnName[nodeFn[top]]}` : ` on ${state.thread < 0 ? "all threads" : threadName[state.thread]}`),
+      text(layout.total > 0 ? ". Click a frame to zoom in, a crumb to go back out." : ": nothing allocated there in this range."),
+    );
+  }
+  function showPathButton(n) {
+    return el("button", {
+      class: "btn small show-path", "data-node": n, title: "Show this call path in the allocation flame graph above", text: "Show path",
+      onclick: () => {
+        memZoom(n);
+        memFlameWrap.scrollIntoView({ block: "nearest" });
+      },
+    });
+  }
+  function renderGrowth() {
+    const w = memW;
+    const box = el("div", { class: "growth", id: "growth", "data-from": w.from, "data-to": w.to, "data-buckets": w.end - w.first });
+    const span = state.range ? `${fmtSeconds(state.range[0] / HZ)} – ${fmtSeconds(state.range[1] / HZ)}` : "the whole run";
+    box.append(el("h2", { class: "section", text: `What grew the heap: ${span}` }));
+    const step = MEM.buckets ? fmtSeconds(SLOTS / HZ / MEM.buckets) : "–";
+    const merged = MEM.merged ? ` (every ${grouped(2 ** MEM.merged)} of them merged to keep this page small)` : "";
+    const snapped = w.whole ? "these figures are the whole run's." : `a range snaps to them: these figures are every operation that arrived after ${fmtSeconds(w.from / HZ)} and up to ${fmtSeconds(w.to / HZ)}.`;
+    box.append(el("p", { class: "note", id: "mem-resolution", "data-buckets": MEM.buckets, "data-merged": MEM.merged, text: `Memory operations carry no time of their own: each is timed by where it arrived in the stream, in ${grouped(MEM.buckets)} steps about ${step} apart on average, on the live heap's line${merged}; ${snapped} A free counts on the call path that freed.` }));
+    const sums = memRange || pathCol;
+    const rows = [];
+    let alloc = 0, freed = 0, allocs = 0, frees = 0;
+    for (let p = 0; p < P; p++) {
+      const n = pathNode[p];
+      if (!(sums.allocCount[p] || sums.frees[p] || sums.reallocs[p]) || !visibleFn(nodeFn[n])) continue;
+      rows.push(p);
+      alloc += sums.allocBytes[p];
+      freed += sums.freedBytes[p];
+      allocs += sums.allocCount[p];
+      frees += sums.frees[p] + sums.reallocs[p];
+    }
+    const stat = (k, val, id, value) => el("div", { class: "stat", id, "data-value": value }, el("div", { class: "k", text: k }), el("div", { class: "v", text: val }));
+    const live = [heapAt(w.from), w.whole ? D.totals.liveBytes : heapAt(w.to)];
+    box.append(
+      el(
+        "div",
+        { class: "stats" },
+        stat("Allocated", `${fmtBytes(alloc)} in ${fmtCount(allocs)}`, "growth-alloc", alloc),
+        stat("Freed", `${fmtBytes(freed)} in ${fmtCount(frees)}`, "growth-freed", freed),
+        stat("Net growth", fmtSigned(alloc - freed), "growth-net", alloc - freed),
+        stat("Live heap", `${fmtBytes(live[0])} → ${fmtBytes(live[1])}`, "growth-live", live[1] - live[0]),
+      ),
+    );
+    const net = (p) => sums.allocBytes[p] - sums.freedBytes[p];
+    const onSort = () => renderMemoryNow();
+    box.append(el("h3", { class: "section", text: "By call path (allocation site): bytes allocated minus bytes freed on it in the range" }));
+    box.append(
+      dataTable("growth-paths", [
+        { key: "net", label: "Net growth", get: net, fmt: fmtSigned, bar: true },
+        { key: "allocBytes", label: "Allocated", get: (p) => sums.allocBytes[p], fmt: fmtBytes },
+        { key: "allocCount", label: "Allocs", get: (p) => sums.allocCount[p], fmt: fmtCount },
+        { key: "freedBytes", label: "Freed", get: (p) => sums.freedBytes[p], fmt: fmtBytes },
+        { key: "frees", label: "Frees", title: "Frees and frees by reallocation", get: (p) => sums.frees[p] + sums.reallocs[p], fmt: fmtCount },
+        { key: "liveBytes", label: "Live at end", title: "Of the whole run", get: (p) => pathCol.liveBytes[p], fmt: fmtBytes },
+        { key: "fn", label: "Function", text: true, cls: "fn", get: (p) => fnName[nodeFn[pathNode[p]]] },
+        { key: "path", label: "Call path", text: true, get: (p) => p, render: (td, p) => td.append(pathChain(pathNode[p], siteLines.get(p))) },
+        { key: "show", label: "", text: true, get: () => "", render: (td, p) => td.append(showPathButton(pathNode[p])) },
+      ], rows, state.sort.growthPaths, onSort, 30, (p) => ({ "data-path": p, "data-node": pathNode[p] })),
+    );
+    const fns = [];
+    for (let f = 0; f < nF; f++) if (visibleFn(f) && (fnSelf.allocCount[f] || fnSelf.frees[f] || fnSelf.reallocs[f])) fns.push(f);
+    const fnNet = (f) => fnSelf.allocBytes[f] - fnSelf.freedBytes[f];
+    box.append(el("h3", { class: "section", text: "By function: its call paths' bytes allocated minus bytes freed in the range" }));
+    box.append(
+      dataTable("growth-fns", [
+        { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => td.append(swatchFor(f), text(fnName[f])) },
+        { key: "thread", label: "Thread", text: true, get: (f) => threadName[fnThread[f]] },
+        { key: "net", label: "Net growth", get: fnNet, fmt: fmtSigned, bar: true },
+        { key: "allocBytes", label: "Allocated", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes },
+        { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },
+        { key: "freedBytes", label: "Freed", get: (f) => fnSelf.freedBytes[f], fmt: fmtBytes },
+        { key: "frees", label: "Frees", get: (f) => fnSelf.frees[f] + fnSelf.reallocs[f], fmt: fmtCount },
+      ], fns, state.sort.growthFns, onSort, 100, (f) => ({ "data-fn": f })),
+    );
+    box.append(el("h3", { class: "section", text: "Allocation flame graph of the range" }), memCrumbs, memFlameNote, memFlameWrap);
+    return box;
   }
   function renderMemoryNow() {
     const top = window.scrollY;
@@ -2974,6 +3205,7 @@
       drawTimeline();
       dirty.add("flame");
       renderActive();
+      if (state.tab === "memory") memFlameSoon();
     }, 80);
   });
   const wanted = (window.location.hash || "").slice(1) || D.view;
@@ -3009,6 +3241,8 @@
       }
       return out;
     },
+    memFlame: () => (memFlame.layout ? { zoom: memFlame.zoom, total: memFlame.layout.total, chain: memFlame.layout.chain, rects: memFlame.layout.rects.map((r) => ({ node: r.node, depth: r.depth, x: r.x, w: r.w, value: r.value, fn: r.node >= 0 ? nodeFn[r.node] : -1 })) } : null),
+    memWindow: () => ({ ...memW, buckets: MEM.buckets, merged: MEM.merged }),
     timeline: () => ({ slots: SLOTS, hz: HZ, busy: timelineInfo.busy, left: TL.left, plot: tlGeometry().plot, top: tlGeometry().top, vitals: timelineInfo.vitals }),
   };
   requestAnimationFrame(() => {
