@@ -14,8 +14,9 @@ import pytest
 from diff_helpers import BUILD_A, BUILD_B, run_cli, stream
 
 from rokuprof.export import input_from_bytes
-from rokuprof.export.diff import baseline_in_b_shape
+from rokuprof.export.diff import compare
 from rokuprof.export.report import build_model
+from rokuprof.export.report.diff_model import diff_model
 from tests.viewers import REPO, VIEWERS
 from tests.viewers.report import model, need_browser
 
@@ -144,10 +145,19 @@ def test_the_planted_differences_show(page) -> None:
     assert live["cacheThumbnail"] == {"same"}
 
 
-def test_removed_paths_count_in_their_nearest_common_ancestor() -> None:
+def test_removed_paths_are_rows_of_the_merged_call_tree() -> None:
+    """The page's call tree is both runs' trees merged: a call path only A has (registryWrite,
+    removed in B) is a row of its own with A's figures, so A's totals add up in full."""
     a = input_from_bytes(stream(8.0, **BUILD_A))
     b = input_from_bytes(stream(8.0, **BUILD_B))
     model_b = build_model(b)
-    base = baseline_in_b_shape(model_b, build_model(a))
-    assert sum(base["wall"]) == sum(p.wall for p in a.paths)  # registryWrite included
-    assert sum(base["liveBytes"]) == sum(p.live_bytes for p in a.paths)
+    tree = diff_model(model_b, a, b, compare(a, b), ("A", "B"))["tree"]
+    wall, live = tree["figures"]["wall"], tree["figures"]["liveBytes"]
+    assert sum(v or 0 for v in wall["selfA"]) == sum(p.wall for p in a.paths)
+    assert sum(v or 0 for v in wall["selfB"]) == sum(p.wall for p in b.paths)
+    assert sum(v or 0 for v in live["selfA"]) == sum(p.live_bytes for p in a.paths)
+    roots = [n for n, parent in enumerate(tree["parent"]) if parent < 0]
+    assert sum(wall["a"][n] or 0 for n in roots) == sum(p.wall for p in a.paths)
+    names = [model_b["strings"][i] if i >= 0 else "" for i in tree["name"]]
+    gone = [n for n, name in enumerate(names) if name == "registryWrite"]
+    assert gone and all(wall["selfB"][n] is None and wall["selfA"][n] > 0 for n in gone)

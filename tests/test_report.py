@@ -17,15 +17,11 @@ from report_helpers import HOSTILE, allocations_per_line, deep_stream, run_cli, 
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.export import FORMATS, export, input_from_bytes
+from rokuprof.export.diff import compare
 from rokuprof.export.model import IDLE
 from rokuprof.export.report import build_model, embed_json, render_html
-from rokuprof.export.report.model import (
-    baseline,
-    capture_label,
-    chain_ids,
-    node_keys,
-    node_selves,
-)
+from rokuprof.export.report.diff_model import diff_model
+from rokuprof.export.report.model import capture_label
 from rokuprof.profile.report import inspect_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,19 +248,6 @@ def test_report_is_deterministic_and_in_the_export_registry():
     assert a.startswith(b"<!doctype html>")
 
 
-def test_baseline_matches_call_paths_across_runs():
-    a = build_model(input_from_bytes(stream(4.0)))
-    same = baseline(a, a)
-    assert same["wall"] == node_selves(a, "wall") and any(same["wall"])
-    b = build_model(input_from_bytes(stream(4.0, absent=("registryWrite",))))
-    base = baseline(b, a)
-    keys_a = {k: i for i, k in enumerate(node_keys(a))}
-    selves_a = node_selves(a, "cpu")
-    for node, key in enumerate(node_keys(b)):
-        assert base["cpu"][node] == (selves_a[keys_a[key]] if key in keys_a else 0)
-    assert len(base["liveBytes"]) == len(b["nodes"]["parent"])
-
-
 def levels_above(model: dict, node: int) -> int:
     """The node's level in the call tree (1 for a thread's root)."""
     parent = model["nodes"]["parent"]
@@ -288,25 +271,11 @@ def test_a_call_path_20000_frames_deep_needs_no_recursion():
     deepest = model["paths"]["node"][model["paths"]["id"].index(depth)]  # path ID = its depth
     assert levels_above(model, deepest) == depth + 1  # the thread root, every frame of the path
     assert sum(model["paths"]["wall"]) == inp.reader.tables.totals().wall == 21 * 1500
-    ids: dict = {}
-    assert len(set(chain_ids(model, ids))) == len(parent)  # every chain its own number
-    assert chain_ids(model, ids) == list(range(len(parent)))  # and the same one again
-    same = baseline(model, model)
-    assert same["liveBytes"] == node_selves(model, "liveBytes") and sum(same["liveBytes"]) == 320
-
-
-def test_chain_ids_match_node_keys_across_runs():
-    a = build_model(input_from_bytes(stream(4.0)))
-    b = build_model(input_from_bytes(stream(4.0, absent=("registryWrite",))))
-    ids: dict = {}
-    ids_a, ids_b = chain_ids(a, ids), chain_ids(b, ids)
-    keys_a, keys_b = node_keys(a), node_keys(b)
-    by_key = dict(zip(keys_a, ids_a, strict=True))
-    for key, number in zip(keys_b, ids_b, strict=True):
-        assert (by_key.get(key) == number) if key in by_key else number not in ids_a
-
-
-# -- the command ----------------------------------------------------------------------------
+    # the A/B page's merged call tree of the run against itself: a row per node, no recursion
+    tree = diff_model(model, inp, inp, compare(inp, inp), ("A", "B"))["tree"]
+    assert len(tree["parent"]) == len(parent)
+    live = tree["figures"]["liveBytes"]
+    assert live["selfA"] == live["selfB"] and sum(v or 0 for v in live["selfA"]) == 320
 
 
 def test_cli_writes_next_to_the_input_and_exits_0(tmp_path):

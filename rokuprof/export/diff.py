@@ -345,31 +345,3 @@ def regressions(
             found.append(d)
     found.sort(key=lambda d: (-(d.growth("self_wall") or 0.0), d.key))
     return found
-
-
-def baseline_in_b_shape(model_b: dict, model_a: dict) -> dict[str, list[int]]:
-    """Per metric, per node of B's report model: A's self figure of the same call path (matched
-    by the chain of thread, function and file from the root), plus that of every call path
-    below it that only A has, so that summed along B's tree it gives each frame's total before.
-    (The diff page used this until it merged both call trees into one,
-    :func:`~rokuprof.export.report.diff_model.merged_tree`, which also has A's paths as rows.)"""
-    from rokuprof.export.report.model import DIFF_METRICS, chain_ids, node_selves
-
-    ids: dict[tuple, int] = {}
-    index_b = {key: node for node, key in enumerate(chain_ids(model_b, ids))}
-    parents_a = model_a["nodes"]["parent"]
-    target: list[int] = []  # per node of A: B's node of it or of its nearest ancestor B has
-    for node, key in enumerate(chain_ids(model_a, ids)):  # a parent comes before its children
-        found = index_b.get(key)
-        if found is None:
-            parent = parents_a[node]
-            found = target[parent] if parent >= 0 else -1
-        target.append(found)
-    out: dict[str, list[int]] = {}
-    for metric in DIFF_METRICS:
-        base = [0] * len(index_b)
-        for node, value in enumerate(node_selves(model_a, metric)):
-            if value and target[node] >= 0:
-                base[target[node]] += value
-        out[metric] = base
-    return out

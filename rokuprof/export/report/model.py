@@ -43,9 +43,6 @@ MEMORY_COLUMNS = ("allocCount", "allocBytes", "frees", "reallocs", "freedBytes")
 #: buckets merge (a coarser time step, said in the page), so the page stays small.
 MAX_MEMORY_ROWS = 25_000
 
-#: Base metrics of a diff: the model's names of the per-node self figures.
-DIFF_METRICS = ("wall", "cpu", "calls", "allocBytes", "liveBytes")
-
 
 class _Strings:
     def __init__(self) -> None:
@@ -318,56 +315,4 @@ def node_selves(model: dict, column: str) -> list[int]:
     out = [0] * len(nodes)
     for node, value in zip(paths["node"], paths[column], strict=True):
         out[node] += value
-    return out
-
-
-def node_keys(model: dict) -> list[tuple]:
-    """Per node: the chain of ``(thread name, function, file)`` from its thread's root (the
-    thread root: ``(thread name,)``), which identifies the same call path in another run.
-
-    Each key is as long as its node is deep (memory grows with depth squared on deep call
-    paths): to match two models, :func:`chain_ids` is the cheap way."""
-    strings = model["strings"]
-    threads = [strings[name] for _, name in model["threads"]]
-    fns = model["functions"]
-    keys: list[tuple] = []
-    nodes = model["nodes"]
-    for node, (parent, fn) in enumerate(zip(nodes["parent"], nodes["fn"], strict=True)):
-        if parent < 0:
-            keys.append((threads[node],))
-        else:
-            own = (threads[fns["thread"][fn]], strings[fns["name"][fn]], strings[fns["file"][fn]])
-            keys.append((*keys[parent], own))
-    return keys
-
-
-def chain_ids(model: dict, ids: dict[tuple, int]) -> list[int]:
-    """Per node: a number for its chain of ``(thread name, function, file)`` from the root, the
-    same number for the same chain in every model numbered with the same ``ids`` (filled here).
-    Constant work per node, whatever the depth (a parent comes before its children)."""
-    strings = model["strings"]
-    threads = [strings[name] for _, name in model["threads"]]
-    fns = model["functions"]
-    nodes = model["nodes"]
-    out: list[int] = []
-    for node, (parent, fn) in enumerate(zip(nodes["parent"], nodes["fn"], strict=True)):
-        if parent < 0:
-            key: tuple = (-1, threads[node])
-        else:
-            own = (threads[fns["thread"][fn]], strings[fns["name"][fn]], strings[fns["file"][fn]])
-            key = (out[parent], own)
-        out.append(ids.setdefault(key, len(ids)))
-    return out
-
-
-def baseline(model_b: dict, model_a: dict) -> dict[str, list[int]]:
-    """For a diff page drawn in B's shape: per metric, per node of B, A's self figure of the same
-    call path (0 where A has none) — the ``base`` of ``model["diff"]``."""
-    ids: dict[tuple, int] = {}
-    index_a = {key: node for node, key in enumerate(chain_ids(model_a, ids))}
-    match = [index_a.get(key, -1) for key in chain_ids(model_b, ids)]
-    out: dict[str, list[int]] = {}
-    for metric in DIFF_METRICS:
-        selves = node_selves(model_a, metric)
-        out[metric] = [selves[m] if m >= 0 else 0 for m in match]
     return out
