@@ -190,6 +190,15 @@ class FunctionDiff:
         }
 
 
+def change_status(before: object, after: object, differ: object) -> str:
+    """What happened to a row: only in B (new), only in A (gone), changed or the same."""
+    if before is None:
+        return ADDED
+    if after is None:
+        return REMOVED
+    return CHANGED if differ else SAME
+
+
 def compare_rows(
     fa: dict[tuple, tuple[float, ...]], fb: dict[tuple, tuple[float, ...]]
 ) -> list[RowDiff]:
@@ -198,13 +207,7 @@ def compare_rows(
     rows = []
     for key in fa.keys() | fb.keys():
         before, after = fa.get(key), fb.get(key)
-        if before is None:
-            status = ADDED
-        elif after is None:
-            status = REMOVED
-        else:
-            status = CHANGED if before != after else SAME
-        rows.append(RowDiff(key, status, before, after))
+        rows.append(RowDiff(key, change_status(before, after, before != after), before, after))
     rows.sort(key=lambda r: (-abs(r.delta(0)), -abs(r.delta(1)), r.key))
     return rows
 
@@ -287,12 +290,9 @@ def compare(
     diffs = []
     for key in fa.keys() | fb.keys():
         before, after = fa.get(key), fb.get(key)
-        if before is None:
-            status = ADDED
-        elif after is None:
-            status = REMOVED
-        else:
-            status = CHANGED if any(before.get(m) != after.get(m) for m in METRICS) else SAME
+        status = change_status(
+            before, after, before and after and any(before.get(m) != after.get(m) for m in METRICS)
+        )
         score = 0.0
         for m in SELF_METRICS:
             if scale[m]:

@@ -15,11 +15,13 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rokuprof.export.diff import METRICS, Comparison, RunSide, per_second_factor
 from rokuprof.export.diff_rows import LINE_METRICS, SITE_METRICS, RowDiff, growth, growth_pct
 from rokuprof.export.diff_rows import plain_number as num
 from rokuprof.export.model import ExportInput
-from rokuprof.export.report.model import build_model, capture_label
+from rokuprof.export.report.model import StringTable, build_model, capture_label
 from rokuprof.export.report.page import render_html
 
 #: The call tree's metrics: the report model's name and the call path's field.
@@ -32,21 +34,6 @@ TREE_METRICS = (
 )
 #: A change smaller than this, in percent, is drawn as no change.
 SAME_WITHIN_PCT = 2.0
-
-
-class _Strings:
-    """Interns into an existing ``strings`` list (the model's)."""
-
-    def __init__(self, items: list[str]) -> None:
-        self.items = items
-        self._ids = {s: i for i, s in enumerate(items)}
-
-    def __call__(self, text: str) -> int:
-        i = self._ids.get(text)
-        if i is None:
-            i = self._ids[text] = len(self.items)
-            self.items.append(text)
-        return i
 
 
 def _side(inp: ExportInput, side: RunSide, label: str) -> dict[str, object]:
@@ -87,7 +74,7 @@ def diff_model(
     model_b: dict, a: ExportInput, b: ExportInput, comparison: Comparison, labels: tuple[str, str]
 ) -> dict[str, object]:
     """``model["diff"]`` for B's report model (its ``strings`` grow by A's names)."""
-    sid = _Strings(model_b["strings"])
+    sid = StringTable(model_b["strings"]).id
     functions = []
     for d in comparison.functions:
         figures = [
@@ -123,7 +110,7 @@ def diff_model(
 
 
 def merged_tree(
-    model_b: dict, a: ExportInput, b: ExportInput, per_second: bool, sid: _Strings
+    model_b: dict, a: ExportInput, b: ExportInput, per_second: bool, sid: Callable[[str], int]
 ) -> tuple[dict[str, object], list[int]]:
     """Both runs' call trees as one (see the module docstring), and per node of B's model its
     node in it. A node's self figure is the sum of the call paths that end there, its total that

@@ -44,10 +44,13 @@ MEMORY_COLUMNS = ("allocCount", "allocBytes", "frees", "reallocs", "freedBytes")
 MAX_MEMORY_ROWS = 25_000
 
 
-class _Strings:
-    def __init__(self) -> None:
-        self.items: list[str] = []
-        self._ids: dict[str, int] = {}
+class StringTable:
+    """The model's ``strings``: each text once, referred to by its index (``id``). Given an
+    existing list, it interns into it (a diff page adds A's names to B's model)."""
+
+    def __init__(self, items: list[str] | None = None) -> None:
+        self.items: list[str] = [] if items is None else items
+        self._ids: dict[str, int] = {text: i for i, text in enumerate(self.items)}
 
     def id(self, text: str) -> int:
         i = self._ids.get(text)
@@ -128,7 +131,7 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
     ``session``: a session's marks and vitals for the timeline
     (:func:`~rokuprof.export.report.timeline_extras.timeline_extras`); the model has a
     ``session`` entry only when it is given."""
-    strings = _Strings()
+    strings = StringTable()
     threads = inp.thread_order()
     thread_index = {m: i for i, m in enumerate(threads)}
 
