@@ -3,6 +3,7 @@
 // the callers panel, look at the selection in the other views, switch the metric and the thread,
 // pick a time range, select the function with a hostile name. Every interaction is timed in the
 // page: the click (or the call) and the layout it causes, in milliseconds.
+import { timedClick } from "./timed_click.mjs";
 
 const STEP_TIMEOUT_MS = 20000;
 
@@ -18,19 +19,6 @@ function readPanel() {
     }));
   const figs = Object.fromEntries([...document.querySelectorAll(".bu-head b[data-key]")].map((b) => [b.dataset.key, Number(b.dataset.value)]));
   return { fn: Number(head.dataset.fn), name: head.textContent, figs, callers: side("bu-callers"), callees: side("bu-callees") };
-}
-
-// Click what `selector` finds and force the layout it causes, timed in the page.
-async function timedClick(page, selector) {
-  const ms = await page.evaluate((sel) => {
-    const e = document.querySelector(sel);
-    if (!e) throw new Error(`nothing at ${sel}`);
-    const t0 = performance.now();
-    e.click();
-    void document.body.offsetHeight;
-    return performance.now() - t0;
-  }, selector);
-  return ms;
 }
 
 export default async function bottomUp(page, { dir, table }) {

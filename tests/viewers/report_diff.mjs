@@ -4,19 +4,9 @@
 // call tree of both runs (as opened, then all of it, then by live bytes), the Lines and Memory
 // tabs, the Facts tab. Every click that changes a view is timed in the page: the click and the
 // layout it causes, in milliseconds.
+import { timedClick } from "./timed_click.mjs";
 
 const STEP_TIMEOUT_MS = 20000;
-
-async function timedClick(page, selector) {
-  return page.evaluate((sel) => {
-    const e = document.querySelector(sel);
-    if (!e) throw new Error(`nothing at ${sel}`);
-    const t0 = performance.now();
-    e.click();
-    void document.body.offsetHeight;
-    return performance.now() - t0;
-  }, selector);
-}
 
 async function timedSelect(page, selector, value) {
   return page.evaluate(([sel, v]) => {
