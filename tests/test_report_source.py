@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -263,6 +265,37 @@ def test_each_line_shows_the_line_figures(page):
     assert [r["line"] for r in rows.values()] == list(range(2, 16))
     task = rows_of(result, keys, (TASK, "parseFeed"))
     assert task[8]["cpu"] == REPS * 70 and task[6]["cpu"] is None
+
+
+def test_line_figures_agree_with_diff_json(page, tmp_path):
+    """CPU and wall per line as the Source tab shows them equal the per-line figures of
+    ``rokuprof diff --json`` (the capture against itself: its B side), which reads the capture's
+    call paths on its own, with no report model in between."""
+    result, data, *_ = page
+    capture = tmp_path / "planted.bsprof"
+    capture.write_bytes(planted())
+    args = ["diff", str(capture), str(capture), "--json", "--top", "0"]
+    done = subprocess.run(
+        [sys.executable, "-m", "rokuprof", *args],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    by_line = {
+        (r["module"], r["function"], r["line"]): r["b"] for r in json.loads(done.stdout)["lines"]
+    }
+    keys = fn_keys(data)
+    compared = 0
+    for fn, look in result["steps"]["each"].items():
+        thread, function = keys[int(fn)]
+        for r in look["rows"]:
+            want = by_line.get((thread, function, r["line"]))
+            if want is None:  # a line without CPU figures (context, or allocations only)
+                assert r["cpu"] is None or r["cpu"] == 0, (function, r)
+                continue
+            assert (r["cpu"], r["wall"]) == (want["cpu"], want["wall"]), (function, r, want)
+            compared += 1
+    assert compared >= 8
 
 
 def test_the_hottest_lines_are_marked(page):
