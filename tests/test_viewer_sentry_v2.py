@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 from collections import defaultdict
 from itertools import pairwise
@@ -35,10 +36,15 @@ from tests.viewers.samples import SAMPLES, expected
 
 V2_SAMPLES = ("cafe-tv-full", "cafe-tv-long")
 T = 1 / 101  # seconds per sample
-#: vroomrs turns each timestamp into whole nanoseconds (``(t * 1e9) as u64``): at today's epoch
-#: that is within ~0.25 µs of the float, so a node's duration is within 0.5 µs of the samples'.
-#: A function has at most one node per sample.
-NODE_ROUNDING_S = 0.5e-6
+#: How far vroomrs's node duration may be from the samples' own, per sample. It reads each
+#: timestamp as a float, which a Rust JSON reader may leave one ulp off (serde_json's default
+#: float parsing is best effort; 238 ns for any time between 2004 and 2038), and turns it into
+#: whole nanoseconds, ``(t * 1e9) as u64``
+#: (a float product, rounded to its own ulp: 256 ns at these times, so within 128 ns): each end
+#: of a node within 366 ns, its duration within twice that. A function has at most one node per
+#: sample. (0.5 µs, the product's rounding alone, was 3 ns short in a loaded run: 503 ns.)
+_EPOCH = 1.8e9  # a time of the captures' epoch
+NODE_ROUNDING_S = 2 * (math.ulp(_EPOCH) + math.ulp(_EPOCH * 1e9) / 2 / 1e9)
 
 
 def by_function(want_key):
