@@ -11,11 +11,9 @@ never from the page's model. The steps are tests/viewers/report_memrange.mjs."""
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from report_helpers import HOSTILE, START_MS, make_session, vitals_lines
@@ -29,8 +27,8 @@ from rokuprof.export.report.model import build_model, memory_buckets
 from rokuprof.export.report.session import write_session_report
 from rokuprof.sentry.convert import SLICE_BYTES, OfflineConverter
 from rokuprof.simulator.app import AppConfig, SyntheticApp
-from tests.viewers import REPO, VIEWERS
-from tests.viewers.report import model, open_reports, problems
+from tests.viewers import REPO
+from tests.viewers.report import model, open_reports, problems, steps_with
 
 ARTIFACTS = REPO / "test-artifacts" / "report"
 SAMPLE = REPO / "samples" / "cafe-tv-full.bsprof"
@@ -149,16 +147,6 @@ def function_of(pid: int) -> str:
 # ---------------------------------------------------------------- the page
 
 
-def steps_module(directory: Path, params: dict) -> Path:
-    path = directory / "steps.mjs"
-    target = (VIEWERS / "report_memrange.mjs").as_uri()
-    path.write_text(
-        f'import run from "{target}";\n'
-        f"export default (page, helpers) => run(page, helpers, {json.dumps(params)});\n"
-    )
-    return path
-
-
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     directory = tmp_path_factory.mktemp("memrange")
@@ -177,7 +165,7 @@ def page(tmp_path_factory):
         # the sample's largest leak site, and a picture of 25 s of it (README)
         sample.stem: {"ranges": {"middle": SAMPLE_RANGE}, "leakRange": "middle", "shot": True},
     }
-    steps = steps_module(directory, params)
+    steps = steps_with(directory, "report_memrange.mjs", params)
     result, sample_result = open_reports([report, sample], steps=steps, shots=directory)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sample_result["shots"], ARTIFACTS / "memory-range.png")

@@ -8,10 +8,8 @@ screenshot is kept in ``test-artifacts/report/stack-chart.png`` (gitignored)."""
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
-from pathlib import Path
 
 import pytest
 from report_helpers import HOSTILE, HOSTILE_LABEL, START_MS, make_session
@@ -23,8 +21,8 @@ from rokuprof.export import export, input_from_bytes
 from rokuprof.export.model import IDLE
 from rokuprof.export.report.session import write_session_report
 from rokuprof.simulator.app import AppConfig, SyntheticApp
-from tests.viewers import REPO, VIEWERS
-from tests.viewers.report import model, open_reports, problems
+from tests.viewers import REPO
+from tests.viewers.report import model, open_reports, problems, steps_with
 
 ARTIFACTS = REPO / "test-artifacts" / "report"
 SAMPLE = REPO / "samples" / "cafe-tv-full.bsprof"
@@ -96,18 +94,6 @@ def expected_frames(inp, module: int, seconds: float) -> list[tuple[str, str, in
     return out
 
 
-def steps_module(directory: Path, probes: dict, shot: str) -> Path:
-    """A --steps module for report.mjs: stack_chart.mjs with these probes."""
-    path = directory / "steps.mjs"
-    target = (VIEWERS / "stack_chart.mjs").as_uri()
-    params = json.dumps({"probes": probes, "shot": shot})
-    path.write_text(
-        f'import run from "{target}";\n'
-        f"export default (page, helpers) => run(page, helpers, {params});\n"
-    )
-    return path
-
-
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """The planted capture's session report (with marks) and the full sample's report, each
@@ -125,7 +111,7 @@ def pages(tmp_path_factory):
             {"thread": thread[RENDER], "seconds": 5.0},
         ]
     }
-    steps = steps_module(directory, probes, sample.stem)
+    steps = steps_with(directory, "stack_chart.mjs", {"probes": probes, "shot": sample.stem})
     planted_page, sample_page = open_reports([planted, sample], steps=steps, shots=directory)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sample_page["shots"]["stack"], ARTIFACTS / "stack-chart.png")

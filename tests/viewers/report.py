@@ -29,6 +29,18 @@ def need_browser() -> None:
     need_npm("playwright-core")
 
 
+def steps_with(directory: Path, module: str, params: dict) -> Path:
+    """A ``--steps`` module for report.mjs: ``tests/viewers/<module>``'s steps called with these
+    parameters (a view's steps take ``(page, helpers, params)``)."""
+    path = directory / "steps.mjs"
+    target = (VIEWERS / module).as_uri()
+    path.write_text(
+        f'import run from "{target}";\n'
+        f"export default (page, helpers) => run(page, helpers, {json.dumps(params)});\n"
+    )
+    return path
+
+
 def open_reports(
     paths: list[Path],
     *,
