@@ -194,6 +194,13 @@ async def test_checks_come_before_anything_is_installed(tmp_path: Path, app_copy
         status, _, err = await profile(dev, tmp_path, str(app_copy), "--scenario", "bad.toml")
         assert (status, dev.installed) == (2, None)
         assert "step 1: press: 'Dwn' is not an ECP key; did you mean 'Down'?" in err
+        (tmp_path / "deep.toml").write_text("a = " + "[" * 50_000 + "\n")
+        status, _, err = await profile(dev, tmp_path, str(app_copy), "--scenario", "deep.toml")
+        assert (status, dev.installed) == (2, None) and "Traceback" not in err  # exit 1 before
+        assert err.strip() == (
+            "error: deep.toml: not valid TOML: arrays or tables nested more than 100 deep "
+            "(at line 1, column 105)"
+        )
         status, _, err = await profile(dev, tmp_path, str(tmp_path / "nowhere"), "--duration", "1")
         assert (status, dev.installed) == (2, None) and "nowhere" in err
         status, _, err = await profile(dev, tmp_path, str(app_copy), "--fail-over", "10")

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rokuprof import units
+from rokuprof import tomltext, units
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.daemon.config_keys import KEYS, Context, Reader, default
@@ -384,7 +384,7 @@ def load_config(
     ``config check`` also resolves host names)."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        data = tomltext.loads(path.read_text("utf-8"))
     except OSError as exc:
         raise ConfigError([f"cannot read the file: {exc.strerror or exc}"], str(path)) from None
     except UnicodeDecodeError:
