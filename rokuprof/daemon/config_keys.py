@@ -24,7 +24,12 @@ from rokuprof.capture.exports import FORMATS, export_formats
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.daemon.config_values import BINARY_UNITS, format_host, parse_listen, parse_size
 from rokuprof.daemon.recovery_policy import RecoveryBudget
-from rokuprof.daemon.registry import DEFAULT_EXPIRE_SECONDS, DEFAULT_MAX_DEVICES
+from rokuprof.daemon.registry import (
+    DEFAULT_CONFIRM_SECONDS,
+    DEFAULT_EXPIRE_SECONDS,
+    DEFAULT_MAX_DEVICES,
+    DEFAULT_MAX_UNCONFIRMED,
+)
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import Resolver, host_problem
 from rokuprof.sentry.settings import ChunkSettings
@@ -280,6 +285,22 @@ _KEYS = [
         MAX_DISCOVERED_DEVICES,
     ),
     Key("discovery", "expire_seconds", T.NUMBER, DEFAULT_EXPIRE_SECONDS, "unreachable: dropped"),
+    Key(
+        "discovery",
+        "confirm_seconds",
+        T.NUMBER,
+        DEFAULT_CONFIRM_SECONDS,
+        "ECP never answered this long: dropped, its address tried again later",
+    ),
+    Key(
+        "discovery",
+        "max_unconfirmed",
+        T.WHOLE,
+        DEFAULT_MAX_UNCONFIRMED,
+        "found devices captured at once before their ECP answers",
+        1,
+        MAX_DISCOVERED_DEVICES,
+    ),
     Key("sentry", "dsn", T.RULED, "", "empty: chunks stay on disk; $ROKUPROF_SENTRY_DSN wins"),
     Key("sentry", "environment", T.RULED, _CHUNKS.environment, "(ChunkSettings' rules)"),
     Key("sentry", "max_in_flight", T.COUNT, 4, "uploads at once", 1, MAX_IN_FLIGHT),
