@@ -56,7 +56,7 @@ async def test_a_crowd_of_responders_is_tried_a_few_at_a_time_and_penalized(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """One search answered from 60 loopback addresses, each naming itself (its ECP refuses):
-    only max_unconfirmed (4) are captured on trial, never the whole max_devices (8); once their
+    only 4 are captured on trial (an eighth of max_devices, 32), never all 32; once their
     ECP has not answered for confirm_seconds (by the injected clock) those 4 are stopped and
     dropped, and 4 others are tried (the crowd keeps answering), not the same addresses again."""
     caplog.set_level(logging.INFO, logger="rokuprof.daemon")
@@ -64,8 +64,7 @@ async def test_a_crowd_of_responders_is_tried_a_few_at_a_time_and_penalized(
     discovery = {
         "enabled": True,
         "interval_seconds": 0.05,
-        "max_devices": 8,
-        "max_unconfirmed": 4,
+        "max_devices": 32,
         "confirm_seconds": 30,
         "expire_seconds": 300,
     }
@@ -79,7 +78,7 @@ async def test_a_crowd_of_responders_is_tried_a_few_at_a_time_and_penalized(
         assert all(slot.source == "discovery" for slot in first.values())
         assert {slot.config.host for slot in first.values()} <= set(crowd.addresses)
         assert daemon.discovered.penalized >= 3 * 56  # every round, every other responder
-        assert daemon.discovered.ignored == 0  # the cap of 8 is never reached
+        assert daemon.discovered.ignored == 0  # the cap of 32 is never reached
 
         await until(lambda: all(s.state is DeviceState.UNREACHABLE for s in first.values()), 10)
         clock.advance(29.999)
@@ -101,15 +100,14 @@ async def test_a_crowd_of_responders_is_tried_a_few_at_a_time_and_penalized(
 
 async def test_spoofed_replies_do_not_crowd_out_a_device_that_answers(tmp_path: Path) -> None:
     """A flood of SSDP replies from 30 addresses whose ECP never answers, and one simulated
-    Roku: the flood holds at most max_unconfirmed (2) of the 8 slots at any time, and the Roku
+    Roku: the flood holds at most 4 of the 16 slots (those on trial) at any time, and the Roku
     is captured within a few confirm periods and kept while the flood goes on (at 0e83a1a the
     flood held every slot, and each one freed went to the flood again)."""
     clock = ScriptedClock()
     discovery = {
         "enabled": True,
         "interval_seconds": 0.05,
-        "max_devices": 8,
-        "max_unconfirmed": 2,
+        "max_devices": 16,
         "confirm_seconds": 5,
         "expire_seconds": 120,
     }
@@ -133,17 +131,17 @@ async def test_spoofed_replies_do_not_crowd_out_a_device_that_answers(tmp_path: 
             for _ in range(30):
                 rounds = daemon.discovery_rounds
                 await until(lambda r=rounds: daemon.discovery_rounds >= r + 2 and settled(), 10)
-                assert len(flood()) <= 2 and daemon.discovered.on_trial <= 2
+                assert len(flood()) <= 4 and daemon.discovered.on_trial <= 4
                 if real() and real()[0].state is DeviceState.REFUSED:  # its ECP answered
                     break
                 clock.advance(5)
             [slot] = real()
-            assert slot.state is DeviceState.REFUSED and daemon.discovered.unconfirmed >= 2
+            assert slot.state is DeviceState.REFUSED
             for _ in range(3):  # an hour of the flood: the Roku keeps its slot
                 clock.advance(1200)
                 rounds = daemon.discovery_rounds
                 await until(lambda r=rounds: daemon.discovery_rounds >= r + 2 and settled(), 10)
-                assert real() == [slot] and not slot.task.done() and len(flood()) <= 2
+                assert real() == [slot] and not slot.task.done() and len(flood()) <= 4
             assert await run.finish() == 0
 
 

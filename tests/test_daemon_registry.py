@@ -11,7 +11,7 @@ from rokuprof.daemon.registry import Admission, DeviceNames, DiscoveredDevices
 
 
 def test_at_most_max_devices_are_admitted_and_the_cap_is_said_once() -> None:
-    found = DiscoveredDevices(max_devices=3, expire_seconds=100)
+    found = DiscoveredDevices(max_devices=3, expire_seconds=100, max_unconfirmed=3)
     assert [found.offer(f"10.0.0.{i}:8090", 0.0) for i in range(6)] == [
         Admission.NEW,
         Admission.NEW,
@@ -26,7 +26,9 @@ def test_at_most_max_devices_are_admitted_and_the_cap_is_said_once() -> None:
 
 
 def test_a_device_expires_after_expire_seconds_without_an_answer() -> None:
-    found = DiscoveredDevices(max_devices=3, expire_seconds=100, confirm_seconds=20)
+    found = DiscoveredDevices(
+        max_devices=3, expire_seconds=100, confirm_seconds=20, max_unconfirmed=3
+    )
     for key in ("a", "b", "c"):
         found.offer(key, 10.0)
     found.answered("a", 11.0)
@@ -43,7 +45,9 @@ def test_a_device_expires_after_expire_seconds_without_an_answer() -> None:
 
 
 def test_expiry_makes_room_and_the_cap_is_said_again_when_reached_again() -> None:
-    found = DiscoveredDevices(max_devices=2, expire_seconds=10, confirm_seconds=10)
+    found = DiscoveredDevices(
+        max_devices=2, expire_seconds=10, confirm_seconds=10, max_unconfirmed=2
+    )
     assert [found.offer(k, 0.0) for k in "abc"][-1] is Admission.CAP_REACHED
     assert found.offer("d", 5.0) is Admission.FULL
     found.answered("a", 0.0)
@@ -130,6 +134,13 @@ def test_spoofed_replies_never_hold_more_than_max_unconfirmed_slots(
         spoofed = [f"10.0.0.{d}:8090" for d in range(5, 31) if f"10.0.0.{d}:8090" in found]
         assert len(spoofed) <= max_unconfirmed
         assert found.on_trial <= max_unconfirmed
+
+
+def test_an_eighth_of_the_slots_at_most_are_on_trial_by_default_or_four() -> None:
+    assert (
+        DiscoveredDevices(64).max_unconfirmed == 8 and DiscoveredDevices(100).max_unconfirmed == 12
+    )
+    assert DiscoveredDevices(17).max_unconfirmed == 4 and DiscoveredDevices(3).max_unconfirmed == 3
 
 
 def test_bad_limits_are_refused() -> None:

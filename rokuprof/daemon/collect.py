@@ -189,7 +189,7 @@ def _discovery(disc: Discovery) -> list[Family]:
         Family(
             "rokuprof_discovery_penalized_total",
             "counter",
-            "SSDP devices ignored: max_unconfirmed on trial, or their address penalized.",
+            "SSDP devices ignored: too many on trial, or their address penalized.",
         ).add(found.penalized),
         Family(
             "rokuprof_discovery_replies_dropped_total",

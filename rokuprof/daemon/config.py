@@ -8,7 +8,7 @@
     [[devices]] host = "192.168.1.20", name = "living-room",
                 profiler_port = 8090, ecp_port = 8060, console_port = 8080
     [discovery] enabled = false, interval_seconds = 60, max_devices = 64, expire_seconds = 600,
-                confirm_seconds = 30, max_unconfirmed = 8
+                confirm_seconds = 30
     [sentry]    dsn = "https://KEY@o1.ingest.sentry.io/2", environment = "production"
     [spool]     max_bytes = "2GiB"   (undelivered chunks; the oldest are dropped past it)
     [retention] max_age_days = 30, max_bytes = "20GiB"
@@ -107,7 +107,6 @@ class DiscoverySection:
     max_devices: int = default("discovery", "max_devices")  # captured at once; more ignored
     expire_seconds: float = default("discovery", "expire_seconds")  # silent this long: dropped
     confirm_seconds: float = default("discovery", "confirm_seconds")  # ECP silent: dropped
-    max_unconfirmed: int = default("discovery", "max_unconfirmed")  # on trial at once
 
     def describe(self) -> str:
         if not self.enabled:
@@ -115,8 +114,7 @@ class DiscoverySection:
         return (
             f"discovery: every {self.interval_seconds:g} s, at most {self.max_devices} devices,"
             f" each dropped after {self.expire_seconds:g} s unreachable"
-            f" ({self.confirm_seconds:g} s if its ECP never answered; at most"
-            f" {self.max_unconfirmed} on trial at once)"
+            f" ({self.confirm_seconds:g} s on trial, before its ECP answers)"
         )
 
 

@@ -1,8 +1,8 @@
 """The daemon's SSDP discovery: a search every ``interval_seconds``; each device found (and not
 configured) is captured, at most ``max_devices`` at once; one unreachable for
 ``expire_seconds`` is stopped and forgotten, and captured again when it answers SSDP later.
-Until its ECP answers a device is on trial (at most ``max_unconfirmed`` at once): dropped after
-``confirm_seconds``, its address then tried again only after a penalty that grows.
+Until its ECP answers a device is on trial (an eighth of ``max_devices`` at once, or 4):
+dropped after ``confirm_seconds``, its address then tried again only after a penalty that grows.
 
 The policies are :class:`~rokuprof.daemon.registry.DiscoveredDevices` (the cap, expiry, devices
 on trial until their ECP answers, penalties per source address) and the
@@ -77,7 +77,6 @@ class Discovery:
             section.max_devices,
             section.expire_seconds,
             confirm_seconds=section.confirm_seconds,
-            max_unconfirmed=section.max_unconfirmed,
         )
         self.limiter = ReplyLimiter()  # per source address, across searches
         self.stats = DiscoveryStats()

@@ -4,13 +4,13 @@
   at once (others are ignored until one leaves; reaching the cap is said once each time); one
   that has not answered for ``expire_seconds`` is dropped, and added again if it answers SSDP
   later. An SSDP reply is only a claim: the device is captured *on trial* until its ECP
-  answers, at most ``max_unconfirmed`` on trial at once; one whose ECP has not answered within
-  ``confirm_seconds`` is dropped and counts against its source address, which is not tried
-  again for ``expire_seconds``, twice as long after each further failure (up to
-  :data:`MAX_PENALTY_SECONDS`) until a device there answers. So replies naming hosts that never
-  answer ECP (spoofed, or stale) hold at most ``max_unconfirmed`` slots, each briefly, and the
-  rest stay for devices that answer. The caller says what time it is and when a device last
-  answered.
+  answers, at most ``max_unconfirmed`` on trial at once (an eighth of ``max_devices``, or 4); one
+  whose ECP has not answered within ``confirm_seconds`` is dropped and counts against its
+  source address, which is not tried again for ``expire_seconds``, twice as long after each
+  further failure (up to :data:`MAX_PENALTY_SECONDS`) until a device there answers. So
+  replies naming hosts that never answer ECP (spoofed, or stale) hold at most
+  ``max_unconfirmed`` slots, each briefly, and the rest stay for devices that answer. The
+  caller says what time it is and when a device last answered.
 * :class:`DeviceNames`: the directory name of each live device (also its metric label and log
   name). The first device to claim a name keeps it; another live device claiming the same
   name (two devices reporting one serial number) gets ``<name>-<host>``, and
@@ -30,7 +30,8 @@ from rokuprof.store.layout import safe_name
 DEFAULT_MAX_DEVICES = 64
 DEFAULT_EXPIRE_SECONDS = 600.0
 DEFAULT_CONFIRM_SECONDS = 30.0
-DEFAULT_MAX_UNCONFIRMED = 8
+#: Of ``max_devices``, at most one in this many are on trial (unless told otherwise).
+UNCONFIRMED_SHARE = 8
 #: The longest a source address whose devices never answered ECP waits before it is tried again.
 MAX_PENALTY_SECONDS = 86400.0
 #: Source addresses remembered with their failures (the least recently failed are forgotten).
@@ -62,9 +63,11 @@ class DiscoveredDevices:
         expire_seconds: float = DEFAULT_EXPIRE_SECONDS,
         *,
         confirm_seconds: float = DEFAULT_CONFIRM_SECONDS,
-        max_unconfirmed: int = DEFAULT_MAX_UNCONFIRMED,
+        max_unconfirmed: int | None = None,
         max_sources: int = MAX_SOURCES,
     ) -> None:
+        if max_unconfirmed is None:  # an eighth of the slots (8 of 64), at least 4 of them
+            max_unconfirmed = max(min(max_devices, 4), max_devices // UNCONFIRMED_SHARE)
         if max_devices < 1 or not expire_seconds > 0:
             raise ValueError("max_devices must be >= 1 and expire_seconds > 0")
         if max_unconfirmed < 1 or not confirm_seconds > 0 or max_sources < 1:
