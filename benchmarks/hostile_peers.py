@@ -11,6 +11,12 @@ and runs a real ``rokuprof`` subprocess against it, reading its peak RSS (VmHWM)
 * ``ecp-trickle``: SSDP points at an ECP that trickles; seconds until ``discover`` finishes.
 * ``ssdp-flood``: one responder answers each M-SEARCH with many USNs; devices listed by one
   3 s ``discover``.
+* ``installer-401``: the Application Installer answers every request with a Digest challenge
+  whose body announces 1 GiB (and sends 128 MiB of it, then holds); peak RSS of ``pull``.
+* ``rokuignore-stars``: ``profile`` of an app whose ``.rokuignore`` has
+  ``*a*a*a*a*a*a*a*a*a*a*a*a*b`` beside a file named with 60 ``a``; seconds until it has
+  packaged the app and given up on the installer (a closed port).
+* ``toml-nested``: ``config check`` of ``a = [[[...`` 50,000 deep; its exit status and seconds.
 
 Baseline, measured in the same run: ``watch`` against a port where nothing answers (its RSS is
 what any capture costs). ``--tree`` runs another checkout too (e.g. the code before a change),
@@ -37,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from hostile_servers import EcpPeer, SsdpFlood, TricklingConsole  # noqa: E402
+from hostile_servers import ChallengeFlood, EcpPeer, SsdpFlood, TricklingConsole  # noqa: E402
 
 MIB = 1 << 20
 
@@ -62,8 +68,17 @@ def proc_kib(pid: int, field: str) -> int:
 class Run:
     """One rokuprof subprocess from ``tree``: time to exit, peak RSS, last stderr line."""
 
-    def __init__(self, tree: Path, args: list[str], seconds: float, rss_limit: int) -> None:
+    def __init__(
+        self,
+        tree: Path,
+        args: list[str],
+        seconds: float,
+        rss_limit: int,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.tree, self.args, self.seconds, self.rss_limit = tree, args, seconds, rss_limit
+        self.extra_env = env or {}
+        self.returncode: int | None = None
         self.elapsed = 0.0
         self.peak = 0  # bytes
         self.cut = ""  # why the run was ended by us, if it was
@@ -74,6 +89,7 @@ class Run:
         env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
         env["PYTHONPATH"] = str(self.tree)
         env.pop("ROKUPROF_SENTRY_DSN", None)
+        env.update(self.extra_env)
         start = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -100,6 +116,7 @@ class Run:
                 break
             await asyncio.sleep(0.1)
         self.stdout, err = await io
+        self.returncode = proc.returncode
         self.elapsed = time.monotonic() - start
         lines = [x for x in err.decode(errors="replace").splitlines() if x.strip()]
         self.last_error = lines[-1][:160] if lines else ""
@@ -173,6 +190,42 @@ async def case_ssdp(tree: Path, opts) -> Run:
         return await Run(tree, args, opts.give_up, opts.rss_limit * MIB).go()
 
 
+async def case_installer(tree: Path, opts) -> Run:
+    async with ChallengeFlood(1 << 30, limit=128 * MIB) as peer:
+        with tempfile.TemporaryDirectory() as tmp:
+            args = ["pull", "127.0.0.1", "--installer-port", str(peer.port), "--out", tmp]
+            env = {"ROKU_DEV_PASSWORD": "pw"}
+            return await Run(tree, args, opts.give_up, opts.rss_limit * MIB, env).go()
+
+
+async def case_rokuignore(tree: Path, opts) -> Run:
+    with tempfile.TemporaryDirectory() as tmp:
+        app = Path(tmp) / "app"
+        (app / "source").mkdir(parents=True)
+        (app / "manifest").write_text("title=Stars\nmajor_version=1\nminor_version=0\n")
+        (app / "source" / "main.brs").write_text("sub Main()\nend sub\n")
+        (app / ".rokuignore").write_text("*a" * 12 + "*b\n")
+        (app / ("a" * 60)).write_text("kept\n")
+        closed = str(free_port())
+        args = ["profile", str(app), "--device", "127.0.0.1", "--installer-port", closed]
+        args += ["--ecp-port", closed, "--duration", "1", "--out", str(Path(tmp) / "out")]
+        env = {"ROKU_DEV_PASSWORD": "pw"}
+        return await Run(tree, args, opts.give_up, opts.rss_limit * MIB, env).go()
+
+
+async def case_toml(tree: Path, opts) -> Run:
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "deep.toml"
+        config.write_text("a = " + "[" * 50_000 + "\n")
+        return await Run(
+            tree, ["config", "check", str(config)], opts.give_up, opts.rss_limit * MIB
+        ).go()
+
+
+def status(run: Run) -> str:
+    return f"exit {run.returncode} in {run.elapsed:.1f} s"
+
+
 def mib(run: Run) -> str:
     cut = f" (cut: {run.cut})" if run.cut == "RSS limit" else ""
     return f"{run.peak / MIB:,.0f} MiB{cut}"
@@ -202,6 +255,9 @@ CASES: dict[str, tuple[Callable, Callable[[Run], str], Callable[[Run], float]]] 
     "ecp-300mb: daemon": (lambda t, o: case_ecp("sized", "daemon", t, o), mib, lambda r: r.peak),
     "console-trickle: control --timeout 2": (case_console_trickle, secs, lambda r: r.elapsed),
     "ecp-trickle: discover --timeout 1": (case_ecp_trickle, secs, lambda r: r.elapsed),
+    "installer-401: pull": (case_installer, mib, lambda r: r.peak),
+    "rokuignore-stars: profile (packaging)": (case_rokuignore, secs, lambda r: r.elapsed),
+    "toml-nested: config check": (case_toml, status, lambda r: r.elapsed),
     "ssdp-flood: discover --timeout 3": (
         case_ssdp,
         devices,

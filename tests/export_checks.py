@@ -1,16 +1,49 @@
 """Readers and checks for the export tests, independent of rokuprof/export: a protobuf reader, the
 reference figures (``inspect``'s functions, self bytes straight from the tables), and the pprof
-and folded checks (test_export_formats, test_export_on_capture, test_report)."""
+and folded checks (test_export_formats, test_export_on_capture, test_report), and a capture
+whose names are full of terminal controls (test_export_cli, test_viewer_folded)."""
 
 from __future__ import annotations
 
 import gzip
 import struct
 from collections import Counter, defaultdict
+from pathlib import Path
 
+from rokuprof.bsprof.encoder import encode_entries
+from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
+from rokuprof.bsprof.model import CPU, MODULE, PATH, STRING, Footer
 from rokuprof.export import METRICS, export
 from rokuprof.export.folded import clean
 from rokuprof.profile.functions import aggregate_functions
+from rokuprof.simulator.app import AppConfig, SyntheticApp
+
+# --- names a device may send ------------------------------------------------------------------
+
+#: Function and module names a device may send: a terminal title, a screen clear, a bell, C1's
+#: CSI, a start of heading, a tab, line breaks and the folded separator.
+LOUD = ["main\x1b]0;pwned\x07", "leaf\x1b[2J\r\n;x\x9b31m\x01\t\x7fé"]
+
+
+def loud_capture(path: Path) -> Path:
+    """A complete capture whose thread and two functions are named :data:`LOUD`."""
+    start = 1_700_000_000_000
+    header = SyntheticApp(AppConfig(seed=3)).header(start)
+    entries: list = [(STRING, 1, "pkg:/source/x.brs"), (STRING, 2, LOUD[0]), (STRING, 3, LOUD[1])]
+    entries += [(MODULE, 1, 2), (PATH, 1, 0, 1, 0, 1, 1, 2), (PATH, 2, 1, 0, 3, 1, 10, 3)]
+    entries += [(CPU, 1, 2, 700, 1500), (CPU, 2, 2, 900, 2500)]
+    body = encode_entries(entries, True)
+    path.write_bytes(build_header(header) + body + END_MARKER + build_footer(Footer(start + 2000)))
+    return path
+
+
+#: Its folded stacks (wall): every control character written as \\xNN, ";" as "_".
+LOUD_FOLDED = [
+    "main\\x1b]0_pwned\\x07;main\\x1b]0_pwned\\x07 (pkg:/source/x.brs:1) 1500",
+    "main\\x1b]0_pwned\\x07;main\\x1b]0_pwned\\x07 (pkg:/source/x.brs:1);"
+    "leaf\\x1b[2J\\x0d\\x0a_x\\x9b31m\\x01\\x09\\x7fé (pkg:/source/x.brs:10) 2500",
+]
+
 
 # --- a protobuf reader (independent of rokuprof/export/protobuf.py) ----------------------------
 

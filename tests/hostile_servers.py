@@ -176,6 +176,41 @@ class FloodingAnswer(TcpPeer):
         self.gone.append(sent)
 
 
+class ChallengeFlood(TcpPeer):
+    """An Application Installer whose every answer is a 401 Digest challenge (a fresh nonce
+    each time) with a body that does not end: ``Content-Length: size`` (1 GiB) or, with
+    ``size=None``, no length. Like :class:`FloodingAnswer` it sends at most ``limit`` bytes of
+    body per answer, then holds the connection open; ``gone`` holds, per connection, the body
+    bytes sent when the client closed it."""
+
+    def __init__(self, size: int | None = 1 << 30, limit: int = 32 << 20) -> None:
+        super().__init__()
+        self.size = size
+        self.limit = limit
+        self.gone: list[int] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await read_request(reader)).lower()
+        length = head.partition(b"content-length:")[2].split(b"\r\n")[0].strip()
+        await reader.readexactly(int(length or 0))
+        framing = b"Content-Length: %d" % self.size if self.size else b"Connection: close"
+        challenge = b'Digest realm="rokudev", nonce="%08x", qop="auth"' % self.connections
+        await self.send(
+            writer,
+            b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: %s\r\n%s\r\n\r\n"
+            % (challenge, framing),
+        )
+        sent = 0
+        try:
+            while sent < self.limit:
+                await self.send(writer, FILLER)
+                sent += len(FILLER)
+            await reader.read()  # held open until the client goes
+        except ConnectionError:
+            pass
+        self.gone.append(sent)
+
+
 async def trickle(
     peer: TcpPeer, writer: asyncio.StreamWriter, data: bytes, delay: Callable[[], float]
 ) -> None:

@@ -546,3 +546,43 @@ def test_rokuignore_leaves_out_what_git_would_ignore(patterns: list[str]) -> Non
         kept_by_git = set(out.decode().split("\0")) - {"", ".gitignore", ".rokuignore"}
         packaged = entries(package_app(root, ProfilerKeys()).zip_bytes)
         assert set(packaged) - {".gitignore"} == kept_by_git | {"manifest"}
+
+
+#: Pattern pieces: literals, every wildcard, classes, escapes and the "/" that anchors.
+PIECE = st.sampled_from(["a", "b", "ab", "*", "?", "**", "/", "**/", "/**", "[ab]", "[!a]", "\\a"])
+NAME = st.text("ab", min_size=1, max_size=4)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["", "!"]), st.lists(PIECE, min_size=1, max_size=6)),
+        min_size=1,
+        max_size=3,
+    ),
+    st.lists(st.lists(NAME, min_size=1, max_size=3).map("/".join), min_size=1, max_size=8),
+)
+def test_generated_patterns_leave_out_what_git_would(
+    rules: list[tuple[str, list[str]]], paths: list[str]
+) -> None:
+    """Patterns built from every wildcard, over generated trees, against ``git ls-files``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        files: dict[str, bytes | str] = {"manifest": ""}
+        for path in paths:  # a name that is already a file's cannot also be a directory
+            if not any(f"{f}/".startswith(f"{path}/") or path.startswith(f"{f}/") for f in files):
+                files[path] = path
+        write(root, files)
+        text = "".join(bang + "".join(pieces) + "\n" for bang, pieces in rules)
+        write(root, {".rokuignore": text, ".gitignore": text})
+        git = ["git", "-c", "core.excludesFile=/dev/null", "-C", str(root)]
+        subprocess.run([*git, "init", "-q"], check=True)
+        out = subprocess.run(
+            [*git, "ls-files", "--others", "--exclude-standard", "-z"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        kept_by_git = set(out.decode().split("\0")) - {"", ".gitignore", ".rokuignore"}
+        packaged = entries(package_app(root, ProfilerKeys()).zip_bytes)
+        assert set(packaged) - {".gitignore"} == kept_by_git | {"manifest"}, text

@@ -78,8 +78,16 @@ def test_discovery_cap_and_expiry() -> None:
     disc = {"enabled": True, "max_devices": 16, "expire_seconds": 120}
     cfg = build_config({"discovery": disc}, env={})
     assert (cfg.discovery.max_devices, cfg.discovery.expire_seconds) == (16, 120.0)
-    line = "discovery: every 60 s, at most 16 devices, each dropped after 120 s unreachable"
+    line = (
+        "discovery: every 60 s, at most 16 devices, each dropped after 120 s unreachable"
+        " (30 s on trial, before its ECP answers)"
+    )
     assert line in cfg.summary()
+    cfg = build_config({"discovery": disc | {"confirm_seconds": 5}}, env={})
+    assert cfg.discovery.confirm_seconds == 5.0
+    assert errors_of({"discovery": {"confirm_seconds": 0}}) == [
+        "discovery.confirm_seconds: must be a number > 0, got 0"
+    ]
     assert errors_of({"discovery": {"max_devices": 0, "expire_seconds": 0}}) == [
         "discovery.max_devices: must be a whole number 1-4096, got 0",
         "discovery.expire_seconds: must be a number > 0, got 0",

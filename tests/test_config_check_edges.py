@@ -56,6 +56,26 @@ def test_config_check_lists_bad_hosts_and_an_unwritable_out_at_once(tmp_path: Pa
     assert daemon.stderr.splitlines()[0] == f"{config}: 4 problem(s)"
 
 
+@pytest.mark.parametrize(
+    ("value", "column"),
+    [("[" * 50_000, 105), ("{b=" * 50_000, 305), ("[{b=" * 25_000, 205)],
+    ids=["arrays", "inline-tables", "both"],
+)
+def test_toml_nested_50000_deep_is_not_valid_toml(tmp_path: Path, value: str, column: int) -> None:
+    """At 0e83a1a: a RecursionError traceback and exit 1."""
+    config = tmp_path / "deep.toml"
+    config.write_text(f"# nested\na = {value}\n")
+    for command in (("config", "check"), ("daemon", "--config")):
+        result = _run(*command, str(config))
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr
+        assert result.stderr.splitlines() == [
+            f"{config}: 1 problem(s)",
+            "  not valid TOML: arrays or tables nested more than 100 deep "
+            f"(at line 2, column {column})",
+        ]
+
+
 def test_an_ipv6_host_in_brackets_is_a_host(tmp_path: Path) -> None:
     config = _write(tmp_path / "c.toml", str(tmp_path / "out"), ("[::1]", "::2"))
     result = _run("config", "check", str(config))

@@ -52,19 +52,20 @@ def discovering(config, targets, clock: ScriptedClock) -> Running:
     )
 
 
-async def test_a_crowd_of_responders_is_capped_and_the_unreachable_expire(
+async def test_a_crowd_of_responders_is_tried_a_few_at_a_time_and_penalized(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """One search answered from 60 loopback addresses, each naming itself (its ECP refuses):
-    exactly max_devices (8) are captured, the cap is said once; once they have been unreachable
-    for expire_seconds (by the injected clock) those 8 are stopped and dropped, and 8 are
-    captured again (the crowd keeps answering), the cap said again."""
+    only 4 are captured on trial (an eighth of max_devices, 32), never all 32; once their
+    ECP has not answered for confirm_seconds (by the injected clock) those 4 are stopped and
+    dropped, and 4 others are tried (the crowd keeps answering), not the same addresses again."""
     caplog.set_level(logging.INFO, logger="rokuprof.daemon")
     clock = ScriptedClock()
     discovery = {
         "enabled": True,
         "interval_seconds": 0.05,
-        "max_devices": 8,
+        "max_devices": 32,
+        "confirm_seconds": 30,
         "expire_seconds": 300,
     }
     config = daemon_config(tmp_path / "out", [], None, discovery=discovery)
@@ -73,30 +74,75 @@ async def test_a_crowd_of_responders_is_capped_and_the_unreachable_expire(
         daemon = run.daemon
         await until(lambda: daemon.discovery_rounds >= 3, 10)
         first = dict(daemon.slots)
-        assert len(first) == 8 and len(daemon.discovered) == 8
+        assert len(first) == 4 and len(daemon.discovered) == 4 == daemon.discovered.on_trial
         assert all(slot.source == "discovery" for slot in first.values())
         assert {slot.config.host for slot in first.values()} <= set(crowd.addresses)
-        assert daemon.discovered.ignored >= 3 * 52  # every round, every other responder
-        cap_said = [r for r in caplog.records if "max_devices" in r.getMessage()]
-        assert len(cap_said) == 1 and cap_said[0].levelno == logging.WARNING
-        assert "8 devices found by SSDP are captured" in cap_said[0].getMessage()
+        assert daemon.discovered.penalized >= 3 * 56  # every round, every other responder
+        assert daemon.discovered.ignored == 0  # the cap of 32 is never reached
 
         await until(lambda: all(s.state is DeviceState.UNREACHABLE for s in first.values()), 10)
-        clock.advance(299.999)
+        clock.advance(29.999)
         rounds = daemon.discovery_rounds
         await until(lambda: daemon.discovery_rounds >= rounds + 2, 10)
         assert daemon.slots == first and daemon.discovered.expired == 0
-        clock.advance(0.001)  # unreachable for exactly expire_seconds
+        clock.advance(0.001)  # on trial for exactly confirm_seconds
         await until(lambda: daemon.discovery_rounds >= rounds + 4, 10)
-        assert daemon.discovered.expired == 8
+        assert daemon.discovered.expired == 4 == daemon.discovered.unconfirmed
         assert all(slot.task.done() for slot in first.values())
-        assert len(daemon.slots) == 8  # the crowd answered again: 8 new capture loops
-        assert not set(daemon.slots.values()) & set(first.values())
+        assert len(daemon.slots) == 4  # the crowd answered again: 4 others on trial
+        hosts = {slot.config.host for slot in daemon.slots.values()}
+        assert not hosts & {slot.config.host for slot in first.values()}  # penalized
         dropped = [r for r in caplog.records if "no longer captured" in r.getMessage()]
-        assert len(dropped) == 1 and "8 device(s) unreachable for 300 s" in dropped[0].getMessage()
-        cap_said = [r for r in caplog.records if "max_devices" in r.getMessage()]
-        assert len(cap_said) == 2
+        assert len(dropped) == 1
+        assert "4 device(s) whose ECP never answered within 30 s" in dropped[0].getMessage()
         assert await run.finish() == 0
+
+
+async def test_spoofed_replies_do_not_crowd_out_a_device_that_answers(tmp_path: Path) -> None:
+    """A flood of SSDP replies from 30 addresses whose ECP never answers, and one simulated
+    Roku: the flood holds at most 4 of the 16 slots (those on trial) at any time, and the Roku
+    is captured within a few confirm periods and kept while the flood goes on (at 0e83a1a the
+    flood held every slot, and each one freed went to the flood again)."""
+    clock = ScriptedClock()
+    discovery = {
+        "enabled": True,
+        "interval_seconds": 0.05,
+        "max_devices": 16,
+        "confirm_seconds": 5,
+        "expire_seconds": 120,
+    }
+    config = daemon_config(tmp_path / "out", [], None, discovery=discovery)
+    crowd = SsdpCrowd(30)
+    roku = SimulatedDevice(sim("REAL0001", auto_launch=False))
+    async with crowd, roku as dev:
+        targets = (("127.0.0.1", crowd.port), ("127.0.0.1", dev.ssdp_port))
+        async with discovering(config, targets, clock) as run:
+            daemon = run.daemon
+
+            def real() -> list[DeviceSlot]:
+                return [s for s in daemon.slots.values() if s.config.host == "127.0.0.1"]
+
+            def flood() -> list[DeviceSlot]:
+                return [s for s in daemon.slots.values() if s.config.host != "127.0.0.1"]
+
+            def settled() -> bool:  # every capture loop has tried ECP once
+                return all(s.state is not DeviceState.STARTING for s in daemon.slots.values())
+
+            for _ in range(30):
+                rounds = daemon.discovery_rounds
+                await until(lambda r=rounds: daemon.discovery_rounds >= r + 2 and settled(), 10)
+                assert len(flood()) <= 4 and daemon.discovered.on_trial <= 4
+                if real() and real()[0].state is DeviceState.REFUSED:  # its ECP answered
+                    break
+                clock.advance(5)
+            [slot] = real()
+            assert slot.state is DeviceState.REFUSED
+            for _ in range(3):  # an hour of the flood: the Roku keeps its slot
+                clock.advance(1200)
+                rounds = daemon.discovery_rounds
+                await until(lambda r=rounds: daemon.discovery_rounds >= r + 2 and settled(), 10)
+                assert real() == [slot] and not slot.task.done() and len(flood()) <= 4
+            assert await run.finish() == 0
 
 
 async def test_a_device_that_answers_is_never_dropped(tmp_path: Path) -> None:

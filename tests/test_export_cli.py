@@ -6,12 +6,15 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from export_checks import LOUD_FOLDED, loud_capture
 from sentry_sdk.envelope import Envelope as SdkEnvelope
 from typer.testing import CliRunner
 
@@ -24,7 +27,8 @@ from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from rokuprof.export import FORMATS, export, input_from_bytes
 from rokuprof.sentry.validate_v1 import validate_profile_v1
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
 FULL = SAMPLES / "cafe-tv-full.bsprof"
 runner = CliRunner()
 
@@ -127,6 +131,25 @@ def test_standard_input_to_standard_output_in_a_real_pipe(tmp_path):
     assert proc.returncode == EXIT_OK, proc.stderr
     assert proc.stderr == b""
     assert proc.stdout == export(input_from_bytes(FULL.read_bytes()), "folded")
+
+
+def test_folded_to_a_terminal_or_a_file_has_no_control_bytes(tmp_path):
+    """``export -f folded -o -`` of names full of escape sequences: each control character is
+    written as \\xNN (at 0e83a1a the bytes went to the terminal as they came)."""
+    capture = loud_capture(tmp_path / "loud.bsprof")
+    proc = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "export", str(capture), "-f", "folded", "-o", "-"],
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert proc.returncode == EXIT_OK, proc.stderr
+    text = proc.stdout.decode("utf-8")
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", text), repr(text)
+    assert text.splitlines() == LOUD_FOLDED
+    assert run(capture, "-f", "folded", "-o", tmp_path).exit_code == EXIT_OK  # a file: the same
+    assert (tmp_path / "loud.folded").read_text() == text
 
 
 def test_standard_input_that_is_not_a_capture_is_refused(tmp_path):

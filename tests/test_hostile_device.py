@@ -30,6 +30,7 @@ from daemon_helpers import (
 )
 from hostile_servers import (
     ENTITY_BOMB,
+    ChallengeFlood,
     EcpPeer,
     SsdpFlood,
     TricklingConsole,
@@ -44,6 +45,7 @@ from rokuprof.device.console import ConsoleClient
 from rokuprof.device.control import control
 from rokuprof.device.ecp import EcpClient, parse_active_app, parse_device_info
 from rokuprof.device.errors import DeviceError, DeviceTimeout, ProtocolError
+from rokuprof.device.installer import InstallerClient
 from rokuprof.device.ssdp import discover
 from rokuprof.device.stream import ProfilerStream
 from rokuprof.simulator import SimulatedDevice
@@ -57,6 +59,33 @@ REQUEST_PEAK = 8 * MIB
 async def device_info(port: int, timeout: float = 5.0):
     async with EcpClient("127.0.0.1", port, timeout) as ecp:
         return await ecp.device_info()
+
+
+async def sideload(port: int, timeout: float = 10.0):
+    async with InstallerClient("127.0.0.1", "pw", port=port, timeout=timeout) as installer:
+        return await installer.sideload(b"PK\x05\x06" + bytes(18))
+
+
+# -- Installer (port 80) -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [1 << 30, None], ids=["1-GiB", "unsized"])
+async def test_installer_challenge_with_an_endless_body_is_abandoned_at_the_page_cap(
+    size: int | None,
+) -> None:
+    # Before: httpx read the 401 challenge's body whole (2,357 MiB for 1 GiB); here the peer
+    # stops at 32 MiB and holds, so the old client sat at 32 MiB until its 10 s deadline.
+    async with ChallengeFlood(size) as peer:
+        elapsed, error, peak = await measured(sideload(peer.port))
+        await until(lambda: peer.gone, 5)
+    assert isinstance(error, ProtocolError)
+    assert str(error) == (
+        f"installer 127.0.0.1:{peer.port} /plugin_install: answer (401) larger than 1 MiB; gave up"
+    )
+    assert "\n" not in str(error)
+    assert elapsed < 3
+    assert peak < REQUEST_PEAK, f"peak {peak / MIB:.1f} MiB"
+    assert peer.connections == 1 and peer.gone[0] < 8 * MIB
 
 
 # -- ECP -----------------------------------------------------------------------------------------

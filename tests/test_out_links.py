@@ -1,19 +1,24 @@
 """Files stay inside ``out``: no symbolic link below it is followed to write, sweep or delete
-(issue 18, row 5). Real directories and links; the simulated device on 127.0.0.1."""
+(issue 18, row 5), nor by crash recovery to read (issue 27). Real directories and links; the
+simulated device on 127.0.0.1; what is opened is seen by the kernel (inotify)."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
 import os
+import shutil
+import struct
 from pathlib import Path
 
 import pytest
-from daemon_helpers import Running, cap_config, daemon_config, sim
+from daemon_helpers import Running, cap_config, crash, daemon_config, finished_session, record, sim
 from store_helpers import write_chunks
 from waiting import until
 
 from rokuprof.capture.loop import DeviceCapture
+from rokuprof.daemon.recovery import export_recovered_session, recover
 from rokuprof.simulator import SimulatedDevice
 from rokuprof.store.files import SymlinkRefused, make_dirs, sweep_tmp, write_atomic
 from rokuprof.store.layout import links
@@ -186,3 +191,97 @@ def test_spool_markers_are_never_written_through_a_link(tmp_path: Path) -> None:
     with pytest.raises(SymlinkRefused):
         spool.mark_delivered(item, chunk_id=chunk_id, status=200)
     assert list(target.iterdir()) == []
+
+
+# -- crash recovery reads nothing through a link -------------------------------------------------
+
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+
+
+class Opened:
+    """Every open and read of the watched directories and the files in them, as the kernel
+    reports them (inotify): ``take()`` returns the paths seen since the last call."""
+
+    def __init__(self, *directories: Path) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        assert self.fd >= 0, os.strerror(ctypes.get_errno())
+        self.watched: dict[int, Path] = {}
+        for directory in directories:
+            wd = libc.inotify_add_watch(self.fd, os.fsencode(directory), IN_OPEN | IN_ACCESS)
+            assert wd >= 0, os.strerror(ctypes.get_errno())
+            self.watched[wd] = directory
+
+    def take(self) -> set[Path]:
+        seen: set[Path] = set()
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return seen
+            pos = 0
+            while pos < len(data):
+                wd, _mask, _cookie, length = struct.unpack_from("iIII", data, pos)
+                name = data[pos + 16 : pos + 16 + length].rstrip(b"\0").decode()
+                seen.add(self.watched[wd] / name if name else self.watched[wd])
+                pos += 16 + length
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def plant(link: Path, target: Path) -> None:
+    """Move ``link`` (a file or directory of the session) to ``target`` and leave a link to it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(link, target)
+    link.symlink_to(target, target_is_directory=target.is_dir())
+
+
+async def test_crash_recovery_reads_nothing_through_links_planted_in_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A crashed session whose archive, a chunk, a dropped marker, its recovery marker and its
+    vitals are links to files outside ``out``, and one whose record and chunks directory are:
+    recovery and its exports open none of them (at 0e83a1a the archive behind the link was
+    converted into chunks, and every other target read)."""
+    caplog.set_level(logging.WARNING)
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    session = await finished_session(out)
+    crash(session, keep_chunks=2)
+    twin = session.with_name("20200101T000000.000Z-twin")
+    shutil.copytree(session, twin)
+    (session / "vitals.jsonl").write_text('{"t": 0, "cpu": 50}\n')
+    (session / "dropped").mkdir()
+    (elsewhere / "dropped").mkdir(parents=True)
+    (elsewhere / "dropped" / "000009.json").write_text('{"covered": {}}')
+    (session / "dropped" / "000009.json").symlink_to(elsewhere / "dropped" / "000009.json")
+    (elsewhere / "recovering.json").write_text('{"attempt": 1}')
+    (session / "recovering.json").symlink_to(elsewhere / "recovering.json")
+    plant(session / "capture.bsprof", elsewhere / "capture.bsprof")
+    plant(session / "chunks" / "000001.json", elsewhere / "000001.json")
+    plant(session / "vitals.jsonl", elsewhere / "vitals.jsonl")
+    plant(twin / "session.json", elsewhere / "twin" / "session.json")
+    plant(twin / "chunks", elsewhere / "twin" / "chunks")
+    planted = [p for p in (session, twin) for p in [p, *p.rglob("*")] if p.is_symlink()]
+    assert len(planted) == 7
+    before = tree(elsewhere)
+
+    opened = Opened(
+        elsewhere, elsewhere / "dropped", elsewhere / "twin", elsewhere / "twin" / "chunks"
+    )
+    try:
+        (elsewhere / "twin" / "chunks" / "000001.json").read_bytes()  # the watch sees reads
+        assert opened.take() == {elsewhere / "twin" / "chunks" / "000001.json"}
+        result = recover(out)
+        export_recovered_session(session, ["report", "folded"])
+        assert opened.take() == set()
+    finally:
+        opened.close()
+    assert tree(elsewhere) == before
+    assert result.converted_sessions == [session]  # the twin's record is not read
+    rec = record(session)
+    assert rec["status"] == "interrupted" and rec["bytes"] == 0 and rec["recovered"]["chunks"] == 0
+    assert rec["exports"]["folded"]["error"].startswith("cannot read capture.bsprof: ")
+    warned = {r.getMessage() for r in caplog.records}
+    for link in planted:
+        assert any(f"{link} is a symbolic link" in line for line in warned), link

@@ -66,12 +66,18 @@ def tree_state(root: Path) -> dict[str, tuple[bytes, int]]:
 
 
 async def profile(
-    dev: SimulatedDevice, tmp: Path, *extra: str, password: str | None = None
+    dev: SimulatedDevice,
+    tmp: Path,
+    *extra: str,
+    password: str | None = None,
+    timeout: float = 120,
 ) -> tuple[int, str, str]:
-    """Run ``rokuprof profile`` against ``dev``; (status, stdout, stderr)."""
+    """Run ``rokuprof profile`` against ``dev``; (status, stdout, stderr). Past ``timeout`` the
+    process is killed and the test fails."""
     env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
     env[PASSWORD_ENV] = dev.password if password is None else password
     env["COLUMNS"] = "200"
+    env["PYTHONPATH"] = str(ROOT)  # this checkout's rokuprof, wherever the process runs
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -95,7 +101,12 @@ async def profile(
         env=env,
         cwd=tmp,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        pytest.fail(f"rokuprof profile took more than {timeout:g} s")
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 
@@ -183,6 +194,13 @@ async def test_checks_come_before_anything_is_installed(tmp_path: Path, app_copy
         status, _, err = await profile(dev, tmp_path, str(app_copy), "--scenario", "bad.toml")
         assert (status, dev.installed) == (2, None)
         assert "step 1: press: 'Dwn' is not an ECP key; did you mean 'Down'?" in err
+        (tmp_path / "deep.toml").write_text("a = " + "[" * 50_000 + "\n")
+        status, _, err = await profile(dev, tmp_path, str(app_copy), "--scenario", "deep.toml")
+        assert (status, dev.installed) == (2, None) and "Traceback" not in err  # exit 1 before
+        assert err.strip() == (
+            "error: deep.toml: not valid TOML: arrays or tables nested more than 100 deep "
+            "(at line 1, column 105)"
+        )
         status, _, err = await profile(dev, tmp_path, str(tmp_path / "nowhere"), "--duration", "1")
         assert (status, dev.installed) == (2, None) and "nowhere" in err
         status, _, err = await profile(dev, tmp_path, str(app_copy), "--fail-over", "10")
@@ -237,6 +255,24 @@ def test_the_packaged_zip_is_what_the_device_got(tmp_path: Path, app_copy: Path)
     kept = [line for line in original if not line.startswith(("bsprof_", "run_as_process"))]
     assert all(line in shipped.splitlines() for line in kept)
     assert "bsprof_enable_lines=1" in shipped and "rsg_version=1.2" in shipped
+
+
+async def test_a_rokuignore_of_many_stars_is_matched_in_linear_time(
+    tmp_path: Path, app_copy: Path
+) -> None:
+    """A pattern a backtracking matcher needs minutes for beside a name of 60 "a" (at 0e83a1a:
+    killed after 150 s of CPU): the app is packaged, sideloaded and captured in seconds."""
+    (app_copy / ".rokuignore").write_text("scenario.toml\n" + "*a" * 12 + "*b\n")
+    (app_copy / ("a" * 60)).write_text("kept: no b in its name\n")
+    (app_copy / ("a" * 60 + "b")).write_text("left out\n")
+    async with SimulatedDevice(device()) as dev:
+        status, out, err = await profile(
+            dev, tmp_path, str(app_copy), "--duration", "1", "-o", "out", timeout=30
+        )
+    assert status == 0, out + err
+    assert json.loads((only_session(tmp_path / "out") / "session.json").read_text())["status"] == (
+        "complete"
+    )
 
 
 async def test_the_report_shows_the_apps_source(tmp_path: Path, app_copy: Path) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from export_checks import LOUD_FOLDED, loud_capture
 
+from rokuprof.export import export, input_from_bytes
 from tests.viewers import speedscope
 from tests.viewers.expected import differences
 from tests.viewers.samples import expected, write_export
@@ -34,6 +36,9 @@ def files(tmp_path_factory):
     spoilt = directory / "spoilt.folded"
     spoilt.write_text("\n".join([f"{good[0]}x", *good[1:]]) + "\n")
     out["spoilt"] = spoilt
+    loud = loud_capture(directory / "loud.bsprof").read_bytes()
+    out["loud"] = directory / "loud.folded"
+    out["loud"].write_bytes(export(input_from_bytes(loud), "folded"))
     return out
 
 
@@ -87,3 +92,15 @@ def test_harness_catches_a_line_speedscope_skipped(pages):
     page = pages["spoilt"]
     assert page.problems() == []  # speedscope says nothing...
     assert sandwich_problems(page, "cafe-tv-full", "wall")  # ...but the totals differ
+
+
+def test_escaped_control_characters_are_plain_text_in_speedscope(pages, files):
+    """Names full of terminal controls, written as \\xNN: speedscope reads every line (the
+    totals hold) and shows the escapes as the names' text."""
+    assert files["loud"].read_text().splitlines() == LOUD_FOLDED
+    (profile,) = pages["loud"].profiles
+    frames = {frame for line in LOUD_FOLDED for frame in line.rpartition(" ")[0].split(";")}
+    assert {row.name for row in profile.rows} == frames
+    table = speedscope.sandwich(profile, "none")
+    thread, leaf = LOUD_FOLDED[1].rpartition(" ")[0].split(";")[::2]
+    assert (table[thread][0][0], table[leaf][1][0]) == (4000, 2500)  # total, self

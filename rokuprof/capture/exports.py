@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from rokuprof.capture.session import SessionFiles
 from rokuprof.export import FORMATS, build_input
 from rokuprof.export.report.session import export_with_session
 from rokuprof.sentry.convert import OfflineConverter
-from rokuprof.store.files import make_dirs, write_atomic
+from rokuprof.store.files import make_dirs, open_within, write_atomic
 from rokuprof.store.layout import ARCHIVE_FILE, EXPORT_STEM, SessionDir
 
 log = logging.getLogger(__name__)
@@ -91,10 +92,11 @@ def export_session(session: Path, formats: Sequence[str], **converter_options) -
     limits). Never raises for a format or an unreadable archive: the outcome says."""
     outcome = ExportOutcome()
     where = SessionDir(Path(session))
-    archive = where.archive
     try:
-        converter = OfflineConverter(total_bytes=archive.stat().st_size, **converter_options)
-        with archive.open("rb") as f:
+        with open_within(where.archive, where.root) as f:  # never read through a link
+            converter = OfflineConverter(
+                total_bytes=os.fstat(f.fileno()).st_size, **converter_options
+            )
             while block := f.read(READ_SIZE):
                 converter.feed(block)
         inp = build_input(converter)

@@ -174,8 +174,23 @@ def _discovery(disc: Discovery) -> list[Family]:
         Family(
             "rokuprof_discovery_expired_total",
             "counter",
-            "SSDP devices dropped after expire_seconds unreachable.",
+            "SSDP devices dropped after expire_seconds unreachable (or confirm_seconds on trial).",
         ).add(found.expired),
+        Family(
+            "rokuprof_discovery_on_trial",
+            "gauge",
+            "SSDP devices captured whose ECP has not answered yet.",
+        ).add(found.on_trial),
+        Family(
+            "rokuprof_discovery_unconfirmed_total",
+            "counter",
+            "SSDP devices dropped because their ECP never answered within confirm_seconds.",
+        ).add(found.unconfirmed),
+        Family(
+            "rokuprof_discovery_penalized_total",
+            "counter",
+            "SSDP devices ignored: too many on trial, or their address penalized.",
+        ).add(found.penalized),
         Family(
             "rokuprof_discovery_replies_dropped_total",
             "counter",

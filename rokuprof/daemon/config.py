@@ -7,7 +7,8 @@
                 min_free_bytes = "1GiB", export = ["pprof", "speedscope"]
     [[devices]] host = "192.168.1.20", name = "living-room",
                 profiler_port = 8090, ecp_port = 8060, console_port = 8080
-    [discovery] enabled = false, interval_seconds = 60, max_devices = 64, expire_seconds = 600
+    [discovery] enabled = false, interval_seconds = 60, max_devices = 64, expire_seconds = 600,
+                confirm_seconds = 30
     [sentry]    dsn = "https://KEY@o1.ingest.sentry.io/2", environment = "production"
     [spool]     max_bytes = "2GiB"   (undelivered chunks; the oldest are dropped past it)
     [retention] max_age_days = 30, max_bytes = "20GiB"
@@ -33,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rokuprof import units
+from rokuprof import tomltext, units
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.daemon.config_keys import KEYS, Context, Reader, default
@@ -105,6 +106,7 @@ class DiscoverySection:
     interval_seconds: float = default("discovery", "interval_seconds")
     max_devices: int = default("discovery", "max_devices")  # captured at once; more ignored
     expire_seconds: float = default("discovery", "expire_seconds")  # silent this long: dropped
+    confirm_seconds: float = default("discovery", "confirm_seconds")  # ECP silent: dropped
 
     def describe(self) -> str:
         if not self.enabled:
@@ -112,6 +114,7 @@ class DiscoverySection:
         return (
             f"discovery: every {self.interval_seconds:g} s, at most {self.max_devices} devices,"
             f" each dropped after {self.expire_seconds:g} s unreachable"
+            f" ({self.confirm_seconds:g} s on trial, before its ECP answers)"
         )
 
 
@@ -384,7 +387,7 @@ def load_config(
     ``config check`` also resolves host names)."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        data = tomltext.loads(path.read_text("utf-8"))
     except OSError as exc:
         raise ConfigError([f"cannot read the file: {exc.strerror or exc}"], str(path)) from None
     except UnicodeDecodeError:

@@ -22,9 +22,9 @@ from typing import Any
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.exports import FORMATS, export_formats
 from rokuprof.capture.limits import ArchiveLimits
+from rokuprof.daemon import registry as found
 from rokuprof.daemon.config_values import BINARY_UNITS, format_host, parse_listen, parse_size
 from rokuprof.daemon.recovery_policy import RecoveryBudget
-from rokuprof.daemon.registry import DEFAULT_EXPIRE_SECONDS, DEFAULT_MAX_DEVICES
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import Resolver, host_problem
 from rokuprof.sentry.settings import ChunkSettings
@@ -274,12 +274,13 @@ _KEYS = [
         "discovery",
         "max_devices",
         T.WHOLE,
-        DEFAULT_MAX_DEVICES,
-        "found devices captured at once",
+        found.DEFAULT_MAX_DEVICES,
+        "found devices captured at once (an eighth of them at most on trial)",
         1,
         MAX_DISCOVERED_DEVICES,
     ),
-    Key("discovery", "expire_seconds", T.NUMBER, DEFAULT_EXPIRE_SECONDS, "unreachable: dropped"),
+    Key("discovery", "expire_seconds", T.NUMBER, found.DEFAULT_EXPIRE_SECONDS, "silent: dropped"),
+    Key("discovery", "confirm_seconds", T.NUMBER, found.DEFAULT_CONFIRM_SECONDS, "ECP silent: out"),
     Key("sentry", "dsn", T.RULED, "", "empty: chunks stay on disk; $ROKUPROF_SENTRY_DSN wins"),
     Key("sentry", "environment", T.RULED, _CHUNKS.environment, "(ChunkSettings' rules)"),
     Key("sentry", "max_in_flight", T.COUNT, 4, "uploads at once", 1, MAX_IN_FLIGHT),

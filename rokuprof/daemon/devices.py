@@ -118,6 +118,14 @@ class DeviceSlot:
         is one of :data:`SILENT_STATES`; ``None`` if it never did."""
         return self._answered_at if self.state in SILENT_STATES else self.clock()
 
+    def ecp_answered(self) -> bool:
+        """Whether the device's ECP has answered its capture loop (said who it is, or refused
+        to in limited mode): an SSDP reply alone does not make a device."""
+        capture = self.capture
+        return capture is not None and (
+            capture.device_info is not None or capture.machine.ecp_up is True
+        )
+
     def active_session(self) -> Path | None:
         st = self.status
         if st is not None and self.counters.live and DeviceState(st.state).in_run:

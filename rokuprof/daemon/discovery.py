@@ -1,8 +1,11 @@
 """The daemon's SSDP discovery: a search every ``interval_seconds``; each device found (and not
 configured) is captured, at most ``max_devices`` at once; one unreachable for
 ``expire_seconds`` is stopped and forgotten, and captured again when it answers SSDP later.
+Until its ECP answers a device is on trial (an eighth of ``max_devices`` at once, or 4):
+dropped after ``confirm_seconds``, its address then tried again only after a penalty that grows.
 
-The policies are :class:`~rokuprof.daemon.registry.DiscoveredDevices` (the cap, expiry) and the
+The policies are :class:`~rokuprof.daemon.registry.DiscoveredDevices` (the cap, expiry, devices
+on trial until their ECP answers, penalties per source address) and the
 SSDP :class:`~rokuprof.device.ssdp.ReplyLimiter` (replies per source address); this module
 runs the searches and starts and stops the devices' capture loops through the daemon's hooks.
 """
@@ -70,7 +73,11 @@ class Discovery:
         self.names = names
         self.add_device = add_device
         self.clock = clock
-        self.registry = DiscoveredDevices(section.max_devices, section.expire_seconds)
+        self.registry = DiscoveredDevices(
+            section.max_devices,
+            section.expire_seconds,
+            confirm_seconds=section.confirm_seconds,
+        )
         self.limiter = ReplyLimiter()  # per source address, across searches
         self.stats = DiscoveryStats()
 
@@ -106,7 +113,7 @@ class Discovery:
         key = device_key(entry)
         if key in self.slots:
             return
-        admission = self.registry.offer(key, self.clock())
+        admission = self.registry.offer(key, self.clock(), source=device.address)
         if admission is Admission.CAP_REACHED:
             log.warning(
                 "discovery: %d devices found by SSDP are captured, the most [discovery]"
@@ -123,21 +130,36 @@ class Discovery:
     async def expire(self) -> None:
         """Stop and forget the discovered devices unreachable for ``expire_seconds``."""
         for key, slot in self.slots.items():
-            if slot.source == "discovery" and (at := slot.last_answer()) is not None:
+            if slot.source != "discovery":
+                continue
+            if self.registry.is_on_trial(key) and not slot.ecp_answered():
+                continue  # on trial until its ECP answers (a host that is up is not enough)
+            if (at := slot.last_answer()) is not None:
                 self.registry.answered(key, at)
+        trial = {k for k in self.slots if self.registry.is_on_trial(k)}
         keys = [k for k in self.registry.expire(self.clock()) if k in self.slots]
         gone = [self.slots.pop(k) for k in keys]
         if not gone:
             return
-        names = [f"{s.name} ({s.config.host})" for s in gone]
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        log.info(
-            "discovery: %d device(s) unreachable for %g s are no longer captured (added again"
-            " when they answer SSDP): %s",
-            len(gone),
-            self.registry.expire_seconds,
-            shown,
-        )
+        named = {k: f"{slot.name} ({slot.config.host})" for k, slot in zip(keys, gone, strict=True)}
+        silent = [named[k] for k in keys if k not in trial]
+        unconfirmed = [named[k] for k in keys if k in trial]
+        if silent:
+            log.info(
+                "discovery: %d device(s) unreachable for %g s are no longer captured (added"
+                " again when they answer SSDP): %s",
+                len(silent),
+                self.registry.expire_seconds,
+                _shown(silent),
+            )
+        if unconfirmed:
+            log.info(
+                "discovery: %d device(s) whose ECP never answered within %g s are no longer"
+                " captured (their addresses are tried again later, each time after longer): %s",
+                len(unconfirmed),
+                self.registry.confirm_seconds,
+                _shown(unconfirmed),
+            )
         for slot in gone:
             slot.request_stop()
         tasks = [s.task for s in gone if s.task is not None]
@@ -148,3 +170,7 @@ class Discovery:
             await asyncio.gather(*tasks, return_exceptions=True)
         for key in keys:
             self.names.release(key)
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,7 +46,7 @@ from rokuprof.sentry.assemble import Chunk
 from rokuprof.sentry.coverage import chunk_samples
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.chunk_files import write_chunks
-from rokuprof.store.files import sweep_tmp
+from rokuprof.store.files import open_within, sweep_tmp
 from rokuprof.store.layout import SessionDir, SessionStatus, chunk_index, links, sessions
 from rokuprof.store.retention import finish_deletions
 from rokuprof.timefmt import parse_iso, utc_iso
@@ -77,7 +79,7 @@ def close_session(
     ``streaming``; return whether it was changed. Raises ``OSError`` if it cannot be written."""
     where = SessionDir(session)
     try:
-        record = where.read_record()
+        record = where.read_record(follow=False)
     except FileNotFoundError:
         record = {"format": 1, "session": where.name, "device": {"dir": where.device}}
     except (OSError, ValueError) as exc:
@@ -85,11 +87,8 @@ def close_session(
         return False
     if record.get("status") not in (None, SessionStatus.STREAMING):
         return False
-    try:
-        st = where.archive.stat()
-        size, end = st.st_size, st.st_mtime
-    except FileNotFoundError:
-        size, end = 0, now if now is not None else time.time()
+    st = archive_stat(where)
+    size, end = (st.st_size, st.st_mtime) if st else (0, now if now is not None else time.time())
     record.update(
         status=SessionStatus.INTERRUPTED,
         end=utc_iso(end),
@@ -101,6 +100,27 @@ def close_session(
     errors.append({"kind": kind, "message": reason})
     where.write_record(record)
     return True
+
+
+def archive_stat(where: SessionDir) -> os.stat_result | None:
+    """The session's archive as it is on disk, or None: missing, or not a regular file (a
+    symbolic link is never followed)."""
+    try:
+        st = os.stat(where.archive, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def warn_links(where: SessionDir) -> None:
+    """One warning per symbolic link in the session: recovery reads nothing through them."""
+    for link in where.links():
+        log.warning(
+            "%s is a symbolic link: crash recovery skips it and never reads through a link "
+            "inside %s",
+            link,
+            where.root,
+        )
 
 
 def catch_up_session(
@@ -116,7 +136,7 @@ def catch_up_session(
     and may raise to stop the conversion (:meth:`BudgetWatch.check`)."""
     check = check or (lambda: None)
     where = SessionDir(session)
-    record = where.read_record()
+    record = where.read_record(follow=False)
     archive = where.archive
     payloads, skipped = [], 0
     # New chunks number on after every name the session ever used: a chunk the spool dropped
@@ -126,7 +146,8 @@ def catch_up_session(
     last_index = max((chunk_index(name) or 0 for name in used), default=0)
     for path in where.built_chunks():
         try:
-            payloads.append(json.loads(path.read_bytes()))
+            with open_within(path, where.root) as f:
+                payloads.append(json.loads(f.read()))
         except (OSError, ValueError) as exc:  # written atomically: should not happen
             skipped += 1
             log.error("cannot read chunk %s: %s", path, exc)
@@ -137,10 +158,7 @@ def catch_up_session(
             log.error("cannot read a dropped chunk's marker in %s: %s", session, exc)
             continue
         payloads.append(covered)
-    try:
-        st = archive.stat()
-    except FileNotFoundError:
-        st = None
+    st = archive_stat(where)
     start = parse_iso(record.get("start")) or (st.st_mtime if st else time.time())
     settings = replace(  # the run's own environment and release, as its chunks said
         chunks or ChunkSettings(),
@@ -161,7 +179,7 @@ def catch_up_session(
             limits=limits,
         )
         piece = min(READ_SIZE, catch_up.slice_bytes)  # a check at least once a slice
-        with archive.open("rb") as f:
+        with open_within(archive, where.root) as f:
             while block := f.read(piece):
                 catch_up.feed(block)
                 check()
@@ -202,7 +220,7 @@ def export_recovered_session(session: Path, formats: Sequence[str], **converter_
     outcome = export_session(session, formats, **converter_options)
     where = SessionDir(session)
     try:
-        record = where.read_record()
+        record = where.read_record(follow=False)
         record_outcome(record, outcome)
         where.write_record(record)
     except (OSError, ValueError) as exc:
@@ -217,7 +235,7 @@ def set_aside(where: SessionDir, kind: str, message: str) -> bool:
     remove its marker; one log line. ``False`` (logged) when the record cannot be written: the
     marker stays, so the next start counts this attempt."""
     try:
-        record = mark_failed(where.read_record(), kind, message, utc_iso(time.time()))
+        record = mark_failed(where.read_record(follow=False), kind, message, utc_iso(time.time()))
         record["chunks"] = len(where.built_chunks())
         where.write_record(record)
         remove_marker(where)
@@ -295,11 +313,14 @@ def _recover_session(
             where.name,
         )
     try:
-        record = where.read_record()
+        record = where.read_record(follow=False)
     except (OSError, ValueError) as exc:
         log.error("cannot convert the crashed session %s: %s", session, exc)
+        warn_links(where)
         return
     plan = plan_session(record, read_marker(where), budget)
+    if plan.action is not Action.NOTHING:
+        warn_links(where)  # before the marker is replaced or removed
     if plan.action is Action.CLEAR:
         remove_marker(where)
     elif plan.action is Action.SET_ASIDE:

@@ -13,7 +13,7 @@ import logging
 import os
 from pathlib import Path
 
-from rokuprof.store.files import write_atomic
+from rokuprof.store.files import open_within, write_atomic
 from rokuprof.store.layout import SessionDir
 from rokuprof.timefmt import utc_iso
 
@@ -30,7 +30,7 @@ def marker_path(where: SessionDir) -> Path:
 def read_marker(where: SessionDir) -> dict | None:
     """The marker's content; ``None`` when there is none, ``{}`` when it cannot be read."""
     try:
-        with marker_path(where).open("rb") as f:
+        with open_within(marker_path(where), where.root) as f:  # never through a link
             data = f.read(_MAX_MARKER_BYTES)
     except FileNotFoundError:
         return None

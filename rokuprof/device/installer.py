@@ -1,7 +1,9 @@
 """Application Installer (port 80) client: sideload an app, download a local-mode profile.
 
 HTTP Digest auth as ``rokudev`` with the developer password; every operation has a total
-deadline and every answer is read up to a cap (:mod:`rokuprof.httpbody`); the pages are read by
+deadline and every answer is read up to a cap (:mod:`rokuprof.httpbody`), whatever its status:
+the 401 challenge's body too (this client answers the challenge itself rather than letting
+httpx read that body whole), and past the cap the operation gives up; the pages are read by
 :mod:`rokuprof.device.installer_page`. The password is a secret: it is never logged, never put
 in an error's text, and :func:`read_password` takes it from the environment or a file only.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +95,16 @@ def read_password(password_file: Path | None, environ: Mapping[str, str]) -> str
     return password
 
 
+def _answered(
+    flow: Generator[httpx.Request, httpx.Response, None], challenge: httpx.Response
+) -> httpx.Request | None:
+    """The request again with the answer to ``challenge``; None when it has no Digest one."""
+    try:
+        return flow.send(challenge)
+    except StopIteration:
+        return None
+
+
 class InstallerClient:
     """The Application Installer of one device. Use as
     ``async with InstallerClient(host, password, port=80, timeout=...) as installer:``.
@@ -118,12 +130,13 @@ class InstallerClient:
         self.where = f"installer {url_host(host)}:{port}"
         self._client = httpx.AsyncClient(
             base_url=f"http://{url_host(host)}:{port}",
-            auth=httpx.DigestAuth(INSTALLER_USER, password),
             timeout=httpx.Timeout(timeout),
             trust_env=False,  # never route device traffic (or the password) through a proxy
             follow_redirects=False,
             headers=IDENTITY,  # the caps count the bytes kept
         )
+        # Driven by :meth:`_answer`, not by httpx: httpx reads a challenge's body whole.
+        self._auth = httpx.DigestAuth(INSTALLER_USER, password)
 
     async def __aenter__(self) -> InstallerClient:
         return self
@@ -194,15 +207,44 @@ class InstallerClient:
         """POST the installer's form; the page of a 200 answer, as text."""
         files = {"archive": ("app.zip", archive, "application/octet-stream")}
         data = {"mysubmit": action, "passwd": ""}
-        async with self._client.stream("POST", path, data=data, files=files) as response:
+        async with self._answer("POST", path, data=data, files=files) as response:
             self._check(response, path)
-            body, more = await read_capped(response, self.max_page_bytes)
+            body = await self._page(response, path)
+        return body.decode(response.encoding or "utf-8", "replace")
+
+    async def _page(self, response: httpx.Response, path: str) -> bytes:
+        """The body of an answer that is a page (a 200's, a 401 challenge's), up to the cap."""
+        body, more = await read_capped(response, self.max_page_bytes)
         if more:
             raise ProtocolError(
-                f"{self.where} {path}: answer larger than "
+                f"{self.where} {path}: answer ({response.status_code}) larger than "
                 f"{size(self.max_page_bytes, exact=True)}; gave up"
             )
-        return body.decode(response.encoding or "utf-8", "replace")
+        return body
+
+    @contextlib.asynccontextmanager
+    async def _answer(
+        self, method: str, path: str, **request: object
+    ) -> AsyncIterator[httpx.Response]:
+        """The device's answer to one request, its body unread, Digest auth done here: a 401
+        challenge's body is read up to the page cap (past it: :class:`ProtocolError`) before the
+        request is sent again with the answer to the challenge."""
+        first = self._client.build_request(method, path, **request)  # type: ignore[arg-type]
+        flow = self._auth.auth_flow(first)
+        try:
+            response = await self._client.send(next(flow), stream=True)
+            try:
+                if response.status_code == 401:
+                    await self._page(response, path)
+                    retry = _answered(flow, response)
+                    if retry is not None:  # else no Digest challenge: the 401 is the answer
+                        await response.aclose()
+                        response = await self._client.send(retry, stream=True)
+                yield response
+            finally:
+                await response.aclose()
+        finally:
+            flow.close()
 
     async def _download(self, path: str, write: Callable[[bytes], object]) -> int:
         cap = self.max_profile_bytes
@@ -210,7 +252,7 @@ class InstallerClient:
             f"{self.where} {path}: the profile is larger than {size(cap, exact=True)}; "
             "gave up (what was written is its beginning)"
         )
-        async with self._client.stream("GET", path) as response:
+        async with self._answer("GET", path) as response:
             self._check(response, path)
             announced = response.headers.get("content-length", "").strip()
             if announced.isdigit() and int(announced) > cap:

@@ -3,8 +3,10 @@ speedscope, Pyroscope).
 
 ``N`` is the exact self value of the call paths with that stack for one metric: wall time, CPU,
 calls, allocated bytes, or live bytes at the end. A frame is named ``function (file:line)`` so
-that functions of the same name in different files stay apart; ``;`` and line breaks inside
-names become ``_``. Stacks whose value is 0 are left out.
+that functions of the same name in different files stay apart; ``;`` inside names becomes
+``_``, and every control character (U+0000-U+001F, U+007F-U+009F: line breaks, tabs, escape
+sequences) becomes ``\\xNN``, always, so the output is plain text for the folded readers and
+never drives a terminal it is printed to. Stacks whose value is 0 are left out.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ _FIELDS = {
     "alloc_bytes": "alloc_bytes",
     "live_bytes": "live_bytes",
 }
-_CLEAN = str.maketrans({";": "_", "\n": "_", "\r": "_"})
+_CONTROLS = [*range(0x20), *range(0x7F, 0xA0)]
+_CLEAN = str.maketrans({";": "_"} | {chr(c): f"\\x{c:02x}" for c in _CONTROLS})
 
 
 def clean(name: str) -> str:

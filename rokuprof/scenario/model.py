@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from rokuprof import tomltext
 from rokuprof.units import size
 
 if TYPE_CHECKING:
@@ -357,7 +358,7 @@ def parse_scenario(data: Mapping[str, object], source: str) -> Scenario:
 def parse_scenario_text(text: str, source: str) -> Scenario:
     """The scenario of a TOML text; bad TOML says where (tomllib's line and column)."""
     try:
-        data = tomllib.loads(text)
+        data = tomltext.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"{source}: not valid TOML: {error}") from None
     return parse_scenario(data, source)

@@ -12,15 +12,18 @@ Use :func:`write_atomic` for whole files, :func:`make_dirs` for directories and
 Files stay inside the output directory: a new file is never opened through a symbolic link
 (``O_NOFOLLOW``), ``within=ROOT`` makes :func:`make_dirs` and :func:`write_atomic` refuse
 (:class:`SymlinkRefused`) a link anywhere below ``ROOT`` (``ROOT`` itself may be one: the
-user chose it), and :func:`sweep_tmp` never enters or deletes through a link.
+user chose it), :func:`open_within` reads nothing through one (crash recovery's reads), and
+:func:`sweep_tmp` never enters or deletes through a link.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -39,10 +42,15 @@ class SymlinkRefused(OSError):
     """A path below the output directory is a symbolic link: rokuprof does not write, sweep or
     delete through it (it could lead anywhere)."""
 
-    def __init__(self, link: Path, root: Path) -> None:
+    def __init__(self, link: Path, root: Path, action: str = "writes") -> None:
+        hint = (
+            "not read"
+            if action == "reads"
+            else "make it a real directory, or give its target as the output"
+        )
         super().__init__(
-            f"{link} is a symbolic link: rokuprof never writes through a link inside its output "
-            f"directory {root} (make it a real directory, or give its target as the output)"
+            f"{link} is a symbolic link: rokuprof never {action} through a link inside its "
+            f"output directory {root} ({hint})"
         )
         self.link, self.root = link, root
 
@@ -136,7 +144,7 @@ def make_dirs(path: Path | str, *, exist_ok: bool = True, within: Path | str | N
     return path
 
 
-def _open_dir_at(parent: int, name: str, shown: Path, root: Path) -> int:
+def _open_dir_at(parent: int, name: str, shown: Path, root: Path, action: str = "writes") -> int:
     """Open the directory ``name`` in the directory ``parent`` without following a link."""
     try:
         return os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
@@ -146,7 +154,39 @@ def _open_dir_at(parent: int, name: str, shown: Path, root: Path) -> int:
         except OSError:
             link = False
         if link:
-            raise SymlinkRefused(shown, root) from None
+            raise SymlinkRefused(shown, root, action) from None
+        raise
+
+
+def open_within(path: Path | str, root: Path | str) -> IO[bytes]:
+    """The regular file ``path`` (below ``root``) opened for reading, openat-style: no symbolic
+    link below ``root`` is followed (:class:`SymlinkRefused`: nothing is read through it;
+    ``root`` itself may be one), and anything but a regular file (a FIFO put there) is an
+    ``OSError``, opened without blocking."""
+    root, path = Path(root), Path(path)
+    *dirs, name = path.relative_to(root).parts
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        where = root
+        for part in dirs:
+            where = where / part
+            child = _open_dir_at(fd, part, where, root, "reads")
+            os.close(fd)
+            fd = child
+        try:
+            file = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | _NOFOLLOW, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise SymlinkRefused(path, root, "reads") from None
+            raise
+    finally:
+        os.close(fd)
+    try:
+        if not stat.S_ISREG(os.fstat(file).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file; not read")
+        return os.fdopen(file, "rb")
+    except BaseException:
+        os.close(file)
         raise
 
 
@@ -257,6 +297,35 @@ class SpaceReserve:
         self.release()
 
 
+def _walk(top: int, start: str) -> Iterator[tuple[str, list[str], int]]:
+    """``(directory relative to top, names of what is not a directory in it, its fd)`` for
+    ``start`` and every directory below it. Every directory is opened with ``O_NOFOLLOW``, so a
+    link is never opened, let alone entered (``os.fwalk`` opens a linked directory before it
+    finds it is one); a ``start`` that is a link yields nothing."""
+    try:
+        stack = [(start, os.open(start, _DIR_FLAGS | _NOFOLLOW, dir_fd=top))]
+    except OSError:
+        return
+    try:
+        while stack:
+            where, fd = stack.pop()
+            try:
+                names, dirs = [], []
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        (dirs if entry.is_dir(follow_symlinks=False) else names).append(entry.name)
+                yield where, names, fd
+                for name in dirs:
+                    with contextlib.suppress(OSError):  # gone, or replaced by a link meanwhile
+                        child = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+                        stack.append((os.path.join(where, name), child))
+            finally:
+                os.close(fd)
+    finally:
+        for _, fd in stack:
+            os.close(fd)
+
+
 def sweep_tmp(root: Path | str, under: str | None = None) -> list[Path]:
     """Delete leftover ``*.tmp`` files (half-written by a crash) under ``root``, or only under
     its subdirectory ``under`` (one name). Only regular files go; no symbolic link below
@@ -268,8 +337,7 @@ def sweep_tmp(root: Path | str, under: str | None = None) -> list[Path]:
     except OSError:
         return removed
     try:
-        walk = os.fwalk(under or ".", dir_fd=top, follow_symlinks=False)
-        for where, _, names, fd in walk:
+        for where, names, fd in _walk(top, under or "."):
             for name in names:
                 if not name.endswith(TMP_SUFFIX):
                     continue

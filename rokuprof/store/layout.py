@@ -18,12 +18,14 @@ the millisecond and a short id, so a device's sessions sort by start time. A chu
 named ``<digits>.json``: the ``*.tmp`` of an atomic write, a ``.reason.json``, a directory and
 any stray file are not. Names starting with a dot are skipped by every walk, and so is every
 symbolic link below ``OUT`` (a linked device or session directory is never written, swept or
-deleted through; ``OUT`` itself may be a link). Paths are pure; the reading methods are
+deleted through; a linked chunk, marker or chunk directory is not listed; crash recovery reads
+nothing through a link; ``OUT`` itself may be a link). Paths are pure; the reading methods are
 synchronous (call them through :func:`asyncio.to_thread`).
 """
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import json
 import os
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from rokuprof.store.files import write_atomic
+from rokuprof.store.files import open_within, write_atomic
 from rokuprof.timefmt import utc_compact
 
 ARCHIVE_SUFFIX = ".bsprof"
@@ -51,6 +53,11 @@ CHUNK_SUFFIX = ".json"
 MAX_MARKER_BYTES = 64 << 20
 REASON_SUFFIX = ".reason.json"
 DELETING_SUFFIX = ".deleting"
+_LIST_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+)
+#: The directories of a session that hold chunks or their markers.
+CHUNK_DIRS = (CHUNKS_DIR, DELIVERED_DIR, REJECTED_DIR, DROPPED_DIR)
 
 
 class SessionStatus(StrEnum):
@@ -119,11 +126,23 @@ def is_hidden(name: str) -> bool:
 
 
 def _chunk_names(directory: Path) -> set[str]:
+    """Chunk names in ``directory``: regular files only, never a link to one, and none in a
+    ``directory`` that is itself a link."""
     try:
-        with os.scandir(directory) as entries:  # the kernel's file type: no stat per name
-            return {e.name for e in entries if is_chunk(e.name) and e.is_file()}
+        fd = os.open(directory, _LIST_FLAGS)
     except (FileNotFoundError, NotADirectoryError):
         return set()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a link: not listed
+            return set()
+        raise
+    try:
+        with os.scandir(fd) as entries:  # the kernel's file type: no stat per name
+            return {
+                e.name for e in entries if is_chunk(e.name) and e.is_file(follow_symlinks=False)
+            }
+    finally:
+        os.close(fd)
 
 
 def visible_dirs(path: Path) -> list[Path]:
@@ -248,7 +267,7 @@ class SessionDir:
         out = []
         for name in sorted(_chunk_names(self.dropped) - self.chunk_names()):
             try:
-                with (self.dropped / name).open("rb") as f:
+                with open_within(self.dropped / name, self.root) as f:
                     data = f.read(MAX_MARKER_BYTES + 1)
                 marker = json.loads(data or b"{}") if len(data) <= MAX_MARKER_BYTES else None
             except (OSError, ValueError):
@@ -264,9 +283,30 @@ class SessionDir:
         files += [self.rejected / n for n in _chunk_names(self.rejected)]
         return sorted(files, key=lambda p: (chunk_index(p.name), p.parent.name))
 
-    def read_record(self) -> dict:
-        """``session.json`` as a dict; ``OSError`` or ``ValueError`` when it cannot be."""
-        return json.loads(self.record.read_text("utf-8"))
+    def read_record(self, *, follow: bool = True) -> dict:
+        """``session.json`` as a dict; ``OSError`` or ``ValueError`` when it cannot be. With
+        ``follow=False`` (crash recovery) no link below ``OUT`` is read through
+        (:class:`~rokuprof.store.files.SymlinkRefused`)."""
+        if follow:
+            return json.loads(self.record.read_text("utf-8"))
+        with open_within(self.record, self.root) as f:
+            return json.loads(f.read().decode("utf-8"))
+
+    def links(self) -> list[Path]:
+        """The symbolic links among the session's entries and in its chunk and marker
+        directories (no walk reads through them)."""
+        found = []
+        for directory in [self.path, *(self.path / name for name in CHUNK_DIRS)]:
+            try:
+                fd = os.open(directory, _LIST_FLAGS)
+            except OSError:
+                continue  # missing, or a link itself (listed with the session's entries)
+            try:
+                with os.scandir(fd) as entries:
+                    found += [directory / e.name for e in entries if e.is_symlink()]
+            finally:
+                os.close(fd)
+        return sorted(found)
 
     def write_record(self, data: dict) -> Path:
         """Write ``session.json`` atomically (``ValueError`` for a value JSON cannot hold)."""

@@ -45,6 +45,7 @@ REPORT_FILE = "report.html"
 #: ``session.json`` read at most (a run's record with its 1,000 marks is well under a MiB).
 MAX_RECORD_BYTES = 16 << 20
 READ_SIZE = 1 << 20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _lines(stream: BinaryIO) -> Iterator[bytes]:
@@ -60,8 +61,13 @@ def _lines(stream: BinaryIO) -> Iterator[bytes]:
 
 def _open_file(path: Path) -> BinaryIO:
     """``path`` opened for reading if it is a regular file (a FIFO put there must not hang the
-    report: opened without blocking, then refused)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    report: opened without blocking, then refused), never through a symbolic link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symbolic link, not followed") from None
+        raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
