@@ -4,12 +4,15 @@ speedscope, Pyroscope).
 ``N`` is the exact self value of the call paths with that stack for one metric: wall time, CPU,
 calls, allocated bytes, or live bytes at the end. A frame is named ``function (file:line)`` so
 that functions of the same name in different files stay apart; ``;`` and line breaks inside
-names become ``_``. Stacks whose value is 0 are left out.
+names become ``_``; a function or file name longer than
+:data:`~rokuprof.export.names.NAME_LIMIT` characters is cut with an ellipsis, so that no line
+grows with the length of names. Stacks whose value is 0 are left out.
 """
 
 from __future__ import annotations
 
-from rokuprof.export.model import ExportInput, frame_label
+from rokuprof.export.model import ExportInput, Frame, frame_label
+from rokuprof.export.names import drawn
 
 _FIELDS = {
     "wall": "wall",
@@ -31,8 +34,10 @@ def stacks(inp: ExportInput, metric: str = "wall") -> dict[str, int]:
         attr = _FIELDS[metric]
     except KeyError:
         raise ValueError(f"unknown metric {metric!r} (one of {', '.join(_FIELDS)})") from None
-    labels = [clean(frame_label(f)) for f in inp.frames]
-    threads = {t: clean(name) for t, name in inp.threads.items()}
+    labels = [
+        clean(frame_label(Frame(drawn(f.function), drawn(f.file), f.line))) for f in inp.frames
+    ]
+    threads = {t: clean(drawn(name)) for t, name in inp.threads.items()}
     out: dict[str, int] = {}
     for p in inp.paths:
         value = getattr(p, attr)
