@@ -22,6 +22,19 @@ is measured on the same bytes:
 Full run: depth 1k/10k/50k, 100/1,000/3,000 modules, 1 M paths; ``--quick``: depth 1k/10k,
 100/1,000 modules, 100 k paths.
 
+**Exports part** (issue 27, rows 8 to 10; ``--only exports`` runs it alone, ``--no-exports``
+skips it): one command per stream, with the peak RSS, the wall time and the size of what it
+wrote (the page, the ``.speedscope.json``):
+
+* row 8, ``exports: deep chain 50,000``: ``export -f speedscope`` of ``deep chain 50,000`` above;
+* row 8, ``exports: long names 500x64KiB``: ``export -f speedscope`` of
+  ``long_names(500, 65536, depth=2000)``: 500 function names of 64 KiB on 2,000 frames;
+* row 9, ``exports: many paths 1,000,000``: ``report`` and ``export -f speedscope``;
+* row 10, ``exports: distinct chain 10,000``: ``report`` of ``long_names(10000, 24,
+  depth=10000)``, a 10,000-deep chain whose functions all have distinct names.
+
+``--quick``: depth 10,000, 100 names on 1,000 frames, 100 k paths, a 3,000-deep distinct chain.
+
 **CLI part**: for every stream, ``inspect``, ``convert``, ``report`` and ``export -f
 pprof,speedscope``, each on both engines (``native``; ``pure``: ``ROKUPROF_PURE_PYTHON=1``), as a
 child process ``python -m rokuprof ...`` of the checkout (its directory first on ``PYTHONPATH``
@@ -119,6 +132,93 @@ def streams(quick: bool) -> list[Stream]:
         *(busy(m) for m in (100, 1_000, 3_000)),
         many(1_000_000),
     ]
+
+
+@dataclass(frozen=True)
+class ExportCase:
+    """A row of the exports part: a stream and the commands run on it (``export`` means
+    ``export -f speedscope``)."""
+
+    stream: Stream
+    commands: tuple[str, ...]
+
+
+def export_cases(quick: bool) -> list[ExportCase]:
+    def named(stream: Stream, name: str) -> Stream:
+        return Stream(f"exports: {name}", "exports", stream.function, stream.kwargs)
+
+    def names(count: int, depth: int, length: int = 65536) -> Stream:
+        args = {"names": count, "length": length, "depth": depth}
+        return Stream(f"{count} x {length}", "exports", "long_names", args)
+
+    if quick:
+        depth, many_n, long_n, distinct = 10_000, 100_000, (100, 1_000), 3_000
+    else:
+        depth, many_n, long_n, distinct = 50_000, 1_000_000, (500, 2_000), 10_000
+    return [
+        ExportCase(named(deep(depth), f"deep chain {depth:,}"), ("export",)),
+        ExportCase(named(names(*long_n), f"long names {long_n[0]}x64KiB"), ("export",)),
+        ExportCase(named(many(many_n), f"many paths {many_n:,}"), ("report", "export")),
+        ExportCase(
+            named(names(distinct, distinct, 24), f"distinct chain {distinct:,}"), ("report",)
+        ),
+    ]
+
+
+def exports_part(
+    trees: list[tuple[str, Path]], cases: list[ExportCase], opts, caps: Caps, work: Path
+) -> None:
+    streams_dir = work / "exports"  # build_streams numbers its files from 0
+    streams_dir.mkdir()
+    files = build_streams(opts.current, [c.stream for c in cases], streams_dir)
+    print(
+        "\nexports (issue 27 rows 8-10): status, wall seconds, peak RSS (MiB), what it wrote; "
+        f"caps {caps.seconds:g} s, {caps.rss / MIB:,.0f} MiB"
+    )
+    for c in cases:
+        print(f"  {c.stream.name:32} {size(files[c.stream.name].stat().st_size):>10}")
+    head = f"{'case':32} {'command':8} {'engine':6}"
+    for name, _ in trees:
+        head += f" | {name + ': ' + 'status':>18} {'s':>7} {'peak MiB':>9} {'written':>10}"
+    if len(trees) == 2:
+        head += f" | {'base/this s':>11} {'RSS':>8} {'size':>7}"
+    print(head)
+    notes = []
+    for c in cases:
+        for command in c.commands:
+            for engine in opts.engines:
+                row = f"{c.stream.name:32} {command:8} {engine:6}"
+                results = []
+                for name, tree in trees:
+                    r = run_export(command, files[c.stream.name], tree, engine, caps, work)
+                    results.append(r)
+                    row += f" | {cli_cells(r)}"
+                    if r.note and not r.capped:
+                        notes.append(f"  {name}, {c.stream.name}, {command}, {engine}: {r.note}")
+                if len(results) == 2:
+                    this, base = results
+                    row += f" | {ratio(this.seconds, base.seconds, base.capped):>11}"
+                    row += f" {ratio(this.peak, base.peak, base.capped):>8}"
+                    row += f" {ratio(this.largest or 0, base.largest or 0, base.capped):>7}"
+                print(row, flush=True)
+    if notes:
+        print("last error lines of the runs that did not succeed:")
+        print("\n".join(notes))
+
+
+def run_export(command: str, stream: Path, tree: Path, engine: str, caps: Caps, work: Path):
+    """``report -o page`` or ``export -f speedscope -o file`` of ``stream``, measured."""
+    out = Path(tempfile.mkdtemp(prefix=f"exports-{command}-", dir=work))
+    try:
+        if command == "report":
+            written, args = out / "report.html", ["report", str(stream)]
+        else:
+            written, args = out / "x.speedscope.json", ["export", str(stream), "-f", "speedscope"]
+        result = run_rokuprof([*args, "-o", str(written)], tree, engine, caps, out)
+        result.largest = largest_file(written)
+        return result
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def build_streams(tree: Path, wanted: list[Stream], work: Path) -> dict[str, Path]:
@@ -769,6 +869,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--daemon-seconds", type=float, help="hostile stream length (20; 8)")
     parser.add_argument("--no-cli", action="store_true", help="skip the CLI part")
     parser.add_argument("--no-daemon", action="store_true", help="skip the daemon part")
+    parser.add_argument("--no-exports", action="store_true", help="skip the exports part")
     parser.add_argument("--keep", action="store_true", help="keep the daemon cases' files")
     parser.add_argument("--build-streams", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--sim-child", nargs=4, help=argparse.SUPPRESS)
@@ -813,6 +914,9 @@ def main() -> int:
             print(f"  {s.name:20} {size(files[s.name].stat().st_size):>10}  {s.function}({args})")
         if not opts.no_cli:
             cli_part(trees, files, opts, caps, work)
+        cases = [c for c in export_cases(opts.quick) if not opts.only or opts.only in c.stream.name]
+        if cases and not opts.no_exports:
+            exports_part(trees, cases, opts, caps, work)
         if not opts.no_daemon:
             daemon_part(trees, files, opts, caps, work)
         hwm = proc_kib(os.getpid(), "VmHWM") * 1024

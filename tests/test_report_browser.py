@@ -777,3 +777,21 @@ def test_marks_and_vitals_are_drawn_on_the_timeline_with_labels_as_text(session_
     assert drawn["elements"] == 0 and result["dialogs"] == [] and result["scripts"] == 2
     assert result["title"] == "Café TV 2.4.1 — capture of 2023-11-14 22:13:20 UTC — rokuprof report"
     assert HOSTILE_LABEL in result["bodyText"]
+
+
+def test_a_page_of_very_many_call_paths_opens_and_says_what_it_added_up(tmp_path):
+    """Issue 27 row 9, scaled (60,000 call paths, every one cold): the page opens cleanly in
+    Chromium, interactive within its usual time, and says under its header that the paths are
+    shown added up as '[other call paths]'."""
+    from rokuprof.simulator.worst_cases import many_paths
+
+    stream = tmp_path / "many.bsprof"
+    stream.write_bytes(many_paths(60_000, seconds=1_200, modules=4))
+    page = tmp_path / "many.html"
+    done = run_cli(str(stream), "-o", str(page))
+    assert done.returncode == 0, done.stderr
+    [result] = open_reports([page])
+    assert problems(result) == []
+    assert "60,000 call paths with at most 0.01%" in result["bodyText"]
+    assert "[other call paths]" in result["bodyText"]
+    assert result["readyMs"] is not None and result["readyMs"] < 5_000

@@ -10,6 +10,9 @@ import json
 
 import pytest
 
+from rokuprof.export import export, input_from_bytes
+from rokuprof.export.names import NAME_LIMIT
+from rokuprof.simulator.worst_cases import long_names
 from tests.viewers import speedscope
 from tests.viewers.expected import SAMPLE_PERIOD_US, differences
 from tests.viewers.samples import VIEWER_SAMPLES, expected, write_export
@@ -34,6 +37,10 @@ def files(tmp_path_factory):
     broken = directory / "broken.speedscope.json"
     broken.write_text(json.dumps(doc))
     out["broken"] = broken
+    # 10 function names of 64 KiB (the longest a string may be) over a 300-deep chain
+    long = directory / "long-names.speedscope.json"
+    long.write_bytes(export(input_from_bytes(long_names(10, 64 * 1024, 300)), "speedscope"))
+    out["long-names"] = long
     return out
 
 
@@ -97,6 +104,23 @@ def test_sandwich_shows_our_totals_for_every_thread(files, pages, name):
 
             problems += [f"{profile.name} {column} {p}" for p in differences(got, ours, tolerance)]
     assert problems == []
+
+
+def test_names_cut_where_drawn_still_load_and_name_their_functions(files, pages):
+    """Names of 64 KiB are drawn cut to NAME_LIMIT characters (issue 27, row 8); speedscope
+    imports the file cleanly and its Sandwich lists each frame under its cut name, the start of
+    the whole name the file keeps once in wholeNames."""
+    page = pages["long-names"]
+    assert page.problems() == []
+    assert page.importer == "Importing as speedscope json file"
+    doc = json.loads(files["long-names"].read_text())
+    whole = doc["wholeNames"]
+    rows = [row for p in page.profiles if p.name.endswith(" — wall") for row in p.rows]
+    cut = [row for row in rows if row.name.endswith("…")]
+    assert len(cut) >= 10
+    for row in cut:
+        assert len(row.name) <= NAME_LIMIT
+        assert any(name.startswith(row.name[:-1]) for name in whole)
 
 
 def test_harness_reports_a_file_speedscope_refuses(pages):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rokuprof.export.model import ExportInput
+from rokuprof.export.names import drawn
 
 
 @dataclass(slots=True)
@@ -53,7 +54,7 @@ class CallTree:
         node_id = self._threads.get(thread)
         if node_id is None:
             node_id = self._threads[thread] = self._add(
-                self.inp.threads[thread], None, "thread", self.root.id
+                drawn(self.inp.threads[thread]), None, "thread", self.root.id
             )
         return node_id
 
@@ -68,7 +69,7 @@ class CallTree:
             child = self._children.get((node_id, frame))
             if child is None:
                 child = self._children[(node_id, frame)] = self._add(
-                    frames[frame].function, frame, "frame", node_id
+                    drawn(frames[frame].function), frame, "frame", node_id
                 )
             node_id = child
         self._leaves[(thread, stack)] = node_id

@@ -11,13 +11,14 @@ time range from the first and the last non-metadata event, so that range is the 
   and one thread per executable module (``tid`` = module ID), in module order;
 * ``B``/``E`` (begin/end) pairs lay out the synthetic 101 Hz timeline of the Sentry chunks: one
   pair per frame occurrence, ``ts`` in whole microseconds since the run start, ``cat``, ``name`` =
-  function and ``args`` = file and definition line on both (readers match an ``E`` to its ``B``
-  by them), and ``tts``, the thread clock (:mod:`~rokuprof.export.threadclock`: CPU time, relative
+  function and ``args`` = file and definition line on both (readers match an ``E`` to its ``B`` by
+  them; names longer than :data:`~rokuprof.export.names.NAME_LIMIT` characters are cut with an
+  ellipsis), and ``tts``, the thread clock (:mod:`~rokuprof.export.threadclock`: CPU time, relative
   to the run's busiest stack), so a slice's ``(E.tts - B.tts) / (E.ts - B.ts)`` is its CPU share.
-  Per thread they are in time order; where frames end as others begin (a stack changes), the
-  ends come 1 ns before the begins, innermost first, then the begins outermost first, so readers
-  that sort by ``ts`` cannot mis-nest them. (``X`` events cannot say that a child ends exactly
-  when its parent does, which a sampled timeline has all the time.)
+  Per thread they are in time order; where frames end as others begin (a stack changes), the ends
+  come 1 ns before the begins, innermost first, then the begins outermost first, so readers that
+  sort by ``ts`` cannot mis-nest them. (``X`` events cannot say that a child ends exactly when its
+  parent does, which a sampled timeline has all the time.)
 * ``C`` (counter) events: ``live heap`` (bytes, the values the chunks carry) and ``cpu`` (CPU
   operations per thread in each 100 ms, the exact CPU of each stack spread over its samples),
   from the run's start to its end.
@@ -26,11 +27,11 @@ time range from the first and the last non-metadata event, so that range is the 
 from __future__ import annotations
 
 import heapq
-import json
 import math
 
 from rokuprof import __version__
 from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.names import JsonWriter, drawn, dumps
 from rokuprof.export.threadclock import ThreadClock, cpu_shares
 from rokuprof.export.walk import OPEN, frame_events, slot_us, stack_cpu_rates
 
@@ -82,12 +83,12 @@ def _thread_events(inp: ExportInput, thread: int, clock: ThreadClock) -> list[di
     pending: list[dict] = []  # the ends at the current slot
     for kind, frame, slot, _ in frame_events(timeline, thread):
         f = frames[frame]
-        args: dict[str, object] = {"file": f.file}
+        args: dict[str, object] = {"file": drawn(f.file)}
         if f.line:
             args["line"] = f.line
         ts = slot_us(timeline, slot)
         event = {
-            "name": f.function,
+            "name": drawn(f.function),
             "cat": CATEGORY,
             "ph": "B" if kind == OPEN else "E",
             "ts": ts,
@@ -173,8 +174,62 @@ def document(inp: ExportInput) -> dict:
     return {"traceEvents": events(inp), "displayTimeUnit": "ms", "otherData": other}
 
 
+def _write_thread(out: JsonWriter, inp: ExportInput, thread: int, clock: ThreadClock) -> None:
+    """The thread's slices as :func:`_thread_events` gives them, written as they are walked
+    (each after a comma): only the ends at the current slot wait, for the begin that may follow
+    them (at most a stack's depth)."""
+    timeline = inp.timeline
+    texts: dict[int, tuple[str, str]] = {}  # frame -> (its name, its args) as JSON
+    tail = f',"pid":{PID},"tid":{thread},"args":'
+    pending: list[tuple[int, int, str]] = []  # the ends at the current slot: (frame, ts, tts)
+
+    def write(frame: int, ph: str, ts: float, tts: str) -> None:
+        text = texts.get(frame)
+        if text is None:
+            f = inp.frames[frame]
+            args: dict[str, object] = {"file": drawn(f.file)}
+            if f.line:
+                args["line"] = f.line
+            text = texts[frame] = (dumps(drawn(f.function)), dumps(args))
+        out.raw(
+            f',{{"name":{text[0]},"cat":"{CATEGORY}","ph":"{ph}","ts":{dumps(ts)},'
+            f'"tts":{tts}{tail}{text[1]}}}'
+        )
+
+    for kind, frame, slot, _ in frame_events(timeline, thread):
+        ts = slot_us(timeline, slot)
+        tts = dumps(round(clock.at(slot), 3))
+        if kind == OPEN:
+            for end, end_ts, end_tts in pending:
+                write(end, "E", end_ts - HANDOVER_US if end_ts == ts else end_ts, end_tts)
+            pending.clear()
+            write(frame, "B", ts, tts)
+        else:
+            pending.append((frame, ts, tts))
+    for end, end_ts, end_tts in pending:
+        write(end, "E", end_ts, end_tts)
+
+
 def export(inp: ExportInput) -> bytes:
-    """The JSON Array Format (what every reader takes, FlameScope only this)."""
-    return json.dumps(
-        events(inp), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    ).encode("utf-8")
+    """The JSON Array Format (what every reader takes, FlameScope only this), written as it is
+    built: the same events as :func:`events`, without an object per slice."""
+    clocks = _clocks(inp)
+    heap = _heap_counters(inp)
+    end_us = max((e["ts"] for e in heap[-1:]), default=0)
+    for thread, _ in clocks:
+        last = None
+        for last in frame_events(inp.timeline, thread):  # noqa: B007 (only the last is wanted)
+            pass
+        if last is not None:
+            end_us = max(end_us, slot_us(inp.timeline, last[2]))
+    cpu = _cpu_counters(inp, end_us)
+    out = JsonWriter()
+    out.raw("[")
+    head = [*_metadata(inp), *heapq.merge(heap, cpu[:-1], key=lambda e: e["ts"])]
+    out.raw(",".join(dumps(e) for e in head))
+    for thread, clock in clocks:
+        _write_thread(out, inp, thread, clock)
+    for e in cpu[-1:]:
+        out.raw("," + dumps(e))
+    out.raw("]")
+    return out.getvalue()

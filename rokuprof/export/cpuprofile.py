@@ -22,6 +22,7 @@ import json
 
 from rokuprof.export.calltree import CallTree
 from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.names import drawn
 from rokuprof.export.walk import samples_in_order, slot_us
 
 PID = 1
@@ -87,9 +88,9 @@ def _nodes(inp: ExportInput, tree: CallTree) -> list[dict]:
             f = inp.frames[node.frame]
             script = scripts.setdefault(f.file, str(len(scripts) + 1))
             frame = {
-                "functionName": f.function,
+                "functionName": node.name,
                 "scriptId": script,
-                "url": f.file,
+                "url": drawn(f.file),
                 "lineNumber": f.line - 1 if f.line else -1,
                 "columnNumber": -1,
             }

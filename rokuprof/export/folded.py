@@ -6,12 +6,15 @@ calls, allocated bytes, or live bytes at the end. A frame is named ``function (f
 that functions of the same name in different files stay apart; ``;`` inside names becomes
 ``_``, and every control character (U+0000-U+001F, U+007F-U+009F: line breaks, tabs, escape
 sequences) becomes ``\\xNN``, always, so the output is plain text for the folded readers and
-never drives a terminal it is printed to. Stacks whose value is 0 are left out.
+never drives a terminal it is printed to; a function or file name longer than
+:data:`~rokuprof.export.names.NAME_LIMIT` characters is cut with an ellipsis, so that no line
+grows with the length of names. Stacks whose value is 0 are left out.
 """
 
 from __future__ import annotations
 
-from rokuprof.export.model import ExportInput, frame_label
+from rokuprof.export.model import ExportInput, Frame, frame_label
+from rokuprof.export.names import drawn
 
 _FIELDS = {
     "wall": "wall",
@@ -34,8 +37,10 @@ def stacks(inp: ExportInput, metric: str = "wall") -> dict[str, int]:
         attr = _FIELDS[metric]
     except KeyError:
         raise ValueError(f"unknown metric {metric!r} (one of {', '.join(_FIELDS)})") from None
-    labels = [clean(frame_label(f)) for f in inp.frames]
-    threads = {t: clean(name) for t, name in inp.threads.items()}
+    labels = [
+        clean(frame_label(Frame(drawn(f.function), drawn(f.file), f.line))) for f in inp.frames
+    ]
+    threads = {t: clean(drawn(name)) for t, name in inp.threads.items()}
     out: dict[str, int] = {}
     for p in inp.paths:
         value = getattr(p, attr)

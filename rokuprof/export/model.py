@@ -324,13 +324,13 @@ def build_input(
     frames = _Frames()
     threads: dict[int, str] = {}
     timeline = Timeline(settings.hz, None)
-    reading: _TimelineReader | None = None
+    reading = _TimelineReader(timeline, frames, threads, tables)
     for chunk in converter.chunks(progress):
-        if reading is None:
+        if timeline.origin is None:
             assert reader.header is not None  # no header, no chunks
             timeline.origin = reader.header.start_ms / 1000
-            reading = _TimelineReader(timeline, frames, threads, tables)
         reading.add(chunk)
+    del reading  # its per-path stack map is as large as the paths: gone before they are built
     header = reader.header
     if header is not None:
         timeline.origin = header.start_ms / 1000
@@ -351,7 +351,7 @@ def build_input(
         stack = tables.stack(pid)
         if not stack:
             continue  # counters of undefined paths: in the totals, in no function
-        stats = snapshot.get(pid)
+        stats = snapshot.pop(pid, None)  # each path's counters freed once read
         n_live, live_bytes = live.get(pid, (0, 0))
         thread = stack[-1].module
         threads.setdefault(thread, tables.module_name(thread))

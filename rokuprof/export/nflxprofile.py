@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from rokuprof.export.calltree import CallTree
 from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.names import drawn
 from rokuprof.export.protobuf import (
     bytes_field,
     double_field,
@@ -86,7 +87,7 @@ def _node(inp: ExportInput, node) -> bytes:
         f = inp.frames[node.frame]
         body += string_field(4, FRAME_LIBTYPE)
         body += int_field(5, node.parent or 0)
-        file = string_field(1, f.file) + (required_int_field(2, f.line) if f.line else b"")
+        file = string_field(1, drawn(f.file)) + (required_int_field(2, f.line) if f.line else b"")
         body += bytes_field(11, file)
     elif node.parent is not None:
         body += string_field(4, "") + int_field(5, node.parent)

@@ -8,7 +8,10 @@ feed a reader what a buggy app or anyone on the LAN could send it:
   path with some CPU: about 12 bytes a level;
 * :func:`busy_modules`: ``modules`` executable modules (each a Sentry thread), all busy for the
   whole run;
-* :func:`many_paths`: ``paths`` root paths, each with a little CPU, spread over a few modules.
+* :func:`many_paths`: ``paths`` root paths, each with a little CPU, spread over a few modules;
+* :func:`long_names`: a call chain whose functions have ``names`` distinct names of ``length``
+  characters (the longest a string may be), each defined at many lines: a reader that writes a
+  name once per frame, node or event pays the name's length each time.
 
 Pure and deterministic: the same arguments give the same bytes.
 """
@@ -126,3 +129,28 @@ def many_paths(paths: int, seconds: float = 10.0, modules: int = 4) -> bytes:
             yield (CALLS, p, 1)
 
     return stream(entries(), seconds, f"many paths {paths}")
+
+
+def long_names(
+    names: int = 500, length: int = 64 * 1024, depth: int = 2_000, seconds: float | None = None
+) -> bytes:
+    """One chain of ``depth`` paths (as :func:`deep_chain`, 20 ms of wall time each unless the
+    run is shorter) whose path *i* runs function ``i % names`` defined at line *i*: ``names``
+    distinct function names, each ``length`` characters long (the decoder's longest string is
+    64 KiB), so about ``names * length`` bytes of strings and ``depth`` distinct frames."""
+    run = seconds if seconds is not None else depth * 0.02 + 1
+    wall = max(1, min(20_000, int(run * 1e6 / depth)))
+
+    def entries() -> Iterator[Entry]:
+        yield from _names()
+        yield (MODULE, 1, MODULE_NAME)
+        for n in range(names):
+            text = f"fn{n:05d}_"
+            yield (STRING, _FIRST_FREE_STRING + n, (text * (length // len(text) + 1))[:length])
+        for i in range(1, depth + 1):
+            name = _FIRST_FREE_STRING + i % names
+            yield (PATH, i, i - 1, 1 if i == 1 else 0, 0, FILE, i, name)
+            yield (CPU, i, 0, wall // 2, wall)
+            yield (CALLS, i, 1)
+
+    return stream(entries(), run, f"long names {names}x{length}")

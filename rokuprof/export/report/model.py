@@ -6,18 +6,31 @@ are ``inspect``'s keys ``(module, function, file)``, ``nodes`` the call tree mer
 (the thread roots first), ``paths`` the ``.bsprof`` call paths with their exact counters (a node's
 self figures are the sums of its paths), and the timeline gives, per thread, runs of synthetic
 samples as ``(gap, node, count)`` triples so that the page can add up any time range per node.
-A session's capture may add ``session``: its marks and device vitals in seconds since the run
-start (:mod:`~rokuprof.export.report.timeline_extras`).
+The call tree's columns are number arrays (8 bytes a node). A capture with very many call paths
+has its cold ones added up per thread into one ``[other call paths]`` node, and ``other`` says
+so (:mod:`~rokuprof.export.report.cold`). A session's capture may add ``session``: its marks
+and device vitals in seconds since the run start
+(:mod:`~rokuprof.export.report.timeline_extras`).
 Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from rokuprof import __version__
 from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.report.cold import (
+    COLD_SHARE,
+    OTHER_FILE,
+    OTHER_FUNCTION,
+    hot_stacks,
+    other_note,
+)
+from rokuprof.export.report.tree import NodeColumns
+from rokuprof.profile.paths import root_module
 
 SCHEMA = "rokuprof-report/1"
 
@@ -150,48 +163,58 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
             fn_cols["line"].append(f.line)
         return i
 
-    parents: list[int] = [-1] * len(threads)
-    fns: list[int] = [-1] * len(threads)
-    children: dict[tuple[int, int], int] = {}
+    def function_named(thread: int, name: str, file: str) -> int:
+        i = fn_ids[(thread, name, file)] = len(fn_cols["name"])
+        fn_cols["thread"].append(thread)
+        fn_cols["name"].append(strings.id(name))
+        fn_cols["file"].append(strings.id(file))
+        fn_cols["line"].append(0)
+        return i
+
+    tree = NodeColumns(len(threads))
 
     def node_of(thread: int, frames: tuple[int, ...]) -> int:
         """The node of a stack (leaf first), created on first use."""
         node = thread
         for frame in reversed(frames):
-            fn = function(thread, frame)
-            child = children.get((node, fn))
-            if child is None:
-                child = children[(node, fn)] = len(parents)
-                parents.append(node)
-                fns.append(fn)
-            node = child
+            node = tree.child(node, function(thread, frame))
         return node
 
-    # Paths first (their order decides node order: stable and deterministic).
-    snapshot = inp.reader.tables.snapshot()
+    # Paths first (their order decides node order: stable and deterministic). Cold paths (a
+    # capture with very many, see cold.py) are added up per thread, in the thread's "other" row.
+    hot = hot_stacks(inp.paths)
+    tables = inp.reader.tables
     cols: dict[str, list[int]] = {"node": [], "id": []} | {c: [] for c in PATH_COLUMNS}
+    other: dict[int, list[int]] = {}  # thread index -> summed PATH_COLUMNS
+    other_count = 0
     sites: list[list[object]] = []
     lines: list[int] = []
     alloc_lines: list[int] = []
     for p in inp.paths:
         t = thread_index[p.thread]
-        stats = snapshot.get(p.id)
+        stats = tables.stats(p.id)
+        row = (
+            p.cpu,
+            p.wall,
+            p.calls,
+            p.alloc_count,
+            p.alloc_bytes,
+            stats.free_count,
+            stats.free_realloc_count,
+            stats.freed_bytes,
+            p.live_count,
+            p.live_bytes,
+            p.lines[1] if len(p.lines) > 1 else 0,
+        )
+        if hot is not None and (p.thread, p.frames) not in hot:
+            sums = other.get(t)
+            other[t] = [a + b for a, b in zip(sums or [0] * len(row), row, strict=True)]
+            other_count += 1
+            continue
         index = len(cols["node"])
         cols["node"].append(node_of(t, p.frames))
         cols["id"].append(p.id)
-        for name, value in (
-            ("cpu", p.cpu),
-            ("wall", p.wall),
-            ("calls", p.calls),
-            ("allocCount", p.alloc_count),
-            ("allocBytes", p.alloc_bytes),
-            ("frees", stats.free_count if stats else 0),
-            ("reallocs", stats.free_realloc_count if stats else 0),
-            ("freedBytes", stats.freed_bytes if stats else 0),
-            ("liveCount", p.live_count),
-            ("liveBytes", p.live_bytes),
-            ("callLine", p.lines[1] if len(p.lines) > 1 else 0),
-        ):
+        for name, value in zip(PATH_COLUMNS, row, strict=True):
             cols[name].append(value)
         if p.alloc_count or p.live_bytes:
             sites.append([index, list(p.lines)])
@@ -199,6 +222,16 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
             lines += (index, line, cpu, wall)
         for line, count, size in p.line_alloc:
             alloc_lines += (index, line, count, size)
+    other_nodes: dict[int, int] = {}  # thread index -> its "other" node
+    other_rows: dict[int, int] = {}  # thread module -> its "other" path row
+    for t in sorted(other):
+        fn = function_named(threads[t], OTHER_FUNCTION, OTHER_FILE)
+        other_nodes[t] = tree.child(t, fn)
+        other_rows[threads[t]] = len(cols["node"])
+        cols["node"].append(other_nodes[t])
+        cols["id"].append(0)
+        for name, value in zip(PATH_COLUMNS, other[t], strict=True):
+            cols[name].append(0 if name == "callLine" else value)
 
     # The timeline, per thread: (gap since the previous run's end, node, samples).
     node_of_stack: dict[tuple[int, int], int] = {}
@@ -216,7 +249,12 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
                 continue  # an idle sample only ends a run
             node = node_of_stack.get((t, sid))
             if node is None:
-                node = node_of_stack[(t, sid)] = node_of(t, tl.stacks[sid])
+                stack = tl.stacks[sid]
+                if hot is not None and (thread, stack) not in hot and t in other_nodes:
+                    node = other_nodes[t]
+                else:
+                    node = node_of(t, stack)
+                node_of_stack[(t, sid)] = node
             if flat and slot == end and flat[-2] == node:
                 flat[-1] += n
             else:
@@ -229,14 +267,15 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
         heap += (slot - prev_slot, value - prev_bytes)
         prev_slot, prev_bytes = slot, value
 
-    path_index = {pid: i for i, pid in enumerate(cols["id"])}
+    path_index = _Rows((pid, i) for i, pid in enumerate(cols["id"]) if pid)
+    path_index.other = (tables, other_rows)
     model: dict[str, object] = {
         "schema": SCHEMA,
         "facts": _facts(inp),
         "totals": _totals(inp),
         "threads": [[m, strings.id(inp.threads[m])] for m in threads],
         "functions": fn_cols,
-        "nodes": {"parent": parents, "fn": fns},
+        "nodes": {"parent": tree.parent, "fn": tree.fn},
         "paths": cols,
         "sites": sites,
         "lines": lines,
@@ -250,24 +289,46 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
         },
         "strings": strings.items,
     }
+    if other:
+        model["other"] = {
+            "paths": other_count,
+            "share": COLD_SHARE,
+            "note": other_note(other_count, len(other)),
+        }
     if session is not None:
         model["session"] = session
     return model
 
 
+class _Rows(dict):
+    """Path ID -> its row in ``paths``; a cold path's: its thread's ``other`` row."""
+
+    other: tuple[object, dict[int, int]] = (None, {})
+
+    def get(self, pid: int, default: int | None = None) -> int | None:
+        i = super().get(pid)
+        tables, rows = self.other
+        if i is None and rows:
+            thread = root_module(tables, pid)
+            i = rows.get(thread) if thread is not None else None
+        return default if i is None else i
+
+
 def memory_buckets(
     buckets: list[tuple[int, dict[int, list[int]]]],
-    path_index: dict[int, int],
+    path_index: Mapping[int, int],
     max_rows: int = MAX_MEMORY_ROWS,
 ) -> dict[str, object]:
     """The timeline's memory operations for the page: ``flat`` holds per bucket the slots since
     the previous bucket's, its row count, then per row the gap to the previous row's path index
     (rows by path) and the :data:`MEMORY_COLUMNS`; a bucket at slot ``s`` holds what arrived
-    after the previous bucket's slot and up to ``s`` (the live heap's step at ``s``). Rows of
-    call paths the model has no stack for are left out (``unplaced``: their bytes allocated and
-    freed). More than ``max_rows`` rows: each pair of neighbouring buckets merges (at the later
-    one's slot) until they fit, ``merged`` times over, or until merging no longer makes fewer
-    rows (each step's own call paths: the page is then as large as its paths' columns are)."""
+    after the previous bucket's slot and up to ``s`` (the live heap's step at ``s``);
+    ``path_index`` gives a row's path index (cold paths: their thread's ``other`` row,
+    where their rows add up). Rows of call paths the model has no stack for are left out
+    (``unplaced``: their bytes allocated and freed). More than ``max_rows`` rows: each pair of
+    neighbouring buckets merges (at the later one's slot) until they fit, ``merged`` times over,
+    or until merging no longer makes fewer rows (each step's own call paths: the page is then as
+    large as its paths' columns are)."""
     unplaced = [0, 0]
     rows: list[tuple[int, dict[int, list[int]]]] = []
     for slot, ops in buckets:
@@ -278,7 +339,8 @@ def memory_buckets(
                 unplaced[0] += row[1]
                 unplaced[1] += row[4]
             else:
-                placed[i] = row
+                old = placed.get(i)  # the "other" row of cold paths adds theirs up
+                placed[i] = row if old is None else [a + b for a, b in zip(old, row, strict=True)]
         if placed:
             rows.append((slot, placed))
     merged = 0

@@ -16,6 +16,7 @@ import hashlib
 import html
 import json
 import re
+from array import array
 from functools import cache
 from importlib import resources
 
@@ -37,11 +38,19 @@ def asset(name: str) -> str:
     return text
 
 
+def _plain(value: object) -> object:
+    """A model's number array (its call tree's columns) as the list JSON writes."""
+    if isinstance(value, array):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 def embed_json(data: object) -> str:
     """Compact JSON that is safe inside a ``<script>`` element (see the module docstring)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).translate(
-        _ESCAPES
+    text = json.dumps(
+        data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain
     )
+    return text.translate(_ESCAPES)
 
 
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")

@@ -462,6 +462,7 @@
   // A diff page: both captures' facts under the heading, and what its figures are.
   if (DF) app.append(el("div", { class: "ab", id: "ab-sides" }, sideFacts(DF.sides[0], "A"), sideFacts(DF.sides[1], "B"), el("p", { class: "basis", id: "ab-basis", text: `${diffBasis()} Timeline, flame graph (coloured by change), stack chart and bottom-up show B.` })));
   if (facts.problem) app.append(el("p", { class: `problem ${facts.status}`, id: "problem", text: `This capture is ${facts.status}: ${facts.problem}. The report shows everything read before that.` }));
+  if (D.other) app.append(el("p", { class: "problem", id: "other-paths", text: D.other.note }));
   const main = el("main");
   app.append(main);
 
