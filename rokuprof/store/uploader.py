@@ -9,9 +9,13 @@ and carries out what they say.
 It works from the disk (:class:`~rokuprof.store.spool.Spool`): a new chunk is announced with
 :meth:`Uploader.submit`, and a rescan every ``rescan_seconds`` (and at start) finds anything
 else pending. It holds at most ``window`` pending chunks in memory (the oldest) plus the
-spool's totals. A chunk is marked delivered only after a 2xx. Up to ``max_in_flight`` uploads
-run at once, oldest chunk first, at most one per session (a session's chunks reach Sentry in
-order, sessions side by side); a chunk is never in flight twice. When the pending chunks
+spool's totals. A chunk is marked delivered only after a 2xx, and a 2xx means delivered: when
+its marker cannot be written (a full disk), the chunk is kept in memory
+(:class:`~rokuprof.store.owed.OwedMarkers`), never sent again by this process, and its marker
+is written when the disk allows (tried again with backoff, and once more at shutdown). Up to
+``max_in_flight`` uploads run at once, oldest chunk first, at most one per session (a
+session's chunks reach Sentry in order, sessions side by side); a chunk is never in flight
+twice. When the pending chunks
 exceed ``max_spool_bytes``, the oldest are dropped (deleted, counted, logged) until they fill
 at most 90 % of it. Without a DSN it sends and drops nothing, only keeps the spool's figures.
 """
@@ -46,6 +50,7 @@ from rokuprof.store.delivery import (
     spool_cut,
     spool_full_message,
 )
+from rokuprof.store.owed import OwedMarkers
 from rokuprof.store.pending import PendingWindow
 from rokuprof.store.ratelimit import MAX_RETRY_SECONDS
 from rokuprof.store.sender import (
@@ -119,6 +124,9 @@ class Uploader:
             rng=rng,
         )
         self.stats = UploaderStats()
+        self.owed: OwedMarkers[SpoolItem] = OwedMarkers(
+            backoff_base=backoff_base, backoff_cap=backoff_cap, rng=rng
+        )
         self._held: PendingWindow[SpoolItem] = PendingWindow(self.window)
         self._in_flight: dict[str, asyncio.Task] = {}  # chunk key -> its upload task
         self._busy: set[Path] = set()  # session directories with a chunk in flight
@@ -149,7 +157,7 @@ class Uploader:
             self._add(Path(path))
 
     def _add(self, path: Path) -> None:
-        if str(path) in self._held:
+        if str(path) in self._held or str(path) in self.owed:
             return
         try:
             st = path.stat()
@@ -172,6 +180,7 @@ class Uploader:
         self.stats.spool = stats = result.stats
         if self.dsn is None:
             return stats
+        settled |= self.owed.keys()  # delivered: on disk they look pending until marked
         self._held.replace(result.items, stats.pending, stats.pending_bytes, settled)
         for path in arrived:
             if not result.saw(path):
@@ -200,6 +209,23 @@ class Uploader:
 
     def oldest_pending_mtime(self) -> float | None:
         return next((item.mtime for item in self._held.items.values()), None)
+
+    @property
+    def markers_owed(self) -> int:
+        """Chunks Sentry accepted whose delivered marker is not written yet (a full disk)."""
+        return len(self.owed)
+
+    def keep_keys(self) -> set[str]:
+        """Chunks no one else may drop: in flight, or accepted by Sentry."""
+        return set(self._in_flight) | self.owed.keys()
+
+    def dropped_elsewhere(self, items: list[SpoolItem]) -> None:
+        """Retention dropped these pending chunks: counted like the spool limit's."""
+        for item in items:
+            held = self._held.items.get(item.key)
+            if held is not None:
+                self._forget(held)
+            self.stats.add_dropped(item.session.device, item.size)
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -239,10 +265,15 @@ class Uploader:
                     next_scan = self.clock() + self.rescan_seconds
                 if sender is not None and over_limit(self.pending_bytes, self.max_spool_bytes):
                     await self._enforce_limit()
+                if self.owed.due(now):
+                    await self._write_owed()
                 idle = not self._in_flight and (not self.pending or sender is None)
                 if self._draining and idle:
                     return
                 wait = next_scan - now
+                owed = self.owed.wait(now)
+                if owed is not None:
+                    wait = min(wait, owed)
                 if sender is not None and self._held:
                     blocked = self.policy.wait(now)
                     if blocked <= 0:
@@ -258,6 +289,8 @@ class Uploader:
                 if key not in self._answered:
                     task.cancel()
             await asyncio.gather(*(task for _, task in tasks), return_exceptions=True)
+            if self.owed:
+                await self._write_owed(last=True)
             if sender is not None:
                 await sender.aclose()
 
@@ -270,6 +303,64 @@ class Uploader:
     def retry_in(self) -> float:
         """Seconds until the next send may go out (0: now)."""
         return self.policy.wait(self.clock())
+
+    # -- markers owed ------------------------------------------------------------------------
+
+    def _mark(self, item: SpoolItem, chunk_id: str, status: int) -> None:
+        with contextlib.suppress(FileNotFoundError):  # the session is gone: nothing to mark
+            self.spool.mark_delivered(item, chunk_id=chunk_id, status=status)
+
+    def _write_all(self, owed: list[tuple[SpoolItem, str, int]]) -> tuple[list[str], str]:
+        """In a thread: write owed markers until one fails; (keys written, the failure)."""
+        done: list[str] = []
+        for item, chunk_id, status in owed:
+            try:
+                self._mark(item, chunk_id, status)
+            except OSError as exc:
+                return done, str(exc)
+            done.append(item.key)
+        return done, ""
+
+    async def _write_owed(self, *, last: bool = False) -> None:
+        """Write the delivered markers the disk refused before (``last``: at shutdown)."""
+        owed = list(self.owed.items.values())
+        done, problem = await asyncio.to_thread(self._write_all, owed)
+        self.owed.settled(done)
+        if not problem:
+            log.info("wrote the delivered markers of %d chunk(s) Sentry had accepted", len(done))
+        elif last:
+            self._say(
+                Say(
+                    f"{len(self.owed)} delivered marker(s) still cannot be written ({problem}):"
+                    " those chunks will be sent again after a restart (Sentry drops the copies"
+                    " by chunk_id)"
+                )
+            )
+        else:
+            delay = self.owed.failed(self.clock())
+            text = (
+                f"{len(self.owed)} delivered marker(s) still cannot be written ({problem});"
+                f" next try in {delay:.1f} s"
+            )
+            self._say(Say(text, "debug", record=False))
+
+    async def _delivered(self, item: SpoolItem, chunk_id: str, status: int) -> None:
+        """Sentry took the chunk: never sent again, marked now or when the disk allows."""
+        self._forget(item)
+        self.stats.add_uploaded(item.session.device)
+        try:
+            await asyncio.to_thread(self._mark, item, chunk_id, status)
+        except OSError as exc:
+            first = not self.owed
+            delay = self.owed.owe(item, chunk_id, status, self.clock())
+            text = (
+                f"chunk {_short(item.path)} delivered (HTTP {status}), but its marker cannot be"
+                f" written: {exc}; kept in memory, not sent again, marker retried in"
+                f" {delay:.1f} s"
+            )
+            self._say(Say(text, "warning" if first else "debug"))
+            return
+        log.debug("chunk %s delivered (HTTP %d)", _short(item.path), status)
 
     # -- the spool limit ---------------------------------------------------------------------
 
@@ -361,12 +452,7 @@ class Uploader:
         for action in self.policy.handle(event):
             match action:
                 case Deliver(status):
-                    await asyncio.to_thread(
-                        self.spool.mark_delivered, item, chunk_id=chunk_id, status=status
-                    )
-                    self._forget(item)
-                    self.stats.add_uploaded(item.session.device)
-                    log.debug("chunk %s delivered (HTTP %d)", _short(item.path), status)
+                    await self._delivered(item, chunk_id, status)
                 case Reject(reason, status):
                     await self._reject(item, reason, status)
                 case Retry(_, cause):
