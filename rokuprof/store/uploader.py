@@ -9,10 +9,9 @@ and carries out what they say.
 It works from the disk (:class:`~rokuprof.store.spool.Spool`): a new chunk is announced with
 :meth:`Uploader.submit`, and a rescan every ``rescan_seconds`` (and at start) finds anything
 else pending. It holds at most ``window`` pending chunks in memory (the oldest) plus the
-spool's totals. A chunk is marked delivered only after a 2xx, and a 2xx means delivered: when
-its marker cannot be written (a full disk), the chunk is kept in memory
-(:class:`~rokuprof.store.owed.OwedMarkers`), never sent again by this process, and its marker
-is written when the disk allows (tried again with backoff, and once more at shutdown). Up to
+spool's totals. A chunk is marked delivered only after a 2xx, and a 2xx means delivered, never
+sent again by this process even when the marker must wait for disk space
+(:mod:`rokuprof.store.marking`, which also moves refused chunks to ``rejected/``). Up to
 ``max_in_flight`` uploads run at once, oldest chunk first, at most one per session (a
 session's chunks reach Sentry in order, sessions side by side); a chunk is never in flight
 twice. When the pending chunks
@@ -50,6 +49,7 @@ from rokuprof.store.delivery import (
     spool_cut,
     spool_full_message,
 )
+from rokuprof.store.marking import Markers, short_path
 from rokuprof.store.owed import OwedMarkers
 from rokuprof.store.pending import PendingWindow
 from rokuprof.store.ratelimit import MAX_RETRY_SECONDS
@@ -124,9 +124,10 @@ class Uploader:
             rng=rng,
         )
         self.stats = UploaderStats()
-        self.owed: OwedMarkers[SpoolItem] = OwedMarkers(
+        owed: OwedMarkers[SpoolItem] = OwedMarkers(
             backoff_base=backoff_base, backoff_cap=backoff_cap, rng=rng
         )
+        self.marks = Markers(spool, owed, self._say, clock)
         self._held: PendingWindow[SpoolItem] = PendingWindow(self.window)
         self._in_flight: dict[str, asyncio.Task] = {}  # chunk key -> its upload task
         self._busy: set[Path] = set()  # session directories with a chunk in flight
@@ -157,7 +158,7 @@ class Uploader:
             self._add(Path(path))
 
     def _add(self, path: Path) -> None:
-        if str(path) in self._held or str(path) in self.owed:
+        if str(path) in self._held or str(path) in self.marks.owed:
             return
         try:
             st = path.stat()
@@ -180,7 +181,7 @@ class Uploader:
         self.stats.spool = stats = result.stats
         if self.dsn is None:
             return stats
-        settled |= self.owed.keys()  # delivered: on disk they look pending until marked
+        settled |= self.marks.owed.keys()  # delivered: on disk they look pending until marked
         self._held.replace(result.items, stats.pending, stats.pending_bytes, settled)
         for path in arrived:
             if not result.saw(path):
@@ -210,22 +211,9 @@ class Uploader:
     def oldest_pending_mtime(self) -> float | None:
         return next((item.mtime for item in self._held.items.values()), None)
 
-    @property
-    def markers_owed(self) -> int:
-        """Chunks Sentry accepted whose delivered marker is not written yet (a full disk)."""
-        return len(self.owed)
-
     def keep_keys(self) -> set[str]:
         """Chunks no one else may drop: in flight, or accepted by Sentry."""
-        return set(self._in_flight) | self.owed.keys()
-
-    def dropped_elsewhere(self, items: list[SpoolItem]) -> None:
-        """Retention dropped these pending chunks: counted like the spool limit's."""
-        for item in items:
-            held = self._held.items.get(item.key)
-            if held is not None:
-                self._forget(held)
-            self.stats.add_dropped(item.session.device, item.size)
+        return set(self._in_flight) | self.marks.owed.keys()
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -265,15 +253,10 @@ class Uploader:
                     next_scan = self.clock() + self.rescan_seconds
                 if sender is not None and over_limit(self.pending_bytes, self.max_spool_bytes):
                     await self._enforce_limit()
-                if self.owed.due(now):
-                    await self._write_owed()
                 idle = not self._in_flight and (not self.pending or sender is None)
                 if self._draining and idle:
                     return
-                wait = next_scan - now
-                owed = self.owed.wait(now)
-                if owed is not None:
-                    wait = min(wait, owed)
+                wait = min(next_scan - now, await self.marks.write_due(now))
                 if sender is not None and self._held:
                     blocked = self.policy.wait(now)
                     if blocked <= 0:
@@ -289,8 +272,8 @@ class Uploader:
                 if key not in self._answered:
                     task.cancel()
             await asyncio.gather(*(task for _, task in tasks), return_exceptions=True)
-            if self.owed:
-                await self._write_owed(last=True)
+            if self.marks.owed:
+                await self.marks.write_owed(last=True)
             if sender is not None:
                 await sender.aclose()
 
@@ -303,64 +286,6 @@ class Uploader:
     def retry_in(self) -> float:
         """Seconds until the next send may go out (0: now)."""
         return self.policy.wait(self.clock())
-
-    # -- markers owed ------------------------------------------------------------------------
-
-    def _mark(self, item: SpoolItem, chunk_id: str, status: int) -> None:
-        with contextlib.suppress(FileNotFoundError):  # the session is gone: nothing to mark
-            self.spool.mark_delivered(item, chunk_id=chunk_id, status=status)
-
-    def _write_all(self, owed: list[tuple[SpoolItem, str, int]]) -> tuple[list[str], str]:
-        """In a thread: write owed markers until one fails; (keys written, the failure)."""
-        done: list[str] = []
-        for item, chunk_id, status in owed:
-            try:
-                self._mark(item, chunk_id, status)
-            except OSError as exc:
-                return done, str(exc)
-            done.append(item.key)
-        return done, ""
-
-    async def _write_owed(self, *, last: bool = False) -> None:
-        """Write the delivered markers the disk refused before (``last``: at shutdown)."""
-        owed = list(self.owed.items.values())
-        done, problem = await asyncio.to_thread(self._write_all, owed)
-        self.owed.settled(done)
-        if not problem:
-            log.info("wrote the delivered markers of %d chunk(s) Sentry had accepted", len(done))
-        elif last:
-            self._say(
-                Say(
-                    f"{len(self.owed)} delivered marker(s) still cannot be written ({problem}):"
-                    " those chunks will be sent again after a restart (Sentry drops the copies"
-                    " by chunk_id)"
-                )
-            )
-        else:
-            delay = self.owed.failed(self.clock())
-            text = (
-                f"{len(self.owed)} delivered marker(s) still cannot be written ({problem});"
-                f" next try in {delay:.1f} s"
-            )
-            self._say(Say(text, "debug", record=False))
-
-    async def _delivered(self, item: SpoolItem, chunk_id: str, status: int) -> None:
-        """Sentry took the chunk: never sent again, marked now or when the disk allows."""
-        self._forget(item)
-        self.stats.add_uploaded(item.session.device)
-        try:
-            await asyncio.to_thread(self._mark, item, chunk_id, status)
-        except OSError as exc:
-            first = not self.owed
-            delay = self.owed.owe(item, chunk_id, status, self.clock())
-            text = (
-                f"chunk {_short(item.path)} delivered (HTTP {status}), but its marker cannot be"
-                f" written: {exc}; kept in memory, not sent again, marker retried in"
-                f" {delay:.1f} s"
-            )
-            self._say(Say(text, "warning" if first else "debug"))
-            return
-        log.debug("chunk %s delivered (HTTP %d)", _short(item.path), status)
 
     # -- the spool limit ---------------------------------------------------------------------
 
@@ -403,7 +328,7 @@ class Uploader:
             self._busy.add(item.session_dir)
             self._in_flight[item.key] = asyncio.create_task(
                 self._upload(sender, item, self.policy.ticket()),
-                name=f"upload {_short(item.path)}",
+                name=f"upload {short_path(item.path)}",
             )
 
     async def _upload(self, sender: Sender, item: SpoolItem, ticket: int) -> None:
@@ -413,11 +338,11 @@ class Uploader:
         except FileNotFoundError:  # deleted by retention, or already moved
             self._forget(item)
         except OSError as exc:  # e.g. the disk is full: the marker cannot be written
-            problem = f"spool file problem for {_short(item.path)}: {exc}"
+            problem = f"spool file problem for {short_path(item.path)}: {exc}"
             await self._carry_out(item, Failed(problem, self.clock(), ticket))
         except Exception as exc:  # a bug must not end the uploader: keep the chunk, retry
-            log.exception("uploading %s failed", _short(item.path))
-            problem = f"cannot upload {_short(item.path)}: {exc!r}"
+            log.exception("uploading %s failed", short_path(item.path))
+            problem = f"cannot upload {short_path(item.path)}: {exc!r}"
             await self._carry_out(item, Failed(problem, self.clock(), ticket))
         finally:
             self._in_flight.pop(item.key, None)
@@ -452,25 +377,17 @@ class Uploader:
         for action in self.policy.handle(event):
             match action:
                 case Deliver(status):
-                    await self._delivered(item, chunk_id, status)
+                    self._forget(item)  # delivered: never sent again, marked now or later
+                    self.stats.add_uploaded(item.session.device)
+                    await self.marks.mark(item, chunk_id, status)
                 case Reject(reason, status):
-                    await self._reject(item, reason, status)
+                    await self.marks.reject(item, reason, status)
+                    self._forget(item)
+                    self.stats.add_rejected(item.session.device)
                 case Retry(_, cause):
                     self.stats.waited(cause)
                 case Say():
                     self._say(action)
-
-    async def _reject(self, item: SpoolItem, reason: str, status: int | None) -> None:
-        try:
-            target = await asyncio.to_thread(
-                self.spool.mark_rejected, item, reason=reason, status=status
-            )
-        except FileNotFoundError:
-            target = None
-        self._forget(item)
-        self.stats.add_rejected(item.session.device)
-        where = _short(target) if target else "-"
-        self._say(Say(f"chunk {_short(item.path)} moved to {where}: {reason}"))
 
     def _say(self, say: Say) -> None:
         if say.record:
@@ -478,8 +395,3 @@ class Uploader:
             self.stats.last_error_at = self.wall_clock()
         if say.logged:
             log.log(LEVELS[say.level], "%s", say.text)
-
-
-def _short(path: Path) -> str:
-    """``device/session/chunks/000001.json`` for logs."""
-    return "/".join(Path(path).parts[-4:])
