@@ -40,6 +40,7 @@ from typing import Protocol, TypeVar
 
 from rokuprof.store.layout import SessionDir, SessionStatus, deleting, sessions
 from rokuprof.store.spool import Spool, SpoolItem
+from rokuprof.units import size
 
 log = logging.getLogger(__name__)
 
@@ -368,3 +369,27 @@ def enforce(
     if not policy.active:
         return []
     return keep(root, policy, active=active, now=now).deletions
+
+
+def budget_warning(out: Path, max_bytes: int | None, min_free_bytes: int) -> str | None:
+    """A warning when ``max_bytes`` plus ``min_free_bytes`` exceeds what the file system of
+    ``out`` (or of its nearest existing parent) holds: the floor, not ``max_bytes``, then
+    bounds what is kept. ``None`` when they fit, or when the file system cannot be read."""
+    if max_bytes is None or not min_free_bytes:
+        return None
+    path = Path(os.path.abspath(Path(out).expanduser()))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    total = st.f_blocks * st.f_frsize
+    if max_bytes + min_free_bytes <= total:
+        return None
+    return (
+        f"retention.max_bytes ({size(max_bytes, exact=True)}) plus capture.min_free_bytes"
+        f" ({size(min_free_bytes, exact=True)}) is more than the file system of {out} holds"
+        f" ({size(total, exact=True)}): the oldest sessions will be deleted to keep"
+        f" {size(min_free_bytes, exact=True)} free before max_bytes is reached"
+    )
