@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import os
+import time
 from pathlib import Path
 
 import httpx
@@ -19,7 +20,9 @@ from disk_helpers import fill, mounted_small_disk
 from waiting import until
 
 from rokuprof.capture.limits import free_bytes
+from rokuprof.daemon.disk import DiskKeeper
 from rokuprof.simulator import SimulatedDevice
+from rokuprof.store.retention import RetentionPolicy
 
 MIB = 1024**2
 FLOOR = 4 * MIB
@@ -144,3 +147,38 @@ async def test_the_floor_is_kept_by_deleting_and_capture_resumes_by_itself(
     assert all(record(s)["status"] != "streaming" for s in sessions(out))
     assert not list(out.rglob("*.tmp"))
     assert os.statvfs(disk).f_bavail > 0
+
+
+async def test_a_floor_that_cannot_be_kept_is_said_once_and_costs_no_busy_loop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nothing deletable (one session being captured), free space under the floor: the keeper
+    looks at the free space often but walks the output at most every ``short_recheck``, says
+    why once, and says so again once space is back."""
+    caplog.set_level(logging.INFO)
+    out = tmp_path / "out"
+    live = out / "DEV" / "20260101T000000Z-00000001"
+    (live / "chunks").mkdir(parents=True)
+    (live / "session.json").write_text(json.dumps({"status": "streaming"}))
+    free = {"bytes": FLOOR - 1}
+    looks: list[float] = []
+
+    def free_space(path: Path) -> int:
+        looks.append(time.monotonic())
+        return free["bytes"]
+
+    policy = RetentionPolicy(max_bytes=100 * MIB, min_free_bytes=FLOOR)
+    keeper = DiskKeeper(out, policy, free_space=free_space, check_seconds=0.02, short_recheck=0.5)
+    task = asyncio.create_task(keeper.run())
+    try:
+        await until(lambda: keeper.waiting, 5)
+        assert "nothing is left to delete (1 session(s) being captured" in keeper.note()
+        await asyncio.sleep(1.2)
+        assert keeper.figures.passes <= 4 and len(looks) >= 20  # looks, not walks
+        free["bytes"] = FLOOR + 1
+        await until(lambda: not keeper.waiting, 5)
+    finally:
+        task.cancel()
+    assert caplog.text.count("capture waits until space returns") == 1
+    assert caplog.text.count("capture resumes") == 1
+    assert live.exists()

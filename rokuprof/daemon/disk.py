@@ -10,8 +10,9 @@ sets a limit; without one the keeper only watches.
 When the floor cannot be kept (nothing deletable is left: what remains is being captured, or
 is not rokuprof's), the capture waits at the floor (each device's machine stops connecting,
 :mod:`rokuprof.capture.device_machine`). The keeper says so once (a warning, ``/healthz``'s
-detail, ``rokuprof_disk_waiting``), and once more when space returns and capture resumes; while
-it lasts, full passes run at most every ``short_recheck`` seconds.
+detail, ``rokuprof_disk_waiting``), and once more when space returns and capture resumes. After
+a pass that freed nothing (or failed) the next one runs at most ``short_recheck`` seconds later,
+so a floor that cannot be kept costs a ``statvfs`` a second, not a walk of the output.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class DiskKeeper:
         self.wall_clock = wall_clock
         self.figures = DiskFigures()
         self._last_pass = float("-inf")
+        self._fruitless = False  # the last pass freed nothing, or failed
 
     @property
     def floor(self) -> int:
@@ -126,7 +128,7 @@ class DiskKeeper:
             if not due and self.floor:
                 free = await self._look()
                 due = free is not None and free < self._target()
-                if due and self.waiting:
+                if due and self._fruitless:
                     due = now >= self._last_pass + self.short_recheck
             if due:
                 await self.pass_once()
@@ -160,7 +162,9 @@ class DiskKeeper:
             )
         except OSError as exc:
             log.error("retention failed: %s", exc)
+            self._fruitless = True
             return Outcome()
+        self._fruitless = not outcome.deletions and not outcome.dropped
         f = self.figures
         f.passes += 1
         f.live = outcome.live

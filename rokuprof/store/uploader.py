@@ -134,6 +134,7 @@ class Uploader:
         self._answered: set[str] = set()  # in flight, Sentry answered: recording the outcome
         self._wake = asyncio.Event()
         self._draining = False
+        self._drop_after = 0.0  # a failed drop is tried again a rescan period later
         self._stopped = asyncio.Event()
 
     @property
@@ -251,7 +252,8 @@ class Uploader:
                 if now >= next_scan or self._held.scan_due:
                     await self._safe_rescan()
                     next_scan = self.clock() + self.rescan_seconds
-                if sender is not None and over_limit(self.pending_bytes, self.max_spool_bytes):
+                limit = self.max_spool_bytes
+                if sender and over_limit(self.pending_bytes, limit) and now >= self._drop_after:
                     await self._enforce_limit()
                 idle = not self._in_flight and (not self.pending or sender is None)
                 if self._draining and idle:
@@ -308,6 +310,7 @@ class Uploader:
                 gone = await asyncio.to_thread(self.spool.drop, batch)
             except OSError as exc:
                 self._say(Say(f"spool full, but cannot drop chunks: {exc}"))
+                self._drop_after = self.clock() + self.rescan_seconds
                 break
             for item in batch:  # gone, or already gone
                 self._forget(item)
