@@ -6,10 +6,11 @@ blocks (``st_blocks * 512`` of every file and directory in it, chunk files and s
 included), not the sum of file lengths: on a disk of many small files the two differ by far
 (a 300-byte marker takes a 4 KiB block). ``max_bytes`` bounds that total; ``min_free_bytes``
 (the capture's floor) is kept with :func:`floor_headroom` to spare: the oldest finished sessions
-go until both hold (:func:`plan`), then, for the floor only, the oldest undelivered chunks of
-sessions still being captured (:func:`chunk_cut`, each dropped with its ``dropped/`` marker, as
-the spool limit does). What is left short is :attr:`Outcome.short`: nothing deletable remains,
-and the capture waits at the floor until space returns.
+go until both hold (:func:`plan`); then, when the floor itself is broken and no finished session
+is left, the oldest undelivered chunks of sessions still being captured (:func:`chunk_cut`, each
+dropped with its ``dropped/`` marker, as the spool limit does). What is left short is
+:attr:`Outcome.short`: nothing deletable remains, and the capture waits at the floor until space
+returns.
 
 Sessions are ``OUT/<device>/<session>/`` directories; a session's age runs from its last write
 (``session.json`` is rewritten at every chunk interval and at the end). A session still being
@@ -347,7 +348,7 @@ def keep(
                 break
         live = [s for s in sessions if protected(s, now, busy)]
         outcome.live = len(live)
-        if free is not None and free < policy.free_target and len(live) == len(sessions):
+        if free is not None and free < policy.min_free_bytes and len(live) == len(sessions):
             chunks = _pending_chunks(root, live, skip)
             outcome.dropped = _drop(root, chunk_cut(chunks, policy.free_target - free))
             free = read_free() if outcome.dropped else free
