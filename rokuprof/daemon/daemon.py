@@ -44,7 +44,7 @@ from rokuprof.daemon.collect import DaemonState, collect, dead_loops, health, st
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.discovery import Discovery, SearchSettings, device_key
-from rokuprof.daemon.disk import DiskKeeper
+from rokuprof.daemon.disk import DiskKeeper, retention_policy
 from rokuprof.daemon.metrics import Family, MetricsServer
 from rokuprof.daemon.naming import host_name
 from rokuprof.daemon.notify import Notifier
@@ -54,8 +54,7 @@ from rokuprof.daemon.tuning import CaptureTuning, PyroscopeTuning, UploaderTunin
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
 from rokuprof.store.files import make_dirs, set_file_mode
 from rokuprof.store.pyroscope import PyroscopePusher
-from rokuprof.store.retention import RetentionPolicy
-from rokuprof.store.spool import Spool
+from rokuprof.store.spool import Spool, SpoolItem
 from rokuprof.store.uploader import Uploader
 
 log = logging.getLogger(__name__)
@@ -109,20 +108,13 @@ class Daemon:
             **self.options.uploader,
         )
         self.metrics: MetricsServer | None = None
-        ret = config.retention
         self.disk = DiskKeeper(
             self.out,
-            RetentionPolicy(
-                max_age_seconds=ret.max_age_days * 86400 if ret.max_age_days is not None else None,
-                max_bytes=ret.max_bytes,
-                min_free_bytes=config.capture.archive.min_free_bytes,
-            ),
+            retention_policy(config),
             free_space=self.options.capture.get("free_space", free_bytes),
             active=self.active_sessions,
             keep_keys=self.uploader.keep_keys,
-            on_dropped=lambda items: [
-                self.uploader.stats.add_dropped(i.session.device, i.size) for i in items
-            ],
+            on_dropped=self._count_dropped,
             interval=self.options.retention_interval,
             check_seconds=self.options.space_check_seconds,
         )
@@ -240,6 +232,11 @@ class Daemon:
         return live + sorted(self._exporting) + pushing
 
     # -- background jobs ---------------------------------------------------------------------
+
+    def _count_dropped(self, items: list[SpoolItem]) -> None:
+        """Retention dropped these undelivered chunks: counted as the spool limit's are."""
+        for item in items:
+            self.uploader.stats.add_dropped(item.session.device, item.size)
 
     async def _export_recovered(self, sessions: list[Path]) -> None:
         """The exports of sessions a crash left, after start-up (one at a time, in a thread)."""

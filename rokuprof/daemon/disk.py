@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rokuprof.daemon.config import DaemonConfig
 from rokuprof.store.retention import Outcome, RetentionPolicy, keep
 from rokuprof.store.spool import SpoolItem
 from rokuprof.timefmt import utc_iso
@@ -32,6 +33,16 @@ from rokuprof.units import size
 log = logging.getLogger(__name__)
 
 SHORT_RECHECK = 5.0  # seconds between full passes while nothing deletable is left
+
+
+def retention_policy(config: DaemonConfig) -> RetentionPolicy:
+    """``[retention]``'s limits and the capture's floor, as retention applies them."""
+    ret = config.retention
+    return RetentionPolicy(
+        max_age_seconds=ret.max_age_days * 86400 if ret.max_age_days is not None else None,
+        max_bytes=ret.max_bytes,
+        min_free_bytes=config.capture.archive.min_free_bytes,
+    )
 
 
 @dataclass
