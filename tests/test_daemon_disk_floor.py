@@ -132,6 +132,7 @@ async def test_the_floor_is_kept_by_deleting_and_capture_resumes_by_itself(
             assert "rokuprof_disk_waiting 1" in metrics
             health = await scrape(run, "healthz")
             assert "capture waits for space since" in health and "min_free_bytes" in health
+            assert "capture waits for disk space" in run.daemon.status_line()
             stopped = completed(slots)
             await asyncio.sleep(3.0)
             assert caplog.text.count("capture waits until space returns") == 1

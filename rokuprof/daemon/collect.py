@@ -48,13 +48,16 @@ def dead_loops(state: DaemonState) -> list[str]:
 
 
 def status_line(state: DaemonState) -> str:
-    """One line for systemd's status: devices by state, chunks to upload, a pause."""
+    """One line for systemd's status: devices by state, chunks to upload, a wait for disk
+    space, a pause."""
     states: dict[str, int] = {}
     for slot in state.slots.values():
         states[slot.state] = states.get(slot.state, 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "no devices"
     up = state.uploader
     line = f"{len(state.slots)} device(s): {parts}; {up.pending} chunk(s) to upload"
+    if state.disk.waiting:
+        line += "; capture waits for disk space"
     return f"{line} (uploads paused: {up.pause.reason})" if up.pause else line
 
 
