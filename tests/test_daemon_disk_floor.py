@@ -114,7 +114,7 @@ async def test_the_floor_is_kept_by_deleting_and_capture_resumes_by_itself(
             # capture stopped for good once free space fell under the floor.
             longest, finished = await longest_stall(slots, 25.0)
             print(f"{finished} sessions finished in 25 s; the longest stall: {longest:.1f} s")
-            assert longest < 6.0, f"no session finished for {longest:.1f} s"
+            assert longest < 9.0, f"no session finished for {longest:.1f} s"
             gone = [not session.exists() for session in old]
             assert sum(gone) >= 20 and gone == sorted(gone, reverse=True)  # the oldest first
             assert free_bytes(disk) >= FLOOR
