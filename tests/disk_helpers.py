@@ -1,4 +1,5 @@
-"""A small real disk to fill up: a 1 MiB tmpfs (root only; the test is skipped otherwise)."""
+"""A small real disk to fill up: a tmpfs of 1 MiB or the size asked (root only; the test is
+skipped otherwise)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import pytest
 
 
 @contextlib.contextmanager
-def mounted_small_disk(path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs mounted on ``path`` (made here), unmounted afterwards."""
+def mounted_small_disk(path: Path, size: str = "1m") -> Iterator[Path]:
+    """A tmpfs of ``size`` (mount's spelling: ``1m``, ``16m``) mounted on ``path`` (made here),
+    unmounted afterwards."""
     path.mkdir()
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs to fill up needs root")
-    mount = ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)]
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)]
     result = subprocess.run(mount, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")

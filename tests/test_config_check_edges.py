@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from disk_helpers import mounted_small_disk
 from typer.testing import CliRunner
 
 from rokuprof.cli import app, checks
@@ -125,3 +126,26 @@ def test_a_host_name_that_does_not_resolve_is_a_problem(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[1:] == [
         "  devices[1].host: cannot resolve host 'gone.example': Name or service not known"
     ]
+
+
+def test_retention_and_the_floor_beyond_the_disk_draw_a_warning(tmp_path: Path) -> None:
+    """On a real 16 MiB file system: 14 MiB of retention plus a 4 MiB floor cannot both hold
+    (the floor wins: said as a warning, exit 0); 10 MiB plus 4 MiB fit (no warning)."""
+    with mounted_small_disk(tmp_path / "disk", "16m") as disk:
+        results = {}
+        for retention in ("14MiB", "10MiB"):
+            config = tmp_path / f"{retention}.toml"
+            config.write_text(
+                f'[capture]\nout = "{disk / "out"}"\nmin_free_bytes = "4MiB"\n'
+                f'[retention]\nmax_bytes = "{retention}"\n'
+                '[[devices]]\nhost = "127.0.0.1"\n[metrics]\nlisten = ""\n'
+            )
+            config.chmod(0o600)
+            results[retention] = _run("config", "check", str(config))
+    over, fits = results["14MiB"], results["10MiB"]
+    assert over.returncode == 0 and fits.returncode == 0, over.stderr + fits.stderr
+    assert (
+        "warning: retention.max_bytes (14 MiB) plus capture.min_free_bytes (4 MiB)" in over.stderr
+    )
+    assert "the file system of" in over.stderr and "(16 MiB)" in over.stderr
+    assert "warning" not in fits.stderr

@@ -4,13 +4,16 @@ space again. Needs root to mount the tmpfs; skipped otherwise."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from daemon_helpers import Running, chunk_files, daemon_config, record, sessions, sim
 from disk_helpers import fill, mounted_small_disk
-from fake_sentry import FakeSentry
+from fake_sentry import FakeSentry, Reply
 from waiting import until
 
 from rokuprof.simulator import SimulatedDevice
@@ -60,3 +63,44 @@ async def test_disk_full_is_survived(small_disk: Path) -> None:
     ids = {json.loads(p.read_bytes())["chunk_id"] for p in chunk_files(out)}  # all whole
     assert ids and ids <= set(sentry.chunk_ids())
     assert not list(out.rglob("*.tmp"))
+
+
+@pytest.mark.slow
+async def test_a_chunk_sentry_accepted_on_a_full_disk_is_sent_once(small_disk: Path) -> None:
+    """Sentry accepts while the disk is too full for the delivered markers: each chunk reaches
+    it once (kept in memory, its marker written once the disk allows), not again and again."""
+    out = small_disk / "out"
+    down = True
+    policy = lambda request: Reply(503) if down else Reply(200)  # noqa: E731
+    async with (
+        FakeSentry(policy) as sentry,
+        SimulatedDevice(sim("ONCE1", runs=None, run_seconds=2.0)) as dev,
+    ):
+        capture = {"out": str(out), "chunk_seconds": 1.0, "min_free_bytes": 0}
+        cfg = daemon_config(out, [dev], sentry.dsn, capture=capture)
+        async with Running(cfg, restart_backoff_cap=0.3) as run:
+            up = run.daemon.uploader
+            await until(lambda: up.pending >= 3, 15)  # chunks wait: Sentry answers 503
+            filler = fill(small_disk)
+            waiting = {json.loads(p.read_bytes())["chunk_id"] for p in chunk_files(out)}
+            down = False  # Sentry accepts; the markers cannot be written
+            with contextlib.suppress(TimeoutError):  # at 0e83a1a: stuck on the first one
+                await until(lambda: waiting <= set(sentry.chunk_ids()), 10)
+            await asyncio.sleep(3.0)  # at 0e83a1a: the same chunk sent again every 0.05-0.3 s
+            accepted = Counter(sentry.chunk_ids())
+            assert max(accepted.values()) == 1, f"sent again: {accepted.most_common(2)}"
+            assert waiting <= set(accepted)
+            assert not delivered_markers(out)  # no room for them yet
+            filler.unlink()
+            await until(lambda: len(delivered_markers(out)) >= len(waiting), 15)
+            await until(lambda: up.pending == 0, 15)
+            assert await run.finish() == 0
+
+    counts = Counter(sentry.chunk_ids())
+    assert counts and max(counts.values()) == 1, counts.most_common(3)
+    for chunk in chunk_files(out):  # every chunk marked delivered on disk in the end
+        assert (chunk.parent.parent / "delivered" / chunk.name).exists(), chunk
+
+
+def delivered_markers(out: Path) -> list[Path]:
+    return [p for p in out.glob("*/*/delivered/*.json")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import RokuTyper, app
 from rokuprof.daemon.config import ConfigError, DaemonConfig, load_config
 from rokuprof.store.ownership import root_output_problem
+from rokuprof.store.retention import budget_warning
 from rokuprof.views.text import printable
 
 config_app = RokuTyper(help="Check daemon config files.", no_args_is_help=True)
@@ -31,7 +33,14 @@ def _problems(
         return None, str(error.source), list(error.errors)
     if owners and (problem := root_output_problem(config.capture.out)) is not None:
         return None, str(path), [f"capture.out: {problem}"]
-    return config, str(path), []
+    return _with_disk_warning(config), str(path), []
+
+
+def _with_disk_warning(config: DaemonConfig) -> DaemonConfig:
+    """The config, warning too when retention's budget and the floor exceed the disk."""
+    cap = config.capture
+    warning = budget_warning(cap.out, config.retention.max_bytes, cap.archive.min_free_bytes)
+    return replace(config, warnings=(*config.warnings, warning)) if warning else config
 
 
 def load_or_fail(path: Path, owners: bool = True, resolve: bool = True) -> DaemonConfig:

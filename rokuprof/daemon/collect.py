@@ -19,6 +19,7 @@ from rokuprof.timefmt import utc_iso
 if TYPE_CHECKING:
     from rokuprof.daemon.devices import DeviceSlot
     from rokuprof.daemon.discovery import Discovery
+    from rokuprof.daemon.disk import DiskKeeper
     from rokuprof.store.uploader import Uploader
 
 #: The longest error message a ``rokuprof_last_error_info`` label carries.
@@ -33,6 +34,7 @@ class DaemonState:
     uploader: Uploader
     uploads_on: bool  # a DSN is set: pending chunks are the uploader's, else the spool's scan
     discovery: Discovery
+    disk: DiskKeeper  # retention and the free-space floor
     started_at: float  # Unix time
     stopping: Callable[[], bool]
 
@@ -46,19 +48,24 @@ def dead_loops(state: DaemonState) -> list[str]:
 
 
 def status_line(state: DaemonState) -> str:
-    """One line for systemd's status: devices by state, chunks to upload, a pause."""
+    """One line for systemd's status: devices by state, chunks to upload, a wait for disk
+    space, a pause."""
     states: dict[str, int] = {}
     for slot in state.slots.values():
         states[slot.state] = states.get(slot.state, 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "no devices"
     up = state.uploader
     line = f"{len(state.slots)} device(s): {parts}; {up.pending} chunk(s) to upload"
+    if state.disk.waiting:
+        line += "; capture waits for disk space"
     return f"{line} (uploads paused: {up.pause.reason})" if up.pause else line
 
 
 def health(state: DaemonState) -> tuple[bool, str]:
     """(healthy, text); a paused upload adds a line but is not unhealthy: the capture goes
-    on and nothing is lost (``rokuprof_upload_paused`` is the metric to alert on)."""
+    on and nothing is lost (``rokuprof_upload_paused`` is the metric to alert on). Nor is a
+    capture waiting for disk space (a restart would not bring space back; the metric is
+    ``rokuprof_disk_waiting``): it adds its line, why and since when."""
     pause = state.uploader.pause
     note = ""
     if pause is not None:
@@ -67,6 +74,8 @@ def health(state: DaemonState) -> tuple[bool, str]:
             f"\nuploads paused: {pause.reason} since {since};"
             f" {state.uploader.pending} chunk(s) wait on disk"
         )
+    if disk := state.disk.note():
+        note += "\n" + disk
     if state.stopping():
         return False, "stopping" + note
     dead = dead_loops(state)
@@ -116,7 +125,9 @@ def _families() -> dict[str, Family]:
         ),
         "rejected": Family("rokuprof_chunks_rejected_total", "counter", "Chunks refused for good."),
         "dropped": Family(
-            "rokuprof_chunks_dropped_total", "counter", "Undelivered chunks dropped: spool full."
+            "rokuprof_chunks_dropped_total",
+            "counter",
+            "Undelivered chunks dropped: spool full, or the disk below its floor.",
         ),
         "restarts": Family("rokuprof_capture_restarts_total", "counter", "Capture loop restarts."),
         "error": Family(
@@ -237,6 +248,47 @@ def _uploads(state: DaemonState, wall: float) -> list[Family]:
     ]
 
 
+def _disk(state: DaemonState) -> list[Family]:
+    """Retention's and the floor's families."""
+    disk = state.disk
+    f = disk.figures
+    families = [
+        Family(
+            "rokuprof_disk_waiting",
+            "gauge",
+            "1 while capture waits below min_free_bytes with nothing left to delete.",
+        ).add(1 if disk.waiting else 0),
+        Family("rokuprof_disk_min_free_bytes", "gauge", "The free-space floor (0: none).").add(
+            disk.floor
+        ),
+        Family(
+            "rokuprof_retention_sessions_deleted_total", "counter", "Sessions retention deleted."
+        ).add(f.sessions_deleted),
+        Family(
+            "rokuprof_retention_deleted_bytes_total",
+            "counter",
+            "Allocated bytes retention deleted (sessions and chunks).",
+        ).add(f.bytes_deleted),
+        Family(
+            "rokuprof_retention_chunks_dropped_total",
+            "counter",
+            "Undelivered chunks retention deleted (with their session, or alone at the floor).",
+        ).add(f.chunks_dropped),
+        Family(
+            "rokuprof_chunks_markers_owed",
+            "gauge",
+            "Chunks Sentry accepted whose delivered marker waits for disk space.",
+        ).add(len(state.uploader.marks.owed)),
+    ]
+    if f.free is not None:
+        families.append(
+            Family(
+                "rokuprof_disk_free_bytes", "gauge", "Free bytes of the output file system."
+            ).add(f.free)
+        )
+    return families
+
+
 def collect(state: DaemonState, *, now: float, wall: float) -> list[Family]:
     """Every metric family at this moment (``now``: monotonic time, ``wall``: Unix time)."""
     fam = _families()
@@ -259,4 +311,10 @@ def collect(state: DaemonState, *, now: float, wall: float) -> list[Family]:
             state.started_at
         ),
     ]
-    return [*fam.values(), *_uploads(state, wall), *build, *_discovery(state.discovery)]
+    return [
+        *fam.values(),
+        *_uploads(state, wall),
+        *_disk(state),
+        *build,
+        *_discovery(state.discovery),
+    ]

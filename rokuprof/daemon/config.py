@@ -212,7 +212,9 @@ class DaemonConfig:
             days = ret.max_age_days
             parts.append(f"older than {days:g} day{'' if days == 1 else 's'}")
         if ret.max_bytes is not None:
-            parts.append(f"beyond {size(ret.max_bytes)}")
+            parts.append(f"beyond {size(ret.max_bytes)} (allocated blocks)")
+        if parts and arc.min_free_bytes:
+            parts.append(f"while less than {size(arc.min_free_bytes)} is free")
         lines.append(
             "retention: delete sessions " + " or ".join(parts)
             if parts

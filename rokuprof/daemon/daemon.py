@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof import __version__
+from rokuprof.capture.limits import free_bytes
 from rokuprof.capture.loop import CaptureConfig
 from rokuprof.capture.session import safe_name
 from rokuprof.capture.signals import StopRequest, stop_on_signals
@@ -43,6 +44,7 @@ from rokuprof.daemon.collect import DaemonState, collect, dead_loops, health, st
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.discovery import Discovery, SearchSettings, device_key
+from rokuprof.daemon.disk import DiskKeeper, retention_policy
 from rokuprof.daemon.metrics import Family, MetricsServer
 from rokuprof.daemon.naming import host_name
 from rokuprof.daemon.notify import Notifier
@@ -52,8 +54,7 @@ from rokuprof.daemon.tuning import CaptureTuning, PyroscopeTuning, UploaderTunin
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
 from rokuprof.store.files import make_dirs, set_file_mode
 from rokuprof.store.pyroscope import PyroscopePusher
-from rokuprof.store.retention import RetentionPolicy, enforce
-from rokuprof.store.spool import Spool
+from rokuprof.store.spool import Spool, SpoolItem
 from rokuprof.store.uploader import Uploader
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ class DaemonOptions:
     stop_seconds: float = 30.0  # for capture loops to finish their runs
     drain_seconds: float = 20.0  # for pending uploads at shutdown
     retention_interval: float = 300.0
+    space_check_seconds: float = 1.0  # between looks at the free space (the floor)
     status_interval: float = 10.0
     discovery_timeout: float = 3.0
     discovery_targets: tuple[tuple[str, int], ...] = ((SSDP_GROUP, SSDP_PORT),)
@@ -106,6 +108,16 @@ class Daemon:
             **self.options.uploader,
         )
         self.metrics: MetricsServer | None = None
+        self.disk = DiskKeeper(
+            self.out,
+            retention_policy(config),
+            free_space=self.options.capture.get("free_space", free_bytes),
+            active=self.active_sessions,
+            keep_keys=self.uploader.keep_keys,
+            on_dropped=self._count_dropped,
+            interval=self.options.retention_interval,
+            check_seconds=self.options.space_check_seconds,
+        )
         pyro = config.pyroscope
         self.pyroscope = (
             PyroscopePusher(self.out, pyro.url, name=pyro.name, **self.options.pyroscope)
@@ -135,6 +147,7 @@ class Daemon:
             self.uploader,
             uploads_on=config.sentry.dsn is not None,
             discovery=self.discovery,
+            disk=self.disk,
             started_at=self.started_at,
             stopping=lambda: self.stopping,
         )
@@ -220,20 +233,10 @@ class Daemon:
 
     # -- background jobs ---------------------------------------------------------------------
 
-    async def _retention_loop(self) -> None:
-        ret = self.config.retention
-        policy = RetentionPolicy(
-            max_age_seconds=ret.max_age_days * 86400 if ret.max_age_days is not None else None,
-            max_bytes=ret.max_bytes,
-        )
-        if not policy.active:
-            return
-        while True:
-            try:
-                await asyncio.to_thread(enforce, self.out, policy, active=self.active_sessions())
-            except OSError as exc:
-                log.error("retention failed: %s", exc)
-            await asyncio.sleep(self.options.retention_interval)
+    def _count_dropped(self, items: list[SpoolItem]) -> None:
+        """Retention dropped these undelivered chunks: counted as the spool limit's are."""
+        for item in items:
+            self.uploader.stats.add_dropped(item.session.device, item.size)
 
     async def _export_recovered(self, sessions: list[Path]) -> None:
         """The exports of sessions a crash left, after start-up (one at a time, in a thread)."""
@@ -303,7 +306,7 @@ class Daemon:
             await self.metrics.start()
             log.info("metrics on http://%s:%d/metrics", listen[0], self.metrics.port)
         self._upload_task = asyncio.create_task(self.uploader.run(), name="uploader")
-        self._spawn(self._retention_loop(), "retention")
+        self._spawn(self.disk.run(), "retention")
         if self.pyroscope is not None:
             self._spawn(self.pyroscope.run(), "pyroscope")
         for entry in self.config.devices:

@@ -19,6 +19,7 @@ and symbolic links below the root are ignored; no marker is written through a li
 from __future__ import annotations
 
 import contextlib
+import errno
 import heapq
 import json
 import os
@@ -213,10 +214,11 @@ class Spool:
         return target
 
     def drop(self, items: Iterable[SpoolItem]) -> list[SpoolItem]:
-        """Delete these pending chunk files (the spool is full), each after writing its
-        ``dropped/NNNNNN.json`` marker with what the chunk covered (so that a crash's catch-up
-        does not build those samples again; empty if the chunk cannot be read); returns the
-        ones that were still there."""
+        """Delete these pending chunk files (the spool is full, or the disk below its floor),
+        each after writing its ``dropped/NNNNNN.json`` marker with what the chunk covered (so
+        that a crash's catch-up does not build those samples again; empty if the chunk cannot
+        be read); returns the ones that were still there. On a disk too full for the marker,
+        the chunk goes first and the marker follows in the space it freed."""
         gone: list[SpoolItem] = []
         touched: set[Path] = set()
         for item in items:
@@ -225,21 +227,38 @@ class Spool:
             except FileNotFoundError:
                 continue
             dropped = make_dirs(item.session.dropped, within=item.session.root)
-            marker = dropped / item.name
             try:
-                covered = coverage(json.loads(data))
-            except (ValueError, KeyError, TypeError, IndexError):  # not a chunk we can read
-                with contextlib.suppress(FileExistsError):
-                    os.close(open_new(marker))
+                self._drop_marker(item, data)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                if not self._unlink(item):
+                    continue
+                self._drop_marker(item, data)
             else:
-                text = json.dumps({"dropped_at": self.wall_clock(), **covered}) + "\n"
-                write_atomic(marker, text, within=item.session.root)
-            try:
-                item.path.unlink()
-            except FileNotFoundError:
-                continue
+                if not self._unlink(item):
+                    continue
             gone.append(item)
             touched.update((dropped, item.path.parent))
         for directory in touched:
             fsync_dir(directory)
         return gone
+
+    @staticmethod
+    def _unlink(item: SpoolItem) -> bool:
+        try:
+            item.path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _drop_marker(self, item: SpoolItem, data: bytes) -> None:
+        marker = item.session.dropped / item.name
+        try:
+            covered = coverage(json.loads(data))
+        except (ValueError, KeyError, TypeError, IndexError):  # not a chunk we can read
+            with contextlib.suppress(FileExistsError):
+                os.close(open_new(marker))
+        else:
+            text = json.dumps({"dropped_at": self.wall_clock(), **covered}) + "\n"
+            write_atomic(marker, text, within=item.session.root)

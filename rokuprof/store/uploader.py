@@ -9,9 +9,12 @@ and carries out what they say.
 It works from the disk (:class:`~rokuprof.store.spool.Spool`): a new chunk is announced with
 :meth:`Uploader.submit`, and a rescan every ``rescan_seconds`` (and at start) finds anything
 else pending. It holds at most ``window`` pending chunks in memory (the oldest) plus the
-spool's totals. A chunk is marked delivered only after a 2xx. Up to ``max_in_flight`` uploads
-run at once, oldest chunk first, at most one per session (a session's chunks reach Sentry in
-order, sessions side by side); a chunk is never in flight twice. When the pending chunks
+spool's totals. A chunk is marked delivered only after a 2xx, and a 2xx means delivered, never
+sent again by this process even when the marker must wait for disk space
+(:mod:`rokuprof.store.marking`, which also moves refused chunks to ``rejected/``). Up to
+``max_in_flight`` uploads run at once, oldest chunk first, at most one per session (a
+session's chunks reach Sentry in order, sessions side by side); a chunk is never in flight
+twice. When the pending chunks
 exceed ``max_spool_bytes``, the oldest are dropped (deleted, counted, logged) until they fill
 at most 90 % of it. Without a DSN it sends and drops nothing, only keeps the spool's figures.
 """
@@ -46,6 +49,8 @@ from rokuprof.store.delivery import (
     spool_cut,
     spool_full_message,
 )
+from rokuprof.store.marking import Markers, short_path
+from rokuprof.store.owed import OwedMarkers
 from rokuprof.store.pending import PendingWindow
 from rokuprof.store.ratelimit import MAX_RETRY_SECONDS
 from rokuprof.store.sender import (
@@ -119,12 +124,17 @@ class Uploader:
             rng=rng,
         )
         self.stats = UploaderStats()
+        owed: OwedMarkers[SpoolItem] = OwedMarkers(
+            backoff_base=backoff_base, backoff_cap=backoff_cap, rng=rng
+        )
+        self.marks = Markers(spool, owed, self._say, clock)
         self._held: PendingWindow[SpoolItem] = PendingWindow(self.window)
         self._in_flight: dict[str, asyncio.Task] = {}  # chunk key -> its upload task
         self._busy: set[Path] = set()  # session directories with a chunk in flight
         self._answered: set[str] = set()  # in flight, Sentry answered: recording the outcome
         self._wake = asyncio.Event()
         self._draining = False
+        self._drop_after = 0.0  # a failed drop is tried again a rescan period later
         self._stopped = asyncio.Event()
 
     @property
@@ -149,7 +159,7 @@ class Uploader:
             self._add(Path(path))
 
     def _add(self, path: Path) -> None:
-        if str(path) in self._held:
+        if str(path) in self._held or str(path) in self.marks.owed:
             return
         try:
             st = path.stat()
@@ -172,6 +182,7 @@ class Uploader:
         self.stats.spool = stats = result.stats
         if self.dsn is None:
             return stats
+        settled |= self.marks.owed.keys()  # delivered: on disk they look pending until marked
         self._held.replace(result.items, stats.pending, stats.pending_bytes, settled)
         for path in arrived:
             if not result.saw(path):
@@ -200,6 +211,10 @@ class Uploader:
 
     def oldest_pending_mtime(self) -> float | None:
         return next((item.mtime for item in self._held.items.values()), None)
+
+    def keep_keys(self) -> set[str]:
+        """Chunks no one else may drop: in flight, or accepted by Sentry."""
+        return set(self._in_flight) | self.marks.owed.keys()
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -237,12 +252,13 @@ class Uploader:
                 if now >= next_scan or self._held.scan_due:
                     await self._safe_rescan()
                     next_scan = self.clock() + self.rescan_seconds
-                if sender is not None and over_limit(self.pending_bytes, self.max_spool_bytes):
+                limit = self.max_spool_bytes
+                if sender and over_limit(self.pending_bytes, limit) and now >= self._drop_after:
                     await self._enforce_limit()
                 idle = not self._in_flight and (not self.pending or sender is None)
                 if self._draining and idle:
                     return
-                wait = next_scan - now
+                wait = min(next_scan - now, await self.marks.write_due(now))
                 if sender is not None and self._held:
                     blocked = self.policy.wait(now)
                     if blocked <= 0:
@@ -258,6 +274,8 @@ class Uploader:
                 if key not in self._answered:
                     task.cancel()
             await asyncio.gather(*(task for _, task in tasks), return_exceptions=True)
+            if self.marks.owed:
+                await self.marks.write_owed(last=True)
             if sender is not None:
                 await sender.aclose()
 
@@ -292,6 +310,7 @@ class Uploader:
                 gone = await asyncio.to_thread(self.spool.drop, batch)
             except OSError as exc:
                 self._say(Say(f"spool full, but cannot drop chunks: {exc}"))
+                self._drop_after = self.clock() + self.rescan_seconds
                 break
             for item in batch:  # gone, or already gone
                 self._forget(item)
@@ -312,7 +331,7 @@ class Uploader:
             self._busy.add(item.session_dir)
             self._in_flight[item.key] = asyncio.create_task(
                 self._upload(sender, item, self.policy.ticket()),
-                name=f"upload {_short(item.path)}",
+                name=f"upload {short_path(item.path)}",
             )
 
     async def _upload(self, sender: Sender, item: SpoolItem, ticket: int) -> None:
@@ -322,11 +341,11 @@ class Uploader:
         except FileNotFoundError:  # deleted by retention, or already moved
             self._forget(item)
         except OSError as exc:  # e.g. the disk is full: the marker cannot be written
-            problem = f"spool file problem for {_short(item.path)}: {exc}"
+            problem = f"spool file problem for {short_path(item.path)}: {exc}"
             await self._carry_out(item, Failed(problem, self.clock(), ticket))
         except Exception as exc:  # a bug must not end the uploader: keep the chunk, retry
-            log.exception("uploading %s failed", _short(item.path))
-            problem = f"cannot upload {_short(item.path)}: {exc!r}"
+            log.exception("uploading %s failed", short_path(item.path))
+            problem = f"cannot upload {short_path(item.path)}: {exc!r}"
             await self._carry_out(item, Failed(problem, self.clock(), ticket))
         finally:
             self._in_flight.pop(item.key, None)
@@ -361,30 +380,17 @@ class Uploader:
         for action in self.policy.handle(event):
             match action:
                 case Deliver(status):
-                    await asyncio.to_thread(
-                        self.spool.mark_delivered, item, chunk_id=chunk_id, status=status
-                    )
-                    self._forget(item)
+                    self._forget(item)  # delivered: never sent again, marked now or later
                     self.stats.add_uploaded(item.session.device)
-                    log.debug("chunk %s delivered (HTTP %d)", _short(item.path), status)
+                    await self.marks.mark(item, chunk_id, status)
                 case Reject(reason, status):
-                    await self._reject(item, reason, status)
+                    await self.marks.reject(item, reason, status)
+                    self._forget(item)
+                    self.stats.add_rejected(item.session.device)
                 case Retry(_, cause):
                     self.stats.waited(cause)
                 case Say():
                     self._say(action)
-
-    async def _reject(self, item: SpoolItem, reason: str, status: int | None) -> None:
-        try:
-            target = await asyncio.to_thread(
-                self.spool.mark_rejected, item, reason=reason, status=status
-            )
-        except FileNotFoundError:
-            target = None
-        self._forget(item)
-        self.stats.add_rejected(item.session.device)
-        where = _short(target) if target else "-"
-        self._say(Say(f"chunk {_short(item.path)} moved to {where}: {reason}"))
 
     def _say(self, say: Say) -> None:
         if say.record:
@@ -392,8 +398,3 @@ class Uploader:
             self.stats.last_error_at = self.wall_clock()
         if say.logged:
             log.log(LEVELS[say.level], "%s", say.text)
-
-
-def _short(path: Path) -> str:
-    """``device/session/chunks/000001.json`` for logs."""
-    return "/".join(Path(path).parts[-4:])
