@@ -27,14 +27,13 @@ and is readable by group or others draws a warning (:attr:`DaemonConfig.warnings
 
 from __future__ import annotations
 
-import functools
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rokuprof import tomltext, units
+from rokuprof import tomltext
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.daemon.config_keys import KEYS, Context, Reader, default
@@ -44,7 +43,7 @@ from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.device.hosts import Resolver, plain_host
 from rokuprof.sentry.dsn import Dsn, DsnError
 from rokuprof.sentry.settings import ChunkSettings, ChunkSettingsError
-from rokuprof.store.files import DEFAULT_FILE_MODE, dir_mode_for
+from rokuprof.store.files import DEFAULT_FILE_MODE
 from rokuprof.store.spool import DEFAULT_MAX_BYTES as DEFAULT_SPOOL_BYTES
 
 __all__ = ["DSN_ENV", "ConfigError", "DaemonConfig", "DeviceEntry", "build_config", "load_config"]
@@ -174,67 +173,9 @@ class DaemonConfig:
 
     def summary(self) -> list[str]:
         """Human-readable lines describing the config (no secrets)."""
-        size = functools.partial(units.size, exact=True)  # as a setting is written
-        lines = [f"output: {self.capture.out} (chunks of {self.capture.chunks.chunk_seconds:g} s)"]
-        arc = self.capture.archive
-        parts = [
-            f"at most {size(arc.max_session_bytes)} per session"
-            if arc.max_session_bytes
-            else "no cap per session",
-            f"{size(arc.max_bytes_after_error)} kept after corrupt data",
-            f"stop below {size(arc.min_free_bytes)} free" if arc.min_free_bytes else "no floor",
-        ]
-        lines.append("archive: " + ", ".join(parts))
-        mode = self.capture.file_mode
-        lines.append(f"files: mode {mode:04o}, directories {dir_mode_for(mode):04o}")
-        export = self.capture.export
-        lines.append(
-            f"exports at each run's end: {', '.join(export)}" if export else "exports: none"
-        )
-        lines.append(f"devices: {len(self.devices)}")
-        for d in self.devices:
-            name = f" ({d.name})" if d.name else ""
-            lines.append(
-                f"  {d.host}{name}: profiler {d.profiler_port}, ecp {d.ecp_port}, "
-                f"console {d.console_port}"
-            )
-        lines.append(self.discovery.describe())
-        lines.append(f"sentry: {self.sentry.describe()}")
-        lines.append(
-            f"spool: at most {size(self.spool.max_bytes)} of undelivered chunks, then the"
-            " oldest are dropped"
-            if self.sentry.dsn is not None
-            else "spool: no uploads, nothing dropped (only retention deletes chunks)"
-        )
-        ret = self.retention
-        parts = []
-        if ret.max_age_days is not None:
-            days = ret.max_age_days
-            parts.append(f"older than {days:g} day{'' if days == 1 else 's'}")
-        if ret.max_bytes is not None:
-            parts.append(f"beyond {size(ret.max_bytes)} (allocated blocks)")
-        if parts and arc.min_free_bytes:
-            parts.append(f"while less than {size(arc.min_free_bytes)} is free")
-        lines.append(
-            "retention: delete sessions " + " or ".join(parts)
-            if parts
-            else "retention: keep everything"
-        )
-        m = self.metrics.listen
-        lines.append(f"metrics: http://{format_host(m[0])}:{m[1]}/metrics" if m else "metrics: off")
-        pyro = self.pyroscope
-        lines.append(
-            f"pyroscope: {pyro.url} as {pyro.name}{{device,app}}, each session's pprof"
-            if pyro.url
-            else "pyroscope: off"
-        )
-        rec = self.recovery
-        lines.append(
-            f"recovery: each crashed session within {rec.max_seconds:g} s and"
-            f" {size(rec.max_memory)} more memory, set aside once the daemon has died in"
-            f" {rec.max_attempts} conversion(s) of it"
-        )
-        return lines
+        from rokuprof.daemon.config_summary import summary
+
+        return summary(self)
 
 
 # -- building ---------------------------------------------------------------------------------
