@@ -1,0 +1,599 @@
+"""Soak: the daemon left alone for ``--minutes`` with everything going wrong at once, and every
+byte and chunk accounted for.
+
+What runs, all on 127.0.0.1:
+
+* ``rokuprof daemon`` from ``--tree`` (default: this checkout) as a process; ``kill -9`` at random
+  times and started again a second later, as systemd would. Before each kill it is frozen
+  (SIGSTOP) and every device says what it has sent and what the kernel still holds
+  (``benchmarks/kill9.py``'s accounting): that is what was in flight at the kill.
+* ``--devices`` simulated Rokus, each its own process (``benchmarks/soak_device.py``), relaunching
+  runs forever (replayed at ``--rate`` bytes per second each); one is ``kill -9``-ed now and
+  then and started again on the same ports. Before it dies it says what it sent and what was
+  still in its own write buffer (lost with it).
+* A loopback Sentry (``benchmarks/soak_sentry.py``) cycling through 500, 429 with
+  ``Retry-After``, hang (no answer until the client gives up), connection closed mid-answer, and
+  200, counting every chunk id it accepted and each second 200 for one (a duplicate). It
+  accepts while the disk is full (a delivered marker cannot be written then) and for the last
+  tenth, then through the drain.
+* A tmpfs as ``out`` (``--tmpfs-mib``), with retention at its edge: ``[retention] max_bytes`` plus
+  ``[capture] min_free_bytes`` about the tmpfs's size, ``chunk_seconds = 1`` (many small files).
+  From 45 % to 65 % of the soak a filler file takes every free byte; then it is deleted.
+
+After ``--minutes`` the devices stop (their runs end whole), Sentry accepts everything, and once
+every chunk on disk was accepted (at most ``--drain`` seconds) the daemon gets SIGTERM. It prints
+bytes sent against bytes archived (per run, matched to its session by the stream's start
+time), chunks on disk against chunks accepted and duplicates, sessions left unfinished, the
+daemon's RSS per minute, the longest capture stall (no byte archived while a device had a run
+waiting or streaming) and the time from space returning to capture resuming, then the wanted
+figures as PASS/MISS lines (the exit status is 0 whatever they say; 2 when it cannot run).
+
+Needs Linux and root (it mounts the tmpfs, and unmounts it at the end, on Ctrl-C too)::
+
+    python benchmarks/soak.py                      # 10 minutes, 4 devices, 48 MiB tmpfs
+    python benchmarks/soak.py --quick              # 2 minutes, 32 MiB tmpfs
+    python benchmarks/soak.py --tree /tmp/before   # the daemon of another checkout
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import pickle
+import random
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from kill9 import frozen_in, stopped  # noqa: E402
+from soak_device import make_body  # noqa: E402
+from soak_disk import MIB, OutScanner, fill, free_bytes, mount_tmpfs, unmount, usage  # noqa: E402
+from soak_report import report  # noqa: E402
+from soak_sentry import CyclingSentry  # noqa: E402
+
+CYCLE = ("500", "429", "hang", "close", "accept")
+CHILDREN: set[int] = set()  # pids to kill whatever happens
+
+
+def free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def child_env(tree: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
+    env.pop("ROKUPROF_SENTRY_DSN", None)
+    env["PYTHONPATH"] = str(tree)
+    return env
+
+
+# -- the plan ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """When what happens, in seconds from the start (from ``--seed``)."""
+
+    seconds: float
+    phase: float
+    fill_at: float
+    free_at: float
+    daemon_kills: list[float]
+    device_kills: list[tuple[float, int]]
+
+    def sentry_mode(self, t: float) -> str:
+        d = self.seconds
+        if t < 0.1 * d or self.fill_at <= t < self.free_at or t >= 0.9 * d:
+            return "accept"  # while the disk is full Sentry accepts: markers cannot be written
+        if self.fill_at - self.phase <= t < self.fill_at:
+            return "500"  # a backlog waits when the disk fills
+        return CYCLE[int((t - 0.1 * d) // self.phase) % len(CYCLE)]
+
+
+def spread(rng: random.Random, n: int, start: float, end: float) -> list[float]:
+    """``n`` random times, one in each of ``n`` equal parts of [start, end)."""
+    step = (end - start) / n
+    return [round(start + step * (i + rng.uniform(0.15, 0.85)), 1) for i in range(n)]
+
+
+def make_plan(seconds: float, devices: int, rng: random.Random) -> Plan:
+    kills = spread(rng, max(2, round(seconds / 100)), 0.08 * seconds, 0.9 * seconds)
+    device_times = spread(rng, max(1, round(seconds / 150)), 0.1 * seconds, 0.9 * seconds)
+    return Plan(
+        seconds=seconds,
+        phase=max(6.0, seconds / 15),
+        fill_at=0.45 * seconds,
+        free_at=0.65 * seconds,
+        daemon_kills=kills,
+        device_kills=[(t, rng.randrange(devices)) for t in device_times],
+    )
+
+
+# -- the processes -----------------------------------------------------------------------------
+
+
+class Device:
+    """One ``soak_device.py`` process, restarted on the same ports after a kill."""
+
+    def __init__(self, serial: str, seed: int, args: argparse.Namespace, logs: Path) -> None:
+        self.serial, self.seed, self.args, self.logs = serial, seed, args, logs
+        ecp, profiler, console, installer = free_ports(4)
+        self.ports = {"ecp": ecp, "profiler": profiler, "console": console}
+        self.installer = installer
+        self.proc: asyncio.subprocess.Process | None = None
+        self.ends: list[dict] = []  # its runs' "end" lines
+        self.deaths: list[dict] = []  # its "died" lines
+        self.tick: dict = {}
+        self.starts = 0
+        self._answer: asyncio.Queue = asyncio.Queue()
+        self._reader: asyncio.Task | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    @property
+    def active(self) -> bool:
+        """An app run is waiting for its profiler client or streaming (as last told)."""
+        return self.alive and bool(self.tick.get("active"))
+
+    async def start(self) -> None:
+        cmd = [sys.executable, str(ROOT / "benchmarks" / "soak_device.py")]
+        cmd += ["--serial", self.serial, "--seed", str(self.seed)]
+        cmd += [f"--{name}-port={port}" for name, port in self.ports.items()]
+        cmd += [f"--installer-port={self.installer}", f"--rate={self.args.rate:g}"]
+        cmd += [f"--run-seconds={self.args.run_seconds:g}", f"--body={self.args.body}"]
+        for attempt in range(20):  # the old process's ports may take a moment to be free
+            with (self.logs / f"{self.serial}.log").open("ab") as err:
+                self.proc = await asyncio.create_subprocess_exec(
+                    *cmd,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=err,
+                    env=child_env(ROOT),
+                    start_new_session=True,
+                )
+            CHILDREN.add(self.proc.pid)
+            line = await asyncio.wait_for(self.proc.stdout.readline(), 60)
+            if line and json.loads(line).get("kind") == "ready":
+                break
+            await self.proc.wait()
+            await asyncio.sleep(0.5 + attempt * 0.2)
+        else:
+            raise RuntimeError(f"device {self.serial} does not start (see its log)")
+        self.starts += 1
+        self.tick = {}
+        self._reader = asyncio.create_task(self._read(self.proc))
+
+    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+        while line := await proc.stdout.readline():
+            row = json.loads(line)
+            row["serial"] = self.serial
+            kind = row["kind"]
+            if kind == "tick":
+                self.tick = row
+            elif kind == "end":
+                self.ends.append(row)
+            elif kind == "died":
+                self.deaths.append(row)
+                await self._answer.put(row)
+            elif kind == "snap":
+                await self._answer.put(row)
+
+    async def ask(self, command: str, timeout: float = 5.0) -> dict | None:
+        if not self.alive:
+            return None
+        while not self._answer.empty():
+            self._answer.get_nowait()
+        self.proc.stdin.write(command.encode() + b"\n")
+        with contextlib.suppress(ConnectionError):
+            await self.proc.stdin.drain()
+        try:
+            return await asyncio.wait_for(self._answer.get(), timeout)
+        except TimeoutError:
+            return None
+
+    async def kill(self) -> dict | None:
+        """``kill -9`` (the device sends it to itself, right after its figures)."""
+        row = await self.ask("die")
+        if self.alive:
+            self.proc.kill()
+        await self.proc.wait()
+        if self._reader is not None:
+            await self._reader  # its last lines
+        CHILDREN.discard(self.proc.pid)
+        return row
+
+    async def stop(self) -> None:
+        if self.alive:
+            self.proc.terminate()
+            try:
+                await asyncio.wait_for(self.proc.wait(), 15)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+        if self._reader is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._reader, 5)
+        if self.proc is not None:
+            CHILDREN.discard(self.proc.pid)
+
+
+class Daemon:
+    """``rokuprof daemon`` from ``tree``; restarted a second after it ends, until stopped."""
+
+    def __init__(self, tree: Path, config: Path, log: Path) -> None:
+        self.tree, self.config, self.log = tree, config, log
+        self.proc: asyncio.subprocess.Process | None = None
+        self.exits: list[dict] = []  # when and how each process ended
+        self.stopping = False
+        self.killing = False
+        self.t0 = time.monotonic()
+
+    async def start(self) -> None:
+        with self.log.open("ab") as err:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "rokuprof",
+                "daemon",
+                "--config",
+                str(self.config),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=err,
+                env=child_env(self.tree),
+                cwd=self.tree,
+                start_new_session=True,
+            )
+        CHILDREN.add(self.proc.pid)
+
+    async def supervise(self) -> None:
+        while True:
+            proc = self.proc
+            code = await proc.wait()
+            CHILDREN.discard(proc.pid)
+            self.exits.append(
+                {"t": round(time.monotonic() - self.t0, 1), "code": code, "killed": self.killing}
+            )
+            self.killing = False
+            if self.stopping:
+                return
+            await asyncio.sleep(1.0)  # systemd's RestartSec is 100 ms; a second is kinder here
+            await self.start()
+
+
+@dataclass
+class Kill:
+    t: float
+    frozen: str
+    snaps: list[dict] = field(default_factory=list)
+
+
+async def kill_daemon(daemon: Daemon, devices: list[Device], t: float) -> Kill | None:
+    """Freeze the daemon, take every device's figures, ``kill -9``."""
+    proc = daemon.proc
+    if proc is None or proc.returncode is not None:
+        return None
+    proc.send_signal(signal.SIGSTOP)
+    deadline = time.monotonic() + 5
+    while not stopped(proc.pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.005)
+    kill = Kill(t, frozen_in(proc.pid))
+    for dev in devices:
+        row = await dev.ask("snap")
+        if row is not None:
+            kill.snaps.append(row)
+    daemon.killing = True
+    proc.kill()
+    return kill
+
+
+# -- the soak ----------------------------------------------------------------------------------
+
+
+def write_config(path: Path, out: Path, devices: list[Device], dsn: str, args) -> None:
+    lines = [
+        "[capture]",
+        f'out = "{out}"',
+        f"chunk_seconds = {args.chunk_seconds:g}",
+        f'min_free_bytes = "{args.min_free_mib}MiB"',
+        "[sentry]",
+        f'dsn = "{dsn}"',
+        'environment = "soak"',
+        "[retention]",
+        f'max_bytes = "{args.retention_mib}MiB"',
+        "[metrics]",
+        'listen = ""',
+    ]
+    for dev in devices:
+        lines += ["[[devices]]", 'host = "127.0.0.1"', f'name = "{dev.serial}"']
+        lines += [f"{name}_port = {port}" for name, port in dev.ports.items()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def socket_ports(pid: int) -> set[int]:
+    """Local ports of the TCP sockets process ``pid`` holds (its clients' ports, for the
+    daemon: which device runs it was the client of)."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(int(link[8:-1]))
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                parts = line.split()
+                if int(parts[9]) in inodes:
+                    ports.add(int(parts[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def proc_rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def proc_cpu_ticks(pid: int) -> int:
+    """User plus system CPU time of ``pid`` so far, in clock ticks."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+async def soak(args: argparse.Namespace, work: Path, mnt: Path) -> dict:
+    rng = random.Random(args.seed)
+    plan = make_plan(args.minutes * 60, args.devices, rng)
+    out, filler = mnt / "out", mnt / "filler"
+    out.mkdir()
+    result: dict = {"plan": plan.__dict__, "kills": [], "device_kills": [], "events": []}
+    samples: list[tuple[float, int, bool, int]] = []  # (t, archived, a device active, free)
+    rss: list[tuple[float, int, int, int]] = []  # (t, KiB, pid, CPU ticks)
+    scanner = OutScanner(out)
+    client_ports: set[int] = set()  # the daemon's ports: a run whose client was not one of
+    # them streamed to someone else (a shared machine's stray client), not to the daemon
+    body = await asyncio.to_thread(make_body, args.run_seconds, args.rate, args.seed)
+    args.body = work / "body.pickle"
+    args.body.write_bytes(pickle.dumps(body))
+    devices = [Device(f"SOAK{i}", 40 + i, args, work) for i in range(args.devices)]
+    async with CyclingSentry(retry_after=args.retry_after) as sentry:
+        config = work / "rokuprof.toml"
+        write_config(config, out, devices, sentry.dsn, args)
+        daemon = Daemon(args.tree, config, work / "daemon.log")
+        tasks: list[asyncio.Task] = []
+        try:
+            for dev in devices:
+                await dev.start()
+            daemon.t0 = t0 = time.monotonic()
+            await daemon.start()
+            supervisor = asyncio.create_task(daemon.supervise())
+
+            def now() -> float:
+                return time.monotonic() - t0
+
+            def event(text: str) -> None:
+                result["events"].append((round(now(), 1), text))
+                print(f"{now():7.1f} s  {text}", flush=True)
+
+            async def at(t: float) -> None:
+                await asyncio.sleep(max(0.0, t - now()))
+
+            async def watch_disk() -> None:
+                while True:
+                    proc = daemon.proc
+                    if proc is not None and proc.returncode is None:
+                        client_ports.update(await asyncio.to_thread(socket_ports, proc.pid))
+                    await asyncio.to_thread(scanner.scan)
+                    active = any(d.active for d in devices)
+                    samples.append((now(), scanner.archived(), active, free_bytes(mnt)))
+                    await asyncio.sleep(0.5)
+
+            async def watch_rss() -> None:
+                while True:
+                    proc = daemon.proc
+                    if proc is not None and proc.returncode is None:
+                        pid = proc.pid
+                        rss.append((now(), proc_rss_kib(pid), pid, proc_cpu_ticks(pid)))
+                    await asyncio.sleep(1.0)
+
+            async def run_sentry() -> None:
+                while True:
+                    mode = plan.sentry_mode(now())
+                    if mode != sentry.mode:
+                        sentry.mode = mode
+                        event(f"Sentry: {mode}")
+                    await asyncio.sleep(0.25)
+
+            async def run_disk() -> None:
+                await at(plan.fill_at)
+                size = await asyncio.to_thread(fill, filler)
+                event(f"disk filled: a {size / MIB:.1f} MiB filler, {free_bytes(mnt)} B free")
+                await at(plan.free_at)
+                filler.unlink()
+                event(f"space returned: {free_bytes(mnt) / MIB:.1f} MiB free")
+
+            lock = asyncio.Lock()
+
+            async def run_daemon_kills() -> None:
+                for t in plan.daemon_kills:
+                    await at(t)
+                    async with lock:
+                        kill = await kill_daemon(daemon, devices, round(now(), 1))
+                    if kill is not None:
+                        result["kills"].append(kill.__dict__)
+                        event(f"kill -9 daemon (frozen {kill.frozen})")
+
+            async def run_device_kills() -> None:
+                for t, i in plan.device_kills:
+                    await at(t)
+                    dev = devices[i]
+                    async with lock:
+                        row = await dev.kill()
+                    result["device_kills"].append({"t": round(now(), 1), "row": row})
+                    event(f"kill -9 device {dev.serial}")
+                    await asyncio.sleep(2.0)
+                    await dev.start()
+                    event(f"device {dev.serial} started again")
+
+            tasks = [
+                asyncio.create_task(c)
+                for c in (
+                    watch_disk(),
+                    watch_rss(),
+                    run_sentry(),
+                    run_disk(),
+                    run_daemon_kills(),
+                    run_device_kills(),
+                )
+            ]
+            await at(plan.seconds)
+            for task in tasks[2:]:
+                task.cancel()
+            sentry.mode = "accept"
+            event("soak over: devices stop, Sentry accepts, the daemon drains")
+            with contextlib.suppress(FileNotFoundError):
+                filler.unlink()
+            await asyncio.gather(*(dev.stop() for dev in devices))
+            deadline = time.monotonic() + args.drain
+            await asyncio.sleep(3.0)  # the runs' last chunks are written
+            while time.monotonic() < deadline:
+                if scanner.on_disk <= set(sentry.accepted) and daemon.proc.returncode is None:
+                    break
+                await asyncio.sleep(1.0)
+            event(f"drained: {len(scanner.on_disk - set(sentry.accepted))} chunk(s) not accepted")
+            daemon.stopping = True
+            daemon.proc.terminate()
+            try:
+                await asyncio.wait_for(supervisor, 60)
+            except TimeoutError:
+                event("the daemon did not exit within 60 s of SIGTERM: killed")
+                daemon.proc.kill()
+                await supervisor
+            tasks[0].cancel()
+            tasks[1].cancel()
+            await asyncio.to_thread(scanner.scan)
+            result["usage"] = await asyncio.to_thread(usage, out)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for dev in devices:
+                await dev.stop()
+            daemon.stopping = True
+            if daemon.proc is not None and daemon.proc.returncode is None:
+                daemon.proc.kill()
+                await daemon.proc.wait()
+        result.update(
+            t0=t0,
+            ticks_per_second=os.sysconf("SC_CLK_TCK"),
+            samples=samples,
+            rss=rss,
+            daemon_exits=daemon.exits,
+            sentry={
+                "answers": dict(sentry.answers),
+                "accepted": dict(sentry.accepted),
+                "closed_mid": sum(sentry.closed_mid.values()),
+                "unreadable": sentry.unreadable,
+                "hangs_given_up": sentry.hangs_given_up,
+            },
+        )
+    result["client_ports"] = sorted(client_ports)
+    result["ends"] = [row for dev in devices for row in dev.ends]
+    result["deaths"] = [row for dev in devices for row in dev.deaths]
+    result["sessions"] = [
+        s.__dict__ | {"chunk_files": len(s.chunk_files)} for s in scanner.sessions.values()
+    ]
+    result["chunks_seen"] = sorted(scanner.chunks)
+    result["chunks_on_disk"] = sorted(scanner.on_disk)
+    result["daemon_log_tail"] = (work / "daemon.log").read_text(errors="replace")[-4000:]
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--quick", action="store_true", help="2 minutes on a 32 MiB tmpfs")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="checkout the daemon runs from")
+    parser.add_argument("--devices", type=int, default=4)
+    parser.add_argument("--rate", type=float, help="stream bytes per second per device")
+    parser.add_argument("--run-seconds", type=float, default=10.0, help="length of one run")
+    parser.add_argument("--chunk-seconds", type=float, default=1.0)
+    parser.add_argument("--tmpfs-mib", type=int)
+    parser.add_argument("--retention-mib", type=int, help="[retention] max_bytes")
+    parser.add_argument("--min-free-mib", type=int, default=4, help="[capture] min_free_bytes")
+    parser.add_argument("--retry-after", type=float, default=3.0, help="Sentry's 429 Retry-After")
+    parser.add_argument("--drain", type=float, default=90.0, help="seconds to deliver the rest")
+    parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--work", type=Path, help="keep logs and the config here")
+    parser.add_argument("--json", type=Path, help="write the raw figures here")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.minutes = 2.0
+    big = args.minutes >= 5
+    args.tmpfs_mib = args.tmpfs_mib or (48 if big else 32)
+    args.retention_mib = args.retention_mib or (40 if big else 26)
+    args.rate = args.rate or (60_000.0 if big else 200_000.0)
+    args.tree = args.tree.resolve()
+    if sys.platform != "linux" or os.geteuid() != 0 or not shutil.which("mount"):
+        print("needs Linux and root (it mounts a tmpfs)", file=sys.stderr)
+        return 2
+    if not (args.tree / "rokuprof" / "__init__.py").exists():
+        print(f"--tree {args.tree}: no rokuprof package there", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # clean up as on Ctrl-C
+    with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        mnt = Path(tmp) / "mnt"
+        mount_tmpfs(mnt, args.tmpfs_mib)
+        try:
+            print(
+                f"soak: {args.minutes:g} min, daemon from {args.tree}, {args.devices} devices at "
+                f"{args.rate / 1000:g} kB/s, tmpfs {args.tmpfs_mib} MiB, retention "
+                f"{args.retention_mib} MiB, min free {args.min_free_mib} MiB, chunks of "
+                f"{args.chunk_seconds:g} s",
+                flush=True,
+            )
+            result = asyncio.run(soak(args, work, mnt))
+        finally:
+            for pid in list(CHILDREN):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            print(f"tmpfs: {unmount(mnt)}", flush=True)
+    result["args"] = {k: str(v) for k, v in vars(args).items()}
+    for line in report(result, args):
+        print(line)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
