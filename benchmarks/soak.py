@@ -184,7 +184,10 @@ class Device:
 
     async def _read(self, proc: asyncio.subprocess.Process) -> None:
         while line := await proc.stdout.readline():
-            row = json.loads(line)
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # not one of its lines (a warning printed to stdout)
             row["serial"] = self.serial
             kind = row["kind"]
             if kind == "tick":
@@ -292,7 +295,10 @@ async def kill_daemon(daemon: Daemon, devices: list[Device], t: float) -> Kill |
     proc = daemon.proc
     if proc is None or proc.returncode is not None:
         return None
-    proc.send_signal(signal.SIGSTOP)
+    try:
+        proc.send_signal(signal.SIGSTOP)
+    except ProcessLookupError:
+        return None
     deadline = time.monotonic() + 5
     while not stopped(proc.pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.005)

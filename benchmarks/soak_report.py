@@ -238,6 +238,11 @@ def report(result: dict, args) -> list[str]:
         if st["resumed"] is not None
         else f"never (in the {st['left_after_free']:.0f} s left)"
     )
+    if st["resumed"] is not None:  # a start runs retention: say when one came first
+        window = (plan["free_at"], plan["free_at"] + st["resumed"])
+        starts = [e["t"] for e in result["daemon_exits"] if window[0] <= e["t"] <= window[1]]
+        if starts:
+            resumed += f" (after a daemon restart at {starts[0]:.0f} s)"
     lines.append(
         f"  disk filled at {plan['fill_at']:.0f} s, space returned at {plan['free_at']:.0f} s; "
         f"capture resumed after {resumed}; least free {st['min_free'] / MIB:.2f} MiB"
