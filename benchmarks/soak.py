@@ -375,6 +375,9 @@ def proc_cpu_ticks(pid: int) -> int:
 
 
 async def soak(args: argparse.Namespace, work: Path, mnt: Path) -> dict:
+    main = asyncio.current_task()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # stop: every finally below runs
+        asyncio.get_running_loop().add_signal_handler(sig, main.cancel)
     rng = random.Random(args.seed)
     plan = make_plan(args.minutes * 60, args.devices, rng)
     out, filler = mnt / "out", mnt / "filler"
@@ -573,7 +576,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.tree / "rokuprof" / "__init__.py").exists():
         print(f"--tree {args.tree}: no rokuprof package there", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # clean up as on Ctrl-C
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before the loop runs: clean up as on Ctrl-C
+        signal.signal(sig, signal.default_int_handler)
     with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -588,11 +592,16 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             result = asyncio.run(soak(args, work, mnt))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            print("interrupted: every process it started is killed", flush=True)
+            result = None
         finally:
             for pid in list(CHILDREN):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             print(f"tmpfs: {unmount(mnt)}", flush=True)
+    if result is None:
+        return 130
     result["args"] = {k: str(v) for k, v in vars(args).items()}
     for line in report(result, args):
         print(line)
