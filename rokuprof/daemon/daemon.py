@@ -29,16 +29,19 @@ import asyncio
 import contextlib
 import functools
 import logging
+import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof import __version__
 from rokuprof.capture.loop import CaptureConfig
+from rokuprof.capture.probes import DEFAULT_PROBE_RATE, DEFAULT_PROBES, ProbeBudget
 from rokuprof.capture.session import safe_name
 from rokuprof.capture.signals import StopRequest, stop_on_signals
 from rokuprof.capture.stop import StopCause
+from rokuprof.daemon import collect as collecting
 from rokuprof.daemon.collect import DaemonState, collect, dead_loops, health, status_line
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
@@ -79,6 +82,9 @@ class DaemonOptions:
     restart_backoff_cap: float = 60.0
     pyroscope: PyroscopeTuning = field(default_factory=PyroscopeTuning)  # PyroscopePusher's
     clock: Callable[[], float] = time.monotonic  # of discovery's policies (expiry, rate limit)
+    rand: Callable[[], float] = random.random  # the jitter of every device's backoff
+    probes: int = DEFAULT_PROBES  # connects and ECP queries of silent devices at once, fleet-wide
+    probe_rate: float = DEFAULT_PROBE_RATE  # ... and started per second (rokuprof.capture.probes)
 
 
 class Daemon:
@@ -98,6 +104,7 @@ class Daemon:
         self.options = options or DaemonOptions()
         self.out = Path(config.capture.out)
         self.slots: dict[str, DeviceSlot] = {}
+        self.probes = ProbeBudget(self.options.probes, self.options.probe_rate)  # every loop's
         self.uploader = Uploader(
             Spool(self.out),
             config.sentry.dsn,
@@ -205,6 +212,8 @@ class Daemon:
             source=source,
             backoff_cap=self.options.restart_backoff_cap,
             clock=self.options.clock,
+            rand=self.options.rand,
+            probes=self.probes,
         )
         self.slots[key] = slot
         slot.start()
@@ -271,6 +280,10 @@ class Daemon:
         """Every metric family now (see :mod:`rokuprof.daemon.collect`)."""
         return collect(self.state, now=time.monotonic(), wall=time.time())
 
+    def collect_in_turns(self) -> Generator[None, None, list[Family]]:
+        """:meth:`collect`, a few devices at a time (what ``/metrics`` serves)."""
+        return collecting.collect_in_turns(self.state, now=time.monotonic(), wall=time.time())
+
     # -- life cycle --------------------------------------------------------------------------
 
     def _spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task:
@@ -299,7 +312,7 @@ class Daemon:
             self._spawn(self._export_recovered(recovered.converted_sessions), "recovered-exports")
         listen = self.config.metrics.listen
         if listen is not None:
-            self.metrics = MetricsServer(self.collect, self.health, listen[0], listen[1])
+            self.metrics = MetricsServer(self.collect_in_turns, self.health, listen[0], listen[1])
             await self.metrics.start()
             log.info("metrics on http://%s:%d/metrics", listen[0], self.metrics.port)
         self._upload_task = asyncio.create_task(self.uploader.run(), name="uploader")
@@ -332,6 +345,7 @@ class Daemon:
             self._discovery_task.cancel()
         for slot in self.slots.values():
             slot.request_stop(cause)
+        self.probes.close()  # loops waiting for a turn to probe stop waiting
         captures = [s.task for s in self.slots.values() if s.task is not None]
         if captures:
             _, late = await asyncio.wait(captures, timeout=self.options.stop_seconds)
