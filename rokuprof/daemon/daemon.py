@@ -47,7 +47,7 @@ from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.discovery import Discovery, SearchSettings, device_key
 from rokuprof.daemon.metrics import Family, MetricsServer
-from rokuprof.daemon.naming import host_name
+from rokuprof.daemon.naming import host_name, shared_hosts
 from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import export_recovered_session, recover
 from rokuprof.daemon.registry import DeviceNames, DiscoveredDevices
@@ -64,6 +64,7 @@ log = logging.getLogger(__name__)
 ShutdownTrigger = Callable[[], Awaitable[object]]
 #: Seconds systemd's start timeout gives a crashed session's conversion beyond its time budget.
 RECOVERY_TIMEOUT_MARGIN = 30.0
+START_TURN = 100  # devices started between two turns of the event loop
 
 
 @dataclass
@@ -104,6 +105,7 @@ class Daemon:
         self.options = options or DaemonOptions()
         self.out = Path(config.capture.out)
         self.slots: dict[str, DeviceSlot] = {}
+        self._shared_hosts = shared_hosts(config.devices)  # named <host>-<port> (naming.py)
         self.probes = ProbeBudget(self.options.probes, self.options.probe_rate)  # every loop's
         self.uploader = Uploader(
             Spool(self.out),
@@ -163,7 +165,7 @@ class Daemon:
             limits=self.config.capture.limits,
             archive_limits=self.config.capture.archive,
             device_dir=device_dir or entry.name or None,
-            host_name=host_name(entry, self.config.devices),
+            host_name=host_name(entry, self._shared_hosts),
             exports=self.config.capture.export,
             vitals_interval=self.config.capture.vitals_interval,
             name_claim=functools.partial(
@@ -319,8 +321,10 @@ class Daemon:
         self._spawn(self._retention_loop(), "retention")
         if self.pyroscope is not None:
             self._spawn(self.pyroscope.run(), "pyroscope")
-        for entry in self.config.devices:
+        for i, entry in enumerate(self.config.devices, 1):
             self.add_device(entry)
+            if not i % START_TURN:
+                await asyncio.sleep(0)  # thousands of devices: /metrics and signals answer
         if self.config.discovery.enabled:
             self._discovery_task = self._spawn(self.discovery.run(), "discovery")
         self._spawn(self.notifier.watchdog(lambda: self.alive() or self.stopping), "watchdog")

@@ -5,18 +5,20 @@
 (whatever its ``collect`` callable returns at that moment; a generator is driven to its return
 value with the event loop free at each of its pauses) and ``GET /healthz`` (200 ``ok`` or 503
 with the reason). Requests are bounded in size and time; one connection never blocks another.
-The text of ``/metrics`` is rendered in a worker thread, and requests that arrive while a scrape
-is being made share it, so a daemon with thousands of devices answers promptly and a client
-asking in a loop costs one scrape at a time.
+The text of ``/metrics`` is rendered in a thread of its own (never queued behind the daemon's
+file work), and requests that arrive while a scrape is being made share it, so a daemon with
+thousands of devices answers promptly and a client asking in a loop costs one scrape at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from rokuprof.daemon.exposition import Family, render
 
@@ -46,6 +48,7 @@ class MetricsServer:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task] = set()
         self._scrape: asyncio.Future[bytes] | None = None  # the scrape being made, shared
+        self._renderer: ThreadPoolExecutor | None = None  # the thread /metrics is rendered in
 
     async def metrics_text(self) -> bytes:
         """The ``/metrics`` body now: collected (a generator in turns), rendered in a worker
@@ -65,7 +68,10 @@ class MetricsServer:
                     families = done.value
                     break
                 await asyncio.sleep(0)
-        return await asyncio.to_thread(lambda: render(list(families)).encode("utf-8"))
+        if self._renderer is None:
+            self._renderer = ThreadPoolExecutor(1, thread_name_prefix="metrics")
+        text = functools.partial(render, list(families))
+        return (await asyncio.get_running_loop().run_in_executor(self._renderer, text)).encode()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._handle, self.host, self.port)
@@ -80,6 +86,9 @@ class MetricsServer:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
+        if self._renderer is not None:
+            self._renderer.shutdown(wait=False, cancel_futures=True)
+            self._renderer = None
 
     async def __aenter__(self) -> MetricsServer:
         await self.start()
