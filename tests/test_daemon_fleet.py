@@ -175,3 +175,37 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _config_check(path: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200", ROKUPROF_SENTRY_DSN="")
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "config", "check", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    return done, time.monotonic() - start
+
+
+def test_config_check_states_what_a_fleet_costs_and_warns_above_the_documented_count(
+    tmp_path: Path,
+) -> None:
+    from rokuprof.daemon.fleet_cost import WARN_DEVICES, memory_mib
+
+    many, few = 10_000, 10
+    for count in (many, few):
+        path = tmp_path / f"fleet-{count}.toml"
+        write_config(path, tmp_path / "out", 9464, list(range(10_000, 10_000 + count)))
+        path.chmod(0o600)
+        done, seconds = _config_check(path)
+        assert done.returncode == 0, done.stderr[-2000:]
+        cost = f"devices: {count}; {count:,} device(s) at most: about {memory_mib(count):,} MiB"
+        assert cost in done.stdout
+        warned = f"{count:,} devices (above {WARN_DEVICES:,})" in done.stderr
+        assert warned == (count > WARN_DEVICES), done.stderr
+        assert seconds < 60  # 10,000 devices: about 11 s here, most of it printing them
+    assert memory_mib(many) > memory_mib(few)

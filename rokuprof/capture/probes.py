@@ -86,20 +86,27 @@ class ProbeBudget:
         else:
             self.waited += 1
             self._waiting += 1
-            fut.add_done_callback(self._left_line)
+            fut.add_done_callback(self._cancelled)
             self._line.append(fut)
             self._pump()
         return fut
 
-    def _left_line(self, fut: asyncio.Future[bool]) -> None:
-        self._waiting -= 1
+    def _cancelled(self, fut: asyncio.Future[bool]) -> None:
+        if fut.cancelled():  # a waiting task was cancelled: it left the line
+            self._waiting -= 1
+
+    def _answer(self, fut: asyncio.Future[bool], granted: bool) -> None:
+        """End a wait in the line."""
+        if not fut.done():
+            self._waiting -= 1
+            fut.set_result(granted)
 
     def withdraw(self, waiter: asyncio.Future[bool] | object) -> None:
         """The waiter (a ticket, or the owner of a :meth:`turn`) no longer wants a turn: its
         ticket ends ``False`` (a turn it was given already stays its own until released)."""
         fut = waiter if isinstance(waiter, asyncio.Future) else self._owners.get(id(waiter))
-        if fut is not None and not fut.done():
-            fut.set_result(False)
+        if fut is not None:  # a ticket not done yet is one in the line
+            self._answer(fut, False)
 
     def release(self) -> None:
         """A turn ended: the next in line may go."""
@@ -114,11 +121,11 @@ class ProbeBudget:
                 continue
             if not self._token():
                 if self._timer is None:
-                    delay = (1.0 - self.tokens) / self.rate
+                    delay = max(0.001, (1.0 - self.tokens) / self.rate)
                     self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
                 return
             self.busy += 1
-            self._line.popleft().set_result(True)
+            self._answer(self._line.popleft(), True)
 
     def _tick(self) -> None:
         self._timer = None

@@ -38,6 +38,7 @@ from rokuprof.bsprof.model import Limits
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.daemon.config_keys import KEYS, Context, Reader, default
 from rokuprof.daemon.config_values import format_host, parse_listen, parse_size
+from rokuprof.daemon.fleet_cost import cost_line, fleet_warnings
 from rokuprof.daemon.naming import name_clashes
 from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.device.hosts import Resolver, plain_host
@@ -188,7 +189,9 @@ class DaemonConfig:
         lines.append(
             f"exports at each run's end: {', '.join(export)}" if export else "exports: none"
         )
-        lines.append(f"devices: {len(self.devices)}")
+        lines.append(
+            f"devices: {len(self.devices)}; {cost_line(len(self.devices), self.discovery)}"
+        )
         for d in self.devices:
             name = f" ({d.name})" if d.name else ""
             lines.append(
@@ -284,6 +287,7 @@ def build_config(
         pyroscope=PyroscopeSection(url, str(pyro["name"]).strip()),
         recovery=RecoveryBudget(**rec),
         source=source,
+        warnings=fleet_warnings(len(devices), DiscoverySection(**disc)),
     )
 
 
@@ -393,4 +397,4 @@ def load_config(
         raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
     config = build_config(data, env=env, source=str(path), runnable=runnable, resolver=resolver)
     warning = dsn_file_warning(path, data)
-    return replace(config, warnings=(warning,)) if warning else config
+    return replace(config, warnings=(*config.warnings, warning)) if warning else config
