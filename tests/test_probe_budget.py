@@ -91,3 +91,27 @@ def test_a_budget_needs_a_slot_and_a_rate() -> None:
         ProbeBudget(limit=0)
     with pytest.raises(ValueError):
         ProbeBudget(rate=0.0)
+
+
+async def test_a_turn_handed_back_early_is_given_on_once() -> None:
+    budget = ProbeBudget(limit=1, rate=1000.0, clock=ScriptedClock())
+    owner = object()
+    entered = asyncio.Event()
+    leave = asyncio.Event()
+
+    async def connect_then_stream() -> None:
+        async with budget.turn(owner) as granted:
+            assert granted
+            entered.set()
+            await leave.wait()  # the device answered: it streams on, without the turn
+
+    task = asyncio.ensure_future(connect_then_stream())
+    await entered.wait()
+    nxt = budget.ticket()
+    assert not nxt.done()
+    budget.hand_back(owner)
+    budget.hand_back(owner)  # once only
+    assert nxt.result() is True and budget.busy == 1
+    leave.set()
+    await task
+    assert budget.busy == 1  # the block's end does not hand it back again

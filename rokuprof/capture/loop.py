@@ -280,7 +280,7 @@ class DeviceCapture:
     async def _attempt(self) -> Step:
         """One connect to the profiler port, and the run it may become."""
         cfg = self.config
-        async with self._probe(main=True) as granted:
+        async with self._probe(main=True) as granted:  # a silent device: until it answers
             if not granted:  # stopped while waiting for a turn
                 return dm.Wake(self.clock() + cfg.poll_interval)
             try:
@@ -290,8 +290,8 @@ class DeviceCapture:
             except DeviceError as error:
                 refused = isinstance(error.__cause__, ConnectionRefusedError)
                 return self._apply(dm.ConnectFailed(self.clock(), refused, str(error)))
-        self._apply(dm.Connected(self.clock()))
-        return await self._capture_run(stream)
+            self._apply(dm.Connected(self.clock()))
+            return await self._capture_run(stream)  # its first byte hands the turn back
 
     async def _capture_run(self, stream: ProfilerStream) -> Step:
         """Capture one connected stream (a session, or not a run); the machine's next step."""
@@ -348,6 +348,8 @@ class DeviceCapture:
 
     def _run_started(self) -> None:
         """The run's first byte arrived: it streams (or is paused, as the console said)."""
+        if self.probes is not None:
+            self.probes.hand_back(self)  # it answers: no longer a probe
         self.status.last_data = self.clock()
         self.extras.session_open.set()
         self._apply(dm.RunStarted(self.clock()))

@@ -56,6 +56,7 @@ class ProbeBudget:
         self._line: deque[asyncio.Future[bool]] = deque()  # waiters, oldest first
         self._waiting = 0  # of them, those still waiting
         self._owners: dict[int, asyncio.Future[bool]] = {}  # id(owner) -> its waiting ticket
+        self._held: set[int | None] = set()  # id(owner) of the turns granted and not handed back
         self._timer: asyncio.TimerHandle | None = None  # when the next token comes
 
     @property
@@ -144,10 +145,12 @@ class ProbeBudget:
     async def turn(self, owner: object | None = None) -> AsyncIterator[bool]:
         """Wait for a turn; yield whether it is ours (``False``: withdrawn or closed); hand it
         back at the end, also when the wait is cancelled after the turn was given. An
-        ``owner``'s wait can be withdrawn with :meth:`withdraw` ``(owner)``."""
+        ``owner``'s wait can be withdrawn with :meth:`withdraw` ``(owner)``, and its turn
+        handed back early with :meth:`hand_back` ``(owner)``."""
         fut = self.ticket()
-        if owner is not None:
-            self._owners[id(owner)] = fut
+        key = id(owner) if owner is not None else None
+        if key is not None:
+            self._owners[key] = fut
         try:
             granted = await fut
         except asyncio.CancelledError:
@@ -155,10 +158,19 @@ class ProbeBudget:
                 self.release()
             raise
         finally:
-            if owner is not None and self._owners.get(id(owner)) is fut:
-                del self._owners[id(owner)]
+            if key is not None and self._owners.get(key) is fut:
+                del self._owners[key]
+        if granted and key is not None:
+            self._held.add(key)
         try:
             yield granted
         finally:
-            if granted:
+            if granted and (key is None or key in self._held):
+                self._held.discard(key)
                 self.release()
+
+    def hand_back(self, owner: object) -> None:
+        """``owner``'s turn ends now, before its block does (its device answered)."""
+        if id(owner) in self._held:
+            self._held.discard(id(owner))
+            self.release()
