@@ -59,6 +59,11 @@ run waited for the daemon to connect, the hostile session's status and how long 
 stream ended the daemon had finished it, and the daemon's exit status after SIGTERM. The whole
 case stops at ``--time-limit`` (everything is killed) and the daemon at ``--rss-limit``.
 
+**Fleet part** (``benchmarks/fleet.py``): a daemon given ``--fleet-devices`` configured devices
+that never answer (1,000, 3,000 and 10,000; ``--quick``: 1,000 and 3,000) for ``--fleet-seconds``:
+peak RSS, open files, ``/metrics`` latency, and the time to exit after SIGTERM. ``--only fleet``
+runs this part alone; ``--no-fleet`` skips it.
+
 A case that fails prints its status and the run goes on. Exit status 0 unless the script itself
 could not run.
 """
@@ -871,6 +876,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--no-daemon", action="store_true", help="skip the daemon part")
     parser.add_argument("--no-exports", action="store_true", help="skip the exports part")
     parser.add_argument("--keep", action="store_true", help="keep the daemon cases' files")
+    parser.add_argument("--no-fleet", action="store_true", help="skip the fleet part")
+    parser.add_argument("--fleet-devices", help="fleet sizes (1000,3000,10000; 1000,3000)")
+    parser.add_argument("--fleet-seconds", type=float, default=30.0, help="fleet daemon run")
     parser.add_argument("--build-streams", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--sim-child", nargs=4, help=argparse.SUPPRESS)
     opts = parser.parse_args()
@@ -879,6 +887,8 @@ def parse_args() -> argparse.Namespace:
     bad = set(opts.commands) - set(COMMANDS) | set(opts.engines) - set(ENGINES)
     if bad:
         parser.error(f"unknown command or engine: {', '.join(sorted(bad))}")
+    if opts.fleet_devices is None:
+        opts.fleet_devices = "1000,3000" if opts.quick else "1000,3000,10000"
     if opts.daemon_seconds is None:
         opts.daemon_seconds = 8.0 if opts.quick else 20.0
     opts.current = opts.current.resolve()
@@ -899,10 +909,12 @@ def main() -> int:
     if opts.baseline:
         trees.append(("baseline", opts.baseline.resolve()))
     caps = Caps(opts.time_limit, opts.rss_limit * MIB)
+    fleet_only = opts.only == "fleet"
     wanted = [s for s in streams(opts.quick) if not opts.only or opts.only in s.name]
+    wanted = [] if fleet_only else wanted
     work = Path(tempfile.mkdtemp(prefix="rokuprof-worst-"))
     try:
-        files = build_streams(opts.current, wanted, work)
+        files = build_streams(opts.current, wanted, work) if wanted else {}
         print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; work dir {work}")
         for name, tree in trees:
             cores = ", ".join(f"{e}: {core_of(tree, e)}" for e in opts.engines)
@@ -912,13 +924,18 @@ def main() -> int:
                 f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in s.kwargs.items()
             )
             print(f"  {s.name:20} {size(files[s.name].stat().st_size):>10}  {s.function}({args})")
-        if not opts.no_cli:
+        if not opts.no_cli and not fleet_only:
             cli_part(trees, files, opts, caps, work)
         cases = [c for c in export_cases(opts.quick) if not opts.only or opts.only in c.stream.name]
-        if cases and not opts.no_exports:
+        if cases and not opts.no_exports and not fleet_only:
             exports_part(trees, cases, opts, caps, work)
-        if not opts.no_daemon:
+        if not opts.no_daemon and not fleet_only:
             daemon_part(trees, files, opts, caps, work)
+        if not opts.no_fleet and (fleet_only or not opts.only):
+            from fleet import fleet_part  # benchmarks/fleet.py (imports this module)
+
+            counts = [int(n) for n in opts.fleet_devices.split(",") if n]
+            fleet_part(trees, counts, opts.fleet_seconds, caps.rss, work)
         hwm = proc_kib(os.getpid(), "VmHWM") * 1024
         print(f"\nthis script's own peak RSS (the floor of every child's figure): {mib(hwm)} MiB")
         print(f"load average at the end {os.getloadavg()[0]:.1f}")

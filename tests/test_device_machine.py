@@ -120,6 +120,18 @@ def test_silence_backs_off_doubling_to_the_cap_with_the_given_jitter_never_under
     assert wake(m.handle(ConnectFailed(3000.0, False, "timed out"))) == 3000.375  # 0.5 of 0.5
 
 
+def test_a_refusal_before_ecp_says_the_device_is_up_backs_off_and_is_a_probe() -> None:
+    m = started(machine(Draws(1.0, 1.0)), ecp_up=None)
+    assert m.silent  # nothing has answered: its connects take turns with the fleet's
+    assert m.handle(ConnectFailed(1.0, True, "refused")) == [SetState(S.REFUSED), Wake(1.5)]
+    assert m.silent and m.unreachable == 1
+    assert m.handle(ConnectFailed(2.0, True, "refused")) == [Wake(2.0 + 4 * POLL)]
+    m.handle(EcpAnswered(3.0, True))  # up: polled every POLL from now on, no turns taken
+    assert not m.silent
+    assert m.handle(ConnectFailed(4.0, True, "refused")) == [Wake(4.0 + POLL)]
+    assert m.unreachable == 0
+
+
 def test_unreachable_after_exactly_one_timeout_refused_while_ecp_answers() -> None:
     m = started(machine())
     assert states(m.handle(ConnectFailed(1.0, True, "refused"))) == [S.REFUSED]
@@ -129,11 +141,17 @@ def test_unreachable_after_exactly_one_timeout_refused_while_ecp_answers() -> No
 
 
 def test_a_refusing_port_whose_ecp_is_down_is_unreachable_with_ecps_reason() -> None:
-    m = started(machine(), ecp_up=False)
-    assert m.handle(ConnectFailed(1.0, True, "refused"))[0] == SetState(
-        S.UNREACHABLE, "ECP timed out"
-    )
-    assert m.handle(ConnectFailed(2.0, True, "refused")) == [Wake(2.0 + POLL)]  # said once
+    m = started(machine(Draws(1.0, 1.0, 0.5)), ecp_up=False)
+    acts = m.handle(ConnectFailed(1.0, True, "refused"))
+    assert acts == [SetState(S.UNREACHABLE, "ECP timed out"), Wake(1.0 + 2 * POLL)]
+    # nothing answers there: it backs off as a timeout does (said once), not polled every POLL
+    assert m.handle(ConnectFailed(2.0, True, "refused")) == [Wake(2.0 + 4 * POLL)]
+    assert m.handle(ConnectFailed(3.0, True, "refused")) == [Wake(3.0 + POLL + 0.5 * 7 * POLL)]
+    assert m.unreachable == 3
+    # ECP answers again: the device is up, a refusal is polled every POLL (an app waits for us)
+    m.handle(EcpAnswered(4.0, True))
+    assert m.handle(ConnectFailed(5.0, True, "refused")) == [SetState(S.REFUSED), Wake(5.0 + POLL)]
+    assert m.unreachable == 0
     # without ECP, a refusal always means the device is up
     m = started(machine(use_ecp=False), ecp_up=None)
     assert states(m.handle(ConnectFailed(1.0, True, "refused"))) == [S.REFUSED]

@@ -3,7 +3,8 @@ behaviours (refusals, timeouts, busy answers, other answers, runs cut or whole, 
 ECP answers of every kind at any point) played through the machine as the loop's shell would,
 with a scripted clock and scripted jitter. Every sequence must keep the rules: legal state
 changes, ``streaming``/``paused`` only inside a run, ``unreachable`` after every timeout, the
-exact backoff from the draws within its bounds and never under the floor, jitter drawn only
+exact backoff from the draws within its bounds and never under the floor (a refusal is polled
+every ``poll_interval`` only once ECP has said the device is up), jitter drawn only
 where the rules say, one ECP query at a time, the runs limit stopping the loop once.
 """
 
@@ -135,8 +136,10 @@ def test_every_behaviour_keeps_the_rules(outcomes, ecp, draws, use_ecp, runs) ->
     rand = Draws(*draws)
     player = Player(DeviceMachine(Rules(use_ecp=use_ecp, runs=runs), rand), rand, list(ecp))
     player.play(outcomes)
-    state, in_run, failures, draws_used = S.STARTING, False, 0, 0
+    state, in_run, failures, draws_used, ecp_up = S.STARTING, False, 0, 0, None
     for event, actions in player.log:
+        if isinstance(event, EcpAnswered) and event.up is not None:
+            ecp_up = event.up
         inside = isinstance(event, RunStarted) or (in_run and not isinstance(event, RunEnded))
         for action in actions:
             if isinstance(action, SetState):
@@ -149,12 +152,12 @@ def test_every_behaviour_keeps_the_rules(outcomes, ecp, draws, use_ecp, runs) ->
             failures = 0  # the device answered: silence starts again from the floor
         elif isinstance(event, ConnectFailed):
             [delay] = delays
-            if event.refused:
+            if event.refused and (not use_ecp or ecp_up is True):  # ECP says it is up
                 failures = 0
                 assert delay == pytest.approx(POLL)
                 continue
-            failures += 1
-            assert state is S.UNREACHABLE  # after every timeout, the first one too
+            failures += 1  # a timeout, or refused before ECP said the device is up
+            assert state is S.UNREACHABLE or event.refused  # after every timeout, the first too
             draw = rand.drawn[draws_used]
             draws_used += 1
             want = backoff_delay(failures + 1, POLL, UNREACHABLE_BACKOFF, draw, floor=POLL)

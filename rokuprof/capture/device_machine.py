@@ -5,13 +5,15 @@ monotonic clock) and the jitter comes from the random source the machine is give
 events and draws always give the same actions. The shell (:mod:`rokuprof.capture.loop`) awaits
 and carries out the actions; this module owns the rules:
 
-* **When to connect.** A profiler port that refuses (the device is up, no profiled app runs) is
-  tried again every ``poll_interval`` seconds: a profiled app waits for its client, so this bounds
-  the delay the capture adds to its start. A connect that times out or finds no route (the device
-  is off or away) backs off, doubling up to :data:`UNREACHABLE_BACKOFF` with jitter, never faster
-  than ``poll_interval``; an answer that is not a run (503, an error page, no data) backs off up to
-  ``max_backoff``; after runs an archive limit cut, the next connect waits (no jitter). Below the
-  free-space floor nothing connects: the floor is read again every ``space_recheck`` seconds.
+* **When to connect.** A profiler port that refuses while ECP says the device is up (no profiled
+  app runs) is tried again every ``poll_interval`` seconds: a profiled app waits for its client,
+  so this bounds the delay the capture adds to its start. A timeout, no route, or a refusal
+  before ECP says the device is up (off, away, nothing there: *silent*) backs off, doubling up to
+  :data:`UNREACHABLE_BACKOFF` with jitter, never under ``poll_interval``, and ECP is then asked
+  at most that often: such a device costs a timer and a probe or two per period. An answer that
+  is not a run (503, an error page, no data) backs off up to ``max_backoff``; after runs an
+  archive limit cut, the next connect waits (no jitter). Below the free-space floor nothing
+  connects: the floor is read again every ``space_recheck`` seconds.
 * **The device's state** (:class:`~rokuprof.capture.status.DeviceState`): ``unreachable`` from
   the first connect that times out, or while the profiler port refuses and ECP did not answer;
   ``refused``; ``waiting`` once connected (``busy`` stays until the device says otherwise);
@@ -25,7 +27,6 @@ and carries out the actions; this module owns the rules:
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +34,8 @@ from typing import Protocol
 
 from rokuprof.backoff import backoff_delay
 from rokuprof.capture.limits import ArchiveLimits, floor_message
-from rokuprof.capture.status import DeviceState, idle_state
+from rokuprof.capture.status import DeviceState, control_command, idle_state
 from rokuprof.capture.stop import StopCause
-from rokuprof.device.constants import CONSOLE_PORT
 from rokuprof.device.errors import ECP_SETTING_PATH
 from rokuprof.device.hosts import url_host
 
@@ -193,15 +193,6 @@ class StopLoop:
 Action = SetState | Say | Unsay | SetEcpMode | QueryEcp | Wake | Connect | StopLoop
 
 
-def control_command(rules: DeviceRules, action: str) -> str:
-    """The ``rokuprof control`` command line that reaches this device's console as the loop
-    does (its port named when it is not the default)."""
-    words = ["rokuprof", "control", rules.host, action]
-    if rules.console_port != CONSOLE_PORT:
-        words += ["--console-port", str(rules.console_port)]
-    return shlex.join(words)
-
-
 # -- the machine ---------------------------------------------------------------------------
 
 
@@ -224,7 +215,7 @@ class DeviceMachine:
         self.ecp_up: bool | None = None  # whether ECP answered when last asked
         self.ecp_error = ""  # why it did not
         self.identified = False  # ECP said who the device is
-        self.unreachable = 0  # connects in a row that timed out or found no route
+        self.unreachable = 0  # connects in a row that found nothing there (see _failed)
         self.not_runs = 0  # connects in a row that were not a run
         self.cuts = 0  # runs in a row that an archive limit ended (at most MAX_CUTS)
         self.runs = 0
@@ -273,6 +264,14 @@ class DeviceMachine:
         raise TypeError(f"not a device event: {event!r}")
 
     @property
+    def silent(self) -> bool:
+        """Not known to answer: not yet, ``unreachable``, or refused while ECP has not said the
+        device is up. Its connects and ECP queries are probes, which a fleet takes turns at."""
+        if self.state is DeviceState.REFUSED:
+            return self.rules.use_ecp and self.ecp_up is not True
+        return self.state in (DeviceState.STARTING, DeviceState.UNREACHABLE)
+
+    @property
     def wants_free_space(self) -> bool:
         """Whether a :class:`Tick` should carry a free-space reading."""
         return bool(self.rules.archive_limits.min_free_bytes)
@@ -293,16 +292,16 @@ class DeviceMachine:
         return [*acts, *self._ask_ecp(at, now=False), Connect()]
 
     def _failed(self, at: float, refused: bool, error: str) -> list[Action]:
-        """Refused: keep polling (an app waits for us). Timeout or no route: back off."""
+        """Refused while ECP says the device is up: poll (an app waits for us); else back off."""
         rules = self.rules
-        self.unreachable = 0 if refused else self.unreachable + 1
         state = idle_state(refused, self.ecp_up if rules.use_ecp else None)
         if state is DeviceState.UNREACHABLE:
             acts = self._set_state(state, self.ecp_error if refused else error)
         else:
             acts = self._set_state(state)
+        self.unreachable = self.unreachable + 1 if self.silent else 0
         delay = rules.poll_interval
-        if not refused:
+        if self.silent:
             delay = backoff_delay(
                 self.unreachable + 1,
                 rules.poll_interval,
@@ -336,13 +335,17 @@ class DeviceMachine:
         return []
 
     def _paused_detail(self) -> str:
-        return f"resume with `{control_command(self.rules, 'resume')}` (or the r key)"
+        command = control_command(self.rules.host, self.rules.console_port, "resume")
+        return f"resume with `{command}` (or the r key)"
 
     def _ask_ecp(self, at: float, *, now: bool) -> list[Action]:
         if not self.rules.use_ecp or self._ecp_pending:
             return []
         asked = self._ecp_asked
-        due = asked is None or at - asked >= self.rules.ecp_recheck
+        recheck = self.rules.ecp_recheck
+        if self.silent and self.ecp_up is False:  # said down: no more often than connects
+            recheck = max(recheck, UNREACHABLE_BACKOFF)
+        due = asked is None or at - asked >= recheck
         if not (now or due or self.ecp_up is None):
             return []
         self._ecp_asked, self._ecp_pending = at, True

@@ -34,7 +34,9 @@ from rokuprof.capture.config import (
     device_dir,
     device_record,
 )
+from rokuprof.capture.ecp_queries import ask_active_app, ask_device_info
 from rokuprof.capture.exports import export_finished_run
+from rokuprof.capture.probes import ProbeBudget
 from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.run import NoData, RunCapture
 from rokuprof.capture.signals import StopRequest
@@ -44,13 +46,10 @@ from rokuprof.capture.tasks import alongside, cancel
 from rokuprof.capture.vitals_poll import RunExtras
 from rokuprof.device.console import BsprofStatus, ConsoleClient
 from rokuprof.device.control import ControlResult, control
-from rokuprof.device.ecp import ActiveApp, DeviceInfo, EcpClient
+from rokuprof.device.ecp import ActiveApp, DeviceInfo
 from rokuprof.device.errors import (
     DeviceError,
-    DeviceTimeout,
-    DeviceUnavailable,
     HttpStatusError,
-    LimitedModeError,
 )
 from rokuprof.device.stream import ProfilerStream
 from rokuprof.store.files import sweep_tmp
@@ -81,8 +80,10 @@ class DeviceCapture:
         connect: Connect | None = None,
         clock: Callable[[], float] = time.monotonic,
         rand: Callable[[], float] = random.random,
+        probes: ProbeBudget | None = None,
     ) -> None:
         self.config = config
+        self.probes = probes  # shared by a fleet's loops: silent devices' connects and queries
         self.connect: Connect = connect or ProfilerStream.open  # tests script a device with it
         self.observer = observer or NullObserver()
         if sink_factory is None and config.chunks:
@@ -109,6 +110,8 @@ class DeviceCapture:
         if not self.stop.requested:
             self.summary.stop_reason = text or self._stop_text(cause)
         self.stop.request(cause)
+        if self.probes is not None:
+            self.probes.withdraw(self)  # no longer waits for a turn to connect
 
     def _stop_text(self, cause: StopCause) -> str:
         cfg = self.config
@@ -163,27 +166,22 @@ class DeviceCapture:
 
     # -- device identity and ECP -------------------------------------------------------------
 
+    def _probe(self, *, main: bool) -> contextlib.AbstractAsyncContextManager[bool]:
+        """A turn of the fleet's probes while silent; ``main``: the connect a stop withdraws."""
+        if self.probes is None or not self.machine.silent:
+            return contextlib.nullcontext(True)
+        return self.probes.turn(self if main else None)
+
     async def _query_device_info(self) -> None:
-        cfg = self.config
         try:
-            async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
-                info = await ecp.device_info()
-        except (DeviceUnavailable, DeviceTimeout) as error:
-            self._apply(dm.EcpAnswered(self.clock(), False, str(error)))
-            return
-        except LimitedModeError as error:  # 403: it answers, but will not say who it is
-            self._apply(dm.EcpAnswered(self.clock(), True, str(error), mode="limited"))
-            return
-        except DeviceError as error:  # it answers, with something we cannot use
-            self._apply(dm.EcpAnswered(self.clock(), True, str(error)))
-            return
+            answer, info = await ask_device_info(self.config, self.clock, self._probe(main=False))
         except Exception:
             self._apply(dm.EcpAnswered(self.clock(), None))  # no word: ask again when due
             raise
-        first = self.device_info is None
+        first = info is not None and self.device_info is None
         if first:
             self.device_info = info
-        self._apply(dm.EcpAnswered(self.clock(), True, mode=info.ecp_mode, identified=True))
+        self._apply(answer)
         if first:
             self._set_device()
             self.observer.on_state(self.status)
@@ -217,12 +215,9 @@ class DeviceCapture:
         return self.status.device, device_record(self.status.device, cfg.host, self.device_info)
 
     async def _query_active_app(self) -> None:
-        cfg = self.config
-        if not cfg.use_ecp or (self.status.limited and self.device_info is None):
+        if not self.config.use_ecp or (self.status.limited and self.device_info is None):
             return  # ECP refuses even device-info: it would refuse this too
-        with contextlib.suppress(DeviceError):
-            async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
-                self._run_app = await ecp.active_app()
+        self._run_app = await ask_active_app(self.config)
 
     async def _free_space(self) -> int | None:
         """The output file system's free bytes, when the machine wants them (``None``: not
@@ -285,15 +280,18 @@ class DeviceCapture:
     async def _attempt(self) -> Step:
         """One connect to the profiler port, and the run it may become."""
         cfg = self.config
-        try:
-            stream = await self.connect(
-                cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
-            )
-        except DeviceError as error:
-            refused = isinstance(error.__cause__, ConnectionRefusedError)
-            return self._apply(dm.ConnectFailed(self.clock(), refused, str(error)))
-        self._apply(dm.Connected(self.clock()))
-        return await self._capture_run(stream)
+        async with self._probe(main=True) as granted:  # a silent device: until it answers
+            if not granted:  # stopped while waiting for a turn
+                return dm.Wake(self.clock() + cfg.poll_interval)
+            try:
+                stream = await self.connect(
+                    cfg.host, cfg.profiler_port, connect_timeout=cfg.connect_timeout
+                )
+            except DeviceError as error:
+                refused = isinstance(error.__cause__, ConnectionRefusedError)
+                return self._apply(dm.ConnectFailed(self.clock(), refused, str(error)))
+            self._apply(dm.Connected(self.clock()))
+            return await self._capture_run(stream)  # its first byte hands the turn back
 
     async def _capture_run(self, stream: ProfilerStream) -> Step:
         """Capture one connected stream (a session, or not a run); the machine's next step."""
@@ -350,6 +348,8 @@ class DeviceCapture:
 
     def _run_started(self) -> None:
         """The run's first byte arrived: it streams (or is paused, as the console said)."""
+        if self.probes is not None:
+            self.probes.hand_back(self)  # it answers: no longer a probe
         self.status.last_data = self.clock()
         self.extras.session_open.set()
         self._apply(dm.RunStarted(self.clock()))

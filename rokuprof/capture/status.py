@@ -7,11 +7,14 @@ streams is :func:`idle_state` (pure).
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from rokuprof.device.constants import CONSOLE_PORT
 
 if TYPE_CHECKING:
     from rokuprof.capture.record import SessionRecord
@@ -53,6 +56,15 @@ def idle_state(profiler_refused: bool, ecp_up: bool | None) -> DeviceState:
     if not profiler_refused or ecp_up is False:
         return DeviceState.UNREACHABLE
     return DeviceState.REFUSED
+
+
+def control_command(host: str, console_port: int, action: str) -> str:
+    """The ``rokuprof control`` command line that reaches a device's console as its capture
+    loop does (the port named when it is not the default): a state's advice."""
+    words = ["rokuprof", "control", host, action]
+    if console_port != CONSOLE_PORT:
+        words += ["--console-port", str(console_port)]
+    return shlex.join(words)
 
 
 #: What each state means, for a log line or the live view (the detail, if any, follows).

@@ -38,6 +38,7 @@ from rokuprof.bsprof.model import Limits
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.daemon.config_keys import KEYS, Context, Reader, default
 from rokuprof.daemon.config_values import format_host, parse_listen, parse_size
+from rokuprof.daemon.fleet_cost import fleet_warnings
 from rokuprof.daemon.naming import name_clashes
 from rokuprof.daemon.recovery_policy import RecoveryBudget
 from rokuprof.device.hosts import Resolver, plain_host
@@ -230,6 +231,7 @@ def build_config(
         pyroscope=PyroscopeSection(url, str(pyro["name"]).strip()),
         recovery=RecoveryBudget(**rec),
         source=source,
+        warnings=fleet_warnings(len(devices), DiscoverySection(**disc)),
     )
 
 
@@ -339,4 +341,4 @@ def load_config(
         raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
     config = build_config(data, env=env, source=str(path), runnable=runnable, resolver=resolver)
     warning = dsn_file_warning(path, data)
-    return replace(config, warnings=(warning,)) if warning else config
+    return replace(config, warnings=(*config.warnings, warning)) if warning else config

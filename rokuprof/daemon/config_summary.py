@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from rokuprof import units
 from rokuprof.daemon.config_values import format_host
+from rokuprof.daemon.fleet_cost import cost_line
 from rokuprof.store.files import dir_mode_for
 
 if TYPE_CHECKING:
@@ -34,7 +35,9 @@ def summary(config: DaemonConfig) -> list[str]:
     lines.append(f"files: mode {mode:04o}, directories {dir_mode_for(mode):04o}")
     export = config.capture.export
     lines.append(f"exports at each run's end: {', '.join(export)}" if export else "exports: none")
-    lines.append(f"devices: {len(config.devices)}")
+    lines.append(
+        f"devices: {len(config.devices)}; {cost_line(len(config.devices), config.discovery)}"
+    )
     for d in config.devices:
         name = f" ({d.name})" if d.name else ""
         lines.append(

@@ -29,24 +29,27 @@ import asyncio
 import contextlib
 import functools
 import logging
+import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof import __version__
 from rokuprof.capture.limits import free_bytes
 from rokuprof.capture.loop import CaptureConfig
+from rokuprof.capture.probes import DEFAULT_PROBE_RATE, DEFAULT_PROBES, ProbeBudget
 from rokuprof.capture.session import safe_name
 from rokuprof.capture.signals import StopRequest, stop_on_signals
 from rokuprof.capture.stop import StopCause
+from rokuprof.daemon import collect as collecting
 from rokuprof.daemon.collect import DaemonState, collect, dead_loops, health, status_line
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.discovery import Discovery, SearchSettings, device_key
 from rokuprof.daemon.disk import DiskKeeper, retention_policy
 from rokuprof.daemon.metrics import Family, MetricsServer
-from rokuprof.daemon.naming import host_name
+from rokuprof.daemon.naming import host_name, shared_hosts
 from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import export_recovered_session, recover
 from rokuprof.daemon.registry import DeviceNames, DiscoveredDevices
@@ -62,6 +65,7 @@ log = logging.getLogger(__name__)
 ShutdownTrigger = Callable[[], Awaitable[object]]
 #: Seconds systemd's start timeout gives a crashed session's conversion beyond its time budget.
 RECOVERY_TIMEOUT_MARGIN = 30.0
+START_TURN = 100  # devices started between two turns of the event loop
 
 
 @dataclass
@@ -81,6 +85,9 @@ class DaemonOptions:
     restart_backoff_cap: float = 60.0
     pyroscope: PyroscopeTuning = field(default_factory=PyroscopeTuning)  # PyroscopePusher's
     clock: Callable[[], float] = time.monotonic  # of discovery's policies (expiry, rate limit)
+    rand: Callable[[], float] = random.random  # the jitter of every device's backoff
+    probes: int = DEFAULT_PROBES  # connects and ECP queries of silent devices at once, fleet-wide
+    probe_rate: float = DEFAULT_PROBE_RATE  # ... and started per second (rokuprof.capture.probes)
 
 
 class Daemon:
@@ -100,6 +107,8 @@ class Daemon:
         self.options = options or DaemonOptions()
         self.out = Path(config.capture.out)
         self.slots: dict[str, DeviceSlot] = {}
+        self._shared_hosts = shared_hosts(config.devices)  # named <host>-<port> (naming.py)
+        self.probes = ProbeBudget(self.options.probes, self.options.probe_rate)  # every loop's
         self.uploader = Uploader(
             Spool(self.out),
             config.sentry.dsn,
@@ -169,7 +178,7 @@ class Daemon:
             limits=self.config.capture.limits,
             archive_limits=self.config.capture.archive,
             device_dir=device_dir or entry.name or None,
-            host_name=host_name(entry, self.config.devices),
+            host_name=host_name(entry, self._shared_hosts),
             exports=self.config.capture.export,
             vitals_interval=self.config.capture.vitals_interval,
             name_claim=functools.partial(
@@ -218,6 +227,8 @@ class Daemon:
             source=source,
             backoff_cap=self.options.restart_backoff_cap,
             clock=self.options.clock,
+            rand=self.options.rand,
+            probes=self.probes,
         )
         self.slots[key] = slot
         slot.start()
@@ -274,6 +285,10 @@ class Daemon:
         """Every metric family now (see :mod:`rokuprof.daemon.collect`)."""
         return collect(self.state, now=time.monotonic(), wall=time.time())
 
+    def collect_in_turns(self) -> Generator[None, None, list[Family]]:
+        """:meth:`collect`, a few devices at a time (what ``/metrics`` serves)."""
+        return collecting.collect_in_turns(self.state, now=time.monotonic(), wall=time.time())
+
     # -- life cycle --------------------------------------------------------------------------
 
     def _spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task:
@@ -302,15 +317,17 @@ class Daemon:
             self._spawn(self._export_recovered(recovered.converted_sessions), "recovered-exports")
         listen = self.config.metrics.listen
         if listen is not None:
-            self.metrics = MetricsServer(self.collect, self.health, listen[0], listen[1])
+            self.metrics = MetricsServer(self.collect_in_turns, self.health, listen[0], listen[1])
             await self.metrics.start()
             log.info("metrics on http://%s:%d/metrics", listen[0], self.metrics.port)
         self._upload_task = asyncio.create_task(self.uploader.run(), name="uploader")
         self._spawn(self.disk.run(), "retention")
         if self.pyroscope is not None:
             self._spawn(self.pyroscope.run(), "pyroscope")
-        for entry in self.config.devices:
+        for i, entry in enumerate(self.config.devices, 1):
             self.add_device(entry)
+            if not i % START_TURN:
+                await asyncio.sleep(0)  # thousands of devices: /metrics and signals answer
         if self.config.discovery.enabled:
             self._discovery_task = self._spawn(self.discovery.run(), "discovery")
         self._spawn(self.notifier.watchdog(lambda: self.alive() or self.stopping), "watchdog")
@@ -335,6 +352,7 @@ class Daemon:
             self._discovery_task.cancel()
         for slot in self.slots.values():
             slot.request_stop(cause)
+        self.probes.close()  # loops waiting for a turn to probe stop waiting
         captures = [s.task for s in self.slots.values() if s.task is not None]
         if captures:
             _, late = await asyncio.wait(captures, timeout=self.options.stop_seconds)

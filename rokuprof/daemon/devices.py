@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rokuprof.backoff import backoff_delay
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture, device_dir
+from rokuprof.capture.probes import ProbeBudget
 from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
 from rokuprof.capture.stop import StopCause
@@ -64,9 +65,13 @@ class DeviceSlot:
         backoff_base: float = 1.0,
         backoff_cap: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        rand: Callable[[], float] = random.random,
+        probes: ProbeBudget | None = None,
     ) -> None:
         self.label = label
-        self.clock = clock  # of :meth:`last_answer`
+        self.clock = clock  # of :meth:`last_answer`, the restarts' backoff, repeated messages
+        self.rand = rand  # uniform in [0, 1): the jitter of restarts and of the loop's backoff
+        self.probes = probes  # the fleet's budget of probes of silent devices
         self._answered_at: float | None = None
         self._state_seen = DeviceState.STARTING
         self.config = config
@@ -181,7 +186,7 @@ class DeviceSlot:
     def on_message(self, status: CaptureStatus, level: str, text: str) -> None:
         if level in ("warning", "error"):
             self._error(text)
-        now = time.monotonic()
+        now = self.clock()
         if text == self._last_message and now - self._last_message_at < REPEAT_LOG_SECONDS:
             return  # a device that keeps answering the same thing is logged once in a while
         self._last_message, self._last_message_at = text, now
@@ -218,10 +223,12 @@ class DeviceSlot:
     async def _supervise(self) -> None:
         failures = 0
         while not self._stop.is_set():
-            self.capture = DeviceCapture(self.config, observer=self)
+            self.capture = DeviceCapture(
+                self.config, observer=self, rand=self.rand, probes=self.probes
+            )
             if self._stop.is_set():
                 break
-            started = time.monotonic()
+            started = self.clock()
             try:
                 await self.capture.run()
             except Exception as exc:  # disk full, or a bug: keep every device going
@@ -238,11 +245,11 @@ class DeviceSlot:
             await self._close_unfinished()
             if self._stop.is_set():
                 break
-            if time.monotonic() - started > self.backoff_cap:
+            if self.clock() - started > self.backoff_cap:
                 failures = 0
             failures += 1
             self.counters.restarts += 1
-            delay = backoff_delay(failures, self.backoff_base, self.backoff_cap, random.random())
+            delay = backoff_delay(failures, self.backoff_base, self.backoff_cap, self.rand())
             self._log(logging.WARNING, "restarting the capture loop in %.1f s", delay)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)

@@ -9,16 +9,28 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Family:
-    """One metric: name, type (``counter``/``gauge``), help text and its labelled values."""
+    """One metric: name, type (``counter``/``gauge``), help text and its labelled values (each
+    sample's labels as a mapping, or as their exposition text: :func:`label_text`)."""
 
     name: str
     type: str
     help: str
-    samples: list[tuple[dict[str, str], float]] = field(default_factory=list)
+    samples: list[tuple[dict[str, str] | str, float]] = field(default_factory=list)
 
     def add(self, value: float, **labels: object) -> Family:
         self.samples.append(({k: str(v) for k, v in labels.items()}, float(value)))
         return self
+
+    def add_text(self, value: float, labels: str) -> Family:
+        """A sample whose labels are already exposition text (:func:`label_text`): what a
+        scrape of thousands of devices uses, each device's label escaped once."""
+        self.samples.append((labels, value))
+        return self
+
+
+def label_text(**labels: object) -> str:
+    """Labels as the exposition writes them: ``device="tv",state="refused"``."""
+    return ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items())
 
 
 def _escape(value: str) -> str:
@@ -26,6 +38,8 @@ def _escape(value: str) -> str:
 
 
 def _number(value: float) -> str:
+    if type(value) is int:
+        return str(value)
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
@@ -40,7 +54,7 @@ def render(families: Iterable[Family]) -> str:
         lines.append(f"# HELP {fam.name} {fam.help.replace(chr(10), ' ')}")
         lines.append(f"# TYPE {fam.name} {fam.type}")
         for labels, value in fam.samples:
-            text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+            text = labels if isinstance(labels, str) else label_text(**labels)
             lines.append(
                 f"{fam.name}{{{text}}} {_number(value)}" if text else f"{fam.name} {_number(value)}"
             )

@@ -2,16 +2,23 @@
 
 :func:`~rokuprof.daemon.exposition.render` turns metric families into text (no I/O, in
 :mod:`rokuprof.daemon.exposition`); :class:`MetricsServer` serves ``GET /metrics``
-(whatever its ``collect`` callable returns at that moment) and ``GET /healthz`` (200 ``ok`` or
-503 with the reason). Requests are bounded in size and time; one connection never blocks another.
+(whatever its ``collect`` callable returns at that moment; a generator is driven to its return
+value with the event loop free at each of its pauses) and ``GET /healthz`` (200 ``ok`` or 503
+with the reason). Requests are bounded in size and time; one connection never blocks another.
+The text of ``/metrics`` is rendered in a thread of its own (never queued behind the daemon's
+file work), and requests that arrive while a scrape is being made share it, so a daemon with
+thousands of devices answers promptly and a client asking in a loop costs one scrape at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from rokuprof.daemon.exposition import Family, render
 
@@ -29,7 +36,7 @@ class MetricsServer:
 
     def __init__(
         self,
-        collect: Callable[[], Iterable[Family]],
+        collect: Callable[[], Iterable[Family] | Generator[None, None, Iterable[Family]]],
         health: Callable[[], tuple[bool, str]] = lambda: (True, "ok"),
         host: str = "127.0.0.1",
         port: int = 9464,
@@ -40,6 +47,31 @@ class MetricsServer:
         self.port = port
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._scrape: asyncio.Future[bytes] | None = None  # the scrape being made, shared
+        self._renderer: ThreadPoolExecutor | None = None  # the thread /metrics is rendered in
+
+    async def metrics_text(self) -> bytes:
+        """The ``/metrics`` body now: collected (a generator in turns), rendered in a worker
+        thread; a request that arrives meanwhile gets the same text."""
+        if self._scrape is None or self._scrape.done():
+            self._scrape = asyncio.ensure_future(self._make_scrape())
+        return await asyncio.shield(self._scrape)
+
+    async def _make_scrape(self) -> bytes:
+        families = self.collect()
+        if inspect.isgenerator(families):
+            turns = families
+            while True:
+                try:
+                    next(turns)
+                except StopIteration as done:
+                    families = done.value
+                    break
+                await asyncio.sleep(0)
+        if self._renderer is None:
+            self._renderer = ThreadPoolExecutor(1, thread_name_prefix="metrics")
+        text = functools.partial(render, list(families))
+        return (await asyncio.get_running_loop().run_in_executor(self._renderer, text)).encode()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._handle, self.host, self.port)
@@ -54,6 +86,9 @@ class MetricsServer:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
+        if self._renderer is not None:
+            self._renderer.shutdown(wait=False, cancel_futures=True)
+            self._renderer = None
 
     async def __aenter__(self) -> MetricsServer:
         await self.start()
@@ -68,7 +103,10 @@ class MetricsServer:
         if method not in ("GET", "HEAD"):
             return 405, "text/plain", b"method not allowed\n"
         if path == "/metrics":
-            return 200, CONTENT_TYPE, render(self.collect()).encode("utf-8")
+            families = self.collect()
+            if inspect.isgenerator(families):
+                raise TypeError("a collect in turns: ask metrics_text()")
+            return 200, CONTENT_TYPE, render(families).encode("utf-8")
         if path == "/healthz":
             ok, reason = self.health()
             return (200 if ok else 503), "text/plain", (reason + "\n").encode("utf-8")
@@ -86,7 +124,10 @@ class MetricsServer:
                 status, ctype, body = 400, "text/plain", b"bad request\n"
             else:
                 try:
-                    status, ctype, body = self.respond(parts[0], parts[1])
+                    if parts[0] in ("GET", "HEAD") and parts[1].split("?", 1)[0] == "/metrics":
+                        status, ctype, body = 200, CONTENT_TYPE, await self.metrics_text()
+                    else:
+                        status, ctype, body = self.respond(parts[0], parts[1])
                 except Exception:  # a bug in a collector must not kill the server
                     log.exception("metrics: cannot render")
                     status, ctype, body = 500, "text/plain", b"internal error\n"

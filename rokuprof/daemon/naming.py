@@ -12,7 +12,7 @@ name are a config error; two live devices reporting one serial are told apart at
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
 from rokuprof.store.layout import safe_name
@@ -24,24 +24,32 @@ class Entry(Protocol):
     profiler_port: int
 
 
-def host_name(entry: Entry, devices: Sequence[Entry]) -> str:
-    """``entry``'s name while no serial is known: its host, with its port if shared."""
-    shared = sum(1 for d in devices if d.host == entry.host) > 1
-    return safe_name(f"{entry.host}-{entry.profiler_port}" if shared else entry.host)
+def shared_hosts(devices: Sequence[Entry]) -> frozenset[str]:
+    """The hosts two or more of ``devices`` share (one pass: a fleet's names cost O(devices))."""
+    counts = Counter(d.host for d in devices)
+    return frozenset(host for host, n in counts.items() if n > 1)
 
 
-def first_name(entry: Entry, devices: Sequence[Entry]) -> str:
+def host_name(entry: Entry, shared: Collection[str]) -> str:
+    """``entry``'s name while no serial is known: its host, with its port if the host is one of
+    the ``shared`` ones (:func:`shared_hosts`)."""
+    return safe_name(f"{entry.host}-{entry.profiler_port}" if entry.host in shared else entry.host)
+
+
+def first_name(entry: Entry, shared: Collection[str]) -> str:
     """The name ``entry`` starts with: its config ``name``, else :func:`host_name`."""
-    return safe_name(entry.name) if entry.name else host_name(entry, devices)
+    return safe_name(entry.name) if entry.name else host_name(entry, shared)
 
 
 def name_clashes(devices: Sequence[Entry]) -> list[str]:
     """One sentence per name two or more configured devices would start with."""
-    names = [first_name(d, devices) for d in devices]
-    counts = Counter(names)
+    shared = shared_hosts(devices)
+    where: dict[str, list[int]] = {}
+    for i, device in enumerate(devices):
+        where.setdefault(first_name(device, shared), []).append(i)
     problems = []
-    for name in sorted(n for n, k in counts.items() if k > 1):
-        which = " and ".join(f"devices[{i}]" for i, n in enumerate(names) if n == name)
+    for name in sorted(n for n, at in where.items() if len(at) > 1):
+        which = " and ".join(f"devices[{i}]" for i in where[name])
         problems.append(
             f"{which} would all be named {name!r} (their directory and metric label):"
             " give each its own name"

@@ -46,6 +46,10 @@ SSDP_MAX_SOURCES = 1024
 STREAM_MAX_HEAD_BYTES = 64 * KIB
 #: From the first byte of an HTTP answer, its head must be complete within this long.
 STREAM_HEAD_TIMEOUT = 10.0
+#: From the connect, the answer's first byte must come within this long: a profiled app answers
+#: at once, so a port that accepts and stays silent (a hung or hostile listener) does not hold a
+#: socket for the whole idle timeout.
+STREAM_ANSWER_TIMEOUT = 10.0
 
 # -- Application Installer (TCP 80) ------------------------------------------------------------
 #: An installer page (install answer, inspect page) is a few KB.

@@ -2,9 +2,10 @@
 
 :class:`ProfilerStream` is the asyncio shell over the sans-IO HTTP response reader
 (:class:`~rokuprof.device.response.ResponseReader`): connect with a timeout, TCP keepalive,
-read with an idle timeout. The HTTP head is bounded in bytes and in total time: once its first
-byte has arrived it must be complete within ``head_timeout`` (see :mod:`rokuprof.device.limits`),
-so a device cannot hold a capture loop by trickling a head.
+read with an idle timeout. The HTTP head is bounded in bytes and in total time: its first byte
+must come within ``answer_timeout`` of the connect, and once it has arrived the head must be
+complete within ``head_timeout`` (see :mod:`rokuprof.device.limits`), so a device cannot hold a
+capture loop (and a socket) by accepting and saying nothing, or by trickling a head.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rokuprof.device.errors import (
     DeviceTimeout,
     DeviceUnavailable,
 )
-from rokuprof.device.limits import STREAM_HEAD_TIMEOUT
+from rokuprof.device.limits import STREAM_ANSWER_TIMEOUT, STREAM_HEAD_TIMEOUT
 from rokuprof.device.response import ResponseReader, build_request
 
 READ_SIZE = 64 * 1024
@@ -70,7 +71,7 @@ class ProfilerStream:
         self.last_data: float | None = None  # monotonic time of the last raw byte
         self.eof = False
         self.head_timeout = head_timeout
-        self._head_deadline: float | None = None  # monotonic; set at the answer's first byte
+        self._head_deadline: float | None = None  # monotonic: the answer's, then its head's
         self._transport: asyncio.Transport | None = None
         self._buffer: list[bytes] = []
         self._buffered = 0
@@ -89,9 +90,11 @@ class ProfilerStream:
         connect_timeout: float = 2.0,
         path: str = PROFILER_PATH,
         head_timeout: float = STREAM_HEAD_TIMEOUT,
+        answer_timeout: float = STREAM_ANSWER_TIMEOUT,
     ) -> ProfilerStream:
         """Connect and send the GET; :class:`DeviceUnavailable` when nothing listens."""
         stream = cls(host, port, head_timeout=head_timeout)
+        stream._head_deadline = time.monotonic() + connect_timeout + answer_timeout
         loop = asyncio.get_running_loop()
         try:
             transport, _ = await asyncio.wait_for(
@@ -256,8 +259,13 @@ class ProfilerStream:
                 raise TimeoutError
             await asyncio.wait_for(self._wake.wait(), wait)
         except TimeoutError:
-            if which == "head":
+            if which == "head" and not self.received:
                 error: DeviceError = DeviceTimeout(
+                    f"the profiler port {self.host}:{self.port} accepted the connection but "
+                    "did not answer in time; gave up"
+                )
+            elif which == "head":
+                error = DeviceTimeout(
                     f"the profiler port {self.host}:{self.port}: HTTP response head not "
                     f"complete within {self.head_timeout:g} s of its first byte; gave up"
                 )
