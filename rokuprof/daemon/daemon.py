@@ -43,13 +43,14 @@ from rokuprof.capture.session import safe_name
 from rokuprof.capture.signals import StopRequest, stop_on_signals
 from rokuprof.capture.stop import StopCause
 from rokuprof.daemon import collect as collecting
+from rokuprof.daemon.capture_settings import capture_config
 from rokuprof.daemon.collect import DaemonState, collect, dead_loops, health, status_line
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.discovery import Discovery, SearchSettings, device_key
 from rokuprof.daemon.disk import DiskKeeper, retention_policy
 from rokuprof.daemon.metrics import Family, MetricsServer
-from rokuprof.daemon.naming import host_name, shared_hosts
+from rokuprof.daemon.naming import shared_hosts
 from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import export_recovered_session, recover
 from rokuprof.daemon.registry import DeviceNames, DiscoveredDevices
@@ -167,24 +168,17 @@ class Daemon:
 
     # -- devices -----------------------------------------------------------------------------
 
-    def _capture_config(self, entry: DeviceEntry, device_dir: str | None = None) -> CaptureConfig:
-        return CaptureConfig(
-            host=entry.host,
+    def _capture_config(self, entry: DeviceEntry) -> CaptureConfig:
+        claim = functools.partial(
+            self._claim_name, self.device_key(entry), entry.host, entry.profiler_port
+        )
+        return capture_config(
+            self.config,
+            entry,
             out=self.out,
-            profiler_port=entry.profiler_port,
-            ecp_port=entry.ecp_port,
-            console_port=entry.console_port,
-            chunk_settings=self.config.capture.chunks,
-            limits=self.config.capture.limits,
-            archive_limits=self.config.capture.archive,
-            device_dir=device_dir or entry.name or None,
-            host_name=host_name(entry, self._shared_hosts),
-            exports=self.config.capture.export,
-            vitals_interval=self.config.capture.vitals_interval,
-            name_claim=functools.partial(
-                self._claim_name, self.device_key(entry), entry.host, entry.profiler_port
-            ),
-            **self.options.capture,
+            shared_hosts=self._shared_hosts,
+            name_claim=claim,
+            tuning=self.options.capture,
         )
 
     def _claim_name(self, key: str, host: str, port: int, wanted: str) -> str:
