@@ -248,14 +248,15 @@ class ChunkBuilder:
         # time before it is cut only once this data is queued, so the cut can place it there.
         self._advance(slot - self._settle)
         sampler = self.sampler
+        items = []
         for path, wall in walls.items():
             module = self._thread_of(path)
             if module is None:
                 self.report.unattributed_seconds += sampler.seconds(wall)
-                continue
-            n = sampler.take(path, wall)
-            if n:
-                self._lane(module).push(path, n)
+            else:
+                items.append((module, path, wall))
+        for module, path, n in sampler.take(items):
+            self._lane(module).push(path, n)
         self._advance(slot)
         self._last_slot = slot
         for lane in self._lanes.values():
@@ -309,20 +310,11 @@ class ChunkBuilder:
         yield from self.ready()
         while self._advance_one(end_slot):
             yield from self.ready()
-        room: dict[int, int] = {}  # module -> free slots before the end for rounded-off samples
-
-        def has_room(path: int) -> bool:
-            module = self._thread_of(path)
-            if module is None:
-                return False
-            left = room.get(module)
-            if left is None:
-                left = self._lane(module).room(end_slot)
-            room[module] = max(0, left - 1)
-            return left > 0
-
-        for path, n in self.sampler.round_off(has_room):
-            self._lane(self._threads[path]).push(path, n)
+        # The threads' last rounding samples, where the thread has room for them before the end.
+        threads = self._threads
+        rounded = self.sampler.round_off(threads.get, lambda m: self._lane(m).room(end_slot))
+        for path, n in rounded:
+            self._lane(threads[path]).push(path, n)
         self._end_slot = end_slot
         self._lone = 0
         if self._pending():
