@@ -310,9 +310,15 @@ class ChunkBuilder:
         yield from self.ready()
         while self._advance_one(end_slot):
             yield from self.ready()
-        # The threads' last rounding samples, where the thread has room for them before the end.
+        # The threads' last rounding samples, where the thread has room for them before the end
+        # and where they would not be a lone sample (which no chunk carries).
         threads = self._threads
-        rounded = self.sampler.round_off(threads.get, lambda m: self._lane(m).room(end_slot))
+
+        def alone(module: int) -> bool:
+            lane = self._lane(module)
+            return not lane.queued and not lane.busy_samples()
+
+        rounded = self.sampler.round_off(threads.get, lambda m: self._lane(m).room(end_slot), alone)
         for path, n in rounded:
             self._lane(threads[path]).push(path, n)
         self._end_slot = end_slot

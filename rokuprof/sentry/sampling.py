@@ -107,13 +107,18 @@ class Sampler:
         return [(t, p, n) for t, p, n in due if n]
 
     def round_off(
-        self, thread_of: Callable[[int], int | None], room: Callable[[int], int] | None = None
+        self,
+        thread_of: Callable[[int], int | None],
+        room: Callable[[int], int] | None = None,
+        alone: Callable[[int], bool] | None = None,
     ) -> list[tuple[int, int]]:
         """End of the run: each thread gets ``round(carried sum / T)`` more samples (at most
         ``room(thread)``, when given), one each to the paths with the largest remainders (ties:
         the lower path ID). Returns ``(path, 1)`` for those, by thread then path. Afterwards a
         thread's carried sum lies in ``[-T/2, T/2)`` when it had the room, and every path's
-        remainder still in ``(-T, T)``."""
+        remainder still in ``(-T, T)``. A thread for which ``alone(thread)`` is true (one more
+        sample would be its only one where it goes, so no chunk could carry it) gets no sample
+        for a sum under one period: it is within a period of its busy time without."""
         units = self.units
         candidates: dict[int, list[int]] = {}
         for path, r in self.rest.items():
@@ -124,7 +129,10 @@ class Sampler:
         out: list[tuple[int, int]] = []
         for thread in sorted(candidates):
             paths = candidates[thread]
-            owed = min((2 * self.carry.get(thread, 0) + units) // (2 * units), len(paths))
+            carried = self.carry.get(thread, 0)
+            owed = min((2 * carried + units) // (2 * units), len(paths))
+            if owed == 1 and carried < units and alone is not None and alone(thread):
+                owed = 0
             if room is not None and owed > 0:
                 owed = min(owed, room(thread))
             if owed <= 0:
