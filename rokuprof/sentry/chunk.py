@@ -26,11 +26,13 @@ Times are Unix epoch seconds (``time.time()``). Nothing here reads a clock, a fi
 
 How samples are made (see ``design.md``, "From aggregated deltas to Sentry samples"):
 
-* Each call path's wall-self delta becomes whole samples at 101 Hz; remainders carry forward
-  (:class:`~rokuprof.sentry.sampling.Sampler`), and at :meth:`ChunkBuilder.finish` a remainder of
-  at least half a period becomes one last sample where the thread has room before the end, so
-  ``samples x T`` per call path equals its wall-self total within one period (half a period
-  where there was room).
+* Each delta's wall-self time becomes whole samples at 101 Hz
+  (:class:`~rokuprof.sentry.sampling.Sampler`): per call path, and the whole periods left in the
+  sum of a thread's remainders go to its paths with the largest remainders; at
+  :meth:`ChunkBuilder.finish` each thread's sum is rounded to the nearest period the same way
+  where the thread has room before the end (and the one sample would not be alone in its
+  window). So over the run ``samples x T`` per call path equals its wall-self total within one
+  period, and per thread its busy time within one period, however short its call paths.
 * Each executable module is a thread (``thread_id`` = module ID). A delta's samples are laid back
   to back, one period apart, ending at the slot their data arrived in; a busy run always ends with
   an idle sample, since Sentry gives each sample the time until the next one on its thread.
