@@ -37,7 +37,6 @@ All arithmetic is on integers: a wall unit is worth ``hz`` ticks and one sample 
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable
 
 # The wall unit is the stream's fact (rokuprof.bsprof.wall_unit); its names stay importable here.
@@ -78,33 +77,45 @@ class Sampler:
         get samples now, in the same order."""
         units, hz = self.units, self.hz
         rest, carry = self.rest, self.carry
-        due: list[list[int]] = []  # [thread, path, samples]
-        positive: dict[int, list[int]] = {}  # thread -> indexes into due with rest > 0
+        threads: list[int] = []
+        paths: list[int] = []
+        counts: list[int] = []
+        # thread -> for each path with rest > 0, an integer that sorts the largest rest first,
+        # then stream order: (units - rest) above the path's index (into paths) in 32 bits
+        positive: dict[int, list[int]] = {}
         for thread, path, wall in items:
             before = rest.get(path, 0)
             r = before + wall * hz
-            n = r // units if r > 0 else 0
-            r -= n * units
+            if r >= units:
+                n, r = divmod(r, units)
+            else:
+                n = 0
             if r:
                 rest[path] = r
                 if r > 0:
-                    positive.setdefault(thread, []).append(len(due))
+                    held = positive.get(thread)
+                    if held is None:
+                        held = positive[thread] = []
+                    held.append((units - r) << 32 | len(paths))
             elif before:
                 del rest[path]
             carry[thread] = carry.get(thread, 0) + r - before
-            due.append([thread, path, n])
-        for thread, indexes in positive.items():
-            owed = min(carry[thread] // units, len(indexes))
+            threads.append(thread)
+            paths.append(path)
+            counts.append(n)
+        for thread, keys in positive.items():
+            owed = min(carry[thread] // units, len(keys))
             if owed <= 0:
                 continue
-            if owed < len(indexes):  # largest remainders first, then stream order
-                indexes = heapq.nsmallest(owed, indexes, key=lambda i: (-rest[due[i][1]], i))
-            for i in indexes:
-                row = due[i]
-                row[2] += 1
-                rest[row[1]] -= units
+            if owed < len(keys):
+                keys.sort()
+                del keys[owed:]
+            for key in keys:
+                i = key & 0xFFFFFFFF
+                counts[i] += 1
+                rest[paths[i]] -= units
             carry[thread] -= owed * units
-        return [(t, p, n) for t, p, n in due if n]
+        return [(t, p, n) for t, p, n in zip(threads, paths, counts, strict=True) if n]
 
     def round_off(
         self,
@@ -137,8 +148,9 @@ class Sampler:
                 owed = min(owed, room(thread))
             if owed <= 0:
                 continue
-            chosen = heapq.nsmallest(owed, paths, key=lambda p: (-self.rest[p], p))
-            for path in sorted(chosen):
+            rest = self.rest
+            paths.sort(key=lambda p: (units - rest[p], p))
+            for path in sorted(paths[:owed]):
                 self.rest[path] -= units
                 out.append((path, 1))
             self.carry[thread] -= owed * units
