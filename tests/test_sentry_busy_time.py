@@ -31,18 +31,21 @@ from sentry_helpers import START, T, assert_valid, counter_ids
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, MODULE, PATH, STRING, Footer, Header
+from rokuprof.capture.catchup import CatchUp
 from rokuprof.export import export, input_from_bytes
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.chunk import ChunkBuilder
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.simulator import DeviceConfig, ReplayBody, SimulatedDevice
+from rokuprof.simulator.worst_cases import START_MS as HEADER_START_MS
 from rokuprof.simulator.worst_cases import many_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 FILE = 1  # string IDs: the file, then one per module name and one function name per path
 START_MS = int(START * 1000)
 EPS = 1e-9
+HEADER_START_S = HEADER_START_MS / 1000  # the worst cases' run start
 
 HEADER = Header(
     major=1, minor=0, patch=0, header_size=0, requested_sample_ratio=1.0,
@@ -328,6 +331,31 @@ def test_offline_windows_conserve(paths: int, wall_us: int, threads: int, flushe
     lone = leftover_samples(report)
     assert report.unplaced_seconds == 0 and all(n == 1 for n in lone.values())
     assert_conserved(path_set, seconds_of(chunk_counts(payloads), lone), "chunks")
+
+
+@pytest.mark.parametrize("kept", [1, 2, 3])
+def test_recovery_catches_up_without_counting_borrowed_periods_twice(kept: int) -> None:
+    """A crashed run's catch-up (daemon recovery) of 10,000 paths x 2 ms on one thread after
+    ``kept`` of its 4 chunks were written: the kept chunks' paths each hold a sample for 2 ms of
+    their own (the rest borrowed from the thread's other paths), so the catch-up must not sample
+    those other paths' time again: kept + caught up = what one conversion makes. (Paying each
+    path's debt only from its own time made 2,423 to 3,229 samples of 2,020.)"""
+    data = many_paths(10_000, seconds=20.0, modules=1)
+    settings_ = ChunkSettings(chunk_seconds=5)
+    conv = OfflineConverter(settings_, profiler_id="a" * 32)
+    conv.feed(data)
+    payloads = [c.payload for c in conv.chunks()]
+    whole = busy_samples(payloads) + conv.summary.report.leftover_samples
+    assert len(payloads) == 4 and abs(whole * T - 20.0) <= T + EPS
+    start = HEADER_START_S
+    catch_up = CatchUp(
+        payloads[:kept], start=start, end=start + 20, total_bytes=len(data),
+        profiler_id="a" * 32, settings=settings_,
+    )  # fmt: skip
+    catch_up.feed(data)
+    result = catch_up.finish()
+    more = busy_samples([c.payload for c in result.chunks]) + result.report.leftover_samples
+    assert busy_samples(payloads[:kept]) + more == whole
 
 
 def test_ties_are_broken_by_the_bytes_alone() -> None:

@@ -59,7 +59,7 @@ class Sampler:
         self.hz = hz
         #: path -> ticks not yet sampled, -units < rest < units (paths at 0 are not kept)
         self.rest: dict[int, int] = {}
-        #: thread -> the sum of its paths' rests
+        #: thread -> the sum of its paths' rests, less what it :meth:`owe`\ s
         self.carry: dict[int, int] = {}
 
     @property
@@ -155,6 +155,12 @@ class Sampler:
                 out.append((path, 1))
             self.carry[thread] -= owed * units
         return out
+
+    def owe(self, thread: int, wall: int) -> None:
+        """``wall`` units of ``thread`` were already sampled elsewhere (a crashed run's chunks
+        that its call paths' own time does not cover): its paths' remainders pay them back
+        before the thread gets another sample beyond its paths' own."""
+        self.carry[thread] = self.carry.get(thread, 0) - wall * self.hz
 
     def pending_seconds(self) -> float:
         """Wall time not (yet) represented by samples, summed over paths (may be negative after
