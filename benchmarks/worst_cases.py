@@ -46,6 +46,13 @@ peak is printed). Caps per child: ``--time-limit`` seconds (then SIGKILL: ``time
 ``--rss-limit`` MiB, polled every 50 ms (then SIGKILL: ``killed at N MiB``), with
 ``RLIMIT_AS`` at the RSS limit + 4 GiB as a backstop.
 
+**Busy time part** (issue 27, row 3; ``--only "short paths"``): many call paths shorter
+than a period on one thread, ``many_paths(P, seconds=B, modules=1, run_seconds=R)``: 10,000
+x 2 ms (20 s busy in a 20 s run), 2,000 x 12 ms (24 s in 24 s), 2,000 x 5 ms (10 s in an 11 s
+run). ``convert --json`` of each by each checkout (native engine): exit status, chunks, busy
+samples (in chunks, and left over) and the thread's drift, ``(busy samples x T - B) / B``
+(the invariant: within one period, T = 1/101 s, of the busy time).
+
 **Daemon part**: a real ``rokuprof daemon`` (no Sentry DSN, chunks kept on disk, 10 s chunks)
 captures two devices on 127.0.0.1, both simulated by this checkout in a child process: a
 healthy one (the live synthetic app, 2 s runs, 0.5 s apart, for as long as the hostile one
@@ -248,6 +255,72 @@ def build_streams_child(work: Path, spec: list[dict]) -> None:
         path.write_bytes(getattr(worst_cases, item["function"])(**item["kwargs"]))
         files[item["name"]] = str(path)
     print(json.dumps(files))
+
+
+# --- the busy time part (issue 27, row 3) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShortPaths:
+    """``paths`` call paths of ``wall_ms`` each on one thread, in a run of ``run_seconds``."""
+
+    paths: int
+    wall_ms: float
+    run_seconds: float
+
+    @property
+    def name(self) -> str:
+        return f"short paths {self.paths:,} x {self.wall_ms:g} ms"
+
+    @property
+    def busy_seconds(self) -> float:
+        return self.paths * self.wall_ms / 1000
+
+    def stream(self) -> Stream:
+        args = {"paths": self.paths, "seconds": self.busy_seconds, "modules": 1}
+        args["run_seconds"] = self.run_seconds
+        return Stream(self.name, "short", "many_paths", args)
+
+
+SHORT_PATHS = (ShortPaths(10_000, 2, 20.0), ShortPaths(2_000, 12, 24.0), ShortPaths(2_000, 5, 11.0))
+
+
+def busy_part(
+    trees: list[tuple[str, Path]], rows: list[ShortPaths], opts, caps: Caps, work: Path
+) -> None:
+    """``convert --json`` of each short-paths stream by each checkout: how much of the thread's
+    busy time its samples hold."""
+    files = build_streams(opts.current, [r.stream() for r in rows], work)
+    print(
+        "\nbusy time (issue 27 row 3): convert, native engine; busy samples in chunks (+ left "
+        "over); drift = busy samples x T against the thread's busy time (within T: conserved)"
+    )
+    head = f"{'stream':28} {'busy s':>7}"
+    for name, _ in trees:
+        head += f" | {name + ': status':>16} {'chunks':>6} {'busy samples':>14} {'drift':>8}"
+    print(head)
+    for row in rows:
+        line = f"{row.name:28} {row.busy_seconds:7.1f}"
+        for _, tree in trees:
+            out = Path(tempfile.mkdtemp(prefix="busy-", dir=work))
+            try:
+                args = ["convert", str(files[row.name]), "--out", str(out / "o"), "--json"]
+                r = run_rokuprof(args, tree, "native", caps, out)
+                try:
+                    summary = json.loads((out / "stdout.txt").read_text())
+                except (OSError, ValueError):
+                    summary = {}
+            finally:
+                shutil.rmtree(out, ignore_errors=True)
+            busy = summary.get("busy_samples")
+            left = summary.get("leftover_samples", 0)
+            if busy is None:
+                line += f" | {r.status:>16} {'-':>6} {'-':>14} {'-':>8}"
+                continue
+            drift = ((busy + left) / 101 - row.busy_seconds) / row.busy_seconds
+            held = f"{busy:,}" + (f" (+{left})" if left else "")
+            line += f" | {r.status:>16} {summary.get('chunks', 0):>6} {held:>14} {drift:>+8.1%}"
+        print(line, flush=True)
 
 
 # --- child processes --------------------------------------------------------------------------
@@ -866,7 +939,9 @@ def parse_args() -> argparse.Namespace:
         "--current", type=Path, default=ROOT, help="the checkout measured as this (default: ours)"
     )
     parser.add_argument("--quick", action="store_true", help="smaller streams")
-    parser.add_argument("--only", help="only the streams whose name contains this")
+    parser.add_argument(
+        "--only", help='only the streams whose name contains this ("short paths": busy time)'
+    )
     parser.add_argument("--commands", default=",".join(COMMANDS), help="CLI commands to run")
     parser.add_argument("--engines", default=",".join(ENGINES), help="native, pure or both")
     parser.add_argument("--time-limit", type=float, default=120.0, help="seconds per case")
@@ -912,6 +987,7 @@ def main() -> int:
     fleet_only = opts.only == "fleet"
     wanted = [s for s in streams(opts.quick) if not opts.only or opts.only in s.name]
     wanted = [] if fleet_only else wanted
+    short = [] if fleet_only else [r for r in SHORT_PATHS if not opts.only or opts.only in r.name]
     work = Path(tempfile.mkdtemp(prefix="rokuprof-worst-"))
     try:
         files = build_streams(opts.current, wanted, work) if wanted else {}
@@ -924,12 +1000,14 @@ def main() -> int:
                 f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in s.kwargs.items()
             )
             print(f"  {s.name:20} {size(files[s.name].stat().st_size):>10}  {s.function}({args})")
-        if not opts.no_cli and not fleet_only:
+        if not opts.no_cli and wanted:
             cli_part(trees, files, opts, caps, work)
+        if not opts.no_cli and short:
+            busy_part(trees, short, opts, caps, work)
         cases = [c for c in export_cases(opts.quick) if not opts.only or opts.only in c.stream.name]
         if cases and not opts.no_exports and not fleet_only:
             exports_part(trees, cases, opts, caps, work)
-        if not opts.no_daemon and not fleet_only:
+        if not opts.no_daemon and wanted:
             daemon_part(trees, files, opts, caps, work)
         if not opts.no_fleet and (fleet_only or not opts.only):
             from fleet import fleet_part  # benchmarks/fleet.py (imports this module)

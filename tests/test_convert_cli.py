@@ -170,10 +170,13 @@ def test_unwritable_output_fails_cleanly(stream, tmp_path):
 
 
 def test_no_chunk_at_all_is_exit_3_with_the_reason(tmp_path):
-    """`--wall-unit ns` turns 45 s of wall time into a handful of samples: no chunk, and say so."""
+    """`--wall-unit ns` turns a 10 s run's wall time into a few milliseconds, not one sample on
+    any thread: no chunk, and say so. (The 45 s sample capture read so still makes 8 samples,
+    since busy time is conserved per thread: a chunk.)"""
+    source = tmp_path / "short.bsprof"
+    source.write_bytes(synthetic_stream(10.0, seed=7, rate=0.5))
     result = runner.invoke(
-        app,
-        ["convert", str(SAMPLES / "cafe-tv-full.bsprof"), "-o", str(tmp_path), "--wall-unit", "ns"],
+        app, ["convert", str(source), "-o", str(tmp_path / "out"), "--wall-unit", "ns"]
     )
     assert result.exit_code == EXIT_INCOMPLETE
     (line,) = result.stderr.splitlines()

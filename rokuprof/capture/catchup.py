@@ -6,8 +6,10 @@ sending any sample twice, and a catch-up that is itself killed must be safe to r
 
 The rule: **the chunk files are the record of what was sent.** Per call path, named as chunks
 name it (its frames, leaf first), the samples already in the session's chunk files are
-subtracted from the whole archive's wall time, oldest data first; only what remains is laid
-out, by the same :class:`~rokuprof.sentry.chunk.ChunkBuilder` a live run uses, after the last
+subtracted from the whole archive's wall time, oldest data first (what a path's own time
+cannot pay, since a path may have been given up to a period more than its time, is owed by its
+thread: the catch-up's samples of that thread start that much in debt); only what remains is
+laid out, by the same :class:`~rokuprof.sentry.chunk.ChunkBuilder` a live run uses, after the last
 sample already chunked. So, per call path, the samples of all the session's chunks equal what
 ``rokuprof convert`` makes of the archive (within one sample), however often the catch-up runs:
 chunk files it wrote before being killed count as already sent the next time.
@@ -95,6 +97,7 @@ class CatchUp:
         self.samples_before = sum(counts.values())
         # Wall units the chunked samples stand for, per call path (rounded up: never twice).
         self._debt = {k: -(-n * units // self.settings.hz) for k, n in counts.items()}
+        self._debtor: dict[PathKey, int] = {}  # key -> the thread (module) of its call path
 
     def feed(self, data: bytes | memoryview) -> None:
         view = memoryview(data)
@@ -131,6 +134,10 @@ class CatchUp:
             key = self._key(path)
             debt = self._debt.get(key, 0) if key is not None else 0
             if debt:
+                if key not in self._debtor:
+                    module = root_module(self.reader.tables, path)
+                    if module is not None:
+                        self._debtor[key] = module
                 paid = min(debt, wall)
                 self._debt[key] = debt - paid
                 wall -= paid
@@ -180,6 +187,13 @@ class CatchUp:
             profiler_id=self.profiler_id,
         )
         result.report = builder.report
+        # A call path may have been sent up to a period more than its own wall time (the
+        # sampler gives a thread's whole periods to its paths with the largest remainders): what
+        # its wall time could not pay is owed by its thread, whose other paths pay it first.
+        for key, debt in self._debt.items():
+            module = self._debtor.get(key)
+            if debt > 0 and module is not None:
+                builder.sampler.owe(module, debt)
         low = self._slices[0].offset - self.slice_bytes
         high = max(self._slices[-1].offset, low + 1)
         for s, busy_so_far in zip(self._slices, busy, strict=True):

@@ -44,7 +44,7 @@ class BuildReport:
     carried_single_samples: int = 0  # single busy samples carried to the next window
     excess_windows: int = 0  # windows that ended with busy time still waiting (busy > wall)
     leftovers: list[Leftover] = field(default_factory=list)
-    remainder_seconds: float = 0.0  # sub-period rounding left unsampled (|each path| < T/2)
+    remainder_seconds: float = 0.0  # rounding left unsampled (each path and thread within T)
     unattributed_seconds: float = 0.0  # wall time on paths the stream never defined
     unplaced_seconds: float = 0.0  # busy time that did not fit before the end, in no chunk
     after_end_seconds: float = 0.0  # busy time that did not fit before the end, placed after it

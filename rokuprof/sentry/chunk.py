@@ -26,11 +26,13 @@ Times are Unix epoch seconds (``time.time()``). Nothing here reads a clock, a fi
 
 How samples are made (see ``design.md``, "From aggregated deltas to Sentry samples"):
 
-* Each call path's wall-self delta becomes whole samples at 101 Hz; remainders carry forward
-  (:class:`~rokuprof.sentry.sampling.Sampler`), and at :meth:`ChunkBuilder.finish` a remainder of
-  at least half a period becomes one last sample where the thread has room before the end, so
-  ``samples x T`` per call path equals its wall-self total within one period (half a period
-  where there was room).
+* Each delta's wall-self time becomes whole samples at 101 Hz
+  (:class:`~rokuprof.sentry.sampling.Sampler`): per call path, and the whole periods left in the
+  sum of a thread's remainders go to its paths with the largest remainders; at
+  :meth:`ChunkBuilder.finish` each thread's sum is rounded to the nearest period the same way
+  where the thread has room before the end (and the one sample would not be alone in its
+  window). So over the run ``samples x T`` per call path equals its wall-self total within one
+  period, and per thread its busy time within one period, however short its call paths.
 * Each executable module is a thread (``thread_id`` = module ID). A delta's samples are laid back
   to back, one period apart, ending at the slot their data arrived in; a busy run always ends with
   an idle sample, since Sentry gives each sample the time until the next one on its thread.
@@ -248,14 +250,15 @@ class ChunkBuilder:
         # time before it is cut only once this data is queued, so the cut can place it there.
         self._advance(slot - self._settle)
         sampler = self.sampler
+        items = []
         for path, wall in walls.items():
             module = self._thread_of(path)
             if module is None:
                 self.report.unattributed_seconds += sampler.seconds(wall)
-                continue
-            n = sampler.take(path, wall)
-            if n:
-                self._lane(module).push(path, n)
+            else:
+                items.append((module, path, wall))
+        for module, path, n in sampler.take(items):
+            self._lane(module).push(path, n)
         self._advance(slot)
         self._last_slot = slot
         for lane in self._lanes.values():
@@ -309,20 +312,17 @@ class ChunkBuilder:
         yield from self.ready()
         while self._advance_one(end_slot):
             yield from self.ready()
-        room: dict[int, int] = {}  # module -> free slots before the end for rounded-off samples
+        # The threads' last rounding samples, where the thread has room for them before the end
+        # and where they would not be a lone sample (which no chunk carries).
+        threads = self._threads
 
-        def has_room(path: int) -> bool:
-            module = self._thread_of(path)
-            if module is None:
-                return False
-            left = room.get(module)
-            if left is None:
-                left = self._lane(module).room(end_slot)
-            room[module] = max(0, left - 1)
-            return left > 0
+        def alone(module: int) -> bool:
+            lane = self._lane(module)
+            return not lane.queued and not lane.busy_samples()
 
-        for path, n in self.sampler.round_off(has_room):
-            self._lane(self._threads[path]).push(path, n)
+        rounded = self.sampler.round_off(threads.get, lambda m: self._lane(m).room(end_slot), alone)
+        for path, n in rounded:
+            self._lane(threads[path]).push(path, n)
         self._end_slot = end_slot
         self._lone = 0
         if self._pending():

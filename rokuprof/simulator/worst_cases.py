@@ -115,8 +115,12 @@ def busy_modules(modules: int, seconds: float = 10.0, flushes: int = 10) -> byte
     return stream(entries(), seconds, f"busy modules {modules}")
 
 
-def many_paths(paths: int, seconds: float = 10.0, modules: int = 4) -> bytes:
-    """``paths`` root paths over ``modules`` modules, each with a little CPU and one call."""
+def many_paths(
+    paths: int, seconds: float = 10.0, modules: int = 4, run_seconds: float | None = None
+) -> bytes:
+    """``paths`` root paths over ``modules`` modules, each with one call and an equal share of
+    ``seconds`` of wall time (at least 1 us); the run lasts ``run_seconds`` (default:
+    ``seconds``)."""
     wall = max(1, int(seconds * 1e6 / paths))
 
     def entries() -> Iterator[Entry]:
@@ -128,7 +132,8 @@ def many_paths(paths: int, seconds: float = 10.0, modules: int = 4) -> bytes:
             yield (CPU, p, 0, wall // 2, wall)
             yield (CALLS, p, 1)
 
-    return stream(entries(), seconds, f"many paths {paths}")
+    run = seconds if run_seconds is None else run_seconds
+    return stream(entries(), run, f"many paths {paths}")
 
 
 def long_names(
