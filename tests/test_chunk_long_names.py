@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from rokuprof.export.names import NAME_LIMIT
+from rokuprof.profile.reader import ProfileReader
+from rokuprof.sentry.chunk import ChunkBuilder
 from rokuprof.sentry.convert import convert_bytes
 from rokuprof.sentry.frames import ELLIPSIS, FRAME_TEXT_LIMIT
 from rokuprof.sentry.settings import MIN_CHUNK_BYTES, ChunkSettings
@@ -115,3 +117,38 @@ def test_one_thread_over_the_budget_is_cut_in_time():
     # its period in the split chunks too
     seconds = sum(sum(vroom_v2.leaf_times(c.payload).seconds.values()) for c in chunks)
     assert seconds == pytest.approx(sum(busy.values()) / 101, abs=1e-6)
+
+
+def live_chunks(data: bytes, settings: ChunkSettings) -> list[dict]:
+    """The stream as the live capture makes chunks of it: fed in pieces that arrive 0.5 s
+    apart, a delta per piece, chunks taken as they are ready, finished as a live run is."""
+    reader = ProfileReader()
+    start = 1_800_000_000.0
+    builder = ChunkBuilder(reader.tables, start, settings=settings)
+    out = []
+    now = start
+    piece = len(data) // 80 + 1
+    for at in range(0, len(data), piece):
+        reader.feed(data[at : at + piece])
+        if reader.header and builder.header is None:
+            builder.set_header(reader.header)
+        now += 0.5
+        builder.update(now)
+        out += [c.payload for c in builder.ready(now)]
+    builder.update(now)
+    out += [c.payload for c in builder.finish(now, after_end=True).chunks]
+    return out
+
+
+def test_live_chunks_of_long_names_are_bounded_and_keep_busy_samples():
+    """The live path (the same builder, fed as data arrives): long names give chunks within the
+    budget, valid, with the busy samples per thread of the same stream with short names."""
+    settings = ChunkSettings(max_chunk_bytes=MIN_CHUNK_BYTES)
+    long = live_chunks(long_names(NAMES, LENGTH, DEPTH), settings)
+    short = live_chunks(long_names(NAMES, 12, DEPTH), settings)
+    for payload in long:
+        size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
+        assert size <= MIN_CHUNK_BYTES
+        assert validate_chunk(payload) == []
+    assert busy_per_thread(long) == busy_per_thread(short)
+    assert sum(busy_per_thread(long).values()) > 0
