@@ -75,10 +75,18 @@ def release_name(header: Header | None) -> str | None:
     return release[:MAX_RELEASE_LENGTH]
 
 
-@lru_cache(maxsize=4096)
 def _file_fields(path: str) -> tuple[str, str, bool]:
-    """``filename``, ``module`` and ``in_app`` of a file (every chunk names the same files)."""
+    """``filename``, ``module`` and ``in_app`` of a file (every chunk names the same files, so
+    those of a path of at most :data:`FRAME_TEXT_LIMIT` characters are remembered; a longer one
+    is not kept alive by the cache once its run is over)."""
+    if len(path) <= FRAME_TEXT_LIMIT:
+        return _short_file_fields(path)
     return cut(split_scheme(path)[1] or path), cut(module_name(path)), is_in_app(path)
+
+
+@lru_cache(maxsize=4096)
+def _short_file_fields(path: str) -> tuple[str, str, bool]:
+    return split_scheme(path)[1] or path, module_name(path), is_in_app(path)
 
 
 def frame_for(tables: ProfileTables, node: PathNode) -> dict[str, object]:
