@@ -15,7 +15,7 @@ from functools import cached_property
 from rokuprof import __version__
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
-from rokuprof.sentry.frames import FrameName, FrameTable
+from rokuprof.sentry.frames import FRAME_TEXT_LIMIT, FrameName, FrameTable
 from rokuprof.sentry.timeline import IDLE
 from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
 
@@ -132,17 +132,64 @@ class Written:
 
 def estimate_bytes(tables: ProfileTables, module: int, runs: Runs) -> int:
     """Bytes a thread's runs add to a chunk: its samples, and for each path a stack (its depth,
-    up to the limit) and the leaf's frame (its names' lengths; frames shared with other stacks
-    count again). O(1) per path: no stack is walked."""
+    up to the limit) and the leaf's frame (its names' lengths as written, at most
+    :data:`~rokuprof.sentry.frames.FRAME_TEXT_LIMIT` characters each; frames shared with other
+    stacks count again). O(1) per path: no stack is walked. An estimate: a group whose chunk
+    still comes out over the budget is split (:func:`split_group`)."""
     limit = tables.limits.max_stack_depth
     tid = len(str(module))
     cost = 0
     for path in {path for _, path, _ in runs if path != IDLE}:
         node = tables.node(path)
         if node is not None:
-            names = len(tables.string(node.function_id)) + 3 * len(tables.string(node.file_id))
+            # a frame's text as written: each field cut to FRAME_TEXT_LIMIT characters
+            function = min(len(tables.string(node.function_id)), FRAME_TEXT_LIMIT)
+            names = function + 3 * min(len(tables.string(node.file_id)), FRAME_TEXT_LIMIT)
             cost += 8 * min(node.depth + 1, limit) + names + 96
     return cost + sum(n for _, _, n in runs) * (SAMPLE_BYTES + tid)
+
+
+def split_group(group: Group) -> tuple[Group, Group] | None:
+    """A group whose chunk came out over the byte budget as two that each can form a valid
+    chunk: its threads in two halves; or one thread's samples in two spans of time, cut at its
+    middle busy sample with at least two busy samples on each side (Sentry drops a thread with
+    fewer). The first span ends with an idle sample at the slot the second starts at (as a
+    window's last busy run ends at the next window's first slot), so every busy sample keeps its
+    period. ``None`` when the group cannot be split. The heap values and other measurements go
+    with the first. Linear in runs."""
+    if len(group.threads) > 1:
+        half = len(group.threads) // 2
+        return (
+            Group(group.threads[:half], group.heap, group.end_slot, group.side),
+            Group(group.threads[half:], [], group.end_slot),
+        )
+    if not group.threads:
+        return None
+    module, runs = group.threads[0]
+    total = sum(n for _, path, n in runs if path != IDLE)
+    if total < 4:
+        return None
+    want = total // 2  # busy samples in the first span
+    busy = 0
+    for i, (slot, path, n) in enumerate(runs):
+        if path == IDLE:
+            continue
+        if busy + n < want:
+            busy += n
+            continue
+        k = want - busy  # samples of this run in the first span (0 < k <= n)
+        first = [*runs[:i], (slot, path, k)]
+        rest = runs[i + 1 :]
+        if k < n:
+            rest = [(slot + k, path, n - k), *rest]
+        nxt = rest[0] if rest else None
+        if nxt is not None and nxt[1] != IDLE:  # close the first span's busy run
+            first.append((nxt[0], IDLE, 1))
+        return (
+            Group([(module, first)], group.heap, group.end_slot, group.side),
+            Group([(module, rest)], [], group.end_slot),
+        )
+    return None
 
 
 def write_group(
@@ -153,8 +200,9 @@ def write_group(
     chunk_id: str,
     max_bytes: int,
 ) -> Written:
-    """Write a group's chunk and check it (unless it is over ``max_bytes`` with more than one
-    thread: the caller splits such a group rather than send it)."""
+    """Write a group's chunk and check it (unless it is over ``max_bytes`` and
+    :func:`split_group` can split it: the caller splits such a group rather than send it; one
+    that cannot be split is checked against Sentry's own limit)."""
     threads = [(str(module), module, runs) for module, runs in group.threads]
     names = {tid: tables.module_name(module) for tid, module, _ in threads}
     # Frames and stacks are numbered in order of first use, in the samples' order (by time,
@@ -227,7 +275,7 @@ def write_group(
         tuple(group.heap),
     )
     written = Written(data, chunk_id, count, names, spans, path_samples, after_end, layout, [])
-    if len(data) > max_bytes and len(threads) > 1:
+    if len(data) > max_bytes and split_group(group) is not None:
         return replace(written, checked=False)
     payload = {**top, "profile": profile}
     if measurements is not None:

@@ -55,6 +55,7 @@ class BuildReport:
     chunk_bytes: int = 0  # bytes of the emitted chunks
     largest_chunk: int = 0  # bytes of the largest one
     split_windows: int = 0  # windows sent as several chunks (over max_chunk_bytes)
+    split_chunks: int = 0  # chunks written over max_chunk_bytes and split again in two
     capped_samples: int = 0  # samples in no chunk: the run's chunks reached their byte cap
     capped_at: int | None = None  # max_session_chunk_bytes, once it was reached
 
@@ -115,6 +116,11 @@ class BuildReport:
             lines.append(
                 f"split: {self.split_windows} window(s) had too many busy threads for one chunk "
                 "and were sent as several"
+            )
+        if self.split_chunks:
+            lines.append(
+                f"split: {self.split_chunks} chunk(s) came out over max_chunk_bytes and were "
+                "sent as two (their threads, or one thread's samples in two spans of time)"
             )
         if self.capped_at is not None:
             lines.append(

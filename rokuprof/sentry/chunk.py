@@ -84,6 +84,7 @@ from rokuprof.sentry.assemble import (
     Written,
     estimate_bytes,
     new_uuid,
+    split_group,
     write_group,
 )
 from rokuprof.sentry.build_report import BuildReport, Leftover
@@ -466,8 +467,9 @@ class ChunkBuilder:
 
     def _build(self, group: Group) -> Chunk | None:
         """A queued group as a validated chunk: split in two (and queued again) when it came
-        out over ``max_chunk_bytes`` with more than one thread; ``None`` when rejected or over
-        the run's byte cap (reported)."""
+        out over ``max_chunk_bytes`` (its threads in halves, or one thread's samples in two
+        spans of time: :func:`~rokuprof.sentry.assemble.split_group`); ``None`` when rejected
+        or over the run's byte cap (reported)."""
         report = self.report
         if report.capped_at is not None:
             report.capped_samples += group.samples()
@@ -478,13 +480,10 @@ class ChunkBuilder:
             group, self.tables, self._frames, head, self._new_id(), self.settings.max_chunk_bytes
         )
         if not written.checked:
-            half = len(group.threads) // 2
-            self._ready.extendleft(
-                (
-                    Group(group.threads[half:], [], group.end_slot),
-                    Group(group.threads[:half], group.heap, group.end_slot, group.side),
-                )
-            )
+            halves = split_group(group)
+            assert halves is not None  # write_group checks a group it cannot split
+            report.split_chunks += 1
+            self._ready.extendleft(reversed(halves))
             return self._build(self._ready.popleft())
         if written.problems:
             report.rejected.append((written.samples, written.problems))

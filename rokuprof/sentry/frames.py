@@ -24,6 +24,17 @@ IN_APP_SCHEMES = ("pkg", "libpkg")
 
 _RELEASE_FORBIDDEN = str.maketrans({"/": "-", "\\": "-", "\n": " ", "\r": " ", "\t": " "})
 MAX_RELEASE_LENGTH = 200
+#: The most characters of a frame's text field (a function, a file); the same limit as the
+#: exports' :data:`rokuprof.export.names.NAME_LIMIT` (the package cannot import it: the exports
+#: build on this one).
+FRAME_TEXT_LIMIT = 256
+ELLIPSIS = "\u2026"
+
+
+def cut(text: str, limit: int = FRAME_TEXT_LIMIT) -> str:
+    """``text`` whole if it has at most ``limit`` characters, else its first ``limit - 1`` and
+    an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
 
 
 def split_scheme(path: str) -> tuple[str, str]:
@@ -64,9 +75,17 @@ def release_name(header: Header | None) -> str | None:
     return release[:MAX_RELEASE_LENGTH]
 
 
-@lru_cache(maxsize=4096)
 def _file_fields(path: str) -> tuple[str, str, bool]:
-    """``filename``, ``module`` and ``in_app`` of a file (every chunk names the same files)."""
+    """``filename``, ``module`` and ``in_app`` of a file (every chunk names the same files, so
+    those of a path of at most :data:`FRAME_TEXT_LIMIT` characters are remembered; a longer one
+    is not kept alive by the cache once its run is over)."""
+    if len(path) <= FRAME_TEXT_LIMIT:
+        return _short_file_fields(path)
+    return cut(split_scheme(path)[1] or path), cut(module_name(path)), is_in_app(path)
+
+
+@lru_cache(maxsize=4096)
+def _short_file_fields(path: str) -> tuple[str, str, bool]:
     return split_scheme(path)[1] or path, module_name(path), is_in_app(path)
 
 
@@ -75,9 +94,9 @@ def frame_for(tables: ProfileTables, node: PathNode) -> dict[str, object]:
     path = tables.string(node.file_id)
     filename, module, in_app = _file_fields(path)
     frame: dict[str, object] = {
-        "function": tables.string(node.function_id),
+        "function": cut(tables.string(node.function_id)),
         "filename": filename,
-        "abs_path": path,
+        "abs_path": cut(path),
         "module": module,
         "in_app": in_app,
     }

@@ -53,7 +53,8 @@ class ChunkSettings:
     arriving this long after a window ended may still be placed in it (it describes time before
     its arrival), so a window is cut that long after its end. ``max_chunk_bytes``: a window
     whose threads would make a larger chunk is sent as several chunks, each with some of its
-    threads (one thread's window is never split). ``max_session_chunk_bytes``: the chunk bytes
+    threads, and one thread's window that alone is larger in several spans of time.
+    ``max_session_chunk_bytes``: the chunk bytes
     one run may produce; past it no more chunks are made (reported; the raw archive keeps
     everything).
 
