@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -40,14 +41,17 @@ def _cap() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
 
 
-def rokuprof(*args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, int]:
+def rokuprof(
+    *args: str, timeout: float = 120, stdout: IO[bytes] | None = None
+) -> tuple[subprocess.CompletedProcess, int]:
     """``python -m rokuprof ARGS`` as a process under an address-space cap; its result and its
-    peak RSS in bytes (its ``VmHWM``, read every 10 ms until it exits)."""
+    peak RSS in bytes (its ``VmHWM``, read every 10 ms until it exits). ``stdout``: a file for
+    its standard output (else captured)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "rokuprof", *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"},
-        stdout=subprocess.PIPE,
+        stdout=stdout or subprocess.PIPE,
         stderr=subprocess.PIPE,
         preexec_fn=_cap,
     )
@@ -186,3 +190,29 @@ def test_trace_event_export_of_a_deep_chain_builds_no_event_objects(tmp_path):
     events = json.loads(out.read_bytes())
     begins = sum(1 for e in events if e["ph"] == "B")
     assert begins == sum(1 for e in events if e["ph"] == "E") >= 127 * (3_000 - 128)
+
+
+@pytest.mark.parametrize("to", ["file", "stdout"])
+def test_speedscope_far_larger_than_the_memory_it_may_use_is_streamed_to_its_file(tmp_path, to):
+    """Row 8's file itself: a 12,000-deep chain (a 0.2 MB stream) makes a speedscope file of
+    125 MiB. It is written to ``.tmp`` block by block as it is made and renamed when whole (or
+    to standard output as it is made, ``-o -``), so the process stays far below the file's size
+    (0e83a1a: 1,155 MiB; be62009, the file held whole before it was written: 212 MiB; now
+    86 MiB, of which 45 are the interpreter)."""
+    stream = tmp_path / "deep.bsprof"
+    stream.write_bytes(deep_chain(12_000, seconds=12_000 * 0.02 + 1, wall_us=20_000))
+    out = tmp_path / "deep.speedscope.json"
+    if to == "file":
+        done, peak = rokuprof("export", str(stream), "-f", "speedscope", "-o", str(out))
+        assert f"({out.stat().st_size:,} bytes)".encode() in done.stdout
+    else:
+        with out.open("wb") as f:
+            _, peak = rokuprof("export", str(stream), "-f", "speedscope", "-o", "-", stdout=f)
+    size = out.stat().st_size
+    assert size > 120 * MIB, f"{size / MIB:.0f} MiB"
+    assert peak < 110 * MIB, f"{peak / MIB:.0f} MiB for a file of {size / MIB:.0f} MiB"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep.bsprof", out.name]  # no .tmp
+    with out.open("rb") as f:
+        assert f.read(12) == b'{"$schema":"'
+        f.seek(-1, os.SEEK_END)
+        assert f.read() == b"}"

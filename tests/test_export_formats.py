@@ -27,13 +27,22 @@ from strategies import streams
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer
-from rokuprof.export import FORMATS, export, export_parts, input_from_bytes
+from rokuprof.export import (
+    FORMATS,
+    UnknownFormat,
+    export,
+    export_parts,
+    export_pieces,
+    input_from_bytes,
+)
+from rokuprof.export.names import NAME_LIMIT, JsonWriter
 from rokuprof.export.sentry_v1 import IDLE_FRAME, UNNAMED
 from rokuprof.export.sentry_v1 import build as build_v1
 from rokuprof.sentry.assemble import HEAP_MEASUREMENT
 from rokuprof.sentry.convert import convert_bytes
 from rokuprof.sentry.envelope import Envelope
 from rokuprof.sentry.validate_v1 import relay_kept_samples, validate_envelope_v1
+from rokuprof.simulator.worst_cases import deep_chain
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 START_MS = 1_795_273_445_000
@@ -391,3 +400,22 @@ def test_pprof_puts_line_data_at_the_real_source_line():
     assert leaf_lines and leaf_lines <= lines
     starts = {inp.frames[p.frames[0]].line for p in inp.paths}
     assert leaf_lines - starts  # lines other than where functions start
+
+
+def test_one_file_formats_come_in_pieces_that_join_to_the_file():
+    """Every one-file format's pieces joined are its file; the timeline formats and folded
+    stacks of a deep chain (a file hundreds of times its input) come in blocks of tens of KiB,
+    so that a writer never holds the file."""
+    inp = input_from_bytes(deep_chain(400, seconds=10, wall_us=20_000))
+    for fmt, info in FORMATS.items():
+        if info.multi_file or fmt == "report":
+            continue
+        pieces = list(export_pieces(inp, fmt))
+        assert b"".join(pieces) == export(inp, fmt), fmt
+        if fmt in ("speedscope", "chrome-trace", "folded"):
+            whole = sum(map(len, pieces))
+            assert whole > 1_000_000, (fmt, whole)
+            assert len(pieces) > 10, fmt
+            assert max(map(len, pieces)) < 4 * JsonWriter.BLOCK + 4 * NAME_LIMIT, fmt
+    with pytest.raises(UnknownFormat):
+        next(export_pieces(inp, "sentry-v1"))

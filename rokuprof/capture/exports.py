@@ -3,9 +3,10 @@ session's archive in viewers' formats, written into its directory as ``rokuprof 
 (``capture.pb.gz``, ``capture.speedscope.json``, ..., ``capture.sentry-v1/``).
 
 :func:`export_session` is the blocking part (decode the archive with the offline converter, run
-the pure exporters, write each file atomically); :func:`export_finished_run` runs it in a worker
-thread and records the outcome in ``session.json`` (``exports``, and an ``errors`` entry of kind
-``export`` per format that failed). An export never fails the capture: whatever goes wrong is
+the pure exporters, write each file atomically, piece by piece as it is made: a large export is
+never held whole); :func:`export_finished_run` runs it in a worker thread and records the
+outcome in ``session.json`` (``exports``, and an ``errors`` entry of kind ``export`` per format
+that failed). An export never fails the capture: whatever goes wrong is
 recorded, never raised.
 """
 
@@ -15,16 +16,16 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.session import SessionFiles
-from rokuprof.export import FORMATS, build_input
+from rokuprof.export import FORMATS, Content, build_input
 from rokuprof.export.report.session import export_with_session
 from rokuprof.sentry.convert import OfflineConverter
-from rokuprof.store.files import make_dirs, open_within, write_atomic
+from rokuprof.store.files import make_dirs, open_within, write_atomic_stream
 from rokuprof.store.layout import ARCHIVE_FILE, EXPORT_STEM, SessionDir
 
 log = logging.getLogger(__name__)
@@ -57,19 +58,21 @@ def output_name(stem: str, fmt: str, metric: str = "wall") -> str:
     return stem + suffix
 
 
-def write_parts(target: Path, parts: dict[str, bytes]) -> int:
-    """Write one format's files atomically (``{"": data}``: the file ``target``; else files in
-    the directory ``target``, replacing that format's earlier files there); return the bytes."""
+def write_parts(target: Path, parts: Mapping[str, Content]) -> int:
+    """Write one format's files atomically (``{"": content}``: the file ``target``; else files
+    in the directory ``target``, replacing that format's earlier files there); return the
+    bytes. Content given in pieces is written as they come, never held whole."""
     if list(parts) == [""]:
-        write_atomic(target, parts[""])
-        return len(parts[""])
+        return _write(target, parts[""])
     make_dirs(target)
     for old in target.iterdir():
         if _MULTI_FILE_PART.fullmatch(old.name) and old.name not in parts:
             old.unlink()
-    for name, data in parts.items():
-        write_atomic(target / name, data)
-    return sum(map(len, parts.values()))
+    return sum(_write(target / name, content) for name, content in parts.items())
+
+
+def _write(path: Path, content: Content) -> int:
+    return write_atomic_stream(path, (content,) if isinstance(content, bytes) else content)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
 from rokuprof.cli.layout import load_capture
 from rokuprof.cli.options import choice
-from rokuprof.cli.output import stderr_console, write_bytes, write_text
+from rokuprof.cli.output import stderr_console, write_pieces, write_text
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.export import FORMATS, METRICS
 from rokuprof.export.report.session import export_with_session
@@ -53,7 +53,8 @@ Output: by default next to the input (a session directory: inside it), as `<stem
 current directory). `-o FILE` with one format writes that file (`-o -`: standard output);
 `-o DIR` (an existing directory, a path ending in `/`, or any path with several formats) writes
 `DIR/<stem><suffix>` for each. `sentry-v1` is a directory of NNNNNN.profile.json,
-.transaction.json and .envelope files. Files are replaced atomically.
+.transaction.json and .envelope files. Files are replaced atomically; large ones are written as
+they are made, never held whole in memory.
 
 Formats: {_format_help()}.
 
@@ -118,7 +119,7 @@ def export_command(
 
     if to_stdout:
         (data,) = export_with_session(inp, names[0], source.session, metric=metric)[0].values()
-        write_bytes(data)
+        write_pieces((data,) if isinstance(data, bytes) else data)
     else:
         for fmt in names:
             files, notes = export_with_session(inp, fmt, source.session, metric=metric)

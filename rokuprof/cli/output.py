@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import BinaryIO, TextIO
 
 from rich.console import Console
@@ -75,6 +75,15 @@ def write_bytes(data: bytes, stream: BinaryIO | None = None) -> None:
         if not _closed_pipe(error):
             raise
         output_closed(stream.fileno())
+
+
+def write_pieces(pieces: Iterable[bytes], stream: BinaryIO | None = None) -> None:
+    """:func:`write_bytes` of each piece as it comes; once standard output's reader has gone,
+    the rest is not made."""
+    for piece in pieces:
+        write_bytes(piece, stream)
+        if 1 in _closed and stream is None:
+            return
 
 
 class _Console(Console):

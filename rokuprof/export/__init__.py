@@ -9,11 +9,14 @@ timeline of the Sentry chunks), so every view agrees with ``inspect`` and with t
 
 :data:`FORMATS` lists the formats; :func:`export_parts` also serves ``sentry-v1``, which is
 several files (a profile, its transaction and an envelope per segment of at most 30 s).
+:func:`export_pieces` gives a one-file format's bytes in pieces as they are made (the timeline
+formats, whose files can be far larger than their input, are generators of blocks), for the
+shells to write to a file or standard output without holding the whole file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
 
@@ -27,6 +30,9 @@ from rokuprof.export.model import (
     function_key,
     input_from_bytes,
 )
+
+#: A file's content: its bytes, or its bytes in pieces (joined, the same bytes).
+Content = bytes | Iterable[bytes]
 
 #: ``folded`` weights: self wall time, CPU, calls, allocated bytes, live bytes at the end.
 METRICS = ("wall", "cpu", "calls", "alloc_bytes", "live_bytes")
@@ -132,17 +138,37 @@ def export_parts(inp: ExportInput, fmt: str, *, metric: str = "wall") -> dict[st
     return out if isinstance(out, dict) else {"": out}
 
 
+def export_pieces(inp: ExportInput, fmt: str, *, metric: str = "wall") -> Iterator[bytes]:
+    """A one-file format's bytes in pieces, made as they are asked for: the formats whose file
+    can be large (``speedscope``, ``chrome-trace``, ``folded``) yield blocks of it as they are
+    encoded, so that a writer never holds the whole file; the others yield it whole. The
+    pieces joined are :func:`export`'s bytes."""
+    info = FORMATS.get(fmt)
+    if info is None or info.multi_file:
+        raise UnknownFormat(f"{fmt!r} is not a one-file export format")
+    options = {"metric": metric} if fmt == "folded" else {}
+    module = import_module(f"rokuprof.export.{info.module}")
+    pieces = getattr(module, "pieces", None)
+    if pieces is not None:
+        yield from pieces(inp, **options)
+    else:
+        yield module.export(inp, **options)
+
+
 def export_with_notes(
     inp: ExportInput, fmt: str, *, metric: str = "wall"
-) -> tuple[dict[str, bytes], list[str]]:
-    """:func:`export_parts` and what the format left out, one short sentence each (only
-    ``sentry-v1`` leaves anything out: profiles Relay would refuse, lone samples)."""
+) -> tuple[dict[str, Content], list[str]]:
+    """One format's files, as :func:`export_parts` names them, and what the format left out,
+    one short sentence each (only ``sentry-v1`` leaves anything out: profiles Relay would
+    refuse, lone samples). A one-file format's content is :func:`export_pieces`: write it
+    piece by piece (``store.files.write_atomic_stream``)."""
     if fmt == "sentry-v1":
         from rokuprof.export.sentry_v1 import build
 
         v1 = build(inp)
         return v1.files(), v1.notes()
-    return export_parts(inp, fmt, metric=metric), []
+    _exporter(fmt)  # an unknown format fails here, not when the pieces are written
+    return {"": export_pieces(inp, fmt, metric=metric)}, []
 
 
 def export(inp: ExportInput, fmt: str, *, metric: str = "wall") -> bytes:
@@ -163,6 +189,7 @@ __all__ = [
     "FORMATS",
     "METRICS",
     "CallPath",
+    "Content",
     "ExportInput",
     "ExporterInfo",
     "Frame",
@@ -171,6 +198,7 @@ __all__ = [
     "build_input",
     "export",
     "export_parts",
+    "export_pieces",
     "export_with_notes",
     "frame_label",
     "function_key",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Iterator
 
 from rokuprof import __version__
 from rokuprof.export.model import IDLE, ExportInput
@@ -174,7 +175,9 @@ def document(inp: ExportInput) -> dict:
     return {"traceEvents": events(inp), "displayTimeUnit": "ms", "otherData": other}
 
 
-def _write_thread(out: JsonWriter, inp: ExportInput, thread: int, clock: ThreadClock) -> None:
+def _write_thread(
+    out: JsonWriter, inp: ExportInput, thread: int, clock: ThreadClock
+) -> Iterator[bytes]:
     """The thread's slices as :func:`_thread_events` gives them, written as they are walked
     (each after a comma): only the ends at the current slot wait, for the begin that may follow
     them (at most a stack's depth)."""
@@ -206,13 +209,20 @@ def _write_thread(out: JsonWriter, inp: ExportInput, thread: int, clock: ThreadC
             write(frame, "B", ts, tts)
         else:
             pending.append((frame, ts, tts))
+        if out.ready:
+            yield from out.take()
     for end, end_ts, end_tts in pending:
         write(end, "E", end_ts, end_tts)
 
 
 def export(inp: ExportInput) -> bytes:
-    """The JSON Array Format (what every reader takes, FlameScope only this), written as it is
-    built: the same events as :func:`events`, without an object per slice."""
+    """The JSON Array Format (what every reader takes, FlameScope only this): the same events
+    as :func:`events`, without an object per slice."""
+    return b"".join(pieces(inp))
+
+
+def pieces(inp: ExportInput) -> Iterator[bytes]:
+    """:func:`export`'s file in blocks of UTF-8, each yielded as soon as it is encoded."""
     clocks = _clocks(inp)
     heap = _heap_counters(inp)
     end_us = max((e["ts"] for e in heap[-1:]), default=0)
@@ -228,8 +238,8 @@ def export(inp: ExportInput) -> bytes:
     head = [*_metadata(inp), *heapq.merge(heap, cpu[:-1], key=lambda e: e["ts"])]
     out.raw(",".join(dumps(e) for e in head))
     for thread, clock in clocks:
-        _write_thread(out, inp, thread, clock)
+        yield from _write_thread(out, inp, thread, clock)
     for e in cpu[-1:]:
         out.raw("," + dumps(e))
     out.raw("]")
-    return out.getvalue()
+    yield from out.close()

@@ -13,6 +13,8 @@ grows with the length of names. Stacks whose value is 0 are left out.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from rokuprof.export.model import ExportInput, Frame, frame_label
 from rokuprof.export.names import drawn
 
@@ -52,4 +54,20 @@ def stacks(inp: ExportInput, metric: str = "wall") -> dict[str, int]:
 
 
 def export(inp: ExportInput, metric: str = "wall") -> bytes:
-    return "".join(f"{k} {v}\n" for k, v in stacks(inp, metric).items()).encode("utf-8")
+    return b"".join(pieces(inp, metric))
+
+
+def pieces(inp: ExportInput, metric: str = "wall", block: int = 1 << 16) -> Iterator[bytes]:
+    """:func:`export`'s lines in blocks of UTF-8 of about ``block`` characters."""
+    lines: list[str] = []
+    size = 0
+    for k, v in stacks(inp, metric).items():
+        line = f"{k} {v}\n"
+        lines.append(line)
+        size += len(line)
+        if size >= block:
+            yield "".join(lines).encode("utf-8")
+            lines.clear()
+            size = 0
+    if lines:
+        yield "".join(lines).encode("utf-8")

@@ -8,15 +8,15 @@ tree node's name) is cut to :data:`NAME_LIMIT` characters: its first ``NAME_LIMI
 table of its own (speedscope's ``wholeNames``; pprof's string table and the report's ``strings``
 keep every name whole, once).
 
-:class:`JsonWriter` builds a JSON document piece by piece into one buffer (no object graph of
-the whole document, no second copy of its text), for the exports that are large.
+:class:`JsonWriter` builds a JSON document piece by piece, in encoded blocks handed over as
+they fill (no object graph of the whole document, no copy of its text): the exports that can be
+large are generators of those blocks, which the shells write to the file as they come.
 
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
-import io
 import json
 
 #: The most characters of a name a viewer is given to draw (a function, a file).
@@ -43,13 +43,17 @@ def dumps(value: object) -> str:
 
 
 class JsonWriter:
-    """Text appended in pieces and encoded to UTF-8 in blocks of about :attr:`BLOCK` characters
-    into one growing buffer; :meth:`getvalue` hands the buffer over without a copy."""
+    """Text appended in pieces and encoded to UTF-8 in blocks of about :attr:`BLOCK` characters.
+
+    The blocks wait in :attr:`ready` until :meth:`take` hands them over, so an exporter that is
+    a generator yields each block as soon as it is encoded (``if out.ready: yield from
+    out.take()``) and never holds more than a block or two of its file.
+    """
 
     BLOCK = 1 << 16
 
     def __init__(self) -> None:
-        self._out = io.BytesIO()
+        self.ready: list[bytes] = []  # encoded blocks not yet taken
         self._parts: list[str] = []
         self._size = 0
 
@@ -65,11 +69,18 @@ class JsonWriter:
         self.raw(_encode(value))
 
     def flush(self) -> None:
+        """Encode what was appended into a block (even a short one)."""
         if self._parts:
-            self._out.write("".join(self._parts).encode("utf-8"))
+            self.ready.append("".join(self._parts).encode("utf-8"))
             self._parts.clear()
             self._size = 0
 
-    def getvalue(self) -> bytes:
+    def take(self) -> list[bytes]:
+        """The encoded blocks, handed over (the writer keeps none of them)."""
+        blocks, self.ready = self.ready, []
+        return blocks
+
+    def close(self) -> list[bytes]:
+        """Everything not yet taken, the last short block included."""
         self.flush()
-        return self._out.getvalue()
+        return self.take()

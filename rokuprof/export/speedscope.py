@@ -19,6 +19,8 @@ linear in the call paths and the timeline's frame events, whatever the names' le
 
 from __future__ import annotations
 
+from collections.abc import Generator, Iterator
+
 from rokuprof import __version__
 from rokuprof.export.model import ExportInput
 from rokuprof.export.names import JsonWriter, drawn, dumps, is_cut
@@ -41,8 +43,9 @@ _EMPTY = {
 }
 
 
-def _frames(out: JsonWriter, inp: ExportInput) -> list[str]:
-    """Write the frame table; return the whole names that were cut (each once)."""
+def _frames(out: JsonWriter, inp: ExportInput) -> Generator[bytes, None, list[str]]:
+    """Write the frame table (yielding the blocks that fill); return the whole names that
+    were cut (each once)."""
     whole: dict[str, int] = {}
     for i, f in enumerate(inp.frames):
         frame: dict[str, object] = {"name": drawn(f.function), "file": drawn(f.file)}
@@ -52,10 +55,14 @@ def _frames(out: JsonWriter, inp: ExportInput) -> list[str]:
             if is_cut(text):
                 frame[field] = whole.setdefault(text, len(whole))
         out.raw(("," if i else "") + dumps(frame))
+        if out.ready:
+            yield from out.take()
     return list(whole)
 
 
-def _timeline(out: JsonWriter, inp: ExportInput, thread: int, name: str, comma: str) -> bool:
+def _timeline(
+    out: JsonWriter, inp: ExportInput, thread: int, name: str, comma: str
+) -> Generator[bytes, None, bool]:
     """Write the thread's evented profile (after ``comma``); False when the thread has no
     samples (then nothing is written)."""
     timeline = inp.timeline
@@ -72,11 +79,15 @@ def _timeline(out: JsonWriter, inp: ExportInput, thread: int, name: str, comma: 
         if kind == OPEN:
             start = min(start, at)
         out.raw(f',{{"type":"{kind}","frame":{frame},"at":{at}}}')
+        if out.ready:
+            yield from out.take()
     out.raw(f'],"startValue":{start},"endValue":{at}}}')
     return True
 
 
-def _sampled(out: JsonWriter, inp: ExportInput, paths: list, name: str, comma: str) -> bool:
+def _sampled(
+    out: JsonWriter, inp: ExportInput, paths: list, name: str, comma: str
+) -> Generator[bytes, None, bool]:
     """Write one sampled profile per :data:`WEIGHTED` kind that has a weight (after ``comma``
     for the first, between the others); False when none has."""
     written = False
@@ -94,6 +105,8 @@ def _sampled(out: JsonWriter, inp: ExportInput, paths: list, name: str, comma: s
         out.raw(("," if written else comma) + dumps(head)[:-1] + ',"samples":[')
         for i, p in enumerate(kept):
             out.raw(("," if i else "") + "[" + ",".join(map(str, reversed(p.frames))) + "]")
+            if out.ready:
+                yield from out.take()
         out.raw('],"weights":[' + ",".join(str(getattr(p, attr)) for p in kept) + "]}")
         written = True
     return written
@@ -101,9 +114,14 @@ def _sampled(out: JsonWriter, inp: ExportInput, paths: list, name: str, comma: s
 
 def export(inp: ExportInput) -> bytes:
     """The speedscope file (see the module docstring), as UTF-8 bytes."""
+    return b"".join(pieces(inp))
+
+
+def pieces(inp: ExportInput) -> Iterator[bytes]:
+    """The speedscope file in blocks of UTF-8, each yielded as soon as it is encoded."""
     out = JsonWriter()
     out.raw(f'{{"$schema":"{SCHEMA}","shared":{{"frames":[')
-    whole = _frames(out, inp)
+    whole = yield from _frames(out, inp)
     out.raw(']},"profiles":[')
     by_thread: dict[int, list] = {t: [] for t in inp.thread_order()}
     for p in inp.paths:
@@ -111,8 +129,10 @@ def export(inp: ExportInput) -> bytes:
     written = False
     for thread in inp.thread_order():
         name = drawn(inp.threads[thread])
-        written = _timeline(out, inp, thread, name, "," if written else "") or written
-        written = _sampled(out, inp, by_thread[thread], name, "," if written else "") or written
+        wrote = yield from _timeline(out, inp, thread, name, "," if written else "")
+        written = wrote or written
+        wrote = yield from _sampled(out, inp, by_thread[thread], name, "," if written else "")
+        written = wrote or written
     if not written:  # nothing was decoded: one empty profile keeps the file importable
         out.value(_EMPTY)
     tail = {"name": _title(inp), "activeProfileIndex": 0, "exporter": f"rokuprof {__version__}"}
@@ -120,7 +140,7 @@ def export(inp: ExportInput) -> bytes:
     if whole:
         out.raw(',"wholeNames":' + dumps(whole))
     out.raw("}")
-    return out.getvalue()
+    yield from out.close()
 
 
 def _title(inp: ExportInput) -> str:

@@ -6,7 +6,8 @@ process umask. :func:`set_file_mode` changes it for the whole process (the daemo
 ``[capture] file_mode``); a directory gets the file mode plus search (``x``) wherever it grants
 read. :func:`follow_umask` makes the process write as any command-line tool does (``0666`` and
 ``0777`` less the umask): ``export``, ``report``, ``convert`` and ``diff --html`` do.
-Use :func:`write_atomic` for whole files, :func:`make_dirs` for directories and
+Use :func:`write_atomic` for whole files (:func:`write_atomic_stream` for a file made in pieces,
+written as they come), :func:`make_dirs` for directories and
 :func:`open_new` (or :func:`opener` with ``open()``) for files written piecewise.
 
 Files stay inside the output directory: a new file is never opened through a symbolic link
@@ -23,7 +24,7 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -239,13 +240,27 @@ def write_atomic(path: Path | str, data: bytes | str, *, within: Path | str | No
     any moment leaves either the old file (or none) or the new one, never a part; at worst a
     stale ``*.tmp`` that :func:`sweep_tmp` removes.
     """
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    write_atomic_stream(path, (raw,), within=within)
+    return Path(path)
+
+
+def write_atomic_stream(
+    path: Path | str, pieces: Iterable[bytes], *, within: Path | str | None = None
+) -> int:
+    """:func:`write_atomic` of a file given as pieces, each written to ``path.tmp`` as it comes
+    (so a file far larger than memory can be written: only one piece is held at a time);
+    return the bytes written. Whatever goes wrong while the pieces are made or written (the
+    iterator's own error included) removes ``path.tmp`` and leaves ``path`` as it was."""
     path = Path(path)
     make_dirs(path.parent, within=within)
     tmp = path.with_name(path.name + TMP_SUFFIX)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    size = 0
     try:
         with open(tmp, "wb", opener=opener) as f:  # O_CREAT | O_TRUNC, the file mode
-            f.write(raw)
+            for piece in pieces:
+                f.write(piece)
+                size += len(piece)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -254,7 +269,7 @@ def write_atomic(path: Path | str, data: bytes | str, *, within: Path | str | No
             tmp.unlink()
         raise
     fsync_dir(path.parent)
-    return path
+    return size
 
 
 class SpaceReserve:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from rokuprof.bsprof.wall_unit import DEFAULT_WALL_UNIT
-from rokuprof.export import export_with_notes
+from rokuprof.export import Content, export_with_notes
 from rokuprof.export.model import ExportInput, build_input
 from rokuprof.export.report.model import build_model
 from rokuprof.export.report.page import render_html
@@ -149,7 +149,7 @@ def report_page(
 
 def export_with_session(
     inp: ExportInput, fmt: str, session_dir: Path | None, *, metric: str = "wall"
-) -> tuple[dict[str, bytes], list[str]]:
+) -> tuple[dict[str, Content], list[str]]:
     """:func:`~rokuprof.export.export_with_notes`, but the ``report`` of a session's capture is
     :func:`report_page` (its marks and vitals drawn), wherever it is made (``rokuprof export``,
     the end-of-run exports)."""
