@@ -12,6 +12,8 @@ import pytest
 from capture_helpers import Recorder, run_capture, sim
 from daemon_helpers import cap_config
 from disk_helpers import fill, mounted_small_disk
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from waiting import until
 
 from rokuprof.capture import DeviceCapture
@@ -101,3 +103,29 @@ def test_the_hold_backs_off_and_gives_up_on_time_or_budget() -> None:
     hold.blocked(1001, 20.0)  # a new episode: the backoff starts again
     assert hold.retry_at() == 20.0 + FIRST_RETRY and hold.episodes == 2
     assert "hold budget" in hold.give_up(20.0)
+
+
+@given(
+    gaps=st.lists(st.floats(0.0, 5.0), min_size=1, max_size=30),
+    seconds=st.floats(0.5, 30.0),
+    held=st.lists(st.integers(0, 2000), min_size=1, max_size=30),
+)
+@settings(max_examples=60, deadline=None)
+def test_the_hold_retries_within_its_backoff_and_ends_exactly_at_its_limits(
+    gaps: list[float], seconds: float, held: list[int]
+) -> None:
+    hold = SpaceHold(seconds=seconds, budget=1000)
+    now = 100.0
+    hold.blocked(held[0], now)
+    began, most = now, held[0]
+    for i, gap in enumerate(gaps):
+        delay = hold.retry_at() - now
+        assert FIRST_RETRY - 1e-9 <= delay <= LONGEST_RETRY + 1e-9
+        now += gap
+        amount = held[i % len(held)]
+        hold.blocked(amount, now)
+        reason = hold.give_up(now)
+        expected = amount > 1000 or now - began >= seconds
+        assert (reason is not None) == expected
+        most = max(most, amount)
+        assert hold.most_held == most and hold.held == amount
