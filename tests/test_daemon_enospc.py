@@ -52,14 +52,14 @@ async def test_disk_full_is_survived(small_disk: Path) -> None:
     assert all((s / "session.json").exists() for s in out.glob("*/*"))
     statuses = [record(s)["status"] for s in sessions(out)]
     assert "streaming" not in statuses and "complete" in statuses
-    assert any(
-        e["kind"] == "capture" and "No space left" in e["message"]
-        for s in sessions(out)
-        for e in record(s)["errors"]
-    )
+    # The full disk held the run (reading paused, writes retried) instead of ending it: no
+    # session ended by the write failure, and every complete one has every byte its run sent.
+    assert not any(e["kind"] == "capture" for s in sessions(out) for e in record(s)["errors"])
     for session in sessions(out):
         archive = (session / "capture.bsprof").read_bytes()
         assert any(r.startswith(archive) for r in runs)
+        if record(session)["status"] == "complete":
+            assert archive in runs
     ids = {json.loads(p.read_bytes())["chunk_id"] for p in chunk_files(out)}  # all whole
     assert ids and ids <= set(sentry.chunk_ids())
     assert not list(out.rglob("*.tmp"))

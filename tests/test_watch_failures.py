@@ -87,9 +87,9 @@ async def test_a_disk_that_fills_mid_run_ends_the_watch_with_one_error_line(
     cfg = DeviceConfig(run_seconds=120.0, runs=1, seed=5, cpu_flush_seconds=0.2)
     async with SimulatedDevice(cfg) as dev:
         extra = ("--runs", "1", "--min-free-bytes", "0", "--chunk-seconds", "1")
-        async with watching(dev, out, *extra) as proc:
+        async with watching(dev, out, *extra, "--hold-seconds", "1") as proc:
             await until(lambda: list(out.glob("*/*/chunks/000001.json")), 20)
-            fill(small_disk)  # the disk is full from the run's next write on
+            fill(small_disk)  # the disk is full from the run's next write on, and stays full
             code, stdout, err = await finish(proc, 30)
         sent = dev.sent_bytes(0)
     assert code == 1, err
@@ -98,6 +98,7 @@ async def test_a_disk_that_fills_mid_run_ends_the_watch_with_one_error_line(
     assert line.endswith(f"session {session} ended truncated")
     record = assert_finished(session, "truncated", sent)
     assert "No space left on device" in record["end_reason"]
+    assert "the disk stayed full for 1 s (hold_seconds)" in line  # held first, then gave up
     assert "truncated" in stdout and str(session) in stdout  # the summary still comes
 
 

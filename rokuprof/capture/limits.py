@@ -32,9 +32,11 @@ class ArchiveLimits:
     max_session_bytes: int = 4 * GIB  # the whole archive of one session
     min_free_bytes: int = 1 * GIB  # free space the output file system keeps
     check_seconds: float = 1.0  # free space is looked up at most this often
+    hold_seconds: float = 60.0  # a write refused for lack of space is retried this long
+    hold_bytes: int = 4 * MIB  # held in memory meanwhile: at most this or max_bytes_after_error
 
     def __post_init__(self) -> None:
-        for name in ("max_bytes_after_error", "max_session_bytes", "min_free_bytes"):
+        for name in ("max_bytes_after_error", "max_session_bytes", "min_free_bytes", "hold_bytes"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
 

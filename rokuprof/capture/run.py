@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rokuprof.capture.chunks import ChunkSinkFactory
+from rokuprof.capture.held import ArchiveHold
 from rokuprof.capture.limits import Cut
 from rokuprof.capture.machine import (
     Action,
@@ -53,6 +54,7 @@ from rokuprof.capture.machine import (
     WriteRecord,
 )
 from rokuprof.capture.record import SessionRecord
+from rokuprof.capture.run_writes import RunWrites
 from rokuprof.capture.session import SessionFiles
 from rokuprof.capture.status import CaptureObserver, CaptureStatus
 from rokuprof.capture.stop import StopCause
@@ -103,12 +105,14 @@ class RunCapture:
         self.files: SessionFiles | None = None
         self.record: SessionRecord | None = None  # the final record, once the run is over
         self._pending: SessionFiles | None = None  # named, created at the first body byte
-        self._writes: asyncio.Queue[WriteChunk | WriteRecord | Finished] = asyncio.Queue()
         self._nudge = asyncio.Event()  # the machine's wishes changed: the ticker looks again
         self._failure: BaseException | None = None  # raised by run() once the tasks are done
         self._no_session_error: DeviceError | None = None
         self._ending: asyncio.Future[list[Action]] | None = None  # the end, in a worker thread
         self._end_done = False  # its actions were carried out
+        # A write refused for lack of space holds the run (capture/held.py)
+        self._hold = ArchiveHold(settings.archive_limits, stream, clock, self._say, self._fail)
+        self._writes = RunWrites(self._hold, self._on_chunk)  # chunks, session.json: in order
 
     @property
     def reader(self):
@@ -188,7 +192,7 @@ class RunCapture:
                 except* _StreamOver:
                     pass
                 if self._failure is not None:  # the archive failed: the caller closes it
-                    self._writes.put_nowait(Finished(None))
+                    self._writes.put(Finished(None))
                 elif not self.machine.ended or self._ending is not None:  # the run is over
                     await self._end(StreamEnded(EndKind.CLOSED, "the stream ended", self.clock()))
         except BaseExceptionGroup as group:  # one failure is enough to say (a full disk)
@@ -222,6 +226,11 @@ class RunCapture:
         wait for it), then carry out its actions here. The stream is closed first: no byte
         arrives, and no tick runs, while the thread has the machine."""
         machine = self.machine
+        if self._ending is None and self._hold.holding:
+            # Held bytes: an ended stream waits for space (up to the hold), a stop tries once
+            await self._hold.drain(self.files.archive, wait=isinstance(event, StreamEnded))
+            if self._failure is not None:
+                return
         if self._ending is None:
             if machine.ended:
                 return
@@ -287,6 +296,9 @@ class RunCapture:
         machine = self.machine
         while not machine.ended and self._ending is None:
             due = machine.next_tick()
+            retry = self._hold.retry_at()
+            if retry is not None:
+                due = retry if due is None else min(due, retry)
             wait = None if due is None else max(0.0, due - self.clock())
             self._nudge.clear()
             try:
@@ -297,6 +309,10 @@ class RunCapture:
                 pass
             if self._ending is not None:  # a worker thread is ending the run
                 return
+            if retry is not None and self.clock() >= retry:
+                self._hold.retry(self.files.archive)
+                if self._failure is not None:
+                    return
             began = time.perf_counter()
             self._free_space()
             self._apply(Tick(self.clock()))
@@ -319,20 +335,30 @@ class RunCapture:
         """Carry out one action now: archive writes and notices at once, files in order."""
         match action:
             case Archive(data):
-                self.files.archive.write_now(data)  # status.bytes: the machine's count, below
+                if self._hold.write(self.files.archive, data, self.files.name):
+                    self._nudge.set()  # held: the ticker retries
             case OpenSession():
                 self._open_session()
             case WriteChunk() | WriteRecord() | Finished():
-                self._writes.put_nowait(action)
+                self._writes.put(action)
             case Notify(what, level, text, detail):
                 self._notify(what, level, text, detail)
             case CloseStream():
                 self.stream.close()
 
+    def _say(self, level: str, text: str) -> None:
+        self.observer.on_message(self.status, level, text)
+
+    def _fail(self, error: OSError) -> None:
+        """The full-disk hold gave up: the run ends by ``error`` (truncated, saying why)."""
+        if self._failure is None:
+            self._failure = error
+        self.stream.fail(error)
+
     def _open_session(self) -> None:
         files = self._pending
         files.create_now()  # no suspension: directory, archive and first bytes at once
-        self.files = files
+        self.files = self._writes.files = files
         st = self.status
         st.session, st.session_path = files.name, files.path
         st.bytes = st.entries = st.chunks = st.live_heap_bytes = 0
@@ -351,22 +377,17 @@ class RunCapture:
             self.observer.on_message(self.status, level, text)
 
     async def _write_loop(self) -> None:
-        """Write chunks and records in the order the machine asked for them."""
-        while True:
-            action = await self._writes.get()
-            match action:
-                case WriteChunk(data):
-                    path = await self.files.write_chunk(data)
-                    self.status.chunks = self.files.chunks_written
-                    self.observer.on_chunk(self.status, path)
-                case WriteRecord(record):
-                    await self.files.write_record(record)
-                case Finished(record):
-                    self.record = record
-                    return
+        await self._writes.loop()
+        self.record = self._writes.record
+
+    def _on_chunk(self, files: SessionFiles, path: Path) -> None:
+        self.status.chunks = files.chunks_written
+        self.observer.on_chunk(self.status, path)
 
     async def _finish_now(self, cause: StopCause) -> None:
         """Cancelled: end the run here and write what it has (chunks, the final record)."""
+        if self._hold.holding and self.files is not None:
+            self._hold.retry(self.files.archive)  # held bytes: one more try
         if self._ending is not None:  # a worker thread was ending it: its actions, once
             pending = [] if self._end_done else await self._ending
             self._end_done = True
@@ -374,16 +395,6 @@ class RunCapture:
             pending = []
         else:
             pending = self.machine.handle(StopRequested(cause, self.clock()))
-        queued: list[Action] = []
-        while not self._writes.empty():
-            queued.append(self._writes.get_nowait())
-        if self.files is None:
-            return
-        for action in queued + pending:
-            match action:
-                case WriteChunk(data):
-                    await self.files.write_chunk(data)
-                case WriteRecord(record):
-                    await self.files.write_record(record)
-                case Finished(record):
-                    self.record = record
+        await self._writes.flush(pending)
+        if self._writes.record is not None:
+            self.record = self._writes.record

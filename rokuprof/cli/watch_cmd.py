@@ -175,6 +175,15 @@ def watch(
             "free space than this (0: no floor).",
         ),
     ] = "1GiB",
+    hold_seconds: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            metavar="SECONDS",
+            help="When a write fails for lack of space, pause reading and retry this long "
+            "before the run ends as truncated (0: end at once).",
+        ),
+    ] = 60.0,
 ) -> None:
     """Wait for profiled app runs on HOST and capture each one.
 
@@ -224,6 +233,7 @@ def watch(
                 max_bytes_after_error=max_bytes_after_error,  # type: ignore[arg-type]
                 max_session_bytes=max_session_bytes,  # type: ignore[arg-type]
                 min_free_bytes=min_free_bytes,  # type: ignore[arg-type]
+                hold_seconds=hold_seconds,
             ),
         )
     except ValueError as error:

@@ -61,7 +61,7 @@ CHUNK_KEYS = {
 #: Decoder bounds a config may tighten or widen, per device stream (see ``Limits``).
 LIMIT_KEYS = ("max_paths", "max_strings", "max_live_allocations")
 #: Archive bounds (sizes such as "4GiB"; see ``ArchiveLimits``).
-ARCHIVE_KEYS = ("max_bytes_after_error", "max_session_bytes", "min_free_bytes")
+ARCHIVE_KEYS = ("max_bytes_after_error", "max_session_bytes", "min_free_bytes", "hold_seconds")
 PORT_KEYS = ("profiler_port", "ecp_port", "console_port")
 
 

@@ -221,21 +221,18 @@ _LIMIT = {
     "max_strings": "strings",
     "max_live_allocations": "allocations",
 }
+_AFTER_ERROR = "archived past corrupt data, then the session ends failed"
+_HOLD = "a write the full disk refuses is retried this long, reading paused; 0: end at once"
 _KEYS = [
     Key("capture", "out", T.TEXT, "rokuprof-data", "OUT/<device>/<session>/", 1, rule=_out_problem),
     *(
         Key("capture", k, T.NUMBER, getattr(_LIMITS, k), f"most {w} per stream", 0, 2**31)
         for k, w in _LIMIT.items()
     ),
-    Key(
-        "capture",
-        "max_bytes_after_error",
-        T.SIZE,
-        _ARCHIVE.max_bytes_after_error,
-        "archived past corrupt data, then the session ends failed",
-    ),
+    Key("capture", "max_bytes_after_error", T.SIZE, _ARCHIVE.max_bytes_after_error, _AFTER_ERROR),
     Key("capture", "max_session_bytes", T.SIZE, _ARCHIVE.max_session_bytes, "0: no cap"),
     Key("capture", "min_free_bytes", T.SIZE, _ARCHIVE.min_free_bytes, "kept free; 0: no floor"),
+    Key("capture", "hold_seconds", T.NUMBER, _ARCHIVE.hold_seconds, _HOLD, 0, 3600),
     Key("capture", "file_mode", T.MODE, DEFAULT_FILE_MODE, "of every file; directories follow"),
     Key("capture", "export", T.FORMATS, (), "at each run's end", choices=(*FORMATS, "all")),
     Key("capture", "vitals", T.BOOL, True, "read the app's CPU % and memory during runs"),

@@ -76,6 +76,7 @@ class ProfilerStream:
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._paused = False
+        self._held = False  # the consumer cannot take bytes now (a full disk): no idle timer
         self._sink: Callable[[bytes], None] | None = None
         self._error: BaseException | None = None  # raised by read()/wait_end()
         self._ended = False  # EOF, the body's end, an error, or closed by us
@@ -189,6 +190,24 @@ class ProfilerStream:
 
     # -- the caller's side ---------------------------------------------------------------
 
+    def hold(self) -> None:
+        """Stop reading until :meth:`release` (the kernel's and the device's buffers keep what
+        follows: TCP backpressure); the idle timeout does not run meanwhile."""
+        self._held = True
+        self._pause()
+
+    def release(self) -> None:
+        """Read again after :meth:`hold`; the idle timeout starts afresh."""
+        if self._held:
+            self._held = False
+            self.last_data = time.monotonic()
+            self._resume()
+            self._wake.set()
+
+    def fail(self, error: BaseException) -> None:
+        """End the stream with ``error`` (raised by :meth:`wait_end`)."""
+        self._end(error)
+
     @property
     def transport(self) -> asyncio.Transport | None:
         return self._transport
@@ -234,8 +253,9 @@ class ProfilerStream:
         """Wait until a delivered stream ends: return at its proper end, raise as :meth:`read`
         does otherwise (an idle or head timeout closes the connection)."""
         while not self._ended:
-            self._resume()
-            await self._wait(idle_timeout)
+            if not self._held:
+                self._resume()
+            await self._wait(None if self._held else idle_timeout)
         self._raise_error()
 
     def _raise_error(self) -> None:
