@@ -15,7 +15,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rokuprof.app.ignore import IgnoreRules
@@ -528,6 +528,22 @@ PATTERN = st.sampled_from(
 )
 
 
+def packaged_as_git_keeps(root: Path, text: str) -> None:
+    """``text`` as both ``.rokuignore`` and ``.gitignore`` of ``root``: the package holds
+    exactly what ``git ls-files`` keeps (and the manifest)."""
+    write(root, {".rokuignore": text, ".gitignore": text})
+    git = ["git", "-c", "core.excludesFile=/dev/null", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    out = subprocess.run(
+        [*git, "ls-files", "--others", "--exclude-standard", "-z"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    kept_by_git = set(out.decode().split("\0")) - {"", ".gitignore", ".rokuignore"}
+    packaged = entries(package_app(root, ProfilerKeys()).zip_bytes)
+    assert set(packaged) - {".gitignore"} == kept_by_git | {"manifest"}, text
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @settings(max_examples=40, deadline=None)
 @given(st.lists(PATTERN, max_size=6))
@@ -535,17 +551,7 @@ def test_rokuignore_leaves_out_what_git_would_ignore(patterns: list[str]) -> Non
     with tempfile.TemporaryDirectory() as tmp:
         root = write(Path(tmp), {name: name for name in TREE})
         text = "\n".join(patterns) + "\n"
-        write(root, {".rokuignore": text, ".gitignore": text})
-        git = ["git", "-c", "core.excludesFile=/dev/null", "-C", str(root)]
-        subprocess.run([*git, "init", "-q"], check=True)
-        out = subprocess.run(
-            [*git, "ls-files", "--others", "--exclude-standard", "-z"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        kept_by_git = set(out.decode().split("\0")) - {"", ".gitignore", ".rokuignore"}
-        packaged = entries(package_app(root, ProfilerKeys()).zip_bytes)
-        assert set(packaged) - {".gitignore"} == kept_by_git | {"manifest"}
+        packaged_as_git_keeps(root, text)
 
 
 #: Pattern pieces: literals, every wildcard, classes, escapes and the "/" that anchors.
@@ -563,6 +569,8 @@ NAME = st.text("ab", min_size=1, max_size=4)
     ),
     st.lists(st.lists(NAME, min_size=1, max_size=3).map("/".join), min_size=1, max_size=8),
 )
+@example(rules=[("", ["/**", "**/", "a"])], paths=["a"])  # "/****/a": four stars are "**" too
+@example(rules=[("", ["a", "**/", "a"])], paths=["aa"])  # "a**/a": "**" after git's literal prefix
 def test_generated_patterns_leave_out_what_git_would(
     rules: list[tuple[str, list[str]]], paths: list[str]
 ) -> None:
@@ -575,14 +583,4 @@ def test_generated_patterns_leave_out_what_git_would(
                 files[path] = path
         write(root, files)
         text = "".join(bang + "".join(pieces) + "\n" for bang, pieces in rules)
-        write(root, {".rokuignore": text, ".gitignore": text})
-        git = ["git", "-c", "core.excludesFile=/dev/null", "-C", str(root)]
-        subprocess.run([*git, "init", "-q"], check=True)
-        out = subprocess.run(
-            [*git, "ls-files", "--others", "--exclude-standard", "-z"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        kept_by_git = set(out.decode().split("\0")) - {"", ".gitignore", ".rokuignore"}
-        packaged = entries(package_app(root, ProfilerKeys()).zip_bytes)
-        assert set(packaged) - {".gitignore"} == kept_by_git | {"manifest"}, text
+        packaged_as_git_keeps(root, text)

@@ -67,23 +67,28 @@ def _elements(pattern: str) -> tuple[_Element, ...]:
     """A glob (no leading ``/``, no trailing ``/``) as the elements of its automaton."""
     out: list[_Element] = []
     i, n = 0, len(pattern)
+    # git compares the pattern's literal prefix (up to its first special character) on its own
+    # and matches the rest from there, so stars right after that prefix count as at the start.
+    prefix = next((k for k, ch in enumerate(pattern) if ch in "*?[\\"), n)
     while i < n:
         c = pattern[i]
-        if c == "*" and pattern.startswith("**", i):
-            at_start = i == 0 or pattern[i - 1] == "/"
-            if at_start and pattern.startswith("**/", i):
+        if c == "*":
+            # A run of stars is one "*", except two or more that start a path element (after a
+            # "/", the start, or the literal prefix) and end one (at a "/" or the end): "**", as
+            # git reads "****" too.
+            end = i
+            while end < n and pattern[end] == "*":
+                end += 1
+            whole = end - i > 1 and (i in (0, prefix) or pattern[i - 1] == "/")
+            if whole and pattern.startswith("/", end):
                 out.append(_Element(_DIRS))
-                i += 3
-                continue
-            if at_start and i + 2 == n:
+                i = end + 1
+            elif whole and end == n:
                 out.append(_Element(_ANY))
-                i += 2
-                continue
-            out.append(_Element(_STAR))
-            i += 2
-        elif c == "*":
-            out.append(_Element(_STAR))
-            i += 1
+                i = end
+            else:
+                out.append(_Element(_STAR))
+                i = end
         elif c == "?":
             out.append(_ANY_ONE)
             i += 1
