@@ -159,12 +159,16 @@ class FloodingAnswer(TcpPeer):
         self.limit = limit
         self.gone: list[int] = []
 
+    def status_lines(self) -> bytes:
+        """The answer's status line and any header but its framing."""
+        return b"HTTP/1.1 200 OK"
+
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = (await read_request(reader)).lower()
         length = head.partition(b"content-length:")[2].split(b"\r\n")[0].strip()
         await reader.readexactly(int(length or 0))
         framing = b"Content-Length: %d" % self.size if self.size else b"Connection: close"
-        await self.send(writer, b"HTTP/1.1 200 OK\r\n%s\r\n\r\n" % framing)
+        await self.send(writer, b"%s\r\n%s\r\n\r\n" % (self.status_lines(), framing))
         sent = 0
         try:
             while sent < self.limit:
@@ -176,7 +180,7 @@ class FloodingAnswer(TcpPeer):
         self.gone.append(sent)
 
 
-class ChallengeFlood(TcpPeer):
+class ChallengeFlood(FloodingAnswer):
     """An Application Installer whose every answer is a 401 Digest challenge (a fresh nonce
     each time) with a body that does not end: ``Content-Length: size`` (1 GiB) or, with
     ``size=None``, no length. Like :class:`FloodingAnswer` it sends at most ``limit`` bytes of
@@ -184,31 +188,11 @@ class ChallengeFlood(TcpPeer):
     bytes sent when the client closed it."""
 
     def __init__(self, size: int | None = 1 << 30, limit: int = 32 << 20) -> None:
-        super().__init__()
-        self.size = size
-        self.limit = limit
-        self.gone: list[int] = []
+        super().__init__(size, limit)
 
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await read_request(reader)).lower()
-        length = head.partition(b"content-length:")[2].split(b"\r\n")[0].strip()
-        await reader.readexactly(int(length or 0))
-        framing = b"Content-Length: %d" % self.size if self.size else b"Connection: close"
+    def status_lines(self) -> bytes:
         challenge = b'Digest realm="rokudev", nonce="%08x", qop="auth"' % self.connections
-        await self.send(
-            writer,
-            b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: %s\r\n%s\r\n\r\n"
-            % (challenge, framing),
-        )
-        sent = 0
-        try:
-            while sent < self.limit:
-                await self.send(writer, FILLER)
-                sent += len(FILLER)
-            await reader.read()  # held open until the client goes
-        except ConnectionError:
-            pass
-        self.gone.append(sent)
+        return b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: %s" % challenge
 
 
 async def trickle(
