@@ -199,23 +199,11 @@ def exports_part(
     for c in cases:
         for command in c.commands:
             for engine in opts.engines:
-                row = f"{c.stream.name:32} {command:8} {engine:6}"
-                results = []
-                for name, tree in trees:
-                    r = run_export(command, files[c.stream.name], tree, engine, caps, work)
-                    results.append(r)
-                    row += f" | {cli_cells(r)}"
-                    if r.note and not r.capped:
-                        notes.append(f"  {name}, {c.stream.name}, {command}, {engine}: {r.note}")
-                if len(results) == 2:
-                    this, base = results
-                    row += f" | {ratio(this.seconds, base.seconds, base.capped):>11}"
-                    row += f" {ratio(this.peak, base.peak, base.capped):>8}"
-                    row += f" {ratio(this.largest or 0, base.largest or 0, base.capped):>7}"
-                print(row, flush=True)
-    if notes:
-        print("last error lines of the runs that did not succeed:")
-        print("\n".join(notes))
+                label = f"{c.stream.name:32} {command:8} {engine:6}"
+                path = files[c.stream.name]
+                runs = [(n, run_export(command, path, t, engine, caps, work)) for n, t in trees]
+                print(compared(label, runs, notes, sizes=True), flush=True)
+    print_notes(notes)
 
 
 def run_export(command: str, stream: Path, tree: Path, engine: str, caps: Caps, work: Path):
@@ -552,6 +540,30 @@ def ratio(this: float, other: float, capped: bool) -> str:
 CLI_CELLS = f"{'status':>18} {'s':>7} {'peak MiB':>9} {'largest':>10}"
 
 
+def compared(label: str, runs: list[tuple[str, Outcome]], notes: list[str], sizes=False) -> str:
+    """One table row: ``label``, each tree's cells, and with two trees the ratios of time and
+    peak (and of the largest file, with ``sizes``); each failed run's last line goes to
+    ``notes``."""
+    row = label
+    for name, r in runs:
+        row += f" | {cli_cells(r)}"
+        if r.note and not r.capped:
+            notes.append(f"  {name}, {' '.join(label.split())}: {r.note}")
+    if len(runs) == 2:
+        (_, this), (_, base) = runs
+        row += f" | {ratio(this.seconds, base.seconds, base.capped):>11}"
+        row += f" {ratio(this.peak, base.peak, base.capped):>8}"
+        if sizes:
+            row += f" {ratio(this.largest or 0, base.largest or 0, base.capped):>7}"
+    return row
+
+
+def print_notes(notes: list[str]) -> None:
+    if notes:
+        print("last error lines of the runs that did not succeed:")
+        print("\n".join(notes))
+
+
 def cli_cells(r: Outcome) -> str:
     return f"{r.status:>18} {r.seconds:7.1f} {mib(r.peak):>9} {size(r.largest):>10}"
 
@@ -576,22 +588,10 @@ def cli_part(
     for stream, path in files.items():
         for command in opts.commands:
             for engine in opts.engines:
-                row = f"{stream:20} {command:8} {engine:6}"
-                results = []
-                for name, tree in trees:
-                    r = run_command(command, path, tree, engine, caps, work)
-                    results.append(r)
-                    row += f" | {cli_cells(r)}"
-                    if r.note and not r.capped:
-                        notes.append(f"  {name}, {stream}, {command}, {engine}: {r.note}")
-                if len(results) == 2:
-                    this, base = results
-                    row += f" | {ratio(this.seconds, base.seconds, base.capped):>11}"
-                    row += f" {ratio(this.peak, base.peak, base.capped):>8}"
-                print(row, flush=True)
-    if notes:
-        print("last error lines of the runs that did not succeed:")
-        print("\n".join(notes))
+                label = f"{stream:20} {command:8} {engine:6}"
+                runs = [(n, run_command(command, path, t, engine, caps, work)) for n, t in trees]
+                print(compared(label, runs, notes), flush=True)
+    print_notes(notes)
 
 
 # --- the daemon part --------------------------------------------------------------------------
