@@ -571,6 +571,8 @@ NAME = st.text("ab", min_size=1, max_size=4)
 )
 @example(rules=[("", ["/**", "**/", "a"])], paths=["a"])  # "/****/a": four stars are "**" too
 @example(rules=[("", ["a", "**/", "a"])], paths=["aa"])  # "a**/a": "**" after git's literal prefix
+@example(rules=[("", ["a", "/", "/"])], paths=["a/a"])  # "a//": git takes off one "/" only
+@example(rules=[("", ["/", "/", "a"])], paths=["a"])  # "//a" likewise
 def test_generated_patterns_leave_out_what_git_would(
     rules: list[tuple[str, list[str]]], paths: list[str]
 ) -> None:

@@ -192,10 +192,12 @@ def _rule(line: str) -> _Rule | None:
     negate = line.startswith("!")
     if negate or line.startswith(("\\#", "\\!")):
         line = line[1:]
+    # git takes off one trailing "/" (directories only) and one leading "/" (anchored): "a//"
+    # and "//a" keep a "/" that no path name matches.
     dirs_only = line.endswith("/")
-    line = line.rstrip("/")
+    line = line.removesuffix("/")
     anchored = "/" in line
-    line = line.lstrip("/")
+    line = line.removeprefix("/")
     if not line:
         return None
     # Without a "/", no element but a lone "**" crosses one, so matching the last name is the
