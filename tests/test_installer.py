@@ -94,7 +94,7 @@ async def test_identical_package_is_not_reinstalled_and_a_new_one_replaces_the_r
         again = await client.sideload(package)
         assert (again.kind, again.message) == (
             "identical",
-            "Identical to previous version -- not replacing.",
+            "Application Received: Identical to previous version -- not replacing.",
         )
         assert len(dev.runs) == 1  # not relaunched
         changed = app_zip(MANIFEST + "bsprof_enable=1\nbsprof_data_dest=network\n", "' v2\n")
@@ -152,7 +152,7 @@ async def test_a_profile_past_the_cap_is_refused():
 async def test_delete_returns_to_the_built_in_app():
     async with device() as dev, installer(dev) as client:
         await client.sideload(app_zip(MANIFEST))
-        assert await client.delete() == "Delete Succeeded."
+        assert await client.delete() == "Uninstall Success."
         assert dev.installed is None and dev.config.app_name == "Café TV"
 
 

@@ -149,13 +149,15 @@ async def test_console_commands_round_trip():
             await console.close()
 
 
-async def test_console_quit_closes_the_session():
+@pytest.mark.parametrize("word", ["quit", "exit", "q"])
+async def test_console_quit_closes_the_session(word):
+    """Devices take exit, quit and q, and say so before closing (roku-debug waits for it)."""
     async with SimulatedDevice(config(auto_launch=False, console_banner=False)) as dev:
         console = await ConsoleSession.open(HOST, dev.console_port)
         assert console.banner == []
-        console.writer.write(b"quit\r\n")
+        console.writer.write(word.encode() + b"\r\n")
         async with asyncio.timeout(2):
-            assert await console.reader.read() == b""
+            assert await console.reader.read() == b"Quit command received, exiting.\r\n"
         await console.close()
 
 

@@ -15,9 +15,7 @@ simulator's built-in app runs as it always has.
 from __future__ import annotations
 
 import asyncio
-import html
 import io
-import json
 import logging
 import secrets
 import time
@@ -27,6 +25,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rokuprof.device.constants import LOCAL_PROFILE_PATH
+from rokuprof.simulator import identity
+from rokuprof.simulator import installer_markup as markup
 from rokuprof.simulator.digest import OK, STALE, DigestServer
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
 from rokuprof.simulator.multipart import MultipartError, parse_form
@@ -46,13 +46,22 @@ MAX_MANIFEST_BYTES = 64 << 10
 MAX_LOCAL_PROFILE_BYTES = 256 << 20
 
 INSTALL_SUCCESS = "Install Success."
-IDENTICAL = "Identical to previous version -- not replacing."
+IDENTICAL = "Application Received: Identical to previous version -- not replacing."
 NO_PROFILE = "No profiling data available"
+PROFILE_READY = "Profiling data ready"
+DELETED = ((markup.SUCCESS, "Delete Succeeded."), (markup.SUCCESS, "Uninstall Success."))
+#: What a device says to a wrong signing password (packaging, rekeying): the simulator holds no
+#: developer key, so no password is right.
+BAD_SIGNING_PASSWORD = "Failed: Invalid Password."
+#: The answer to a screenshot: the simulator has no screen (our wording).
+NO_SCREENSHOT = "Screenshot failed: this device has no screen to capture."
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 UNAUTHORIZED = b"<html><body>401 Unauthorized</body></html>\n"
 
 NETWORK, LOCAL, OFF = "network", "local", "off"
+#: The pages the installer serves (GET and HEAD answer the form; the last three take POSTs).
+PAGES = ("/", "/plugin_install", "/plugin_inspect", "/plugin_package")
 
 
 # -- packages and manifests (pure) -------------------------------------------------------------
@@ -124,19 +133,10 @@ def app_settings(base: DeviceConfig, manifest: dict[str, str]) -> DeviceConfig:
     )
 
 
-def page(message: str, body: str = "") -> bytes:
-    """An installer page with ``message`` in red (escaped) and, like newer firmware, as JSON."""
-    said = json.dumps({"messages": [{"text": message}]}).replace("<", "\\u003c")
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        "<title>Roku Development Application Installer</title></head><body>\n"
-        "<h1>Development Application Installer</h1>\n"
-        f'<font color="red">{html.escape(message)}</font>\n{body}'
-        '<form method="post" action="plugin_install" enctype="multipart/form-data">'
-        '<input type="file" name="archive"><input type="submit" name="mysubmit" '
-        'value="Replace"><input type="submit" name="mysubmit" value="Delete"></form>\n'
-        f"<script>var installer = {said};</script>\n</body></html>\n"
-    ).encode()
+def page(message: str, body: str = "", kind: str = markup.ERROR) -> bytes:
+    """An installer page saying one ``message`` (none when empty) as firmware does
+    (:mod:`.installer_markup`)."""
+    return markup.page([(kind, message)], body)
 
 
 class LocalSink:
@@ -252,9 +252,9 @@ class Installer:
             if self.profile is None:
                 return 404, b"not found\n", {}
             return 200, self.profile, {"Content-Type": "application/octet-stream"}
-        if method == "GET" and path in ("/", "/plugin_install"):
-            return 200, page(""), HTML
-        if method != "POST" or path not in ("/plugin_install", "/plugin_inspect"):
+        if method in ("GET", "HEAD") and path in PAGES:
+            return 200, b"" if method == "HEAD" else self._page(), HTML
+        if method != "POST" or path not in PAGES[1:]:
             return 404, b"not found\n", {}
         try:
             form = parse_form(request.headers.get("content-type", ""), request.body)
@@ -262,41 +262,54 @@ class Installer:
             return 400, f"{error}\n".encode(), {}
         action = form["mysubmit"].text if "mysubmit" in form else ""
         archive = form["archive"].data if "archive" in form else b""
+        if path == "/plugin_package":  # signing: the simulator holds no developer key
+            return 200, self._page((markup.ERROR, BAD_SIGNING_PASSWORD)), HTML
         if path == "/plugin_inspect":
             return 200, self._inspect(action), HTML
         if action == "Delete":
-            return 200, page(await self._delete()), HTML
+            return 200, self._page(*await self._delete()), HTML
         if action not in ("Install", "Replace"):
-            return 200, page(f"Unknown action: {action[:40]}"), HTML
-        return 200, page(await self._install(archive)), HTML
+            return 200, self._page((markup.ERROR, f"Unknown action: {action[:40]}")), HTML
+        return 200, self._page(*await self._install(archive)), HTML
+
+    def _page(self, *messages: tuple[str, str], body: str = "") -> bytes:
+        return markup.page(messages, body, identity.developer_id(self.device.config.serial))
 
     def _inspect(self, action: str) -> bytes:
-        if action != "dloadProf" or self.profile is None:
-            return page(NO_PROFILE)
+        if action == "Rekey":
+            return self._page((markup.ERROR, BAD_SIGNING_PASSWORD))
+        if action == "Screenshot":
+            return self._page((markup.ERROR, NO_SCREENSHOT))
+        if action != "dloadProf":
+            return self._page((markup.ERROR, f"Unknown action: {action[:40]}"))
+        if self.profile is None:
+            return self._page((markup.INFO, NO_PROFILE))
         link = LOCAL_PROFILE_PATH.lstrip("/")
         size = len(self.profile)
-        return page("", f'<p><a href="{link}">channel.bsprof</a> ({size} bytes)</p>\n')
+        body = f'<p><a href="{link}">channel.bsprof</a> ({size} bytes)</p>\n'
+        return self._page((markup.INFO, PROFILE_READY), body=body)
 
-    async def _install(self, archive: bytes) -> str:
+    async def _install(self, archive: bytes) -> tuple[tuple[str, str], ...]:
         if not archive:
-            return "Install Failure: no package was sent."
+            return ((markup.ERROR, "Install Failure: no package was sent."),)
+        received = (markup.SUCCESS, f"Application Received: {len(archive)} bytes stored.")
         manifest = check_package(archive)
         if isinstance(manifest, str):
-            return manifest
+            return received, (markup.ERROR, manifest)
         if archive == self.package:
-            return IDENTICAL
+            return ((markup.INFO, IDENTICAL),)
         device = self.device
         await device.home()  # the running app exits first
         self.package, self.profile = archive, None
         device.installed = manifest
         device.config = app_settings(self.base, manifest)
         await device.launch()
-        return INSTALL_SUCCESS
+        return received, (markup.SUCCESS, INSTALL_SUCCESS)
 
-    async def _delete(self) -> str:
+    async def _delete(self) -> tuple[tuple[str, str], ...]:
         device = self.device
         await device.home()
         self.package = self.profile = None
         device.installed = None
         device.config = self.base
-        return "Delete Succeeded."
+        return DELETED
