@@ -272,22 +272,25 @@ class Installer:
             return 200, self._page((markup.ERROR, f"Unknown action: {action[:40]}")), HTML
         return 200, self._page(*await self._install(archive)), HTML
 
-    def _page(self, *messages: tuple[str, str], body: str = "") -> bytes:
-        return markup.page(messages, body, identity.developer_id(self.device.config.serial))
+    def _page(self, *messages: tuple[str, str], body: str = "", params: bool = True) -> bytes:
+        dev_id = identity.developer_id(self.device.config.serial)
+        return markup.page(messages, body, dev_id, params=params)
 
     def _inspect(self, action: str) -> bytes:
+        """The inspect page's answer (its messages as ``Shell.create`` lines, as devices
+        write them there)."""
         if action == "Rekey":
-            return self._page((markup.ERROR, BAD_SIGNING_PASSWORD))
+            return self._page((markup.ERROR, BAD_SIGNING_PASSWORD), params=False)
         if action == "Screenshot":
-            return self._page((markup.ERROR, NO_SCREENSHOT))
+            return self._page((markup.ERROR, NO_SCREENSHOT), params=False)
         if action != "dloadProf":
-            return self._page((markup.ERROR, f"Unknown action: {action[:40]}"))
+            return self._page((markup.ERROR, f"Unknown action: {action[:40]}"), params=False)
         if self.profile is None:
-            return self._page((markup.INFO, NO_PROFILE))
+            return self._page((markup.INFO, NO_PROFILE), params=False)
         link = LOCAL_PROFILE_PATH.lstrip("/")
         size = len(self.profile)
         body = f'<p><a href="{link}">channel.bsprof</a> ({size} bytes)</p>\n'
-        return self._page((markup.INFO, PROFILE_READY), body=body)
+        return self._page((markup.INFO, PROFILE_READY), body=body, params=False)
 
     async def _install(self, archive: bytes) -> tuple[tuple[str, str], ...]:
         if not archive:

@@ -1,13 +1,14 @@
-"""The Application Installer's pages as firmware writes them (pure): each message three ways.
+"""The Application Installer's pages as firmware writes them (pure).
 
 Clients read a page's outcome from its script, not from the HTTP status (200 for success and
-failure alike):
+failure alike). Devices write the messages two ways, by page:
 
 * ``var params = JSON.parse('{"messages":[{"text":…,"text_type":"text","type":"error"}],…}')``
-  (newer firmware; read by roku-deploy and, key order included, by @dlenroc's
-  developer-server client);
+  on the install and packaging pages (read by roku-deploy and, key order included, by
+  @dlenroc's developer-server client);
 * ``Shell.create('Roku.Message').trigger('Set message type', 'error').trigger('Set message
-  content', '…').trigger('Render', node)`` (every firmware; read by both);
+  content', '…').trigger('Render', node)`` on the inspect page (screenshots, rekeying, the
+  profile; read by both);
 * ``<font color="red">…</font>`` with the outcome (the last message), kept by firmware "so old
   scripts can continue to work" (read by rokuprof's own client and by roku-deploy's rekey
   check).
@@ -70,12 +71,19 @@ def shell_script(kind: str, text: str) -> str:
     )
 
 
-def page(messages: Sequence[tuple[str, str]], body: str = "", dev_id: str = "") -> bytes:
+def page(
+    messages: Sequence[tuple[str, str]], body: str = "", dev_id: str = "", *, params: bool = True
+) -> bytes:
     """An installer page saying ``messages`` (``(type, text)``: :data:`SUCCESS`, :data:`INFO`
-    or :data:`ERROR`) the three ways, with ``body`` (trusted markup) after them."""
+    or :data:`ERROR`), with ``body`` (trusted markup) after them: in the ``params`` JSON
+    (``params``: the install and packaging pages) or else as ``Shell.create`` lines (the inspect
+    page: screenshots, rekeying, the profile), and the outcome in red in both cases."""
     said = [(kind, text) for kind, text in messages if text]
     outcome = f'<font color="red">{html.escape(said[-1][1])}</font>\n' if said else ""
-    shells = "".join(shell_script(kind, text) + "\n" for kind, text in said)
+    if params:
+        script = params_script(said, dev_id) + "\n"
+    else:
+        script = "".join(shell_script(kind, text) + "\n" for kind, text in said)
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
         "<title>Roku Development Application Installer</title></head><body>\n"
@@ -86,5 +94,5 @@ def page(messages: Sequence[tuple[str, str]], body: str = "", dev_id: str = "") 
         '<input type="file" name="archive"><input type="submit" name="mysubmit" '
         'value="Replace"><input type="submit" name="mysubmit" value="Delete"></form>\n'
         "<script>\nvar node = document.getElementById('root');\n"
-        f"{params_script(said, dev_id)}\n{shells}</script>\n</body></html>\n"
+        f"{script}</script>\n</body></html>\n"
     ).encode()
