@@ -233,7 +233,10 @@ class Installer:
             if request is None:
                 return
             status, body, headers = await self.handle(request)
-            writer.write(response(status, body, headers, request.keep_alive))
+            answer = response(status, body, headers, request.keep_alive)
+            if request.method == "HEAD":  # the head a GET would have, without its body
+                answer = answer[: len(answer) - len(body)]
+            writer.write(answer)
             await writer.drain()
             if not request.keep_alive:
                 return
@@ -252,8 +255,8 @@ class Installer:
             if self.profile is None:
                 return 404, b"not found\n", {}
             return 200, self.profile, {"Content-Type": "application/octet-stream"}
-        if method in ("GET", "HEAD") and path in PAGES:
-            return 200, b"" if method == "HEAD" else self._page(), HTML
+        if method in ("GET", "HEAD") and path in PAGES:  # HEAD: roku-deploy's password check
+            return 200, self._page(), HTML
         if method != "POST" or path not in PAGES[1:]:
             return 404, b"not found\n", {}
         try:
