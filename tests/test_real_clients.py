@@ -25,8 +25,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from tests.daemon_helpers import start_simulator
+from daemon_helpers import start_simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "clients" / "roku_clients.mjs"
