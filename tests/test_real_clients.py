@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -153,6 +154,8 @@ EXPECTED = {
     "developer-server rekey": refused("DeveloperServerError", "Invalid Password"),
     "roku-deploy takeScreenshot": refused("FailedDeviceResponseError", "Screenshot"),
     "roku-deploy rekeyDevice": refused("FailedDeviceResponseError", "Invalid Password"),
+    "roku-deploy signExistingPackage": refused("FailedDeviceResponseError", "Invalid Password"),
+    "roku-deploy getDevId": lambda r: r["ok"] and re.fullmatch(r"[0-9a-f]{40}", r["value"]),
     "roku-deploy pressHomeButton": lambda r: r["ok"],
     "developer-server deleteChannel": lambda r: r["ok"],
 }

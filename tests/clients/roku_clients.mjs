@@ -170,6 +170,14 @@ await call('roku-deploy rekeyDevice', () =>
     signingPassword: 'secret',
   }),
 );
+await call('roku-deploy signExistingPackage', () =>
+  rokuDeploy.signExistingPackage({
+    ...deployOptions,
+    stagingDir: config.appDir,
+    signingPassword: 'secret',
+  }),
+);
+await call('roku-deploy getDevId', () => rokuDeploy.getDevId(deployOptions));
 await call('roku-deploy pressHomeButton', async () => {
   await rokuDeploy.pressHomeButton(host, config.ecp, 10000);
   return 'pressed';
