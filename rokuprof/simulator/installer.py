@@ -3,8 +3,12 @@ auth, and the profile a local-mode run kept.
 
 ``POST /plugin_install`` (``mysubmit=Install``/``Replace``: check the zip and its manifest,
 install, launch; ``Delete``), ``POST /plugin_inspect`` (``mysubmit=dloadProf``) and ``GET
-/pkgs/channel.bsprof``, each answered as a device does: a page with the message in
-``<font color="red">``. After an install the device honours the manifest for later launches
+/pkgs/channel.bsprof``, each answered as a device does: ``200`` and a page whose script says
+the messages, each typed success, info or error (:mod:`.installer_markup`), the outcome also in
+``<font color="red">``. ``HEAD`` of a page answers the head a ``GET`` would have (roku-deploy's
+password check). What a profiler's device is not asked for is refused in a device's words:
+packaging (``/plugin_package``) and rekeying with the words for a wrong signing password (no
+developer key is held), screenshots (no screen). After an install the device honours the manifest for later launches
 (:meth:`Installer.settings`, :meth:`Installer.start_run`): ``bsprof_enable`` not 1, nothing
 listens on the profiler port; ``bsprof_data_dest=local`` (the default), nothing listens either
 and the stream's bytes are kept for ``plugin_inspect``; the metrics, sample ratio, pausing and
