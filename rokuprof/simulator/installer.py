@@ -8,12 +8,12 @@ the messages, each typed success, info or error (:mod:`.installer_markup`), the 
 ``<font color="red">``. ``HEAD`` of a page answers the head a ``GET`` would have (roku-deploy's
 password check). What a profiler's device is not asked for is refused in a device's words:
 packaging (``/plugin_package``) and rekeying with the words for a wrong signing password (no
-developer key is held), screenshots (no screen). After an install the device honours the manifest for later launches
-(:meth:`Installer.settings`, :meth:`Installer.start_run`): ``bsprof_enable`` not 1, nothing
-listens on the profiler port; ``bsprof_data_dest=local`` (the default), nothing listens either
-and the stream's bytes are kept for ``plugin_inspect``; the metrics, sample ratio, pausing and
-the app's name and version come from the manifest. Before any install (and after a Delete) the
-simulator's built-in app runs as it always has.
+developer key is held), screenshots (no screen). After an install the device honours the
+manifest for later launches (:meth:`Installer.settings`, :meth:`Installer.start_run`):
+``bsprof_enable`` not 1, nothing listens on the profiler port; ``bsprof_data_dest=local`` (the
+default), nothing listens either and the stream's bytes are kept for ``plugin_inspect``; the
+metrics, sample ratio, pausing and the app's name and version come from the manifest. Before
+any install (and after a Delete) the simulator's built-in app runs as it always has.
 """
 
 from __future__ import annotations
