@@ -67,18 +67,33 @@ def zip_app(root: Path, target: Path) -> Path:
 
 
 async def simulator() -> tuple[asyncio.subprocess.Process, dict]:
+    """``rokuprof simulate`` as a process, and its device's row (ports, password). Its output
+    after that row is read and dropped as it comes, so no pipe fills up."""
     sim = await start_simulator("--json", "--run-seconds", "600", "--speed", "1")
-    assert sim.stdout is not None
+    assert sim.stdout is not None and sim.stderr is not None
     async with asyncio.timeout(20):
         device = json.loads(await sim.stdout.readline())
+    for stream in (sim.stdout, sim.stderr):
+        DRAINS.add(asyncio.ensure_future(stream.read()))
     return sim, device
 
 
-async def stop(sim: asyncio.subprocess.Process) -> None:
-    if sim.returncode is None:
-        sim.terminate()
-        async with asyncio.timeout(20):
-            await sim.wait()
+#: The tasks reading the simulators' output (kept so they are not collected mid-read).
+DRAINS: set[asyncio.Future] = set()
+
+
+async def stop(*processes: asyncio.subprocess.Process) -> None:
+    """Stop what the test started (terminate; kill after 20 s)."""
+    for process in processes:
+        if process.returncode is None:
+            process.terminate()
+            try:
+                async with asyncio.timeout(20):
+                    await process.wait()
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+    DRAINS.difference_update({d for d in DRAINS if d.done()})
 
 
 def refused(error_class: str, words: str = ""):
@@ -211,8 +226,11 @@ async def test_the_npm_clients_calls_get_a_devices_answers(tmp_path):
             stderr=asyncio.subprocess.PIPE,
             cwd=tmp_path,
         )
-        async with asyncio.timeout(240):
-            stdout, stderr = await node.communicate()
+        try:
+            async with asyncio.timeout(240):  # each call has its own 10 s timeout
+                stdout, stderr = await node.communicate()
+        finally:
+            await stop(node)
     finally:
         await stop(sim)
     assert node.returncode == 0, stderr.decode(errors="replace")[-2000:]
