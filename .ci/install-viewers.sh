@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Install the real viewers the export tests read rokuprof's files with (tests/test_viewer_*.py):
+# Install the real viewers the export tests read rokuprof's files with (tests/test_viewer_*.py)
+# and the real Roku clients tests/test_real_clients.py drives against the simulator:
 #   Debian golang-go (go tool pprof), chromium (the speedscope app, headless), nodejs/npm;
-#   npm speedscope, playwright-core, @paulirish/trace_engine, exactly as package-lock.json pins them.
-# The Python readers (nflxprofile, vroomrs, jsonschema) come with `pip install '.[test]'`.
+#   npm speedscope, playwright-core, @paulirish/trace_engine, roku-deploy, roku-debug,
+#   @dlenroc/roku-ecp, @dlenroc/roku-debug-server, @dlenroc/roku-developer-server, exactly as
+#   package-lock.json pins them.
+# The Python readers and clients (nflxprofile, vroomrs, jsonschema, rokuecp) come with
+# `pip install '.[test]'`.
 # Idempotent: installs only what is missing. Never downloads a browser (playwright-core drives
 # /usr/bin/chromium) and runs no npm install scripts.
 set -euo pipefail
@@ -25,7 +29,7 @@ node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)
   exit 1
 }
 
-# node_modules exactly as locked (a couple of seconds).
+# node_modules exactly as locked (about ten seconds).
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
 echo "install-viewers: $(go version | cut -d' ' -f3), $(/usr/bin/chromium --version 2>/dev/null | head -1)," \

@@ -30,6 +30,9 @@ def scan(*pieces: bytes) -> PromptScanner:
         ((b"<tag\r\n", b">"), True),  # looks like one: the client waits briefly for more
         ((b">\r\n<more/>",), False),
         ((b"> x",), False),
+        ((b"bsprof paused\r\n", b">\r\n"), True),  # the prompt's line ended: read alike
+        ((b"status\n>\n",), True),
+        ((b"\r\n>",), True),  # devices: '>' alone after a line break
     ],
 )
 def test_prompt_is_a_lone_gt_on_the_last_line(pieces: tuple[bytes, ...], prompt: bool) -> None:
@@ -40,6 +43,13 @@ def test_reply_drops_the_prompt_and_the_echo() -> None:
     s = scan(b"bsprof-status\r\nstatus: running,cpu,mem,data_dest=network\r\n> ")
     assert s.take_reply("bsprof-status") == "status: running,cpu,mem,data_dest=network"
     assert s.text == ""
+
+
+@pytest.mark.parametrize("prompt", [b"> ", b">", b">\r\n", b">\n"])
+def test_reply_is_the_same_whichever_way_the_prompt_ends(prompt: bytes) -> None:
+    s = scan(b"bsprof-status\r\nstatus: paused,cpu,data_dest=local\r\n" + prompt)
+    assert s.at_prompt
+    assert s.take_reply("bsprof-status") == "status: paused,cpu,data_dest=local"
 
 
 def test_a_character_split_between_reads_is_kept_whole() -> None:

@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import io
 import logging
+import re
 import shutil
 import zipfile
 
@@ -94,7 +95,7 @@ async def test_identical_package_is_not_reinstalled_and_a_new_one_replaces_the_r
         again = await client.sideload(package)
         assert (again.kind, again.message) == (
             "identical",
-            "Identical to previous version -- not replacing.",
+            "Application Received: Identical to previous version -- not replacing.",
         )
         assert len(dev.runs) == 1  # not relaunched
         changed = app_zip(MANIFEST + "bsprof_enable=1\nbsprof_data_dest=network\n", "' v2\n")
@@ -152,7 +153,7 @@ async def test_a_profile_past_the_cap_is_refused():
 async def test_delete_returns_to_the_built_in_app():
     async with device() as dev, installer(dev) as client:
         await client.sideload(app_zip(MANIFEST))
-        assert await client.delete() == "Delete Succeeded."
+        assert await client.delete() == "Uninstall Success."
         assert dev.installed is None and dev.config.app_name == "Café TV"
 
 
@@ -305,3 +306,51 @@ async def test_an_expired_nonce_is_refused_as_stale_and_the_client_recovers():
             now[0] += 301.0  # the nonce httpx keeps is now too old
             assert (await client.sideload(app_zip(MANIFEST))).kind == "identical"
     assert seen == ["401", "200", "401 stale", "200"]
+
+
+async def curl_digest(url: str, *args: str, password: str = PASSWORD) -> tuple[str, str]:
+    """curl --digest (as build scripts call the installer): (status line's code, body)."""
+    curl = await asyncio.create_subprocess_exec(
+        *("curl", "-sS", "--digest", "-u", f"rokudev:{password}", "-o", "-"),
+        *("-w", "\n%{http_code}", *args, url),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(20):
+        out, _ = await curl.communicate()
+    body, _, code = out.decode().rpartition("\n")
+    return code, body
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+async def test_head_checks_the_password_as_roku_deploy_does():
+    async with device() as dev:
+        url = f"http://127.0.0.1:{dev.installer_port}/plugin_install"
+        code, head = await curl_digest(url, "-I")
+        assert code == "200" and head.endswith("\r\n\r\n")  # headers only: no body
+        code, _ = await curl_digest(url, "-I", password="wrong")
+        assert code == "401"
+        reader, writer = await asyncio.open_connection("127.0.0.1", dev.installer_port)
+        writer.write(b"HEAD /plugin_install HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        async with asyncio.timeout(5):
+            raw = await reader.read()
+        writer.close()
+        assert raw.startswith(b"HTTP/1.1 401 ") and raw.endswith(b"\r\n\r\n")  # no body
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+@pytest.mark.parametrize(
+    ("path", "action", "words"),
+    [
+        ("/plugin_inspect", "Screenshot", "Screenshot failed"),
+        ("/plugin_inspect", "Rekey", "Failed: Invalid Password."),
+        ("/plugin_package", "Package", "Failed: Invalid Password."),
+    ],
+)
+async def test_what_a_profiler_does_not_do_is_refused_in_a_devices_words(path, action, words):
+    async with device() as dev:
+        url = f"http://127.0.0.1:{dev.installer_port}{path}"
+        code, page = await curl_digest(url, "-F", f"mysubmit={action}", "-F", "passwd=x")
+        assert code == "200"  # devices answer 200 and say it in the page's script
+        said = re.findall(r"'Set message type', '(\w+)'\)|\"type\":\"(\w+)\"", page)
+        assert ("error", "") in said or ("", "error") in said
+        assert words in page and "profil" not in page.lower() and "pkgs/" not in page

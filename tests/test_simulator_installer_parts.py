@@ -81,6 +81,19 @@ def test_the_right_password_passes_and_counts_must_grow():
     assert digest.check("GET", "/pkgs/channel.bsprof", again).outcome == OK
 
 
+def test_a_uri_without_its_leading_slash_passes_as_devices_take_it():
+    """@dlenroc's developer-server client signs ``plugin_install`` for ``/plugin_install``."""
+    digest = server(Clock())
+    nonce = nonce_of(digest.challenge())
+    bare = authorization(nonce, uri="plugin_install")
+    assert digest.check("POST", "/plugin_install", bare).outcome == OK
+    other = authorization(nonce, uri="plugin_inspect", nc="00000002")
+    assert digest.check("POST", "/plugin_install", other).why == "uri is not the request's"
+    signed_for_slash = authorization(nonce, uri="/plugin_install", nc="00000003")
+    said_bare = signed_for_slash.replace('uri="/plugin_install"', 'uri="plugin_install"')
+    assert digest.check("POST", "/plugin_install", said_bare).why == "wrong response digest"
+
+
 @pytest.mark.parametrize(
     ("header", "why"),
     [

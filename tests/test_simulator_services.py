@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -75,6 +76,9 @@ async def test_device_info():
     assert info["ecp-setting-mode"] == "enabled"
     for name in ("udn", "device-id", "model-name", "network-type"):
         assert info[name]
+    assert re.fullmatch(r"[0-9a-f]{40}", info["keyed-developer-id"])
+    assert info["wifi-mac"] != info["ethernet-mac"]  # two interfaces, two unicast addresses
+    assert all(int(info[k][:2], 16) & 0x03 == 0x02 for k in ("wifi-mac", "ethernet-mac"))
 
 
 async def test_active_app_launch_and_home_over_ecp():
@@ -95,6 +99,31 @@ async def test_active_app_launch_and_home_over_ecp():
         assert "dev" in ids
         assert (await http(HOST, dev.ecp_port, "GET", "/nope"))[0] == 404
         assert (await http(HOST, dev.ecp_port, "POST", "/launch/99999"))[0] == 404
+
+
+async def test_app_state_and_media_player_follow_the_app():
+    """What rokuecp's update() and @dlenroc's queries read: 404 at b17a9e7."""
+    async with SimulatedDevice(config(auto_launch=False, run_seconds=30.0, speed=1.0)) as dev:
+
+        async def get(path: str) -> ET.Element:
+            status, headers, body = await http(HOST, dev.ecp_port, "GET", path)
+            assert status == 200 and "xml" in headers["content-type"]
+            return ET.fromstring(body)
+
+        assert (await get("/query/media-player")).attrib == {"error": "false", "state": "none"}
+        state = await get("/query/app-state/dev")
+        assert [state.findtext(k) for k in ("app-id", "state", "status")] == [
+            "dev",
+            "inactive",
+            "OK",
+        ]
+        await dev.launch()
+        assert (await get("/query/app-state/dev")).findtext("state") == "active"
+        player = await get("/query/media-player")
+        assert player.get("state") == "close" and player.find("plugin").get("id") == "dev"
+        assert (await get("/query/app-state/12")).findtext("state") == "inactive"
+        unknown = await get("/query/app-state/<x>")
+        assert unknown.findtext("status") == "FAILED" and "<x>" in unknown.findtext("error")
 
 
 async def test_ecp_keep_alive_serves_several_requests_on_one_connection():
@@ -149,13 +178,15 @@ async def test_console_commands_round_trip():
             await console.close()
 
 
-async def test_console_quit_closes_the_session():
+@pytest.mark.parametrize("word", ["quit", "exit", "q"])
+async def test_console_quit_closes_the_session(word):
+    """Devices take exit, quit and q, and say so before closing (roku-debug waits for it)."""
     async with SimulatedDevice(config(auto_launch=False, console_banner=False)) as dev:
         console = await ConsoleSession.open(HOST, dev.console_port)
         assert console.banner == []
-        console.writer.write(b"quit\r\n")
+        console.writer.write(word.encode() + b"\r\n")
         async with asyncio.timeout(2):
-            assert await console.reader.read() == b""
+            assert await console.reader.read() == b"Quit command received, exiting.\r\n"
         await console.close()
 
 

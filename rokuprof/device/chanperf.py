@@ -117,8 +117,9 @@ def chanperf_from_xml(root: ET.Element) -> ChanPerf | None:
         cpu_percent = cpu.get("user", 0) + cpu.get("sys", 0)
     else:
         cpu_percent = None
-    parts = {k: v for k, v in mem_bytes.items() if k in ("anon", "file", "shared")}
-    used = mem_bytes.get("used", sum(parts.values()) if parts else None)
+    parts = {k: v for k, v in mem_bytes.items() if k in ("anon", "file", "shared", "swap")}
+    resident = [v for k, v in parts.items() if k != "swap"]  # swapped out is not in use
+    used = mem_bytes.get("used", sum(resident) if resident else None)
     return ChanPerf(
         mem_kib=None if used is None else used // 1024,
         cpu_percent=cpu_percent,

@@ -3,7 +3,8 @@
 
 The console is line-oriented text with a ``>`` prompt. :class:`PromptScanner` (sans-IO) decides
 when a reply is over: the prompt is a ``>`` alone at the start of the *last* line, with nothing
-after it; a ``>`` anywhere else (XML output, ``a > b``) is text. When no prompt comes, the reply
+after it but spaces or line breaks (devices print ``>`` alone; ``"> "`` and ``">\n"`` are read
+alike); a ``>`` anywhere else (XML output, ``a > b``) is text. When no prompt comes, the reply
 ends after a quiet period. The reply parsers are pure functions.
 
 Every wait is bounded in total (see :mod:`rokuprof.device.limits`): connecting with the
@@ -53,7 +54,9 @@ class PromptScanner:
 
     @property
     def at_prompt(self) -> bool:
-        data = self._data
+        """The output ends with the prompt: its last line (line breaks after it allowed, as
+        some firmware ends the prompt's line) is ``>`` with at most spaces around it."""
+        data = self._data.rstrip(b"\r\n")
         start = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
         last = data[start:]
         return last.strip() == b">" and last.lstrip(b" \t").startswith(b">")
@@ -62,7 +65,7 @@ class PromptScanner:
         """The reply without the prompt and without an echo of ``command``; resets the buffer."""
         text = self.text
         self._data.clear()
-        lines = text.split("\n")
+        lines = text.rstrip("\n").split("\n")
         if lines and lines[-1].strip() == PROMPT:
             lines.pop()
         if command is not None:

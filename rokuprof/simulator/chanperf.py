@@ -20,6 +20,7 @@ NOT_AVAILABLE = "channel: mem and cpu data not available"
 WINDOW_TICKS = 100  # one second of 10 ms ticks
 FILE_KIB = 12392  # the app's mapped files (constant)
 SHARED_KIB = 44
+SWAP_KIB = 0  # newer firmware prints swap= in the console line (the app never swaps here)
 ANON_BASE_KIB = 2600  # the app's memory before anything the model allocates
 
 
@@ -93,7 +94,8 @@ def console_line(device: SimulatedDevice) -> str:
     if f is None:
         return NOT_AVAILABLE
     return (
-        f"channel: mem={f.mem_kib}KiB{{anon={f.anon_kib},file={FILE_KIB},shared={SHARED_KIB}}},"
+        f"channel: mem={f.mem_kib}KiB{{anon={f.anon_kib},file={FILE_KIB},shared={SHARED_KIB},"
+        f"swap={SWAP_KIB}}},"
         f"%cpu={f.cpu}{{user={f.user},sys={f.sys}}}"
     )
 
@@ -110,6 +112,7 @@ def xml(device: SimulatedDevice) -> bytes:
                 ("anon", f.anon_kib),
                 ("file", FILE_KIB),
                 ("shared", SHARED_KIB),
+                ("swap", SWAP_KIB),
                 ("used", f.mem_kib),
             )
         )

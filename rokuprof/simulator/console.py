@@ -1,5 +1,13 @@
 """The debug console of the simulated device (port 8080 on a real one): line-oriented text,
-prompt ``>``."""
+prompt ``>`` alone at the start of its line, as devices print it.
+
+Clients find a reply's end by that prompt: roku-debug (through telnet-client) waits for a line
+that is ``>`` and nothing else; @dlenroc's debug-server client sends ``<command>\nq\n`` at once
+and takes the text between the first and the last ``\n>``. So the first prompt comes after a
+line break (after the banner, or alone), each reply ends with one, and ``q``, ``quit`` and
+``exit`` end the session as on a device, which says so first (roku-debug waits for those
+words).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,9 @@ from rokuprof.simulator import chanperf as simulated_chanperf
 if TYPE_CHECKING:
     from rokuprof.simulator.device import SimulatedDevice
 
-PROMPT = b"> "
+PROMPT = b">"
+QUITS = ("q", "quit", "exit")
+QUIT_WORDS = "Quit command received, exiting."
 NEWLINE = "\r\n"
 NO_SESSION = "No profiling session"
 NO_CHANPERF = simulated_chanperf.NOT_AVAILABLE
@@ -22,7 +32,7 @@ COMMANDS = {
     "bsprof-resume": "resume BrightScript profiling",
     "chanperf": "show the channel's memory and CPU use",
     "help": "list the commands",
-    "quit": "close this session",
+    "quit": "close this session (also exit, q)",
 }
 
 
@@ -59,19 +69,18 @@ def reply(device: SimulatedDevice, command: str) -> list[str]:
 
 async def serve(device: SimulatedDevice, reader: asyncio.StreamReader, writer) -> None:
     """One console session: optional banner, then prompt, command, reply, until ``quit``."""
-    if device.config.console_banner:
-        writer.write((banner(device) + NEWLINE).encode())
-    writer.write(PROMPT)
+    head = banner(device) + NEWLINE if device.config.console_banner else ""
+    writer.write((head + NEWLINE).encode() + PROMPT)
     await writer.drain()
     while True:
         line = await reader.readline()
         if not line:
             return
         command = line.decode("utf-8", "replace").strip()
-        if command in ("quit", "exit"):
+        if command in QUITS:
+            writer.write((QUIT_WORDS + NEWLINE).encode())
+            await writer.drain()
             return
-        if command:
-            out = "".join(text + NEWLINE for text in reply(device, command))
-            writer.write(out.encode())
-        writer.write(PROMPT)
+        lines = reply(device, command) if command else []
+        writer.write(("".join(text + NEWLINE for text in lines) or NEWLINE).encode() + PROMPT)
         await writer.drain()

@@ -3,9 +3,10 @@
 
 A request is let in only with a nonce this server issued, not older than ``lifetime`` seconds,
 with a nonce count above the last one seen for that nonce (no replay), for the request's own
-method and URI, and a response digest equal (compared in constant time) to the one the password
-gives. An expired nonce with a right digest is answered with a fresh challenge marked
-``stale=true`` (the client retries without asking the user again).
+method and URI (as the request target, or without its leading ``/`` as @dlenroc's client
+writes it and devices accept), and a response digest equal (compared in constant time) to the
+one the password gives. An expired nonce with a right digest is answered with a fresh
+challenge marked ``stale=true`` (the client retries without asking the user again).
 """
 
 from __future__ import annotations
@@ -106,13 +107,14 @@ class DigestServer:
             return Verdict(REFUSED, "wrong user or realm")
         if p.get("algorithm", "MD5").upper() != "MD5" or p.get("qop") != "auth":
             return Verdict(REFUSED, "not MD5 with qop=auth")
-        if p.get("uri") != uri:
+        said = p.get("uri", "")
+        if said != uri and "/" + said != uri:  # devices take the URI without its leading "/"
             return Verdict(REFUSED, "uri is not the request's")
         nonce, nc, cnonce = p.get("nonce", ""), p.get("nc", ""), p.get("cnonce", "")
         if not cnonce or not re.fullmatch(r"[0-9a-fA-F]{8}", nc):
             return Verdict(REFUSED, "bad nc or cnonce")
         ha1 = _md5(f"{self.user}:{self.realm}:{self._password}")
-        ha2 = _md5(f"{method}:{uri}")
+        ha2 = _md5(f"{method}:{said}")  # the digest covers the URI as the client wrote it
         expected = _md5(f"{ha1}:{nonce}:{nc}:{cnonce}:auth:{ha2}")
         if not hmac.compare_digest(expected.encode(), p.get("response", "").lower().encode()):
             return Verdict(REFUSED, "wrong response digest")

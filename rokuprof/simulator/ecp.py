@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
-from rokuprof.simulator import chanperf, remote
+from rokuprof.simulator import chanperf, ecp_queries, identity, remote
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
 
 if TYPE_CHECKING:
@@ -41,8 +40,7 @@ def server_header(device: SimulatedDevice) -> str:
     return f"Roku/{version} UPnP/1.0 Roku/{version}"
 
 
-def _hex(seed: str, length: int) -> str:
-    return hashlib.sha256(seed.encode()).hexdigest()[:length]
+_hex = identity.digest_hex
 
 
 def udn(serial: str) -> str:
@@ -53,7 +51,6 @@ def udn(serial: str) -> str:
 def device_info_xml(device: SimulatedDevice) -> bytes:
     """The ``/query/device-info`` document."""
     cfg = device.config
-    mac = ":".join(_hex("mac:" + cfg.serial, 12)[i : i + 2] for i in range(0, 12, 2))
     fields = [
         ("udn", udn(cfg.serial)),
         ("serial-number", cfg.serial),
@@ -66,8 +63,8 @@ def device_info_xml(device: SimulatedDevice) -> bytes:
         ("is-tv", "false"),
         ("is-stick", "false"),
         ("supports-ethernet", "true"),
-        ("wifi-mac", mac),
-        ("ethernet-mac", mac),
+        ("wifi-mac", identity.mac_address(cfg.serial, "wifi")),
+        ("ethernet-mac", identity.mac_address(cfg.serial, "ethernet")),
         ("network-type", cfg.network_type),
         ("friendly-device-name", cfg.name),
         ("friendly-model-name", cfg.model_name),
@@ -86,6 +83,7 @@ def device_info_xml(device: SimulatedDevice) -> bytes:
         ("power-mode", "PowerOn"),
         ("supports-suspend", "false"),
         ("developer-enabled", "true" if cfg.developer_enabled else "false"),
+        ("keyed-developer-id", identity.developer_id(cfg.serial)),
         ("search-enabled", "true"),
         ("uptime", str(int(time.monotonic() - device.started_at))),
         ("ecp-setting-mode", device.ecp_mode),
@@ -113,10 +111,14 @@ def active_app_xml(device: SimulatedDevice) -> bytes:
     )
 
 
-def apps_xml(device: SimulatedDevice) -> bytes:
+def installed_apps(device: SimulatedDevice) -> list[tuple[str, str, str]]:
+    """The device's apps: (id, name, version), the dev app first."""
     cfg = device.config
-    apps = [(DEV_APP_ID, cfg.app_name, cfg.app_version), *OTHER_APPS]
-    body = "".join(f"\t{_app(i, n, v)}\n" for i, n, v in apps)
+    return [(DEV_APP_ID, cfg.app_name, cfg.app_version), *OTHER_APPS]
+
+
+def apps_xml(device: SimulatedDevice) -> bytes:
+    body = "".join(f"\t{_app(i, n, v)}\n" for i, n, v in installed_apps(device))
     return f'<?xml version="1.0" encoding="UTF-8" ?>\n<apps>\n{body}</apps>\n'.encode()
 
 
@@ -147,6 +149,11 @@ async def handle(device: SimulatedDevice, request: Request) -> tuple[int, bytes,
         return 200, apps_xml(device), XML
     if method == "GET" and path == "/query/chanperf":
         return 200, chanperf.xml(device), XML
+    if method == "GET" and path == "/query/media-player":
+        return 200, ecp_queries.media_player_xml(device), XML
+    if method == "GET" and path.startswith("/query/app-state/"):
+        apps = {i: (n, v) for i, n, v in installed_apps(device)}
+        return 200, ecp_queries.app_state_xml(device, path[len("/query/app-state/") :], apps), XML
     answer = await remote.handle(device, request, {a[0] for a in OTHER_APPS})
     if answer is not None:
         return *answer, TEXT

@@ -3,21 +3,23 @@ auth, and the profile a local-mode run kept.
 
 ``POST /plugin_install`` (``mysubmit=Install``/``Replace``: check the zip and its manifest,
 install, launch; ``Delete``), ``POST /plugin_inspect`` (``mysubmit=dloadProf``) and ``GET
-/pkgs/channel.bsprof``, each answered as a device does: a page with the message in
-``<font color="red">``. After an install the device honours the manifest for later launches
-(:meth:`Installer.settings`, :meth:`Installer.start_run`): ``bsprof_enable`` not 1, nothing
-listens on the profiler port; ``bsprof_data_dest=local`` (the default), nothing listens either
-and the stream's bytes are kept for ``plugin_inspect``; the metrics, sample ratio, pausing and
-the app's name and version come from the manifest. Before any install (and after a Delete) the
-simulator's built-in app runs as it always has.
+/pkgs/channel.bsprof``, each answered as a device does: ``200`` and a page whose script says
+the messages, each typed success, info or error (:mod:`.installer_markup`), the outcome also in
+``<font color="red">``. ``HEAD`` of a page answers the head a ``GET`` would have (roku-deploy's
+password check). What a profiler's device is not asked for is refused in a device's words:
+packaging (``/plugin_package``) and rekeying with the words for a wrong signing password (no
+developer key is held), screenshots (no screen). After an install the device honours the
+manifest for later launches (:meth:`Installer.settings`, :meth:`Installer.start_run`):
+``bsprof_enable`` not 1, nothing listens on the profiler port; ``bsprof_data_dest=local`` (the
+default), nothing listens either and the stream's bytes are kept for ``plugin_inspect``; the
+metrics, sample ratio, pausing and the app's name and version come from the manifest. Before
+any install (and after a Delete) the simulator's built-in app runs as it always has.
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
 import io
-import json
 import logging
 import secrets
 import time
@@ -27,6 +29,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rokuprof.device.constants import LOCAL_PROFILE_PATH
+from rokuprof.simulator import identity
+from rokuprof.simulator import installer_markup as markup
 from rokuprof.simulator.digest import OK, STALE, DigestServer
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
 from rokuprof.simulator.multipart import MultipartError, parse_form
@@ -46,13 +50,22 @@ MAX_MANIFEST_BYTES = 64 << 10
 MAX_LOCAL_PROFILE_BYTES = 256 << 20
 
 INSTALL_SUCCESS = "Install Success."
-IDENTICAL = "Identical to previous version -- not replacing."
+IDENTICAL = "Application Received: Identical to previous version -- not replacing."
 NO_PROFILE = "No profiling data available"
+PROFILE_READY = "Profiling data ready"
+DELETED = ((markup.SUCCESS, "Delete Succeeded."), (markup.SUCCESS, "Uninstall Success."))
+#: What a device says to a wrong signing password (packaging, rekeying): the simulator holds no
+#: developer key, so no password is right.
+BAD_SIGNING_PASSWORD = "Failed: Invalid Password."
+#: The answer to a screenshot: the simulator has no screen (our wording).
+NO_SCREENSHOT = "Screenshot failed: this device has no screen to capture."
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 UNAUTHORIZED = b"<html><body>401 Unauthorized</body></html>\n"
 
 NETWORK, LOCAL, OFF = "network", "local", "off"
+#: The pages the installer serves (GET and HEAD answer the form; the last three take POSTs).
+PAGES = ("/", "/plugin_install", "/plugin_inspect", "/plugin_package")
 
 
 # -- packages and manifests (pure) -------------------------------------------------------------
@@ -124,19 +137,10 @@ def app_settings(base: DeviceConfig, manifest: dict[str, str]) -> DeviceConfig:
     )
 
 
-def page(message: str, body: str = "") -> bytes:
-    """An installer page with ``message`` in red (escaped) and, like newer firmware, as JSON."""
-    said = json.dumps({"messages": [{"text": message}]}).replace("<", "\\u003c")
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        "<title>Roku Development Application Installer</title></head><body>\n"
-        "<h1>Development Application Installer</h1>\n"
-        f'<font color="red">{html.escape(message)}</font>\n{body}'
-        '<form method="post" action="plugin_install" enctype="multipart/form-data">'
-        '<input type="file" name="archive"><input type="submit" name="mysubmit" '
-        'value="Replace"><input type="submit" name="mysubmit" value="Delete"></form>\n'
-        f"<script>var installer = {said};</script>\n</body></html>\n"
-    ).encode()
+def page(message: str, body: str = "", kind: str = markup.ERROR) -> bytes:
+    """An installer page saying one ``message`` (none when empty) as firmware does
+    (:mod:`.installer_markup`)."""
+    return markup.page([(kind, message)], body)
 
 
 class LocalSink:
@@ -233,7 +237,10 @@ class Installer:
             if request is None:
                 return
             status, body, headers = await self.handle(request)
-            writer.write(response(status, body, headers, request.keep_alive))
+            answer = response(status, body, headers, request.keep_alive)
+            if request.method == "HEAD":  # the head a GET would have, without its body
+                answer = answer[: len(answer) - len(body)]
+            writer.write(answer)
             await writer.drain()
             if not request.keep_alive:
                 return
@@ -252,9 +259,9 @@ class Installer:
             if self.profile is None:
                 return 404, b"not found\n", {}
             return 200, self.profile, {"Content-Type": "application/octet-stream"}
-        if method == "GET" and path in ("/", "/plugin_install"):
-            return 200, page(""), HTML
-        if method != "POST" or path not in ("/plugin_install", "/plugin_inspect"):
+        if method in ("GET", "HEAD") and path in PAGES:  # HEAD: roku-deploy's password check
+            return 200, self._page(), HTML
+        if method != "POST" or path not in PAGES[1:]:
             return 404, b"not found\n", {}
         try:
             form = parse_form(request.headers.get("content-type", ""), request.body)
@@ -262,41 +269,57 @@ class Installer:
             return 400, f"{error}\n".encode(), {}
         action = form["mysubmit"].text if "mysubmit" in form else ""
         archive = form["archive"].data if "archive" in form else b""
+        if path == "/plugin_package":  # signing: the simulator holds no developer key
+            return 200, self._page((markup.ERROR, BAD_SIGNING_PASSWORD)), HTML
         if path == "/plugin_inspect":
             return 200, self._inspect(action), HTML
         if action == "Delete":
-            return 200, page(await self._delete()), HTML
+            return 200, self._page(*await self._delete()), HTML
         if action not in ("Install", "Replace"):
-            return 200, page(f"Unknown action: {action[:40]}"), HTML
-        return 200, page(await self._install(archive)), HTML
+            return 200, self._page((markup.ERROR, f"Unknown action: {action[:40]}")), HTML
+        return 200, self._page(*await self._install(archive)), HTML
+
+    def _page(self, *messages: tuple[str, str], body: str = "", params: bool = True) -> bytes:
+        dev_id = identity.developer_id(self.device.config.serial)
+        return markup.page(messages, body, dev_id, params=params)
 
     def _inspect(self, action: str) -> bytes:
-        if action != "dloadProf" or self.profile is None:
-            return page(NO_PROFILE)
+        """The inspect page's answer (its messages as ``Shell.create`` lines, as devices
+        write them there)."""
+        if action == "Rekey":
+            return self._page((markup.ERROR, BAD_SIGNING_PASSWORD), params=False)
+        if action == "Screenshot":
+            return self._page((markup.ERROR, NO_SCREENSHOT), params=False)
+        if action != "dloadProf":
+            return self._page((markup.ERROR, f"Unknown action: {action[:40]}"), params=False)
+        if self.profile is None:
+            return self._page((markup.INFO, NO_PROFILE), params=False)
         link = LOCAL_PROFILE_PATH.lstrip("/")
         size = len(self.profile)
-        return page("", f'<p><a href="{link}">channel.bsprof</a> ({size} bytes)</p>\n')
+        body = f'<p><a href="{link}">channel.bsprof</a> ({size} bytes)</p>\n'
+        return self._page((markup.INFO, PROFILE_READY), body=body, params=False)
 
-    async def _install(self, archive: bytes) -> str:
+    async def _install(self, archive: bytes) -> tuple[tuple[str, str], ...]:
         if not archive:
-            return "Install Failure: no package was sent."
+            return ((markup.ERROR, "Install Failure: no package was sent."),)
+        received = (markup.SUCCESS, f"Application Received: {len(archive)} bytes stored.")
         manifest = check_package(archive)
         if isinstance(manifest, str):
-            return manifest
+            return received, (markup.ERROR, manifest)
         if archive == self.package:
-            return IDENTICAL
+            return ((markup.INFO, IDENTICAL),)
         device = self.device
         await device.home()  # the running app exits first
         self.package, self.profile = archive, None
         device.installed = manifest
         device.config = app_settings(self.base, manifest)
         await device.launch()
-        return INSTALL_SUCCESS
+        return received, (markup.SUCCESS, INSTALL_SUCCESS)
 
-    async def _delete(self) -> str:
+    async def _delete(self) -> tuple[tuple[str, str], ...]:
         device = self.device
         await device.home()
         self.package = self.profile = None
         device.installed = None
         device.config = self.base
-        return "Delete Succeeded."
+        return DELETED

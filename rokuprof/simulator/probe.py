@@ -98,10 +98,9 @@ class ConsoleSession:
         return session
 
     async def _until_prompt(self) -> list[str]:
-        data = await self.reader.readuntil(b"> ")
-        while not (data == b"> " or data.endswith(b"\n> ")):
-            data += await self.reader.readuntil(b"> ")
-        text = data[:-2].decode()
+        """The lines before the next prompt (``>`` alone, after a line break)."""
+        data = await self.reader.readuntil(b"\n>")
+        text = data[:-1].decode()
         return [line for line in text.split("\r\n") if line]
 
     async def command(self, line: str, timeout: float = 5.0) -> list[str]:
