@@ -119,6 +119,8 @@ def state_text(status: CaptureStatus, now: float) -> Text:
     if status.detail:
         out.append("  ")
         out.append_text(text(status.detail))
+        if state is DeviceState.PAUSED:
+            out.append(" (or the r key)")  # this view reads it; a log or the daemon does not
     if status.limited:
         out.append("  · ECP limited", style="yellow")
     return out
