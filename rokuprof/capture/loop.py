@@ -32,6 +32,7 @@ from rokuprof.capture.config import (
     CapturedSession,
     CaptureSummary,
     device_dir,
+    device_label,
     device_record,
 )
 from rokuprof.capture.ecp_queries import ask_active_app, ask_device_info
@@ -95,6 +96,7 @@ class DeviceCapture:
         self.stop = StopRequest()  # the one stop trigger of this loop and its runs
         self.status = CaptureStatus(host=config.host, device=self._claimed_name(None))
         self.summary = CaptureSummary(config.host, self.status.device)
+        self.status.label = self.summary.label = device_label(config, None, self.status.device)
         self.device_info: DeviceInfo | None = None
         self._ecp_task: asyncio.Task | None = None
         self._swept: set[str] = set()
@@ -194,6 +196,8 @@ class DeviceCapture:
 
     def _set_device(self) -> None:
         self.status.device = self.summary.device = self._claimed_name(self.device_info)
+        label = device_label(self.config, self.device_info, self.status.device)
+        self.status.label = self.summary.label = label
         if self.device_info is not None:
             self.status.device_name = self.device_info.name
 

@@ -108,7 +108,9 @@ class DeviceSlot:
     def _log(self, level: int, message: str, *args: object) -> None:
         """A line about this device: its display name first; its config name as a field."""
         extra = {"device": self.name, "device_label": self.label}
-        log.log(level, "%s: " + message, self.name, *args, extra=extra)
+        st = self.status
+        shown = st.label if st is not None and st.label else self.label
+        log.log(level, "%s: " + message, shown, *args, extra=extra)
 
     def bytes_total(self) -> int:
         st, c = self.status, self.counters

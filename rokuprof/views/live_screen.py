@@ -69,7 +69,7 @@ def head_lines(
 
     byte_rate, entry_rate = rates
     name = f" ({status.device_name})" if status.device_name else ""
-    line("device", text(f"{status.device or status.host}{name}  [{status.host}]"))
+    line("device", text(f"{status.label or status.device or status.host}{name}  [{status.host}]"))
     line("state", state_text(status, now))
     app = text(status.app or "-")
     if vitals := vitals_text(status.vitals):
