@@ -108,6 +108,15 @@ def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
     return safe_name(config.host_name or config.host)
 
 
+def device_names(config: CaptureConfig, info: DeviceInfo | None) -> tuple[str, str]:
+    """The device's directory name (:func:`device_dir`, as ``name_claim`` lets this device
+    use it) and how logs name it (:func:`device_label`)."""
+    name = device_dir(config, info)
+    if config.name_claim is not None:
+        name = config.name_claim(name)
+    return name, device_label(config, info, name)
+
+
 def device_label(config: CaptureConfig, info: DeviceInfo | None, name: str) -> str:
     """How logs and views name the device whose directory is ``name``: ``name`` itself, except
     while it is made of the host (no override, no serial), when the host shows as written

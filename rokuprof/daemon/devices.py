@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.backoff import backoff_delay
-from rokuprof.capture.loop import CaptureConfig, DeviceCapture, device_dir
+from rokuprof.capture.config import device_dir
+from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.probes import ProbeBudget
 from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
