@@ -59,8 +59,9 @@ def discover(
         list[str] | None,
         typer.Option(
             metavar="HOST[:PORT]",
-            help="Ask this address instead (unicast M-SEARCH, port 1900 unless given; "
-            "repeatable): a Roku on a routed network, or `rokuprof simulate` (its ssdp port).",
+            help="Ask this address instead (unicast M-SEARCH, port 1900 unless given; an IPv6 "
+            "address with a port in brackets, [::1]:PORT; repeatable): a Roku on a routed "
+            "network, or `rokuprof simulate` (its ssdp port).",
         ),
     ] = None,
     bind: Annotated[
