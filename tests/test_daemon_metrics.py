@@ -96,7 +96,9 @@ def test_collect_reads_the_state_it_is_handed_at_the_time_it_is_given(tmp_path: 
 def test_health_and_status_line(tmp_path: Path) -> None:
     daemon = _daemon(tmp_path)
     assert health(daemon.state) == (True, "ok") and daemon.alive()
-    assert status_line(daemon.state) == "0 device(s): no devices; 0 chunk(s) to upload"
+    assert status_line(daemon.state) == "0 device(s): no devices; uploads off (no DSN)"
+    with_dsn = _daemon(tmp_path, sentry={"dsn": "http://k@127.0.0.1:9/1"})
+    assert status_line(with_dsn.state) == "0 device(s): no devices; 0 chunk(s) to upload"
     daemon.stopping = True
     assert health(daemon.state) == (False, "stopping") == daemon.health()
 

@@ -119,3 +119,39 @@ def test_two_devices_that_would_share_a_name_are_a_config_error(tmp_path: Path) 
         "  devices: devices[3] and devices[4] would all be named 'den' (their directory and"
         " metric label): give each its own name",
     ]
+
+
+async def test_unnamed_devices_on_one_host_are_host_port_in_the_log_and_device_info(
+    tmp_path: Path,
+) -> None:
+    """Before (here: without) an ECP answer, two unnamed devices behind 127.0.0.1 are
+    ``127.0.0.1-<port>`` everywhere: the log's lines and every label of
+    ``rokuprof_device_info``, never the bare host they share."""
+    a = SimulatedDevice(sim("YN00HOST0001", ecp_mode="disabled", seed=4))
+    b = SimulatedDevice(sim("YN00HOST0002", ecp_mode="disabled", seed=5))
+    out, config, log = tmp_path / "out", tmp_path / "daemon.toml", tmp_path / "daemon.log"
+    port = free_port()
+    proc = None
+    async with a, b:
+        write_config(config, out, port, [(a, ""), (b, "")])
+        try:
+            proc = await start_daemon(config, log)
+            first, last = await scrape_until(port, out, 2)
+            await stop_daemon(proc, log)
+        finally:
+            await reap(proc)
+    want = {f"127.0.0.1-{a.profiler_port}", f"127.0.0.1-{b.profiler_port}"}
+    for text in (first, last):
+        infos = [
+            sample.labels
+            for family in text_string_to_metric_families(text)
+            if family.name == "rokuprof_device_info"
+            for sample in family.samples
+        ]
+        assert {i["device"] for i in infos} == {i["name"] for i in infos} == want, text
+    lines = log.read_text().splitlines()
+    for name in want:
+        said = f"capturing {name} (127.0.0.1:{name.rsplit('-', 1)[1]}, from config)"
+        assert any(line.endswith(said) for line in lines)
+        assert any(f": {name}: session " in line for line in lines)
+    assert not [line for line in lines if ": 127.0.0.1: " in line or "capturing 127.0.0.1 " in line]

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import shlex
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +20,11 @@ from rokuprof.cli import app
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.scenario.model import parse_scenario_text
 from rokuprof.sentry import validate_chunk
+
+ROOT = Path(__file__).resolve().parents[1]
+#: What a summary names as a path: absolute, a directory, or a file of a kind rokuprof writes
+#: or reads (not words such as ``start/end``).
+PATH_WORD = re.compile(r"^(/\S*|\S+/|\S+\.(toml|bsprof|json|html|gz))$")
 
 
 async def test_run_demo_captures_one_complete_run(tmp_path: Path) -> None:
@@ -89,3 +98,24 @@ async def test_run_demo_profiles_the_sample_app_through_a_scenario(tmp_path: Pat
     functions = {tables.string(node.function_id) for p in tables.paths for node in tables.stack(p)}
     assert {"onKeyEvent", "moveFocus", "DétailsÉcran_show"} <= functions
     assert result.report == session.path / "report.html" and result.report.stat().st_size > 0
+
+
+def test_every_path_the_demo_summary_names_exists_outside_a_clone(tmp_path: Path) -> None:
+    """``rokuprof demo`` run from a directory that is not the repository (as after ``pip
+    install``): each path its summary names exists there (the session's files relative to the
+    session), apart from the placeholders of the last line (``path/to/...``)."""
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "demo", "--view", "plain"],
+        cwd=away, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="300"),
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = proc.stdout[proc.stdout.index("run(s) captured from") :]
+    [session] = (away / "rokuprof-demo" / "YN00DEMO0001").iterdir()
+    words = {w.strip("(),:;`'\"") for w in summary.split()}
+    named = {w for w in words if PATH_WORD.match(w) and not w.startswith("path/to/")}
+    assert any(w.endswith("scenario.toml") for w in named), summary
+    missing = [w for w in named if not ((away / w).exists() or (session / w).exists())]
+    assert missing == [], summary

@@ -226,7 +226,7 @@ def test_the_console_pauses_and_resumes_a_streaming_run_and_is_remembered_before
     [paused] = m.handle(RunStarted(1.1))[-1:]
     assert paused.state is S.PAUSED
     assert paused.detail == (
-        "resume with `rokuprof control 192.168.1.20 resume --console-port 8081` (or the r key)"
+        "resume with `rokuprof control 192.168.1.20 resume --console-port 8081`"
     )
     assert m.handle(ConsoleSaid("paused")) == []
     assert states(m.handle(ConsoleSaid("running"))) == [S.STREAMING]

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +89,64 @@ def test_a_send_the_network_refuses_later_is_an_error_too() -> None:
     assert result.stderr.splitlines() == [
         "error: cannot send the SSDP search: Network is unreachable"
     ]
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback (::1)")
+async def test_a_simulator_on_ipv6_loopback_is_found_and_shown_in_brackets() -> None:
+    """`rokuprof simulate --host ::1`: its SSDP reply's LOCATION brackets the address (so it
+    names the host that answered, not "another host"), and discover writes `[::1]:PORT`."""
+    sim = await start_simulator("--host", "::1", "--json", "--duration", "30")
+    try:
+        assert sim.stdout is not None
+        row = json.loads(await asyncio.wait_for(sim.stdout.readline(), 15))
+        target = f"[::1]:{row['ssdp']}"
+        code, out, err = await _rokuprof("discover", "--timeout", "1", "--json", "--target", target)
+        assert code == 0, err
+        code, table, err = await _rokuprof("discover", "--timeout", "1", "--target", target)
+        assert code == 0, err
+    finally:
+        sim.terminate()
+        await reap(sim)
+    [found] = json.loads(out)
+    assert found["location"] == f"http://[::1]:{row['ecp']}/" and found["location_trusted"]
+    assert (found["address"], found["ecp_port"], found["serial"]) == (
+        "::1",
+        row["ecp"],
+        row["serial"],
+    )
+    assert f"[::1]:{row['ecp']}" in table and "another host" not in table + err
+
+
+@pytest.mark.parametrize(
+    ("target", "advice"),
+    [
+        ("::1:9", "'::1:9' is ambiguous: write [::1]:9 for port 9 of ::1, or [::1:9]"),
+        ("::1:65000", "write an IPv6 address with a port in brackets: [::1]:65000"),
+    ],
+)
+async def test_an_ipv6_target_with_a_port_needs_brackets(target: str, advice: str) -> None:
+    code, out, err = await _rokuprof("discover", "--timeout", "0.2", "--target", target)
+    assert code == 2 and out == ""
+    [line] = err.splitlines()
+    assert line.startswith("error: ") and advice in line
+
+
+async def test_no_answer_from_a_target_names_it_and_does_not_advise_target() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as quiet:  # bound, never answers
+        quiet.bind(("127.0.0.1", 0))
+        port = quiet.getsockname()[1]
+        code, out, err = await _rokuprof(
+            "discover", "--timeout", "0.3", "--target", f"127.0.0.1:{port}"
+        )
+    assert code == 0 and out == ""
+    assert f"No Roku answered at 127.0.0.1:{port} within 0.3 s" in err
+    assert "--target" not in err

@@ -176,7 +176,7 @@ def test_corrupt_file_names_offset_and_keeps_what_came_before(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "why"),
-    [(b"hello", "does not start with 'bsprof'"), (b"", "it is empty"), (os.urandom(64), "")],
+    [(b"hello", "it starts with 'hello'"), (b"", "it is empty"), (os.urandom(64), "")],
 )
 def test_not_a_bsprof_file_is_one_line_and_exit_2(tmp_path, content, why):
     """Text, an empty file or random bytes: no table of zeros, one line naming the file."""
@@ -216,6 +216,31 @@ def test_session_directory_and_standard_input(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == json.loads(by_file.stdout)
+
+
+@pytest.mark.parametrize(
+    ("head", "shown"),
+    [
+        (b"bsprof\x01\x00", "'bsprof\\x01\\x00'"),
+        (b"bsprof12", "'bsprof12'"),
+        (b"bsprof\x1b[2J", "'bsprof\\x1b['"),
+    ],
+)
+def test_a_file_starting_with_bsprof_but_not_the_magic_names_both(tmp_path, head, shown):
+    """``bsprof`` followed by anything but two zero bytes: the one line names the eight bytes
+    found and the eight expected, escaped (no terminal control reaches the terminal)."""
+    path = tmp_path / "almost.bsprof"
+    path.write_bytes(head + b"rest of a file")
+    proc = subprocess.run(
+        [sys.executable, "-m", "rokuprof", "inspect", str(path)],
+        capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == b""
+    line = proc.stderr.decode()
+    assert line.count("\n") == 1 and "\x1b" not in line
+    assert f"{path} is not a .bsprof file" in line
+    assert f"it starts with {shown}" in line
+    assert "a .bsprof file with 'bsprof\\x00\\x00'" in line
 
 
 def test_bad_usage_exits_2():

@@ -328,6 +328,9 @@ async def test_watch_top_under_tmux(tmp_path: Path, width: int, height: int) -> 
             term.keys("p")
             lines = await screen_when(term, lambda s: "pause: bsprof paused" in shown(s))
             assert "paused" in (dev.profiling_status() or ""), shown(lines)
+            if width >= 160:  # the state line offers the key this view reads
+                await screen_when(term, lambda s: "--console-port" in shown(s))
+                lines = await screen_when(term, lambda s: "` (or the r key)" in shown(s))
             term.keys("r")
             await screen_when(term, lambda s: "resume: bsprof resumed" in shown(s))
             assert "running" in (dev.profiling_status() or "")

@@ -16,6 +16,7 @@ from disk_helpers import fill, mounted_small_disk
 
 from rokuprof.device.installer import InstallerClient
 from rokuprof.profile.reader import ProfileReader
+from rokuprof.sentry import validate_chunk
 from rokuprof.simulator import DeviceConfig, Fault, SimulatedDevice
 
 PASSWORD = "local-Secret-42"
@@ -97,6 +98,38 @@ async def test_pull_writes_a_complete_session_of_a_local_mode_run(tmp_path):
     assert record["entries"] == ProfileReader.from_bytes(archive).entry_count
     for path in files_under(tmp_path):  # the password is in no file written
         assert PASSWORD.encode() not in path.read_bytes(), path
+
+
+async def test_a_pulled_session_is_finished_like_a_captured_one(tmp_path):
+    """The session layout a capture leaves: chunks/ (as many as `rokuprof convert` makes of
+    the archive, each a valid V2 chunk, counted in session.json) and report.html; also for a
+    profile cut short."""
+    out = tmp_path / "out"
+    async with device() as dev:
+        await local_run(dev)
+        status, stdout, stderr = await pull(dev, out)
+    async with device(faults=(Fault("close", 1200),)) as dev:
+        await local_run(dev)
+        cut_status, cut_stdout, _ = await pull(dev, tmp_path / "cut")
+    assert (status, stderr, cut_status) == (0, "", 3)
+    for session in (Path(stdout.strip()), Path(cut_stdout.strip())):
+        record = json.loads((session / "session.json").read_text())
+        chunks = sorted((session / "chunks").glob("*.json"))
+        assert chunks and record["chunks"] == len(chunks), record
+        assert all(validate_chunk(json.loads(c.read_bytes())) == [] for c in chunks)
+        assert record["chunk_report"]["chunks"] == len(chunks) and record["errors"] == []
+        converted = tmp_path / f"converted-{session.parent.parent.name}"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "rokuprof", "convert", str(session / "capture.bsprof"),
+            "--out", str(converted), env=dict(os.environ, PYTHONPATH=str(REPO)),
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        await asyncio.wait_for(proc.wait(), 60)
+        assert len(list((converted / "chunks").glob("*.json"))) == len(chunks)
+        report = (session / "report.html").read_text()
+        assert "Pulled App" in report
+    tmp_files = [p for p in files_under(tmp_path) if p.name.endswith(".tmp")]
+    assert tmp_files == []
 
 
 async def test_pull_with_a_password_file_and_json(tmp_path):

@@ -1,5 +1,6 @@
 """The `paused` hint of `rokuprof watch --console-port N` is a command that works as printed:
-it names the console port in use, and running it resumes the app's profiler."""
+it names the console port in use, and running it resumes the app's profiler; a log offers no
+key (the live view's ``r`` is offered in the live view only, test_live_top)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ async def test_the_resume_hint_names_the_console_port_and_works(tmp_path) -> Non
         code, reply = await _rokuprof("control", "127.0.0.1", "pause", "--console-port", port)
         assert code == 0 and "paused" in reply
         hint = await _line_with(proc.stdout, r"resume with `([^`]+)`")
+        assert "key" not in hint.string  # a log reads no keys: the command is the only way
         words = shlex.split(hint.group(1))
         assert words == ["rokuprof", "control", "127.0.0.1", "resume", "--console-port", port]
         code, reply = await _rokuprof(*words[1:])  # as printed

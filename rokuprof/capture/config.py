@@ -51,6 +51,7 @@ class CaptureConfig:
     duration: float | None = None  # stop after this many seconds
     device_dir: str | None = None  # overrides the serial number / host as directory name
     host_name: str | None = None  # the name while no serial is known (default: the host)
+    host_label: str | None = None  # how logs say host_name (default: the host as written)
     chunks: bool = True  # build Sentry chunks (else only the archive and session.json)
     exports: tuple[str, ...] = ()  # formats written into the session directory at a run's end
     limits: Limits = field(default_factory=Limits)  # bounds on what a stream may make us hold
@@ -91,6 +92,7 @@ class CaptureSummary:
     host: str
     device: str
     sessions: list[CapturedSession] = field(default_factory=list)
+    label: str = ""  # how logs name the device (:func:`device_label`)
     stop_reason: str = ""
     problems: list[str] = field(default_factory=list)
     failure: str = ""  # why the loop ended by an error (``watch``: its one error line)
@@ -104,6 +106,24 @@ def device_dir(config: CaptureConfig, info: DeviceInfo | None) -> str:
     if info is not None and info.serial:
         return safe_name(info.serial)
     return safe_name(config.host_name or config.host)
+
+
+def device_names(config: CaptureConfig, info: DeviceInfo | None) -> tuple[str, str]:
+    """The device's directory name (:func:`device_dir`, as ``name_claim`` lets this device
+    use it) and how logs name it (:func:`device_label`)."""
+    name = device_dir(config, info)
+    if config.name_claim is not None:
+        name = config.name_claim(name)
+    return name, device_label(config, info, name)
+
+
+def device_label(config: CaptureConfig, info: DeviceInfo | None, name: str) -> str:
+    """How logs and views name the device whose directory is ``name``: ``name`` itself, except
+    while it is made of the host (no override, no serial), when the host shows as written
+    (``::1``, ``[::1]-9000``, not the file-name-safe ``_1``)."""
+    if config.device_dir or (info is not None and info.serial) or name != device_dir(config, info):
+        return name
+    return config.host_label or config.host
 
 
 def device_record(name: str, host: str, info: DeviceInfo | None) -> dict[str, object]:

@@ -118,11 +118,12 @@ async def run_demo(
 
 
 def _shown(scenario: Scenario | None) -> str:
-    """How the lines name the scenario: the sample's by its name, not its installed path."""
+    """How the lines name the scenario: the sample's as the built-in one, at the path it has
+    where rokuprof is installed (``samples/app`` exists in a clone only)."""
     if scenario is None:
         return ""
     if scenario.source == str(SAMPLE_SCENARIO):
-        return "samples/app/scenario.toml"
+        return f"the sample app's, built in: {SAMPLE_SCENARIO}"
     return scenario.source
 
 
@@ -165,6 +166,6 @@ def demo_lines(result: DemoResult) -> list[str]:
         f"  rokuprof convert {layout.archive} --out rokuprof-converted",
         f"  python -m json.tool {layout.record}",
         "Profile your own app on a real Roku in developer mode (ROKU_DEV_PASSWORD set): "
-        "rokuprof profile path/to/app --device <roku-ip> --scenario scenario.toml",
+        "rokuprof profile path/to/app --device <roku-ip> --scenario path/to/scenario.toml",
     ]
     return lines

@@ -336,7 +336,7 @@ class DeviceMachine:
 
     def _paused_detail(self) -> str:
         command = control_command(self.rules.host, self.rules.console_port, "resume")
-        return f"resume with `{command}` (or the r key)"
+        return f"resume with `{command}`"  # the live view adds its key (views/live_screen.py)
 
     def _ask_ecp(self, at: float, *, now: bool) -> list[Action]:
         if not self.rules.use_ecp or self._ecp_pending:

@@ -31,7 +31,7 @@ from rokuprof.capture.config import (
     CaptureConfig,
     CapturedSession,
     CaptureSummary,
-    device_dir,
+    device_names,
     device_record,
 )
 from rokuprof.capture.ecp_queries import ask_active_app, ask_device_info
@@ -93,9 +93,9 @@ class DeviceCapture:
         self.clock = clock  # monotonic: the machine's times, the status's run_started, last_data
         self.machine = dm.DeviceMachine(config, rand, space_recheck=LOW_SPACE_RECHECK)
         self.stop = StopRequest()  # the one stop trigger of this loop and its runs
-        self.status = CaptureStatus(host=config.host, device=self._claimed_name(None))
-        self.summary = CaptureSummary(config.host, self.status.device)
+        self.status, self.summary = CaptureStatus(config.host), CaptureSummary(config.host, "")
         self.device_info: DeviceInfo | None = None
+        self._set_device()
         self._ecp_task: asyncio.Task | None = None
         self._swept: set[str] = set()
         self._run_console: BsprofStatus | None = None  # the console's first status of the run
@@ -186,14 +186,10 @@ class DeviceCapture:
             self._set_device()
             self.observer.on_state(self.status)
 
-    def _claimed_name(self, info: DeviceInfo | None) -> str:
-        """:func:`device_dir`, as ``name_claim`` lets this device use it."""
-        name = device_dir(self.config, info)
-        claim = self.config.name_claim
-        return claim(name) if claim is not None else name
-
     def _set_device(self) -> None:
-        self.status.device = self.summary.device = self._claimed_name(self.device_info)
+        name, label = device_names(self.config, self.device_info)
+        self.status.device = self.summary.device = name
+        self.status.label = self.summary.label = label
         if self.device_info is not None:
             self.status.device_name = self.device_info.name
 

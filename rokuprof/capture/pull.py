@@ -6,6 +6,11 @@ profile is written to the archive piece by piece as it arrives and read by the d
 way, so a large profile is never held in memory. The session is ``complete`` when the file ends
 with its footer, ``failed`` when it is corrupt, else ``truncated``; nothing is created when the
 device says "No profiling data available".
+
+Then the session is finished as a captured one is: its ``chunks/`` (what ``rokuprof convert``
+makes of the archive, read again from the disk off the event loop: the profile has no arrival
+times to lay samples out by) and its ``report.html``; a failure of either is recorded in
+``session.json`` (``errors``) and costs nothing already written.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rokuprof.capture.chunks import report_json
 from rokuprof.capture.config import device_record
 from rokuprof.capture.record import SessionRecord, header_facts
 from rokuprof.capture.session import SessionFiles
@@ -26,7 +32,13 @@ from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerClient
 from rokuprof.device.limits import INSTALLER_DOWNLOAD_TIMEOUT
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.store.layout import SessionStatus, safe_name
+from rokuprof.sentry.convert import OfflineConverter
+from rokuprof.sentry.settings import ChunkSettings
+from rokuprof.store.chunk_files import conversion_paths, write_chunks
+from rokuprof.store.layout import SessionDir, SessionStatus, safe_name
+
+#: Bytes of the archive read at a time when it is converted into chunks.
+READ_SIZE = 1 << 20
 
 #: Seconds the device's name may take to come from ECP (it only names the directory).
 ECP_NAME_TIMEOUT = 3.0
@@ -116,7 +128,31 @@ async def pull(plan: PullPlan, *, clock: Callable[[], float] = time.time) -> Pul
     await files.archive.close()
     record = _record(download, files, device_record(name, plan.host, info), error)
     await asyncio.to_thread(files.dir.write_record, record.to_json())
+    await asyncio.to_thread(_finish, files.dir, files.profiler_id, record)
+    await asyncio.to_thread(files.dir.write_record, record.to_json())
     return PulledSession(files.path, record.to_json())
+
+
+def _finish(session: SessionDir, profiler_id: str, record: SessionRecord) -> None:
+    """The chunks and the report of a pulled session, as a capture leaves them; what fails is
+    an error in ``record`` (the archive and the other part stay)."""
+    try:
+        converter = OfflineConverter(ChunkSettings(), profiler_id=profiler_id)
+        with session.archive.open("rb") as archive:
+            while block := archive.read(READ_SIZE):
+                converter.feed(block)
+        files = conversion_paths(session.path, envelopes=False)
+        record.chunks = len(write_chunks(converter.chunks(), files))
+        if converter.summary is not None:
+            record.chunk_report = report_json(converter.summary.report)
+    except OSError as exc:
+        record.add_error("chunks", f"cannot write the chunks: {exc.strerror or exc}")
+    from rokuprof.export.report.session import write_session_report
+
+    try:
+        write_session_report(session.path)
+    except OSError as exc:
+        record.add_error("report", f"cannot write the report: {exc.strerror or exc}")
 
 
 def _record(

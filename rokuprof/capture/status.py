@@ -87,6 +87,7 @@ class CaptureStatus:
 
     host: str
     device: str = ""  # the device's display name: its directory name (see loop.device_dir)
+    label: str = ""  # how logs and views name it: ``device`` or the host as written
     device_name: str = ""  # the name the device gives itself (ECP)
     state: DeviceState = DeviceState.STARTING
     detail: str = ""  # why the device is in its state (an error, the advice), for views and logs

@@ -98,7 +98,8 @@ def summary_lines(summary: CaptureSummary) -> list[str]:
     lines = []
     n = len(summary.sessions)
     reason = f" ({summary.stop_reason})" if summary.stop_reason else ""
-    lines.append(f"{n} run(s) captured from {summary.device or summary.host}{reason}")
+    device = summary.label or summary.device or summary.host
+    lines.append(f"{n} run(s) captured from {device}{reason}")
     for s in summary.sessions:
         r = s.record
         lines.append(

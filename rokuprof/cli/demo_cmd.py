@@ -57,9 +57,9 @@ def demo(
     as_json: JsonFlag = False,
 ) -> None:
     """The whole product in one command, on a simulated Roku started in this process:
-    `rokuprof profile` of the sample app shipped with rokuprof (samples/app) — package it with
-    the profiler on, sideload it, capture its run as `watch` does, press keys from its scenario
-    (samples/app/scenario.toml), exit it, and write the report; then show where everything went.
+    `rokuprof profile` of the sample app built into rokuprof (samples/app in a clone) — package
+    it with the profiler on, sideload it, capture its run as `watch` does, press keys from its
+    built-in scenario, exit it, and write the report; then show where everything went.
 
     Exit status: as `rokuprof profile` (0 the run was captured; 3 it ended truncated or failed;
     2 bad usage, a bad scenario or an output directory that cannot be written). With `--json`

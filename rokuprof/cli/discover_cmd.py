@@ -13,7 +13,7 @@ from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import EXIT_OK, app
 from rokuprof.device.errors import DeviceError
-from rokuprof.device.hosts import host_form_problem, plain_host
+from rokuprof.device.hosts import host_form_problem, plain_host, url_host
 from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
 from rokuprof.device.survey import survey
 from rokuprof.views.text import printable, text
@@ -22,6 +22,8 @@ from rokuprof.views.text import printable, text
 def _address(value: str, default_port: int) -> tuple[str, int]:
     """``HOST``, ``HOST:PORT``, ``::1`` or ``[::1]:PORT`` -> (host, port)."""
     value = value.strip()
+    if unbracketed := _unbracketed_port(value):
+        raise typer.BadParameter(unbracketed)
     if host_form_problem(value) is None:  # an address or a name alone
         return plain_host(value), default_port
     host, sep, port = value.rpartition(":")
@@ -29,6 +31,22 @@ def _address(value: str, default_port: int) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535 or host_form_problem(host):
         raise typer.BadParameter(f"expected HOST or HOST:PORT, got {value!r}")
     return host, int(port)
+
+
+def _unbracketed_port(value: str) -> str | None:
+    """Why ``value``, an IPv6 address and a port without brackets (``::1:9``: port 9 of
+    ``::1``, or the address ``::1:9``?), is refused; ``None`` for any other form."""
+    host, colon, port = value.rpartition(":")
+    if value.startswith("[") or not colon or not port.isdigit() or ":" not in host:
+        return None
+    if host_form_problem(host) is not None:
+        return None
+    if host_form_problem(value) is not None:  # not an address itself: only one reading
+        return f"{value!r}: write an IPv6 address with a port in brackets: [{host}]:{port}"
+    return (
+        f"{value!r} is ambiguous: write [{host}]:{port} for port {port} of {host},"
+        f" or [{value}] for the address {value} (port {SSDP_PORT})"
+    )
 
 
 @app.command()
@@ -41,8 +59,9 @@ def discover(
         list[str] | None,
         typer.Option(
             metavar="HOST[:PORT]",
-            help="Ask this address instead (unicast M-SEARCH, port 1900 unless given; "
-            "repeatable): a Roku on a routed network, or `rokuprof simulate` (its ssdp port).",
+            help="Ask this address instead (unicast M-SEARCH, port 1900 unless given; an IPv6 "
+            "address with a port in brackets, [::1]:PORT; repeatable): a Roku on a routed "
+            "network, or `rokuprof simulate` (its ssdp port).",
         ),
     ] = None,
     bind: Annotated[
@@ -71,6 +90,18 @@ def discover(
     if as_json:
         print_json(rows)
         raise typer.Exit(EXIT_OK)
+    if not rows and target:
+        asked = ", ".join(f"{url_host(host)}:{port}" for host, port in targets)
+        err.print(
+            printable(
+                f"No Roku answered at {asked} within {timeout:g} s. Is the device on (not "
+                "asleep), and is that its address and SSDP port (1900 on a Roku; `rokuprof "
+                "simulate` prints its own)?"
+            ),
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_OK)
     if not rows:
         err.print(
             f"No Roku answered within {timeout:g} s. Is this machine on the same network, "
@@ -86,7 +117,7 @@ def discover(
             text(row["serial"] or "?"),
             text(row["name"] or "?"),
             text(row["model"] or "?"),
-            text(f"{row['address']}:{row['ecp_port']}"),
+            text(f"{url_host(str(row['address']))}:{row['ecp_port']}"),
             text(row["software"] or "?"),
             dev,
             text(row["ecp_mode"] or "?"),

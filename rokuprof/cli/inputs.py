@@ -84,7 +84,16 @@ def _check_magic(head: bytes, label: str) -> None:
     if not head:
         raise CaptureInputError(f"{label} is not a .bsprof file (it is empty)")
     if head != MAGIC[: len(head)]:
-        raise CaptureInputError(f"{label} is not a .bsprof file (it does not start with 'bsprof')")
+        raise CaptureInputError(
+            f"{label} is not a .bsprof file (it starts with {_escaped(head)},"
+            f" a .bsprof file with {_escaped(MAGIC)})"
+        )
+
+
+def _escaped(data: bytes) -> str:
+    """``data`` as printable ASCII in quotes, every other byte as ``\\xNN``."""
+    plain = set(range(0x20, 0x7F)) - {ord("\\"), ord("'")}
+    return "'" + "".join(chr(b) if b in plain else f"\\x{b:02x}" for b in data) + "'"
 
 
 def open_capture(arg: str, stdin: BinaryIO | None = None) -> CaptureSource:

@@ -56,9 +56,10 @@ def pull(
     as_json: JsonFlag = False,
 ) -> None:
     """Download the profile the device kept after the app exited (apps built with
-    bsprof_data_dest=local, the default) into a session directory like a captured one, and
-    print its path. The developer password comes from ROKU_DEV_PASSWORD or --password-file
-    (never from the command line); the user is rokudev.
+    bsprof_data_dest=local, the default) into a session directory like a captured one (its
+    capture.bsprof, session.json, chunks/ and report.html), and print its path. The developer
+    password comes from ROKU_DEV_PASSWORD or --password-file (never from the command line); the
+    user is rokudev.
 
     Exit status: 0 the whole profile was pulled (session complete); 1 the device could not be
     reached, the download failed before any byte, or the session could not be written midway;

@@ -11,7 +11,7 @@ from typing import Any
 
 from rokuprof.capture.loop import CaptureConfig
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
-from rokuprof.daemon.naming import host_name
+from rokuprof.daemon.naming import host_label, host_name
 
 
 def capture_config(
@@ -38,6 +38,7 @@ def capture_config(
         archive_limits=cap.archive,
         device_dir=device_dir or entry.name or None,
         host_name=host_name(entry, shared_hosts),
+        host_label=host_label(entry, shared_hosts),
         exports=cap.export,
         vitals_interval=cap.vitals_interval,
         name_claim=name_claim,

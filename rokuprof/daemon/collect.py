@@ -37,7 +37,7 @@ class DaemonState:
 
     slots: Mapping[str, DeviceSlot]  # device key -> its capture loop (changes as devices come)
     uploader: Uploader
-    uploads_on: bool  # a DSN is set: pending chunks are the uploader's, else the spool's scan
+    uploads_on: bool  # a DSN is set (without one nothing is pending upload)
     discovery: Discovery
     disk: DiskKeeper  # retention and the free-space floor
     started_at: float  # Unix time
@@ -60,7 +60,8 @@ def status_line(state: DaemonState) -> str:
         states[slot.state] = states.get(slot.state, 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "no devices"
     up = state.uploader
-    line = f"{len(state.slots)} device(s): {parts}; {up.pending} chunk(s) to upload"
+    uploads = f"{up.pending} chunk(s) to upload" if state.uploads_on else "uploads off (no DSN)"
+    line = f"{len(state.slots)} device(s): {parts}; {uploads}"
     if state.disk.waiting:
         line += "; capture waits for disk space"
     return f"{line} (uploads paused: {up.pause.reason})" if up.pause else line
@@ -224,13 +225,16 @@ def _discovery(disc: Discovery) -> list[Family]:
 
 
 def _uploads(state: DaemonState, wall: float) -> list[Family]:
-    """The spool's and the uploader's families (``wall``: Unix time now)."""
+    """The spool's and the uploader's families (``wall``: Unix time now). Without a DSN
+    nothing is pending upload: the chunks are the output, ``rokuprof_uploads_enabled`` is 0."""
     up = state.uploader
-    spool = up.stats.spool
-    oldest = up.oldest_pending_mtime() if state.uploads_on else spool.oldest_mtime
-    pending = up.pending if state.uploads_on else spool.pending
-    pending_bytes = up.pending_bytes if state.uploads_on else spool.pending_bytes
+    on = state.uploads_on
+    oldest = up.oldest_pending_mtime() if on else None
+    pending, pending_bytes = (up.pending, up.pending_bytes) if on else (0, 0)
     return [
+        Family("rokuprof_uploads_enabled", "gauge", "1 with a Sentry DSN, 0 without.").add(
+            1 if on else 0
+        ),
         Family("rokuprof_spool_pending_chunks", "gauge", "Chunks waiting for upload.").add(pending),
         Family("rokuprof_spool_pending_bytes", "gauge", "Bytes of chunks to upload.").add(
             pending_bytes

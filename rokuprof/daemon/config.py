@@ -94,11 +94,6 @@ class DeviceEntry:
     ecp_port: int = default("devices", "ecp_port")
     console_port: int = default("devices", "console_port")
 
-    @property
-    def label(self) -> str:
-        """How logs and metrics name the device."""
-        return self.name or self.host
-
 
 @dataclass(frozen=True)
 class DiscoverySection:

@@ -50,7 +50,7 @@ from rokuprof.daemon.devices import DeviceSlot
 from rokuprof.daemon.discovery import Discovery, SearchSettings, device_key
 from rokuprof.daemon.disk import DiskKeeper, retention_policy
 from rokuprof.daemon.metrics import Family, MetricsServer
-from rokuprof.daemon.naming import shared_hosts
+from rokuprof.daemon.naming import label, shared_hosts
 from rokuprof.daemon.notify import Notifier
 from rokuprof.daemon.recovery import export_recovered_session, recover
 from rokuprof.daemon.registry import DeviceNames, DiscoveredDevices
@@ -214,8 +214,9 @@ class Daemon:
         key = self.device_key(entry)
         if key in self.slots or self.stopping:
             return None
+        name = label(entry, self._shared_hosts)
         slot = DeviceSlot(
-            entry.label,
+            name,
             self._capture_config(entry),
             on_chunk=self.uploader.submit,
             source=source,
@@ -226,9 +227,7 @@ class Daemon:
         )
         self.slots[key] = slot
         slot.start()
-        log.info(
-            "capturing %s (%s:%d, from %s)", entry.label, entry.host, entry.profiler_port, source
-        )
+        log.info("capturing %s (%s:%d, from %s)", name, entry.host, entry.profiler_port, source)
         return slot
 
     def active_sessions(self) -> list[Path]:

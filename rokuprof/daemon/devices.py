@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.backoff import backoff_delay
-from rokuprof.capture.loop import CaptureConfig, DeviceCapture, device_dir
+from rokuprof.capture.config import device_dir
+from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.probes import ProbeBudget
 from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
@@ -108,7 +109,9 @@ class DeviceSlot:
     def _log(self, level: int, message: str, *args: object) -> None:
         """A line about this device: its display name first; its config name as a field."""
         extra = {"device": self.name, "device_label": self.label}
-        log.log(level, "%s: " + message, self.name, *args, extra=extra)
+        st = self.status
+        shown = st.label if st is not None and st.label else self.label
+        log.log(level, "%s: " + message, shown, *args, extra=extra)
 
     def bytes_total(self) -> int:
         st, c = self.status, self.counters

@@ -36,6 +36,21 @@ def host_name(entry: Entry, shared: Collection[str]) -> str:
     return safe_name(f"{entry.host}-{entry.profiler_port}" if entry.host in shared else entry.host)
 
 
+def host_label(entry: Entry, shared: Collection[str]) -> str:
+    """How logs and the ``name`` label of ``rokuprof_device_info`` say :func:`host_name`: the
+    host as written (``::1``), with its port if shared (``127.0.0.1-9000``, ``[::1]-9000``)."""
+    if entry.host not in shared:
+        return entry.host
+    host = f"[{entry.host}]" if ":" in entry.host else entry.host
+    return f"{host}-{entry.profiler_port}"
+
+
+def label(entry: Entry, shared: Collection[str]) -> str:
+    """How logs and metrics name ``entry`` before ECP answers: its config ``name``, else
+    :func:`host_label`."""
+    return entry.name or host_label(entry, shared)
+
+
 def first_name(entry: Entry, shared: Collection[str]) -> str:
     """The name ``entry`` starts with: its config ``name``, else :func:`host_name`."""
     return safe_name(entry.name) if entry.name else host_name(entry, shared)

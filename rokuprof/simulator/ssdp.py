@@ -8,6 +8,8 @@ import socket
 import struct
 from typing import TYPE_CHECKING
 
+from rokuprof.device.hosts import url_host
+
 if TYPE_CHECKING:
     from rokuprof.simulator.device import SimulatedDevice
 
@@ -46,7 +48,7 @@ def search_reply(device: SimulatedDevice, target: str, host: str) -> bytes:
         f"USN: uuid:roku:ecp:{cfg.serial}",
         "Ext: ",
         f"Server: Roku/{version} UPnP/1.0 Roku/{version}",
-        f"LOCATION: http://{host}:{device.ecp_port}/",
+        f"LOCATION: http://{url_host(host)}:{device.ecp_port}/",  # IPv6 in brackets
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 

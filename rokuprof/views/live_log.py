@@ -46,7 +46,7 @@ class PlainLog:
 
     def _say(self, status: CaptureStatus, message: str) -> None:
         stamp = datetime.now().strftime("%H:%M:%S")
-        self.write(printable(f"{stamp} {status.device or status.host}: {message}"))
+        self.write(printable(f"{stamp} {status.label or status.device or status.host}: {message}"))
 
     def on_state(self, status: CaptureStatus) -> None:
         if status.state == self._last_state or status.state == DeviceState.WAITING:

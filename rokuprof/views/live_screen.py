@@ -69,7 +69,7 @@ def head_lines(
 
     byte_rate, entry_rate = rates
     name = f" ({status.device_name})" if status.device_name else ""
-    line("device", text(f"{status.device or status.host}{name}  [{status.host}]"))
+    line("device", text(f"{status.label or status.device or status.host}{name}  [{status.host}]"))
     line("state", state_text(status, now))
     app = text(status.app or "-")
     if vitals := vitals_text(status.vitals):
@@ -119,6 +119,8 @@ def state_text(status: CaptureStatus, now: float) -> Text:
     if status.detail:
         out.append("  ")
         out.append_text(text(status.detail))
+        if state is DeviceState.PAUSED:
+            out.append(" (or the r key)")  # this view reads it; a log or the daemon does not
     if status.limited:
         out.append("  · ECP limited", style="yellow")
     return out
