@@ -1,6 +1,8 @@
 """End-of-run exports (``watch --export``, the daemon's ``[capture] export``): a finished
 session's archive in viewers' formats, written into its directory as ``rokuprof export`` would
-(``capture.pb.gz``, ``capture.speedscope.json``, ..., ``capture.sentry-v1/``).
+(``capture.pb.gz``, ``capture.speedscope.json``, ``capture.<thread>.cpuprofile`` per thread,
+..., ``capture.sentry-v1/``): the same bytes, since both lay the archive out with
+:func:`~rokuprof.export.report.session.export_settings`.
 
 :func:`export_session` is the blocking part (decode the archive with the offline converter, run
 the pure exporters, write each file atomically, piece by piece as it is made: a large export is
