@@ -30,6 +30,8 @@ wrote (the page, the ``.speedscope.json``):
 * row 8, ``exports: long names 500x64KiB``: ``export -f speedscope`` of
   ``long_names(500, 65536, depth=2000)``: 500 function names of 64 KiB on 2,000 frames;
 * row 9, ``exports: many paths 1,000,000``: ``report`` and ``export -f speedscope``;
+* issue 28: ``export -f cpuprofile`` (the CDP profile per thread, ``cpuprof`` in the table) of
+  the deep chain and the many paths;
 * row 10, ``exports: distinct chain 10,000``: ``report`` of ``long_names(10000, 24,
   depth=10000)``, a 10,000-deep chain whose functions all have distinct names.
 
@@ -168,9 +170,9 @@ def export_cases(quick: bool) -> list[ExportCase]:
     else:
         depth, many_n, long_n, distinct = 50_000, 1_000_000, (500, 2_000), 10_000
     return [
-        ExportCase(named(deep(depth), f"deep chain {depth:,}"), ("export",)),
+        ExportCase(named(deep(depth), f"deep chain {depth:,}"), ("export", "cpuprof")),
         ExportCase(named(names(*long_n), f"long names {long_n[0]}x64KiB"), ("export",)),
-        ExportCase(named(many(many_n), f"many paths {many_n:,}"), ("report", "export")),
+        ExportCase(named(many(many_n), f"many paths {many_n:,}"), ("report", "export", "cpuprof")),
         ExportCase(
             named(names(distinct, distinct, 24), f"distinct chain {distinct:,}"), ("report",)
         ),
@@ -207,11 +209,18 @@ def exports_part(
 
 
 def run_export(command: str, stream: Path, tree: Path, engine: str, caps: Caps, work: Path):
-    """``report -o page`` or ``export -f speedscope -o file`` of ``stream``, measured."""
+    """``report -o page``, ``export -f speedscope -o file`` or ``export -f cpuprofile -o dir/``
+    (``cpuprof``: a file per thread, the largest reported) of ``stream``, measured."""
     out = Path(tempfile.mkdtemp(prefix=f"exports-{command}-", dir=work))
     try:
         if command == "report":
             written, args = out / "report.html", ["report", str(stream)]
+        elif command == "cpuprof":
+            written, args = out / "files", ["export", str(stream), "-f", "cpuprofile"]
+            written.mkdir()
+            result = run_rokuprof([*args, "-o", f"{written}/"], tree, engine, caps, out)
+            result.largest = largest_file(written)
+            return result
         else:
             written, args = out / "x.speedscope.json", ["export", str(stream), "-f", "speedscope"]
         result = run_rokuprof([*args, "-o", str(written)], tree, engine, caps, out)

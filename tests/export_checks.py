@@ -219,3 +219,58 @@ def check_folded(inp) -> None:
         if metric in ("wall", "cpu", "calls"):
             attr = "calls" if metric == "calls" else f"self_{metric}"
             assert sum(got.values()) == sum(f[attr] for f in ref.values())
+
+
+# --- .cpuprofile (the CDP Profiler.Profile object) ---------------------------------------------
+
+CDP_KEYS = {"nodes", "startTime", "endTime", "samples", "timeDeltas"}
+CALL_FRAME_KEYS = {"functionName", "scriptId", "url", "lineNumber", "columnNumber"}
+
+
+def check_cdp_profile(doc: object) -> dict[int, int]:
+    """What a ``.cpuprofile`` reader (VS Code's profile editor, DevTools, Node's --cpu-prof
+    consumers) counts on, checked on the parsed file: the ``Profiler.Profile`` keys and types,
+    node ids unique and whole, every child an existing node with one parent, node 1 (the first)
+    the ``(root)`` and every node reachable from it, samples naming nodes, as many time deltas
+    as samples, none negative, ``startTime + Σ timeDeltas`` within ``[startTime, endTime]``,
+    each ``hitCount`` the number of samples naming its node, 0-based ``lineNumber`` and
+    ``columnNumber`` (-1: not code). Returns ``{child: parent}``."""
+    assert isinstance(doc, dict) and set(doc) >= CDP_KEYS, (
+        sorted(doc) if isinstance(doc, dict) else doc
+    )
+    nodes = doc["nodes"]
+    assert isinstance(nodes, list) and nodes
+    ids = [n["id"] for n in nodes]
+    assert all(type(i) is int and i > 0 for i in ids) and len(set(ids)) == len(ids)
+    by_id = {n["id"]: n for n in nodes}
+    root = nodes[0]
+    assert root["callFrame"]["functionName"] == "(root)"
+    parent: dict[int, int] = {}
+    for n in nodes:
+        frame = n["callFrame"]
+        assert set(frame) == CALL_FRAME_KEYS, frame
+        assert isinstance(frame["functionName"], str) and isinstance(frame["url"], str)
+        assert isinstance(frame["scriptId"], str)
+        assert type(frame["lineNumber"]) is int and frame["lineNumber"] >= -1
+        assert type(frame["columnNumber"]) is int and frame["columnNumber"] >= -1
+        assert type(n["hitCount"]) is int and n["hitCount"] >= 0
+        for c in n.get("children", []):
+            assert c in by_id and c not in parent and c != root["id"], (n["id"], c)
+            parent[c] = n["id"]
+    assert set(parent) == set(ids) - {root["id"]}  # one tree: every node below the root
+    for node_id in ids:  # and no cycle
+        seen, at = 0, node_id
+        while at != root["id"]:
+            at = parent[at]
+            seen += 1
+            assert seen <= len(ids)
+    samples, deltas = doc["samples"], doc["timeDeltas"]
+    assert len(samples) == len(deltas)
+    assert all(s in by_id for s in samples)
+    assert all(type(d) is int and d >= 0 for d in deltas)
+    start, end = doc["startTime"], doc["endTime"]
+    assert type(start) is int and type(end) is int and start <= end
+    assert start <= start + sum(deltas) <= end
+    hits = Counter(samples)
+    assert all(n["hitCount"] == hits[n["id"]] for n in nodes)
+    return parent

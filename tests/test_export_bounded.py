@@ -175,7 +175,11 @@ def test_timeline_exports_do_not_grow_with_the_length_of_names(tmp_path):
         stream.write_bytes(long_names(names=40, length=length, depth=600))
         out = tmp_path / f"out-{length}"
         rokuprof("export", str(stream), "-f", ",".join(formats), "-o", f"{out}/")
-        sizes[length] = {f: (out / f"names-{length}{s}").stat().st_size for f, s in formats.items()}
+        sizes[length] = {  # .cpuprofile: a file per thread, names-<length>.<thread>.cpuprofile
+            f: sum(p.stat().st_size for p in out.glob(f"names-{length}*{s}"))
+            for f, s in formats.items()
+        }
+        assert len(list(out.glob("*.cpuprofile"))) >= 1
     assert sizes[1024] == sizes[4096]
 
 
@@ -190,6 +194,35 @@ def test_trace_event_export_of_a_deep_chain_builds_no_event_objects(tmp_path):
     events = json.loads(out.read_bytes())
     begins = sum(1 for e in events if e["ph"] == "B")
     assert begins == sum(1 for e in events if e["ph"] == "E") >= 127 * (3_000 - 128)
+
+
+@pytest.mark.parametrize(
+    ("stream", "most"),
+    [
+        (lambda: deep_chain(3_000, seconds=61, wall_us=20_000), 160),
+        (lambda: many_paths(60_000, seconds=1_200, modules=4), 200),
+    ],
+    ids=["deep-chain-3000", "many-paths-60000"],
+)
+def test_cpuprofile_of_hostile_streams_is_written_as_it_is_built(tmp_path, stream, most):
+    """The CDP profile per thread (issue 28) is written in blocks as its nodes and samples are
+    walked: the process peaks where the speedscope and Trace Event exports of the same streams
+    do (99 and 142 MiB here; the input, laid out, is most of it), and each file is a whole
+    profile whose samples are the thread's timeline."""
+    path = tmp_path / "hostile.bsprof"
+    path.write_bytes(stream())
+    out = tmp_path / "out"
+    _, peak = rokuprof("export", str(path), "-f", "cpuprofile", "-o", f"{out}/")
+    assert peak < most * MIB, f"{peak / MIB:.0f} MiB"
+    files = sorted(out.glob("hostile.*.cpuprofile"))
+    assert files
+    total = 0
+    for f in files:
+        doc = json.loads(f.read_bytes())
+        assert len(doc["samples"]) == len(doc["timeDeltas"])
+        assert doc["startTime"] + sum(doc["timeDeltas"]) == doc["endTime"]
+        total += sum(1 for s in doc["samples"] if s != 2)  # node 2 is (idle)
+    assert total > 0
 
 
 @pytest.mark.parametrize("to", ["file", "stdout"])

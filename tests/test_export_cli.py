@@ -24,7 +24,7 @@ from rokuprof.bsprof.model import Footer
 from rokuprof.cli import app
 from rokuprof.cli.inputs import CAPTURE_FILE
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
-from rokuprof.export import FORMATS, export, input_from_bytes
+from rokuprof.export import FORMATS, export, export_parts, input_from_bytes
 from rokuprof.sentry.validate_v1 import validate_profile_v1
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +43,12 @@ def test_every_format_into_a_directory(tmp_path):
     inp = input_from_bytes(FULL.read_bytes())
     for name, info in FORMATS.items():
         target = tmp_path / f"cafe-tv-full{info.suffix}"
+        if info.per_thread:
+            for part, data in export_parts(inp, name).items():
+                assert (tmp_path / f"cafe-tv-full.{part}{info.suffix}").read_bytes() == data
+            assert f"{name}: {tmp_path / f'cafe-tv-full.*{info.suffix}'}" in result.stdout
+            assert not target.exists()
+            continue
         assert target.exists(), name
         assert f"{name}: {target}" in result.stdout
         if not info.multi_file:
@@ -77,7 +83,10 @@ def test_a_session_directory_exports_its_capture_inside_it(tmp_path):
     shutil.copy(FULL, session / CAPTURE_FILE)
     result = run(session, "-f", "cpuprofile")
     assert result.exit_code == EXIT_OK, result.output
-    assert (session / "capture.cpuprofile").exists()
+    threads = {"main", "HomeScene", "ContentLoaderTask", "VideoPlayerTask"}
+    assert {p.name for p in session.glob("*.cpuprofile")} == {
+        f"capture.{t}.cpuprofile" for t in threads
+    }
 
 
 @pytest.mark.parametrize("name", ["cafe-tv-cut-short", "cafe-tv-corrupt"])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from export_checks import (
+    check_cdp_profile,
     check_folded,
     check_pprof,
     group,
@@ -171,51 +172,29 @@ def check_chrome_trace(inp, samples: Counter, heap: list[int]) -> None:
     assert [e["args"]["bytes"] for e in events if e["name"] == "live heap"] == heap
 
 
-def cpuprofiles(events: list[dict]) -> dict[int, dict]:
-    """{tid: .cpuprofile object} from the Profile and ProfileChunk events of a trace."""
-    out: dict[int, dict] = {}
-    for e in events:
-        assert "pid" in e and "tid" in e and "cat" in e
-        data = e["args"].get("data", {})
-        if e["name"] == "Profile":
-            assert e["id"] == f"0x{e['tid']:x}"
-            out[e["tid"]] = {"startTime": data["startTime"]}
-        elif e["name"] == "ProfileChunk":
-            out[e["tid"]].update(
-                data["cpuProfile"], timeDeltas=data["timeDeltas"], endTime=data["endTime"]
-            )
-    return out
-
-
 def check_cpuprofile(inp, samples: Counter) -> None:
-    """One profile per thread, each from the run's start to its end."""
-    events = json.loads(export(inp, "cpuprofile"))
-    profiles = cpuprofiles(events)
-    assert set(profiles) == {t for t in inp.threads if inp.timeline.runs.get(t)}
+    """One CDP profile per thread, each from the run's start to its end."""
+    profiles = {
+        t: json.loads(data)
+        for t, data in zip(
+            inp.thread_order(), export_parts(inp, "cpuprofile").values(), strict=True
+        )
+    }
+    assert json.loads(export(inp, "cpuprofile")) == list(profiles.values())
     count: Counter = Counter()
     us: Counter = Counter()
-    for doc in profiles.values():
-        check_one_cpuprofile(inp, doc, count, us)
+    for thread, doc in profiles.items():
+        check_one_cpuprofile(inp, thread, doc, count, us)
     assert +count == +samples
     assert_times_match(us, samples, "cpuprofile")
 
 
-def check_one_cpuprofile(inp, doc: dict, count: Counter, us: Counter) -> None:
+def check_one_cpuprofile(inp, thread: int, doc: dict, count: Counter, us: Counter) -> None:
     start = round(inp.run.start * 1_000_000)
     assert doc["startTime"] == start
     assert doc["endTime"] == start + round((inp.run.end - inp.run.start) * 1_000_000)
+    check_cdp_profile(doc)
     nodes = {n["id"]: n for n in doc["nodes"]}
-    assert len(nodes) == len(doc["nodes"]) and 1 in nodes
-    parent = {}
-    for n in doc["nodes"]:
-        for c in n.get("children", []):
-            assert c in nodes and c not in parent and nodes[c]["parent"] == n["id"]
-            parent[c] = n["id"]
-    assert set(parent) == set(nodes) - {1}
-    assert len(doc["samples"]) == len(doc["timeDeltas"])
-    assert all(d >= 0 for d in doc["timeDeltas"])
-    hits = Counter(doc["samples"])
-    assert all(nodes[i]["hitCount"] == hits[i] for i in nodes)
     times, t = [], doc["startTime"]
     for d in doc["timeDeltas"]:
         t += d
@@ -223,13 +202,10 @@ def check_one_cpuprofile(inp, doc: dict, count: Counter, us: Counter) -> None:
     assert times[-1] == doc["endTime"]  # a last idle sample at the run's end
     for i, node_id in enumerate(doc["samples"]):
         node = nodes[node_id]
-        if parent.get(node_id) == 1:
-            continue  # (idle), or a thread with no frames
-        top = node_id
-        while parent[top] != 1:
-            top = parent[top]
         frame = node["callFrame"]
-        key = (nodes[top]["callFrame"]["functionName"], frame["functionName"], frame["url"])
+        if frame["functionName"] in ("(idle)", "(root)"):
+            continue
+        key = (inp.threads[thread], frame["functionName"], frame["url"])
         count[key] += 1
         end = times[i + 1] if i + 1 < len(times) else doc["endTime"]
         us[key] += end - times[i]
@@ -408,7 +384,7 @@ def test_one_file_formats_come_in_pieces_that_join_to_the_file():
     so that a writer never holds the file."""
     inp = input_from_bytes(deep_chain(400, seconds=10, wall_us=20_000))
     for fmt, info in FORMATS.items():
-        if info.multi_file or fmt == "report":
+        if info.multi_file or info.per_thread or fmt == "report":
             continue
         pieces = list(export_pieces(inp, fmt))
         assert b"".join(pieces) == export(inp, fmt), fmt
@@ -417,5 +393,6 @@ def test_one_file_formats_come_in_pieces_that_join_to_the_file():
             assert whole > 1_000_000, (fmt, whole)
             assert len(pieces) > 10, fmt
             assert max(map(len, pieces)) < 4 * JsonWriter.BLOCK + 4 * NAME_LIMIT, fmt
-    with pytest.raises(UnknownFormat):
-        next(export_pieces(inp, "sentry-v1"))
+    for several in ("sentry-v1", "cpuprofile"):
+        with pytest.raises(UnknownFormat):
+            next(export_pieces(inp, several))

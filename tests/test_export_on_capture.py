@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,10 +26,11 @@ from rokuprof.capture.exports import (
 )
 from rokuprof.capture.session import SessionFiles, SessionRecord
 from rokuprof.daemon.config import ConfigError, build_config
-from rokuprof.export import export, input_from_bytes
+from rokuprof.export import FORMATS, export, input_from_bytes
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
 FILES = {"pprof": "capture.pb.gz", "folded": "capture.folded"}
 
 
@@ -83,6 +86,44 @@ async def test_watch_exports_carry_the_release_and_environment_of_the_chunks(
     payloads = [json.loads(p.read_bytes()) for p in sorted(v1.glob("*.json"))]
     assert payloads, rec["exports"]
     assert {(p["release"], p["environment"]) for p in payloads} == {("cafe@9.9.9-lab", "lab")}
+
+
+async def test_watch_export_is_byte_for_byte_what_rokuprof_export_makes(tmp_path: Path) -> None:
+    """Issue 28: the files ``watch --export all`` writes when a run ends are the very bytes
+    ``rokuprof export SESSION -f all`` makes of that session later, whatever chunk window the
+    run was watched with (at b17a9e7, with ``--chunk-seconds 1``, 7 of the 8 formats
+    differed: their timeline was laid out in one-second windows)."""
+    cfg = DeviceConfig(run_seconds=2.0, runs=1, seed=7, speed=4.0)
+    watched = ("--export", "all", "--chunk-seconds", "1", "--release", "cafe@9.9.9-lab")
+    async with (
+        SimulatedDevice(cfg) as dev,
+        watching(dev, tmp_path / "out", "--runs", "1", *watched) as proc,
+    ):
+        code, _, err = await finish(proc, 60)
+    assert code == 0, err
+    [session] = list((tmp_path / "out" / "YN00AA000001").iterdir())
+    offline = tmp_path / "offline"
+    offline.mkdir()
+    command = [sys.executable, "-m", "rokuprof", "export", str(session), "-f", "all"]
+    done = await asyncio.create_subprocess_exec(
+        *command,
+        "-o",
+        str(offline),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    _, err_bytes = await asyncio.wait_for(done.communicate(), 120)
+    assert done.returncode == 0, err_bytes.decode()
+    made = sorted(p.relative_to(offline) for p in offline.rglob("*") if p.is_file())
+    assert len(made) >= 10  # every format, a .cpuprofile per thread, sentry-v1's three files
+    for rel in made:
+        assert (session / rel).read_bytes() == (offline / rel).read_bytes(), rel
+    exports = record(session)["exports"]
+    assert set(exports) == set(FORMATS)
+    threads = sorted(str(p) for p in made if p.suffix == ".cpuprofile")
+    assert sorted(exports["cpuprofile"]["files"]) == threads
+    assert exports["cpuprofile"]["file"] == "capture.*.cpuprofile"
 
 
 def test_watch_export_names_are_checked_before_waiting(tmp_path: Path) -> None:

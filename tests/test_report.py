@@ -334,6 +334,7 @@ def test_cli_unwritable_output_exits_2_before_decoding(tmp_path):
     proc = run_cli(str(FULL), "-o", str(tmp_path / "no" / "such" / "dir.html"))
     assert proc.returncode == 2
     assert b"no directory" in proc.stderr
+    (tmp_path / "cafe-tv-full.report.html").mkdir()  # -o DIR names DIR/<stem>.report.html
     proc = run_cli(str(FULL), "-o", str(tmp_path))
     assert proc.returncode == 2 and b"is a directory" in proc.stderr
 

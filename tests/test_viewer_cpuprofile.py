@@ -1,7 +1,9 @@
-"""Chrome CPU profile exports (one profile per thread, in Trace Event ``Profile``/``ProfileChunk``
-events): ``nflxprofile --input-format v8`` (the strictest reader here) converts each thread's
-profile and its tree, DevTools' trace engine and the speedscope app all show inspect's time per
-function within one sample period per call path, every thread on the run's own time axis.
+"""``.cpuprofile`` exports (the CDP ``Profiler.Profile`` object, one file per thread) read by
+their real readers: ``nflxprofile --input-format v8`` (the strictest reader here) converts each
+thread's file and its tree, DevTools' trace engine models each as a CPU profile, and the
+speedscope app imports each as a Chrome CPU profile; all show inspect's time per function within
+one sample period per call path, every thread on the run's own time axis. Each file also passes
+the structural check of what VS Code's profile editor reads (``check_cdp_profile``).
 """
 
 from __future__ import annotations
@@ -10,21 +12,32 @@ import json
 
 import pytest
 
+from rokuprof.export import export_parts
+from rokuprof.export.cpuprofile import file_parts
+from tests.export_checks import check_cdp_profile
 from tests.viewers import nflx, speedscope, trace_engine
 from tests.viewers.expected import SAMPLE_PERIOD_US, differences
-from tests.viewers.samples import VIEWER_SAMPLES, expected, load, thread_cpuprofiles, write_export
+from tests.viewers.samples import VIEWER_SAMPLES, expected, load
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
+    """{sample: {thread name: its .cpuprofile}}, as `rokuprof export` names them."""
     directory = tmp_path_factory.mktemp("cpuprofile")
-    return {
-        name: write_export(name, "cpuprofile", directory, ".cpuprofile") for name in VIEWER_SAMPLES
-    }
+    out = {}
+    for name in VIEWER_SAMPLES:
+        inp = load(name)
+        names = {part: inp.threads[t] for t, part in file_parts(inp).items()}
+        out[name] = {}
+        for part, data in export_parts(inp, "cpuprofile").items():
+            path = directory / f"{name}.{part}.cpuprofile"
+            path.write_bytes(data)
+            out[name][names[part]] = path
+    return out
 
 
-def profiles(path) -> dict[int, dict]:
-    return thread_cpuprofiles(json.loads(path.read_text()))
+def profiles(paths) -> dict[str, dict]:
+    return {thread: json.loads(path.read_text()) for thread, path in paths.items()}
 
 
 def run_us(name) -> tuple[int, int]:
@@ -46,15 +59,25 @@ def compare_per_thread(name, counts, unit_us, key=lambda k: (k[0], k[1])):
     return problems
 
 
+@pytest.mark.parametrize("name", VIEWER_SAMPLES)
+def test_each_thread_is_a_cdp_profile_on_the_runs_time_axis(files, name):
+    docs = profiles(files[name])
+    assert set(docs) == set(load(name).threads.values())
+    start, end = run_us(name)
+    for doc in docs.values():
+        check_cdp_profile(doc)
+        assert (doc["startTime"], doc["endTime"]) == (start, end)
+        assert doc["startTime"] + sum(doc["timeDeltas"]) == doc["endTime"]
+
+
 # -- nflxprofile --input-format v8 --------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", VIEWER_SAMPLES)
 def test_nflxprofile_v8_converts_it_and_its_tree_shows_our_times(files, name, tmp_path):
     counts: dict = {}
-    for tid, doc in profiles(files[name]).items():
-        path = tmp_path / f"{tid}.cpuprofile"
-        path.write_text(json.dumps(doc))
+    for tid, (thread, path) in enumerate(files[name].items()):
+        doc = json.loads(path.read_text())
         profile = nflx.from_v8(path, tmp_path / f"{tid}.nflxprofile")
         idle = {
             n["id"]
@@ -63,8 +86,12 @@ def test_nflxprofile_v8_converts_it_and_its_tree_shows_our_times(files, name, tm
         }
         assert len(profile.samples) == sum(1 for s in doc["samples"] if s not in idle)
         tree = nflx.tree(tmp_path / f"{tid}.nflxprofile", tmp_path / f"{tid}.json")
-        # root -> "(root)" (the converter's process name) -> the profile's (root) -> the thread
-        counts.update(nflx.tree_counts(tree, thread_depth=3))
+        # root -> "(root)" (the converter's process name) -> the profile's (root) -> frames
+        counts.update(
+            ((thread, fn), v)
+            for (_, fn), v in nflx.tree_counts(tree, thread_depth=2).items()
+            if fn != "(idle)"
+        )
     assert {t for t, _ in counts} == expected(name).threads()
     assert compare_per_thread(name, counts, SAMPLE_PERIOD_US) == []
 
@@ -78,7 +105,7 @@ def test_nflxprofile_v8_converts_it_and_its_tree_shows_our_times(files, name, tm
     ids=["missing-node", "short-timeDeltas"],
 )
 def test_nflxprofile_v8_harness_refuses_a_broken_cpuprofile(files, tmp_path, spoil, error):
-    doc = profiles(files["cafe-tv-cpu-only"])[2]
+    doc = next(iter(profiles(files["cafe-tv-cpu-only"]).values()))
     spoil(doc)
     path = tmp_path / "broken.cpuprofile"
     path.write_text(json.dumps(doc))
@@ -94,12 +121,10 @@ def test_nflxprofile_v8_harness_refuses_a_broken_cpuprofile(files, tmp_path, spo
 
 @pytest.mark.parametrize("name", VIEWER_SAMPLES)
 def test_trace_engine_models_our_samples_and_timestamps(files, name):
-    ours = profiles(files[name])
-    parsed = {p["tid"]: p for p in trace_engine.parse(files[name])["profiles"]}
-    assert set(parsed) == set(ours)
     start, end = run_us(name)
-    for tid, doc in ours.items():
-        profile = parsed[tid]
+    for path in files[name].values():
+        doc = json.loads(path.read_text())
+        (profile,) = trace_engine.parse(path, cpuprofile=True)["profiles"]
         assert profile["samples"] == doc["samples"]
         times, t = [], doc["startTime"]
         for delta in doc["timeDeltas"]:
@@ -119,25 +144,26 @@ def test_trace_engine_models_our_samples_and_timestamps(files, name):
 
 @pytest.fixture(scope="module")
 def pages(files):
-    return dict(zip(files, speedscope.open_files(list(files.values())), strict=True))
+    """{(sample, thread): speedscope's page of that thread's file}."""
+    keys = [(name, thread) for name, paths in files.items() for thread in paths]
+    paths = [files[name][thread] for name, thread in keys]
+    return dict(zip(keys, speedscope.open_files(paths), strict=True))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", VIEWER_SAMPLES)
-def test_speedscope_imports_it_and_shows_our_times(pages, name):
-    page = pages[name]
-    assert page.problems() == []
-    assert page.importer == "Importing as Chrome Timeline"
+def test_speedscope_imports_each_as_a_cpu_profile_and_shows_our_times(pages, files, name):
     want = expected(name)
-    threads = want.threads()
-    assert len(page.profiles) == len(threads)
     counts: dict = {}
     printed: dict = {}
-    for profile in page.profiles:  # one per thread, named "<file> - <thread>"
-        (thread,) = [t for t in threads if profile.name.endswith(f" - {t}")]
+    for thread in files[name]:
+        page = pages[(name, thread)]
+        assert page.problems() == []
+        assert page.importer == "Importing as Chrome CPU Profile"
+        (profile,) = page.profiles
         table = speedscope.sandwich(profile, "microseconds", key=lambda r: (r.name, r.file or ""))
         for (fn, file), v in table.items():
-            if fn not in threads and not fn.startswith("("):
+            if not fn.startswith("("):
                 counts[(thread, fn, file)] = [v[1][0], v[0][0]]
                 printed[(thread, fn, file)] = max(v[0][1], v[1][1])
     problems = []

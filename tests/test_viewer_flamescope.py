@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import pytest
 
-from rokuprof.export import export
+from rokuprof.export import export, export_parts
 from rokuprof.export.chrome_trace import document
 from tests.viewers import flamescope
 from tests.viewers.samples import VIEWER_SAMPLES, load
@@ -91,14 +91,18 @@ def test_flamescope_rules_catch_what_it_cannot_read():
 
 @pytest.mark.parametrize("name", TRACE_SAMPLES)
 def test_flamescope_cpuprofile_heat_map_is_the_runs_time(name):
-    """Every thread's profile on the run's own time axis: the heat map starts and ends with the
-    run and holds each busy sample once (FlameScope reads the Profile/ProfileChunk events)."""
+    """Every thread's file on the run's own time axis: its heat map starts and ends with the
+    run and holds each of the thread's busy samples once (FlameScope reads one profile per
+    ``.cpuprofile`` object)."""
     inp = load(name)
-    doc = json.loads(export(inp, "cpuprofile"))
-    assert len(flamescope.cpuprofiles(doc)) == len(inp.threads)
-    heat = flamescope.cpuprofile_heatmap(doc)
-    heat.cells()
-    assert heat.start_s == pytest.approx(inp.run.start, abs=1e-6)
-    assert heat.end_s == pytest.approx(inp.run.end, abs=1e-6)
-    busy = sum(n for runs in inp.timeline.runs.values() for _, sid, n in runs if sid)
-    assert len(heat.offsets) == busy
+    files = export_parts(inp, "cpuprofile")
+    assert len(files) == len(inp.threads)
+    for thread, data in zip(inp.thread_order(), files.values(), strict=True):
+        doc = json.loads(data)
+        assert flamescope.cpuprofiles(doc) == [doc]
+        heat = flamescope.cpuprofile_heatmap(doc)
+        heat.cells()
+        assert heat.start_s == pytest.approx(inp.run.start, abs=1e-6)
+        assert heat.end_s == pytest.approx(inp.run.end, abs=1e-6)
+        busy = sum(n for _, sid, n in inp.timeline.runs.get(thread, ()) if sid)
+        assert len(heat.offsets) == busy

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from rokuprof.capture.exports import export_formats, output_name, write_parts
+from rokuprof.capture.exports import export_formats, output_name, thread_file, write_parts
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
@@ -53,8 +54,11 @@ Output: by default next to the input (a session directory: inside it), as `<stem
 current directory). `-o FILE` with one format writes that file (`-o -`: standard output);
 `-o DIR` (an existing directory, a path ending in `/`, or any path with several formats) writes
 `DIR/<stem><suffix>` for each. `sentry-v1` is a directory of NNNNNN.profile.json,
-.transaction.json and .envelope files. Files are replaced atomically; large ones are written as
-they are made, never held whole in memory.
+.transaction.json and .envelope files; `cpuprofile` is a file per thread,
+`<stem>.<thread>.cpuprofile` (`-o run.cpuprofile`: `run.<thread>.cpuprofile`; the thread's
+name kept to letters, digits, `_` and `-`). A binary format (pprof, nflxprofile) is not
+written to a terminal: `-o -` then needs a redirection. Files are replaced atomically;
+large ones are written as they are made, never held whole in memory.
 
 Formats: {_format_help()}.
 
@@ -100,8 +104,13 @@ def export_command(
     names = parse_formats(formats)
     metric, wall_unit = Metric(metric).value, WallUnit(wall_unit).value
     to_stdout = out == STDIN
-    if to_stdout and (len(names) != 1 or FORMATS[names[0]].multi_file):
-        _fail(err, "-o - takes exactly one single-file format")
+    if to_stdout and (len(names) != 1 or _several_files(names[0])):
+        _fail(err, "-o - takes exactly one single-file format (cpuprofile is a file per thread)")
+    if to_stdout and FORMATS[names[0]].binary and _is_terminal(sys.stdout):
+        exits.fail(
+            f"{names[0]} is binary: not written to a terminal; redirect standard output "
+            f"(`> {output_name('profile', names[0], metric)}`) or give -o FILE"
+        )
     try:
         source = open_capture(input_)
     except CaptureInputError as exc:
@@ -124,14 +133,28 @@ def export_command(
         for fmt in names:
             files, notes = export_with_session(inp, fmt, source.session, metric=metric)
             try:
-                written = write_parts(targets[fmt], files)
+                written = write_parts(targets[fmt], files, fmt)
             except OSError as exc:
                 exits.fail(f"cannot write {targets[fmt]}: {exc.strerror or exc}", EXIT_FAILED)
-            write_text("; ".join([f"{fmt}: {targets[fmt]} ({written:,} bytes)", *notes]) + "\n")
+            where = targets[fmt]
+            if FORMATS[fmt].per_thread:
+                where = thread_file(where, fmt, "*")  # run.*.cpuprofile: one per thread
+            write_text("; ".join([f"{fmt}: {where} ({written:,} bytes)", *notes]) + "\n")
     if inp.run.problem:
         exits.warn(f"{source.label}: {inp.run.problem}; exported what was read")
         raise typer.Exit(EXIT_INCOMPLETE)
     raise typer.Exit(EXIT_OK)
+
+
+def _several_files(fmt: str) -> bool:
+    return FORMATS[fmt].multi_file or FORMATS[fmt].per_thread
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return stream.isatty()  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _fail(err: Console, message: str) -> None:

@@ -11,13 +11,18 @@ from rokuprof.cli.inputs import CaptureSource
 from rokuprof.cli.progress import SHOW_FROM, progress_bar
 from rokuprof.export import ExportInput, build_input
 from rokuprof.sentry.convert import OfflineConverter
-from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.views.text import printable
 
 
 def load_capture(source: CaptureSource, err: Console, wall_unit: str) -> ExportInput:
-    """The capture's tables and synthetic timeline; an unreadable input is exit status 2."""
-    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit), total_bytes=source.size)
+    """The capture's tables and synthetic timeline (a session's laid out as its end-of-run
+    exports are: :func:`~rokuprof.export.report.session.export_settings`); an unreadable input
+    is exit status 2."""
+    from rokuprof.export.report.session import export_settings
+
+    converter = OfflineConverter(
+        export_settings(source.session, wall_unit), total_bytes=source.size
+    )
     try:
         source.read(converter.feed, err, what="decoding")
     except OSError as exc:

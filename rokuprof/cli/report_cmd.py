@@ -1,4 +1,4 @@
-"""``rokuprof report INPUT [-o FILE] [--open]``: a capture as one self-contained HTML page."""
+"""``rokuprof report INPUT [-o FILE|DIR] [--open]``: a capture as one self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ the hottest lines marked (only those files are read, each up to 1 MiB, 8 MiB in 
 from `--editor-url` (default `{DEFAULT_EDITOR_URL}`; `{{path}}` is the local file, `{{line}}`
 the line).
 
-Output: `-o FILE`, by default next to the input as `<stem>{SUFFIX}` (a session directory:
+Output: `-o FILE`, or `-o DIR` (an existing directory: `DIR/<stem>{SUFFIX}`, as `export -o DIR`
+names its files), by default next to the input as `<stem>{SUFFIX}` (a session directory:
 inside it; standard input: `profile{SUFFIX}` in the current directory), replaced atomically;
 `-o -` writes the page to standard output. `--open` then opens it in the default browser.
 
@@ -67,9 +68,9 @@ def report_command(
             "--out",
             "-o",
             "--output",
-            metavar="FILE",
-            help=f"The HTML file to write (`-`: standard output; default: next to the input, "
-            f"`<stem>{SUFFIX}`).",
+            metavar="FILE|DIR",
+            help=f"The HTML file to write (`-`: standard output; a directory: "
+            f"`DIR/<stem>{SUFFIX}`; default: next to the input, `<stem>{SUFFIX}`).",
         ),
     ] = None,
     open_: Annotated[
@@ -109,6 +110,8 @@ def report_command(
         exits.fail(exc)
     if out is None:
         out = (source.directory or Path(".")) / f"{source.stem}{SUFFIX}"
+    elif not to_stdout and out.is_dir():  # as `export -o DIR`: the file named from the input
+        out = out / f"{source.stem}{SUFFIX}"
     if not to_stdout and (problem := _output_problem(out)) is not None:
         source.stream.close()
         exits.fail(problem)

@@ -144,7 +144,7 @@ def watch(
         typer.Option(
             metavar="FORMATS",
             help="When a run ends, also write it into its session directory in these formats "
-            f"(comma-separated: {', '.join(FORMATS)}, or all), as `rokuprof export` would.",
+            f"(comma-separated: {', '.join(FORMATS)}, or all): the bytes `rokuprof export` makes.",
         ),
     ] = None,
     quiet: QuietFlag = False,
@@ -193,7 +193,8 @@ def watch(
     `session.json` and `chunks/*.json` (Sentry V2 profile chunks, written every
     `--chunk-seconds`). Ctrl-C ends the current run as "interrupted". `--export pprof,folded`
     adds `capture.pb.gz`, `capture.folded`, ... when a run ends (in a worker thread; a failed
-    export is recorded in session.json and never fails the capture).
+    export is recorded in session.json and never fails the capture): the very bytes
+    `rokuprof export SESSION` makes of it (`cpuprofile`: `capture.<thread>.cpuprofile`).
 
     A closed standard output (`| head`) ends it as Ctrl-C does (cause "output closed").
 

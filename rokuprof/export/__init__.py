@@ -8,7 +8,8 @@ timeline of the Sentry chunks), so every view agrees with ``inspect`` and with t
     Path("run.pb.gz").write_bytes(export(inp, "pprof"))
 
 :data:`FORMATS` lists the formats; :func:`export_parts` also serves ``sentry-v1``, which is
-several files (a profile, its transaction and an envelope per segment of at most 30 s).
+several files (a profile, its transaction and an envelope per segment of at most 30 s), and
+``cpuprofile``, a file per thread.
 :func:`export_pieces` gives a one-file format's bytes in pieces as they are made (the timeline
 formats, whose files can be far larger than their input, are generators of blocks), for the
 shells to write to a file or standard output without holding the whole file.
@@ -46,6 +47,9 @@ class ExporterInfo:
     multi_file: bool
     description: str
     module: str  # rokuprof.export.<module> has export(inp, **options) -> bytes | dict
+    #: one file per thread, ``<stem>.<thread><suffix>`` (the module's ``parts(inp)`` gives them
+    #: in pieces, keyed by the thread's part of the name)
+    per_thread: bool = False
 
 
 FORMATS: dict[str, ExporterInfo] = {
@@ -80,8 +84,9 @@ FORMATS: dict[str, ExporterInfo] = {
             ".cpuprofile",
             False,
             False,
-            "Chrome DevTools CPU profile (also speedscope, FlameScope)",
+            "CDP Profiler.Profile, one file per thread: VS Code, DevTools, speedscope, FlameScope",
             "cpuprofile",
+            per_thread=True,
         ),
         ExporterInfo(
             "nflxprofile",
@@ -144,7 +149,7 @@ def export_pieces(inp: ExportInput, fmt: str, *, metric: str = "wall") -> Iterat
     encoded, so that a writer never holds the whole file; the others yield it whole. The
     pieces joined are :func:`export`'s bytes."""
     info = FORMATS.get(fmt)
-    if info is None or info.multi_file:
+    if info is None or info.multi_file or info.per_thread:
         raise UnknownFormat(f"{fmt!r} is not a one-file export format")
     options = {"metric": metric} if fmt == "folded" else {}
     module = import_module(f"rokuprof.export.{info.module}")
@@ -167,12 +172,16 @@ def export_with_notes(
 
         v1 = build(inp)
         return v1.files(), v1.notes()
+    info = FORMATS.get(fmt)
+    if info is not None and info.per_thread:
+        return dict(import_module(f"rokuprof.export.{info.module}").parts(inp)), []
     _exporter(fmt)  # an unknown format fails here, not when the pieces are written
     return {"": export_pieces(inp, fmt, metric=metric)}, []
 
 
 def export(inp: ExportInput, fmt: str, *, metric: str = "wall") -> bytes:
-    """One format as one file's bytes (``sentry-v1``: a JSON array of its profile payloads)."""
+    """One format as one file's bytes (``sentry-v1``: a JSON array of its profile payloads;
+    ``cpuprofile``: a JSON array of its threads' profiles, in module-ID order)."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r} (one of {', '.join(METRICS)})")
     options = {"metric": metric} if fmt == "folded" else {}
@@ -181,7 +190,8 @@ def export(inp: ExportInput, fmt: str, *, metric: str = "wall") -> bytes:
 
         return payloads_json(inp)
     out = _exporter(fmt)(inp, **options)
-    assert isinstance(out, bytes)
+    if isinstance(out, dict):  # one file per thread
+        return b"[" + b",".join(out.values()) + b"]"
     return out
 
 

@@ -1,5 +1,5 @@
 """A call tree of the timeline's samples: root, one node per thread, then frames (for the
-formats that number their nodes: ``.cpuprofile`` and nflxprofile)."""
+formats that number their nodes: ``.cpuprofile``, one thread per tree, and nflxprofile)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,12 @@ class Node:
 class CallTree:
     """Nodes numbered from ``first_id``; :meth:`leaf` gives the node of a thread's stack."""
 
-    def __init__(self, inp: ExportInput, first_id: int, root_name: str) -> None:
+    def __init__(
+        self, inp: ExportInput, first_id: int, root_name: str, *, thread_nodes: bool = True
+    ) -> None:
+        """``thread_nodes=False``: a thread's frames hang from the root (a one-thread tree)."""
         self.inp = inp
+        self._thread_nodes = thread_nodes
         self.nodes: list[Node] = [Node(first_id, root_name, None, "root", None)]
         self._first = first_id
         self._children: dict[tuple[int, int], int] = {}  # (parent id, frame) -> node id
@@ -51,6 +55,8 @@ class CallTree:
         return self.idle_id
 
     def thread(self, thread: int) -> int:
+        if not self._thread_nodes:
+            return self.root.id
         node_id = self._threads.get(thread)
         if node_id is None:
             node_id = self._threads[thread] = self._add(

@@ -40,18 +40,3 @@ def write_parts(name: str, fmt: str, directory: Path) -> dict[str, Path]:
         path.write_bytes(data)
         out[part] = path
     return out
-
-
-def thread_cpuprofiles(events: list[dict]) -> dict[int, dict]:
-    """``{tid: .cpuprofile object}`` from the ``Profile``/``ProfileChunk`` events of a trace
-    (our ``cpuprofile`` export: one profile per thread)."""
-    out: dict[int, dict] = {}
-    for e in events:
-        data = e.get("args", {}).get("data", {})
-        if e["name"] == "Profile":
-            out[e["tid"]] = {"startTime": data["startTime"]}
-        elif e["name"] == "ProfileChunk":
-            out[e["tid"]].update(
-                data["cpuProfile"], timeDeltas=data["timeDeltas"], endTime=data["endTime"]
-            )
-    return out

@@ -158,10 +158,30 @@ def export_with_session(
     return export_with_notes(inp, fmt, metric=metric)
 
 
+def export_settings(session_dir: Path | None, wall_unit: str = DEFAULT_WALL_UNIT) -> ChunkSettings:
+    """How a capture is laid out for its exports and report: the one owner, so that the files a
+    run's end writes (``watch --export``, the daemon's ``[capture] export``) and those
+    ``rokuprof export``/``report`` make of the same session are the same bytes. The layout never
+    depends on how the run was watched (its chunk window, its arrival times): only the wall
+    unit, and a session's release and environment (its ``session.json``: what its chunks
+    carried); anything unreadable there leaves the defaults."""
+    record = _record(session_dir / RECORD_FILE, []) if session_dir is not None else None
+    named: dict[str, str | None] = {}
+    if isinstance(record, dict):
+        for key in ("release", "environment"):
+            value = record.get(key)
+            if value is None or isinstance(value, str):
+                named[key] = value
+    try:
+        return ChunkSettings(wall_unit=wall_unit, **named)  # type: ignore[arg-type]
+    except ValueError:
+        return ChunkSettings(wall_unit=wall_unit)
+
+
 def load_session_capture(session_dir: Path, wall_unit: str = DEFAULT_WALL_UNIT) -> ExportInput:
     """The session's ``capture.bsprof`` decoded and laid out (``OSError`` when it cannot be
     read; a truncated or corrupt capture is not an error: ``run.problem`` says)."""
-    converter = OfflineConverter(ChunkSettings(wall_unit=wall_unit))
+    converter = OfflineConverter(export_settings(session_dir, wall_unit))
     with SessionDir(session_dir).archive.open("rb") as f:
         while block := f.read(READ_SIZE):
             converter.feed(block)
