@@ -92,6 +92,9 @@ FORMATS: dict[str, ExporterInfo] = {
 }
 
 
+#: The report's link of ``file:line`` when none is given (VS Code opens the file at the line).
+DEFAULT_EDITOR_URL = "vscode://file/{path}:{line}"
+
 #: Every figure ``diff`` compares, in display order; the JSON names them so.
 DIFF_FIGURES = (
     "self_wall",

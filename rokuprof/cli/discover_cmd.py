@@ -6,16 +6,12 @@ import asyncio
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from rokuprof.cli import exits
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import EXIT_OK, app
-from rokuprof.device.errors import DeviceError
 from rokuprof.device.hosts import host_form_problem, plain_host
-from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
-from rokuprof.device.survey import survey
 from rokuprof.views.text import printable, text
 
 
@@ -55,6 +51,12 @@ def discover(
     Exit status: 0 the search ran (whether or not a Roku answered; `--json` prints `[]` then);
     1 the search could not be sent (no route to the network, a socket error); 2 bad usage.
     """
+    from rich.table import Table  # the command's, not its help's
+
+    from rokuprof.device.errors import DeviceError
+    from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
+    from rokuprof.device.survey import survey
+
     try:
         targets = [_address(t, SSDP_PORT) for t in target] if target else [(SSDP_GROUP, SSDP_PORT)]
         local = _address(bind, 0)

@@ -28,7 +28,7 @@ from rokuprof.cli.root import app
 from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, INSTALLER_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
-from rokuprof.export import FORMATS
+from rokuprof.export_names import FORMATS
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.writable import output_dir_problem
 
