@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -44,6 +43,8 @@ def daemon(
     as a failure); 1 it could not start; 2 bad usage or a bad config (every problem is listed),
     or, running as root, an output directory another user owns or may write to.
     """
+    import asyncio  # the command's, not its help's
+
     from rokuprof.daemon.daemon import Daemon  # the command's, not its help's
     from rokuprof.daemon.logs import setup_logging
     from rokuprof.store.ownership import root_output_problem

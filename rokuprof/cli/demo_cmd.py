@@ -3,7 +3,6 @@ written."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -61,6 +60,8 @@ def demo(
     2 bad usage, a bad scenario or an output directory that cannot be written). With `--json`
     only the summary is printed, as JSON.
     """
+    import asyncio  # the command's, not its help's
+
     from rokuprof.capture.demo import demo_lines, run_demo  # the command's, not its help's
     from rokuprof.capture.watch import summary_json, summary_lines
     from rokuprof.cli.watch_cmd import summary_status

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -51,6 +50,8 @@ def discover(
     Exit status: 0 the search ran (whether or not a Roku answered; `--json` prints `[]` then);
     1 the search could not be sent (no route to the network, a socket error); 2 bad usage.
     """
+    import asyncio  # the command's, not its help's
+
     from rich.table import Table  # the command's, not its help's
 
     from rokuprof.device.errors import DeviceError

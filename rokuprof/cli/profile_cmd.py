@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Annotated
@@ -142,6 +141,8 @@ def profile_command(
     editor_url: EditorUrlOption = None,
 ) -> None:
     """Profile an app (see HELP)."""
+    import asyncio  # the command's, not its help's
+
     from rokuprof.cli.profile_steps import prepare, run_profile
     from rokuprof.export.report.source import editor_url_problem
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Annotated
@@ -57,6 +56,8 @@ def pull(
     refused the developer password; 3 the device had no profile ("No profiling data
     available"), or the profile pulled is cut short or corrupt (session truncated or failed).
     """
+    import asyncio  # the command's, not its help's
+
     from rokuprof.capture.pull import PullPlan
     from rokuprof.capture.pull import pull as run_pull
     from rokuprof.device.errors import DeviceError

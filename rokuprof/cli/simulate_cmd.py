@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -211,6 +210,8 @@ def simulate(
     Exit status: 0 stopped (Ctrl-C, --duration, or every run done); 2 bad usage, ports out of
     range, an address or port that cannot be bound, or a --replay file that cannot be read.
     """
+    import asyncio  # the command's, not its help's
+
     from rokuprof.simulator import DeviceConfig  # the command's, not its help's
     from rokuprof.simulator.fleet import PORT_OFFSETS, PORT_STRIDE, fleet_configs, run_fleet
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -69,6 +68,8 @@ def summary_status(summary: CaptureSummary) -> int:
 async def watch_until_closed(config: CaptureConfig, view: str) -> CaptureSummary:
     """:func:`run_watch`, stopped (cause ``output closed``) when standard output's reader goes
     away: the run in progress ends ``interrupted`` with every byte it read."""
+    import asyncio  # the command's, not its help's
+
     from rokuprof.capture.signals import StopRequest
     from rokuprof.capture.stop import StopCause
     from rokuprof.capture.watch import watch as run_watch
@@ -210,6 +211,8 @@ def watch(
     With `--json` the closing summary is one JSON document (each session's session.json and
     path) and the run log goes quiet.
     """
+    import asyncio  # the command's, not its help's
+
     from rokuprof.capture.limits import ArchiveLimits  # the command's, not its help's
     from rokuprof.capture.loop import CaptureConfig
     from rokuprof.store.writable import output_dir_problem

@@ -16,3 +16,10 @@ INSTALLER_USER = "rokudev"
 PASSWORD_VARIABLE = "ROKU_DEV_PASSWORD"
 #: Where ``plugin_inspect`` offers a local-mode profile.
 LOCAL_PROFILE_PATH = "/pkgs/channel.bsprof"
+#: ``rokuprof control``'s actions and the console command each sends.
+CONSOLE_ACTIONS = {
+    "status": "bsprof-status",
+    "pause": "bsprof-pause",
+    "resume": "bsprof-resume",
+    "chanperf": "chanperf",
+}
