@@ -22,14 +22,13 @@ from rokuprof.app.package import package_app
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary
 from rokuprof.capture.profile_run import ProfilePlan, profile
 from rokuprof.capture.signals import StopRequest
+from rokuprof.demo_settings import DEMO_CHUNKS as DEMO_CHUNKS  # its home: demo_settings
 from rokuprof.scenario.model import Scenario, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.store.layout import ARCHIVE_FILE, CHUNKS_DIR, RECORD_FILE, SessionDir
 
 DEMO_SERIAL = "YN00DEMO0001"
-#: A chunk every 5 s, so a short demo run shows several; environment "demo".
-DEMO_CHUNKS = ChunkSettings(chunk_seconds=5.0, environment="demo")
 #: The sample app and its scenario, shipped inside the package.
 SAMPLE_APP = Path(__file__).resolve().parent.parent / "sample_app"
 SAMPLE_SCENARIO = SAMPLE_APP / "scenario.toml"

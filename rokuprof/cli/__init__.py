@@ -5,6 +5,12 @@ imported. ``main()`` imports only the module of the command being run, so ``roku
 does not pay for the daemon's or the capture's imports; anything else (``--help``, ``--version``,
 shell completion, a mistyped command that needs suggestions) loads every command.
 ``rokuprof.cli.app`` is the root application with every command loaded.
+
+So that loading every command stays cheap, a command module imports at its top only what its
+options and help need (typer, the CLI's own helpers, constants from light homes such as
+``rokuprof.export_names`` and ``rokuprof.device.constants``); the daemon, the capture, the
+simulator, the exporters and the HTTP client are imported inside the command's body.
+``tests/test_cli_startup.py`` holds it; ``benchmarks/startup.py`` measures it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,10 +12,10 @@ from rokuprof.cli import checks, exits
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import RokuTyper, app
-from rokuprof.daemon.config import ConfigError, DaemonConfig, load_config
-from rokuprof.store.ownership import root_output_problem
-from rokuprof.store.retention import budget_warning
 from rokuprof.views.text import printable
+
+if TYPE_CHECKING:
+    from rokuprof.daemon.config import DaemonConfig
 
 config_app = RokuTyper(help="Check daemon config files.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
@@ -27,6 +27,9 @@ def _problems(
     """The config (None if unusable), how to name it, and every problem found (``owners``: as
     root, an output directory another user could steer is one; ``resolve``: so is a device
     host name that does not resolve, as ``watch`` says)."""
+    from rokuprof.daemon.config import ConfigError, load_config  # the command's, not its help's
+    from rokuprof.store.ownership import root_output_problem
+
     try:
         config = load_config(path, runnable=True, resolver=checks.resolve if resolve else None)
     except ConfigError as error:
@@ -38,6 +41,8 @@ def _problems(
 
 def _with_disk_warning(config: DaemonConfig) -> DaemonConfig:
     """The config, warning too when retention's budget and the floor exceed the disk."""
+    from rokuprof.store.retention import budget_warning
+
     cap = config.capture
     warning = budget_warning(cap.out, config.retention.max_bytes, cap.archive.min_free_bytes)
     return replace(config, warnings=(*config.warnings, warning)) if warning else config

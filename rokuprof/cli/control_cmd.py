@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -12,10 +11,8 @@ from rokuprof.cli.checks import host_problem
 from rokuprof.cli.options import ConsolePortOption, JsonFlag, choice
 from rokuprof.cli.output import print_json
 from rokuprof.cli.root import app
+from rokuprof.device.constants import CONSOLE_ACTIONS as ACTIONS
 from rokuprof.device.constants import CONSOLE_PORT
-from rokuprof.device.control import ACTIONS
-from rokuprof.device.control import control as run_control
-from rokuprof.device.errors import DeviceError
 from rokuprof.device.hosts import plain_host
 from rokuprof.views.text import printable
 
@@ -39,6 +36,11 @@ def control(
     Exit status: 0 the device answered; 1 it could not be reached or its answer could not be
     read; 2 bad usage or a malformed or unknown host.
     """
+    import asyncio  # the command's, not its help's
+
+    from rokuprof.device.control import control as run_control
+    from rokuprof.device.errors import DeviceError
+
     if (problem := host_problem(host, ports="--console-port")) is not None:
         exits.fail(problem)
     try:

@@ -4,32 +4,25 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import MofNCompleteColumn
 
-from rokuprof.capture.chunks import report_json
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption, chunk_options
 from rokuprof.cli.inputs import CaptureInputError, CaptureSource, open_capture
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
-from rokuprof.cli.progress import SHOW_FROM, progress_bar
 from rokuprof.cli.root import app
-from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.settings import MAX_CHUNK_SECONDS, ChunkSettings
-from rokuprof.store.chunk_files import (
-    ENVELOPES_DIR,
-    OutputError,
-    conversion_paths,
-    prepare_output,
-    write_chunks,
-)
 from rokuprof.store.files import follow_umask
 from rokuprof.store.layout import CHUNKS_DIR
 from rokuprof.views.text import printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from rokuprof.sentry.convert import OfflineConverter
 
 EXIT_FAILED = 1  # the output could not be written
 
@@ -95,6 +88,10 @@ def convert(
     as_json: JsonFlag = False,
 ) -> None:
     """Convert a .bsprof file into Sentry chunks (see HELP)."""
+    from rokuprof.capture.chunks import report_json  # the command's, not its help's
+    from rokuprof.sentry.convert import OfflineConverter
+    from rokuprof.store.chunk_files import ENVELOPES_DIR, OutputError, prepare_output
+
     err = stderr_console()
     follow_umask()  # a command-line tool's files: the user's umask decides
     if to is not OutputFormat.sentry:  # pragma: no cover - only sentry exists today
@@ -160,6 +157,11 @@ def _write_chunks(
 ) -> int:
     """Lay out the samples and write each chunk (and envelope) as it is made, with progress on
     a terminal; the number of chunks written."""
+    from rich.progress import MofNCompleteColumn
+
+    from rokuprof.cli.progress import SHOW_FROM, progress_bar
+    from rokuprof.store.chunk_files import OutputError, conversion_paths, write_chunks
+
     show = err.is_terminal and (source.size or converter.received) >= SHOW_FROM
     with progress_bar(err, show, MofNCompleteColumn()) as progress:
         task = progress.add_task("laying out samples", total=None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -12,9 +11,7 @@ from rokuprof.cli import exits
 from rokuprof.cli.config_cmd import load_or_fail
 from rokuprof.cli.options import choice
 from rokuprof.cli.root import app
-from rokuprof.daemon.daemon import Daemon
-from rokuprof.daemon.logs import FORMATS, setup_logging
-from rokuprof.store.ownership import root_output_problem
+from rokuprof.log_formats import FORMATS
 
 LogFormat = choice("LogFormat", *FORMATS)
 LogLevel = choice("LogLevel", "debug", "info", "warning", "error")
@@ -46,6 +43,12 @@ def daemon(
     as a failure); 1 it could not start; 2 bad usage or a bad config (every problem is listed),
     or, running as root, an output directory another user owns or may write to.
     """
+    import asyncio  # the command's, not its help's
+
+    from rokuprof.daemon.daemon import Daemon  # the command's, not its help's
+    from rokuprof.daemon.logs import setup_logging
+    from rokuprof.store.ownership import root_output_problem
+
     cfg = load_or_fail(config, owners=False, resolve=False)  # a name may resolve later
     if (problem := root_output_problem(cfg.capture.out)) is not None:
         exits.fail(problem)  # one line, nothing written

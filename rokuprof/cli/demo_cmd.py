@@ -3,24 +3,19 @@ written."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from rokuprof.capture.demo import DEMO_CHUNKS, demo_lines, run_demo
-from rokuprof.capture.watch import summary_json, summary_lines
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import JsonFlag, View
 from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.cli.root import app
-from rokuprof.cli.watch_cmd import summary_status
-from rokuprof.scenario.model import ScenarioError, load_scenario
+from rokuprof.demo_settings import DEMO_CHUNKS
 from rokuprof.sentry.settings import MAX_CHUNK_SECONDS
-from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
 
 
@@ -65,6 +60,14 @@ def demo(
     2 bad usage, a bad scenario or an output directory that cannot be written). With `--json`
     only the summary is printed, as JSON.
     """
+    import asyncio  # the command's, not its help's
+
+    from rokuprof.capture.demo import demo_lines, run_demo  # the command's, not its help's
+    from rokuprof.capture.watch import summary_json, summary_lines
+    from rokuprof.cli.watch_cmd import summary_status
+    from rokuprof.scenario.model import ScenarioError, load_scenario
+    from rokuprof.store.writable import output_dir_problem
+
     if scenario is not None and seconds is not None:
         exits.fail("--seconds is for a run without a scenario (the scenario sets the length)")
     with chunk_options():

@@ -5,24 +5,23 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
-from rokuprof.cli.gate import say_regressions
 from rokuprof.cli.inputs import STDIN, CaptureInputError, CaptureSource, open_capture
-from rokuprof.cli.layout import load_capture
 from rokuprof.cli.options import MinShareOption
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
-from rokuprof.export import ExportInput
-from rokuprof.export.diff import SORT_KEYS, Comparison, compare, regressions
-from rokuprof.export.report.diff_model import diff_page
-from rokuprof.store.files import follow_umask, write_atomic
-from rokuprof.views.diff_view import render_diff
+from rokuprof.export_names import SORT_KEYS
+from rokuprof.store.files import follow_umask
 from rokuprof.views.text import printable
+
+if TYPE_CHECKING:
+    from rokuprof.export import ExportInput
+    from rokuprof.export.diff import Comparison
 
 SortKey = StrEnum("SortKey", {key: key for key in SORT_KEYS})
 
@@ -120,6 +119,11 @@ def diff_command(
     wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Compare two captures (see HELP)."""
+    from rokuprof.cli.gate import say_regressions  # the command's, not its help's
+    from rokuprof.cli.layout import load_capture
+    from rokuprof.export.diff import compare, regressions
+    from rokuprof.views.diff_view import render_diff
+
     err = stderr_console()
     follow_umask()  # a command-line tool's files: the user's umask decides
     if a == STDIN and b == STDIN:
@@ -185,6 +189,9 @@ def _check_output(path: Path) -> None:
 def _write_html(
     path: Path, a: ExportInput, b: ExportInput, comparison: Comparison, labels: tuple[str, str]
 ) -> None:
+    from rokuprof.export.report.diff_model import diff_page
+    from rokuprof.store.files import write_atomic
+
     try:
         write_atomic(path, diff_page(a, b, comparison, labels))
     except OSError as exc:

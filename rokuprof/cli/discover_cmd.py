@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from rokuprof.cli import exits
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import EXIT_OK, app
-from rokuprof.device.errors import DeviceError
 from rokuprof.device.hosts import host_form_problem, plain_host, url_host
-from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
-from rokuprof.device.survey import survey
 from rokuprof.views.text import printable, text
 
 
@@ -41,6 +36,8 @@ def _unbracketed_port(value: str) -> str | None:
         return None
     if host_form_problem(host) is not None:
         return None
+    from rokuprof.device.ssdp import SSDP_PORT  # the command's, not its help's
+
     if host_form_problem(value) is not None:  # not an address itself: only one reading
         return f"{value!r}: write an IPv6 address with a port in brackets: [{host}]:{port}"
     return (
@@ -74,6 +71,14 @@ def discover(
     Exit status: 0 the search ran (whether or not a Roku answered; `--json` prints `[]` then);
     1 the search could not be sent (no route to the network, a socket error); 2 bad usage.
     """
+    import asyncio  # the command's, not its help's
+
+    from rich.table import Table  # the command's, not its help's
+
+    from rokuprof.device.errors import DeviceError
+    from rokuprof.device.ssdp import SSDP_GROUP, SSDP_PORT
+    from rokuprof.device.survey import survey
+
     try:
         targets = [_address(t, SSDP_PORT) for t in target] if target else [(SSDP_GROUP, SSDP_PORT)]
         local = _address(bind, 0)

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from rokuprof.capture.exports import export_formats, output_name, thread_file, write_parts
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
-from rokuprof.cli.layout import load_capture
 from rokuprof.cli.options import choice
 from rokuprof.cli.output import stderr_console, write_pieces, write_text
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
-from rokuprof.export import FORMATS, METRICS
-from rokuprof.export.report.session import export_with_session
+from rokuprof.export_names import FORMATS, METRICS
 from rokuprof.store.files import follow_umask
-from rokuprof.store.writable import output_dir_problem
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_FAILED = 1  # an output could not be written
 Metric = choice("Metric", *METRICS)
@@ -29,6 +27,8 @@ DEFAULT_METRIC = Metric("wall")
 
 def parse_formats(text: str) -> list[str]:
     """``"pprof,speedscope"`` -> ``["pprof", "speedscope"]``; ``all`` -> every format."""
+    from rokuprof.capture.exports import export_formats  # the command's, not its help's
+
     try:
         names = list(export_formats(text.split(",")))
     except ValueError as exc:
@@ -99,6 +99,15 @@ def export_command(
     wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Export a capture (see HELP)."""
+    from rokuprof.capture.exports import (  # the command's, not its help's
+        output_name,
+        thread_file,
+        write_parts,
+    )
+    from rokuprof.cli.layout import load_capture
+    from rokuprof.export.report.session import export_with_session
+    from rokuprof.store.writable import output_dir_problem
+
     err = stderr_console()
     follow_umask()  # a command-line tool's files: the user's umask decides
     names = parse_formats(formats)
@@ -165,6 +174,8 @@ def _targets(
     out: str | None, names: list[str], stem: str, directory: Path | None, metric: str
 ) -> dict[str, Path]:
     """Where each format goes (see HELP)."""
+    from rokuprof.capture.exports import output_name
+
     if out is None:
         base = directory if directory is not None else Path(".")
         return {fmt: base / output_name(stem, fmt, metric) for fmt in names}

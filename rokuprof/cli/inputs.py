@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rich.console import Console
-from rich.progress import DownloadColumn, TransferSpeedColumn
 
 from rokuprof.bsprof.model import MAGIC
 from rokuprof.cli.progress import READ_SIZE, SHOW_FROM, progress_bar
@@ -49,6 +48,8 @@ class CaptureSource:
     def read(self, feed: Callable[[bytes], object], console: Console, what: str = "reading") -> int:
         """Feed every byte to ``feed`` (a progress bar on a terminal for large files); return the
         number of bytes read. Closes the stream."""
+        from rich.progress import DownloadColumn, TransferSpeedColumn  # a bar's, not the help's
+
         show = console.is_terminal and (self.size or 0) >= SHOW_FROM
         done = 0
         try:

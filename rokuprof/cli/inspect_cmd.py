@@ -13,9 +13,6 @@ from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
-from rokuprof.profile.reader import ProfileReader
-from rokuprof.profile.report import inspect_report
-from rokuprof.views.inspect_view import render_inspect
 
 
 @app.command()
@@ -49,6 +46,10 @@ def inspect(
     Exit status: 0 complete; 3 incomplete or corrupt (what could be read is still shown);
     2 bad usage, or an input that is missing, unreadable or not a .bsprof.
     """
+    from rokuprof.profile.reader import ProfileReader  # the command's, not its help's
+    from rokuprof.profile.report import inspect_report
+    from rokuprof.views.inspect_view import render_inspect
+
     err = stderr_console()
     try:
         source = open_capture(file)

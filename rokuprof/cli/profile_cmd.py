@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Annotated
@@ -28,7 +27,7 @@ from rokuprof.cli.root import app
 from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, INSTALLER_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
-from rokuprof.export import FORMATS
+from rokuprof.export_names import FORMATS
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.writable import output_dir_problem
 
@@ -142,6 +141,8 @@ def profile_command(
     editor_url: EditorUrlOption = None,
 ) -> None:
     """Profile an app (see HELP)."""
+    import asyncio  # the command's, not its help's
+
     from rokuprof.cli.profile_steps import prepare, run_profile
     from rokuprof.export.report.source import editor_url_problem
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, ProgressColumn
 
 READ_SIZE = 1 << 20
 SHOW_FROM = 8 << 20  # inputs smaller than this are read too fast to need a bar
@@ -12,6 +15,8 @@ SHOW_FROM = 8 << 20  # inputs smaller than this are read too fast to need a bar
 def progress_bar(console: Console, show: bool, *columns: ProgressColumn) -> Progress:
     """A bar that leaves no trace when done, labelled by its task's description shown as plain
     text (a file name is neither a format template nor markup), then ``columns``."""
+    from rich.progress import BarColumn, Progress, TextColumn  # loaded by a bar's first use
+
     return Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(),

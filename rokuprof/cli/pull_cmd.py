@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Annotated
@@ -14,18 +13,9 @@ from rokuprof.cli.checks import host_problem
 from rokuprof.cli.options import EcpPortOption, InstallerPortOption, JsonFlag
 from rokuprof.cli.output import print_json, stderr_console
 from rokuprof.cli.root import app
-from rokuprof.device.constants import ECP_PORT, INSTALLER_PORT
-from rokuprof.device.errors import DeviceError
+from rokuprof.device.constants import ECP_PORT, INSTALLER_PORT, PASSWORD_VARIABLE
 from rokuprof.device.hosts import plain_host
-from rokuprof.device.installer import (
-    PASSWORD_VARIABLE,
-    InstallerAuthError,
-    PasswordError,
-    read_password,
-)
 from rokuprof.device.limits import INSTALLER_DOWNLOAD_TIMEOUT
-from rokuprof.store.layout import SessionStatus
-from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
 
 PORTS = "--installer-port and --ecp-port"
@@ -67,8 +57,14 @@ def pull(
     refused the developer password; 3 the device had no profile ("No profiling data
     available"), or the profile pulled is cut short or corrupt (session truncated or failed).
     """
+    import asyncio  # the command's, not its help's
+
     from rokuprof.capture.pull import PullPlan
     from rokuprof.capture.pull import pull as run_pull
+    from rokuprof.device.errors import DeviceError
+    from rokuprof.device.installer import InstallerAuthError, PasswordError, read_password
+    from rokuprof.store.layout import SessionStatus
+    from rokuprof.store.writable import output_dir_problem
 
     if (problem := host_problem(host, ports=PORTS)) is not None:
         exits.fail(problem)

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import os
-import webbrowser
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
-from rokuprof.cli.layout import load_capture
 from rokuprof.cli.options import EditorUrlOption
 from rokuprof.cli.output import stderr_console, stdout_console, write_bytes
 from rokuprof.cli.root import app
-from rokuprof.export.report.session import report_page
-from rokuprof.export.report.source import DEFAULT_EDITOR_URL, editor_url_problem
-from rokuprof.store.files import follow_umask, write_atomic
+from rokuprof.export_names import DEFAULT_EDITOR_URL
+from rokuprof.store.files import follow_umask
 from rokuprof.views.text import printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 SUFFIX = ".report.html"
 
@@ -89,6 +88,11 @@ def report_command(
     editor_url: EditorUrlOption = None,
 ) -> None:
     """Write an HTML report (see HELP)."""
+    from rokuprof.cli.layout import load_capture  # the command's, not its help's
+    from rokuprof.export.report.session import report_page
+    from rokuprof.export.report.source import editor_url_problem
+    from rokuprof.store.files import write_atomic
+
     err = stderr_console()
     follow_umask()  # a command-line tool's files: the user's umask decides
     to_stdout = out is not None and str(out) == STDIN
@@ -150,6 +154,8 @@ def _output_problem(path: Path) -> str | None:
 
 def open_in_browser(path: Path, err: Console) -> None:
     """Open the report in a browser; say so (and where the file is) when there is none."""
+    import webbrowser
+
     try:
         opened = webbrowser.open(path.resolve().as_uri())
     except webbrowser.Error:

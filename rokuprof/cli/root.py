@@ -11,7 +11,8 @@ from typing import Any
 import typer
 from typer import _click
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+from typer._coercion import build_runtime_param
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption, _TyperParameter
 from typer.exceptions import Abort
 
 from rokuprof.cli import exits
@@ -44,9 +45,29 @@ class _Argument(TyperArgument):
         return name if self.required else f"[{name}]"
 
 
+class _NoneStaysNone:
+    """A parameter's coercion that answers an absent value (None) itself and builds typer's
+    pydantic adapter only for a value given: ``rokuprof COMMAND -h`` then never imports
+    pydantic for the options it was not given (typer builds the adapter first and then returns
+    None for None, ``RuntimeParam.coerce``)."""
+
+    def __init__(self, param: _TyperParameter) -> None:
+        self._param = param
+        self._built: Any = None
+
+    def coerce(self, value: Any, param: _TyperParameter, ctx: _click.Context) -> Any:
+        if value is None and not (param.multiple or param.nargs == -1):
+            return None
+        if self._built is None:
+            self._built = build_runtime_param(self._param.type_descriptor)
+        return self._built.coerce(value, param=param, ctx=ctx)
+
+
 def tidy_params(params: Sequence[_click.Parameter]) -> None:
     """Placeholders as users expect them (see the module docstring)."""
     for param in params:
+        if isinstance(param, _TyperParameter) and param._runtime_param is None:
+            param._runtime_param = _NoneStaysNone(param)  # type: ignore[assignment]
         if isinstance(param, TyperArgument):
             param.__class__ = _Argument  # same state, different display
             if param.metavar is None:

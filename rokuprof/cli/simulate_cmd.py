@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rokuprof.cli import exits
 from rokuprof.cli.root import app
 from rokuprof.device.constants import INSTALLER_USER
-from rokuprof.simulator import DeviceConfig, ReplayBody, ReplayError, SimulatedDevice
-from rokuprof.simulator.fleet import PORT_OFFSETS, PORT_STRIDE, fleet_configs, run_fleet
-from rokuprof.simulator.replay import DEFAULT_RATE, app_rate_for
-from rokuprof.simulator.runs import RunRecord
+
+if TYPE_CHECKING:
+    from rokuprof.simulator import DeviceConfig, SimulatedDevice
+    from rokuprof.simulator.runs import RunRecord
 
 
 def _print_table(devices: list[SimulatedDevice], as_json: bool) -> None:
@@ -79,6 +78,8 @@ def _replay_config(
 ) -> DeviceConfig:
     """``base`` in replay mode: the body read or generated once, shared by every device."""
     from rokuprof.daemon.config import parse_size
+    from rokuprof.simulator import ReplayBody, ReplayError
+    from rokuprof.simulator.replay import DEFAULT_RATE, app_rate_for
 
     rate = DEFAULT_RATE
     if rate_text is not None:
@@ -209,6 +210,11 @@ def simulate(
     Exit status: 0 stopped (Ctrl-C, --duration, or every run done); 2 bad usage, ports out of
     range, an address or port that cannot be bound, or a --replay file that cannot be read.
     """
+    import asyncio  # the command's, not its help's
+
+    from rokuprof.simulator import DeviceConfig  # the command's, not its help's
+    from rokuprof.simulator.fleet import PORT_OFFSETS, PORT_STRIDE, fleet_configs, run_fleet
+
     if base_port is not None:
         last = base_port + PORT_STRIDE * (devices - 1) + max(PORT_OFFSETS.values())
         if last > 65535:

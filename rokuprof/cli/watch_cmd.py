@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rokuprof.capture.exports import export_formats
-from rokuprof.capture.limits import ArchiveLimits
-from rokuprof.capture.loop import CaptureConfig, CaptureSummary
-from rokuprof.capture.record import FAILED, TRUNCATED
-from rokuprof.capture.signals import StopRequest
-from rokuprof.capture.stop import StopCause
-from rokuprof.capture.watch import summary_json, summary_lines
-from rokuprof.capture.watch import watch as run_watch
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
 from rokuprof.cli.chunk_options import chunk_options
@@ -31,19 +22,22 @@ from rokuprof.cli.options import (
 from rokuprof.cli.output import on_output_closed, print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.cli.wall_unit import DEFAULT_UNIT, WallUnit, WallUnitOption
-from rokuprof.daemon.config import parse_size
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
-from rokuprof.export import FORMATS
+from rokuprof.export_names import FORMATS
 from rokuprof.sentry.settings import ChunkSettings
-from rokuprof.store.writable import output_dir_problem
 from rokuprof.views.text import printable
+
+if TYPE_CHECKING:
+    from rokuprof.capture.loop import CaptureConfig, CaptureSummary
 
 
 def _size(option: str):
     def parse(value: str | None) -> int | None:
         if value is None:
             return None
+        from rokuprof.daemon.config import parse_size  # the command's, not its help's
+
         try:
             return parse_size(value)
         except ValueError as error:
@@ -55,6 +49,8 @@ def _size(option: str):
 def _formats(value: str | None) -> tuple[str, ...]:
     if not value:
         return ()
+    from rokuprof.capture.exports import export_formats  # the command's, not its help's
+
     try:
         return export_formats(value.split(","))
     except ValueError as error:
@@ -63,6 +59,8 @@ def _formats(value: str | None) -> tuple[str, ...]:
 
 def summary_status(summary: CaptureSummary) -> int:
     """3 when a run ended truncated or failed (its data is incomplete or corrupt), else 0."""
+    from rokuprof.capture.record import FAILED, TRUNCATED
+
     cut = any(s.record.status in (TRUNCATED, FAILED) for s in summary.sessions)
     return exits.INCOMPLETE if cut else exits.OK
 
@@ -70,6 +68,12 @@ def summary_status(summary: CaptureSummary) -> int:
 async def watch_until_closed(config: CaptureConfig, view: str) -> CaptureSummary:
     """:func:`run_watch`, stopped (cause ``output closed``) when standard output's reader goes
     away: the run in progress ends ``interrupted`` with every byte it read."""
+    import asyncio  # the command's, not its help's
+
+    from rokuprof.capture.signals import StopRequest
+    from rokuprof.capture.stop import StopCause
+    from rokuprof.capture.watch import watch as run_watch
+
     stop = StopRequest()
     loop = asyncio.get_running_loop()
     undo = on_output_closed(
@@ -83,6 +87,8 @@ async def watch_until_closed(config: CaptureConfig, view: str) -> CaptureSummary
 
 def report_summary(summary: CaptureSummary, as_json: bool) -> None:
     """The closing report on standard output (JSON with ``--json``); never wrapped."""
+    from rokuprof.capture.watch import summary_json, summary_lines
+
     if as_json:
         print_json(summary_json(summary))
         return
@@ -206,6 +212,12 @@ def watch(
     With `--json` the closing summary is one JSON document (each session's session.json and
     path) and the run log goes quiet.
     """
+    import asyncio  # the command's, not its help's
+
+    from rokuprof.capture.limits import ArchiveLimits  # the command's, not its help's
+    from rokuprof.capture.loop import CaptureConfig
+    from rokuprof.store.writable import output_dir_problem
+
     if (problem := host_problem(host)) is not None:
         exits.fail(problem)
     host = plain_host(host)  # [::1] -> ::1: URLs add the brackets back

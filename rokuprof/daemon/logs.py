@@ -12,10 +12,10 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
+from rokuprof.log_formats import FORMATS as FORMATS  # its home: log_formats
 from rokuprof.timefmt import utc_iso
 from rokuprof.views.text import json_dumps, printable
 
-FORMATS = ("human", "json")
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
 

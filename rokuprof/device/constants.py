@@ -12,5 +12,14 @@ PROFILER_PATH = "/bsprof/channel.bsprof"
 INSTALLER_PORT = 80
 #: The installer's HTTP Digest user (the password is the one set in developer mode).
 INSTALLER_USER = "rokudev"
+#: The environment variable the developer password is read from.
+PASSWORD_VARIABLE = "ROKU_DEV_PASSWORD"
 #: Where ``plugin_inspect`` offers a local-mode profile.
 LOCAL_PROFILE_PATH = "/pkgs/channel.bsprof"
+#: ``rokuprof control``'s actions and the console command each sends.
+CONSOLE_ACTIONS = {
+    "status": "bsprof-status",
+    "pause": "bsprof-pause",
+    "resume": "bsprof-resume",
+    "chanperf": "chanperf",
+}

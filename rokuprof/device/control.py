@@ -7,16 +7,11 @@ from dataclasses import dataclass
 
 from rokuprof.device.chanperf import ChanPerf, parse_chanperf
 from rokuprof.device.console import BsprofStatus, ConsoleClient, parse_bsprof_status
+from rokuprof.device.constants import CONSOLE_ACTIONS as ACTIONS  # their home: constants
 from rokuprof.device.constants import CONSOLE_PORT
 from rokuprof.device.errors import DeviceTimeout, ProtocolError
 from rokuprof.device.limits import CONSOLE_TIMEOUT
 
-ACTIONS = {
-    "status": "bsprof-status",
-    "pause": "bsprof-pause",
-    "resume": "bsprof-resume",
-    "chanperf": "chanperf",
-}
 NO_SESSION = "no profiling session"
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from rokuprof.device.constants import INSTALLER_PORT, INSTALLER_USER
+from rokuprof.device.constants import INSTALLER_PORT, INSTALLER_USER, PASSWORD_VARIABLE
 from rokuprof.device.errors import (
     DeviceError,
     DeviceTimeout,
@@ -41,8 +41,6 @@ from rokuprof.device.limits import (
 from rokuprof.httpbody import IDENTITY, read_capped
 from rokuprof.units import size
 
-#: The environment variable the developer password is read from.
-PASSWORD_VARIABLE = "ROKU_DEV_PASSWORD"
 #: Of a password file, at most this much is read (its first line is the password).
 MAX_PASSWORD_FILE_BYTES = 4096
 

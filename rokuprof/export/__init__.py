@@ -18,7 +18,6 @@ shells to write to a file or standard output without holding the whole file.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from importlib import import_module
 
 from rokuprof.export.model import (
@@ -31,97 +30,12 @@ from rokuprof.export.model import (
     function_key,
     input_from_bytes,
 )
+from rokuprof.export_names import FORMATS as FORMATS  # their home: export_names
+from rokuprof.export_names import METRICS as METRICS
+from rokuprof.export_names import ExporterInfo as ExporterInfo
 
 #: A file's content: its bytes, or its bytes in pieces (joined, the same bytes).
 Content = bytes | Iterable[bytes]
-
-#: ``folded`` weights: self wall time, CPU, calls, allocated bytes, live bytes at the end.
-METRICS = ("wall", "cpu", "calls", "alloc_bytes", "live_bytes")
-
-
-@dataclass(frozen=True, slots=True)
-class ExporterInfo:
-    name: str
-    suffix: str  # file name suffix (a directory name suffix when multi_file)
-    binary: bool
-    multi_file: bool
-    description: str
-    module: str  # rokuprof.export.<module> has export(inp, **options) -> bytes | dict
-    #: one file per thread, ``<stem>.<thread><suffix>`` (the module's ``parts(inp)`` gives them
-    #: in pieces, keyed by the thread's part of the name)
-    per_thread: bool = False
-
-
-FORMATS: dict[str, ExporterInfo] = {
-    info.name: info
-    for info in (
-        ExporterInfo(
-            "pprof",
-            ".pb.gz",
-            True,
-            False,
-            "gzip protobuf for go tool pprof, Pyroscope, Parca, speedscope",
-            "pprof",
-        ),
-        ExporterInfo(
-            "speedscope",
-            ".speedscope.json",
-            False,
-            False,
-            "speedscope: timeline plus wall, CPU and allocation profiles per thread",
-            "speedscope",
-        ),
-        ExporterInfo(
-            "chrome-trace",
-            ".trace.json",
-            False,
-            False,
-            "Trace Event JSON for Perfetto, chrome://tracing, DevTools, FlameScope",
-            "chrome_trace",
-        ),
-        ExporterInfo(
-            "cpuprofile",
-            ".cpuprofile",
-            False,
-            False,
-            "CDP Profiler.Profile, one file per thread: VS Code, DevTools, speedscope, FlameScope",
-            "cpuprofile",
-            per_thread=True,
-        ),
-        ExporterInfo(
-            "nflxprofile",
-            ".nflxprofile",
-            True,
-            False,
-            "FlameScope's protobuf profile",
-            "nflxprofile",
-        ),
-        ExporterInfo(
-            "folded",
-            ".folded",
-            False,
-            False,
-            "folded stacks (flamegraph.pl, speedscope, Pyroscope), one metric",
-            "folded",
-        ),
-        ExporterInfo(
-            "sentry-v1",
-            ".sentry-v1",
-            False,
-            True,
-            "Sentry transaction profiles (V1): profile, transaction and envelope per 30 s",
-            "sentry_v1",
-        ),
-        ExporterInfo(
-            "report",
-            ".report.html",
-            False,
-            False,
-            "rokuprof's own self-contained HTML report (the same as `rokuprof report`)",
-            "report",
-        ),
-    )
-}
 
 
 class UnknownFormat(ValueError):

@@ -32,25 +32,13 @@ from rokuprof.export.diff_rows import (
     site_figures,
 )
 from rokuprof.export.model import ExportInput, function_key
+from rokuprof.export_names import DIFF_FIGURES as METRICS  # their home: export_names
+from rokuprof.export_names import SORT_KEYS as SORT_KEYS
 
 FunctionKey = tuple[str, str, str]  # (module, function, file)
 
-#: Every figure, in display order; the JSON names them so.
-METRICS = (
-    "self_wall",
-    "total_wall",
-    "self_cpu",
-    "total_cpu",
-    "calls",
-    "self_alloc_bytes",
-    "total_alloc_bytes",
-    "self_live_bytes",
-    "total_live_bytes",
-)
 #: The figures a function's own code accounts for: what ranks the functions.
 SELF_METRICS = ("self_wall", "self_cpu", "calls", "self_alloc_bytes", "self_live_bytes")
-#: ``sort`` keys: ``change`` (the default, :attr:`FunctionDiff.score`) or one figure.
-SORT_KEYS = ("change", *METRICS)
 
 CHANGED, SAME, ADDED, REMOVED = "changed", "same", "added", "removed"
 

@@ -21,9 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rokuprof.export.report.model import node_selves
+from rokuprof.export_names import DEFAULT_EDITOR_URL as DEFAULT_EDITOR_URL  # its home
 
-#: The editor link of ``file:line`` when none is given (VS Code opens the file at the line).
-DEFAULT_EDITOR_URL = "vscode://file/{path}:{line}"
 #: How many functions by each figure have their source in the page.
 HOT_BY = (("cpu", 24), ("wall", 24), ("allocBytes", 12))
 CONTEXT = 3  # lines shown above a function and below its end
