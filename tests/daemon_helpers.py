@@ -10,7 +10,10 @@ import os
 import re
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+
+import httpx
 
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.daemon.config import build_config
@@ -260,3 +263,19 @@ async def finished_session(tmp_path: Path) -> Path:
     [session] = summary.sessions
     assert len(list((session.path / "chunks").glob("*.json"))) >= 3
     return session.path
+
+
+async def metrics_scrapes(
+    port: int, timeout: float = 60.0, interval: float = 0.1
+) -> AsyncIterator[str]:
+    """Each ``/metrics`` exposition of the daemon listening on ``port``, as soon as it answers
+    and then every ``interval`` seconds, until the caller stops asking (at most ``timeout``)."""
+    async with httpx.AsyncClient(timeout=5) as client, asyncio.timeout(timeout):
+        while True:
+            try:
+                text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+            except httpx.TransportError:
+                await asyncio.sleep(0.1)
+                continue
+            yield text
+            await asyncio.sleep(interval)

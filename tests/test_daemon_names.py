@@ -5,7 +5,6 @@ would start with one name are a config error."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import subprocess
@@ -13,8 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import httpx
-from daemon_helpers import reap, sim, start_daemon, stop_daemon
+from daemon_helpers import metrics_scrapes, reap, sim, start_daemon, stop_daemon
 from prometheus_client.parser import text_string_to_metric_families
 
 from rokuprof.simulator import SimulatedDevice
@@ -55,18 +53,12 @@ async def scrape_until(port: int, out: Path, dirs: int) -> tuple[str, str]:
     """The exposition as soon as it answers, and once ``dirs`` device directories hold a
     finished session."""
     first = ""
-    async with httpx.AsyncClient(timeout=5) as client, asyncio.timeout(60):
-        while True:
-            try:
-                text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
-            except httpx.TransportError:
-                await asyncio.sleep(0.1)
-                continue
-            first = first or text
-            done = [p for p in out.glob("*/*/session.json") if '"complete"' in p.read_text()]
-            if len({p.parent.parent for p in done}) >= dirs:
-                return first, text
-            await asyncio.sleep(0.1)
+    async for text in metrics_scrapes(port):
+        first = first or text
+        done = [p for p in out.glob("*/*/session.json") if '"complete"' in p.read_text()]
+        if len({p.parent.parent for p in done}) >= dirs:
+            return first, text
+    raise AssertionError("the scrapes ended")  # not reached: metrics_scrapes ends by timeout
 
 
 async def test_a_rack_behind_one_address_has_one_name_per_device(tmp_path: Path) -> None:

@@ -3,12 +3,18 @@ the chunks it writes nor those a past run left on disk; its metrics and log say 
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from pathlib import Path
 
-import httpx
-from daemon_helpers import chunk_files, finished_session, reap, sim, start_daemon, stop_daemon
+from daemon_helpers import (
+    chunk_files,
+    finished_session,
+    metrics_scrapes,
+    reap,
+    sim,
+    start_daemon,
+    stop_daemon,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from rokuprof.simulator import SimulatedDevice
@@ -45,18 +51,11 @@ async def test_without_a_dsn_no_chunk_is_pending_upload(tmp_path: Path) -> None:
         try:
             proc = await start_daemon(config, log)
             scrapes: list[dict[str, float]] = []
-            async with httpx.AsyncClient(timeout=5) as client, asyncio.timeout(60):
-                while True:
-                    try:
-                        text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
-                    except httpx.TransportError:
-                        await asyncio.sleep(0.1)
-                        continue
-                    scrapes.append(figures(text))
-                    new = [p for p in chunk_files(out) if old not in p.parents]
-                    if new and len(scrapes) >= 5:
-                        break
-                    await asyncio.sleep(0.2)
+            async for text in metrics_scrapes(port, interval=0.2):
+                scrapes.append(figures(text))
+                new = [p for p in chunk_files(out) if old not in p.parents]
+                if new and len(scrapes) >= 5:
+                    break
             await stop_daemon(proc, log)
         finally:
             await reap(proc)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from daemon_helpers import reap, start_simulator
+from loopback import needs_ipv6
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
@@ -91,16 +92,7 @@ def test_a_send_the_network_refuses_later_is_an_error_too() -> None:
     ]
 
 
-def _has_ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as sock:
-            sock.bind(("::1", 0))
-    except OSError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback (::1)")
+@needs_ipv6
 async def test_a_simulator_on_ipv6_loopback_is_found_and_shown_in_brackets() -> None:
     """`rokuprof simulate --host ::1`: its SSDP reply's LOCATION brackets the address (so it
     names the host that answered, not "another host"), and discover writes `[::1]:PORT`."""

@@ -6,28 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
 from pathlib import Path
 
 import pytest
+from loopback import needs_ipv6
 from typer.testing import CliRunner
 from watch_helpers import ROOT, finish
 
 from rokuprof.cli import app
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
-
-
-def _has_ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
-            sock.bind(("::1", 0))
-    except OSError:
-        return False
-    return True
-
-
-needs_ipv6 = pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback (::1)")
 
 
 @needs_ipv6
