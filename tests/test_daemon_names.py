@@ -5,6 +5,7 @@ would start with one name are a config error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -61,22 +62,35 @@ async def scrape_until(port: int, out: Path, dirs: int) -> tuple[str, str]:
     raise AssertionError("the scrapes ended")  # not reached: metrics_scrapes ends by timeout
 
 
+async def run_until_sessions(
+    tmp_path: Path, devices: list[tuple[SimulatedDevice, str]]
+) -> tuple[str, str]:
+    """Run the daemon (a process, metrics on a free port) over ``devices`` (each with its
+    config name, ``""`` for none) until each device's directory holds a finished session: the
+    first and the last exposition (see :func:`scrape_until`)."""
+    out, config, log = tmp_path / "out", tmp_path / "daemon.toml", tmp_path / "daemon.log"
+    port = free_port()
+    proc = None
+    async with contextlib.AsyncExitStack() as stack:
+        for device, _ in devices:
+            await stack.enter_async_context(device)
+        write_config(config, out, port, devices)
+        try:
+            proc = await start_daemon(config, log)
+            first, last = await scrape_until(port, out, len(devices))
+            await stop_daemon(proc, log)
+        finally:
+            await reap(proc)
+    return first, last
+
+
 async def test_a_rack_behind_one_address_has_one_name_per_device(tmp_path: Path) -> None:
     # ECP disabled: no serial number, so only the rule's host fallback tells them apart
     a = SimulatedDevice(sim("YN00RACK0001", ecp_mode="disabled", seed=1))
     b = SimulatedDevice(sim("YN00RACK0002", ecp_mode="disabled", seed=2))
     c = SimulatedDevice(sim("YN00RACK0003", seed=3))
-    out, config, log = tmp_path / "out", tmp_path / "daemon.toml", tmp_path / "daemon.log"
-    port = free_port()
-    proc = None
-    async with a, b, c:
-        write_config(config, out, port, [(a, ""), (b, ""), (c, "den")])
-        try:
-            proc = await start_daemon(config, log)
-            first, last = await scrape_until(port, out, 3)
-            await stop_daemon(proc, log)
-        finally:
-            await reap(proc)
+    out = tmp_path / "out"
+    first, last = await run_until_sessions(tmp_path, [(a, ""), (b, ""), (c, "den")])
     want = {f"127.0.0.1-{a.profiler_port}", f"127.0.0.1-{b.profiler_port}", "den"}
     for text in (first, last):
         labels, seen = device_series(text)
@@ -121,17 +135,8 @@ async def test_unnamed_devices_on_one_host_are_host_port_in_the_log_and_device_i
     ``rokuprof_device_info``, never the bare host they share."""
     a = SimulatedDevice(sim("YN00HOST0001", ecp_mode="disabled", seed=4))
     b = SimulatedDevice(sim("YN00HOST0002", ecp_mode="disabled", seed=5))
-    out, config, log = tmp_path / "out", tmp_path / "daemon.toml", tmp_path / "daemon.log"
-    port = free_port()
-    proc = None
-    async with a, b:
-        write_config(config, out, port, [(a, ""), (b, "")])
-        try:
-            proc = await start_daemon(config, log)
-            first, last = await scrape_until(port, out, 2)
-            await stop_daemon(proc, log)
-        finally:
-            await reap(proc)
+    log = tmp_path / "daemon.log"
+    first, last = await run_until_sessions(tmp_path, [(a, ""), (b, "")])
     want = {f"127.0.0.1-{a.profiler_port}", f"127.0.0.1-{b.profiler_port}"}
     for text in (first, last):
         infos = [
