@@ -200,9 +200,15 @@ def merged_tree(
 
 
 def diff_page(
-    a: ExportInput, b: ExportInput, comparison: Comparison, labels: tuple[str, str]
+    a: ExportInput,
+    b: ExportInput,
+    comparison: Comparison,
+    labels: tuple[str, str],
+    verdict: dict | None = None,
 ) -> bytes:
-    """The diff page: B's report page with ``model["diff"]`` (see the module docstring)."""
+    """The diff page: B's report page with ``model["diff"]`` (see the module docstring);
+    ``verdict`` is the gate's result as the command decided it (``--fail-over``), shown first."""
     model = build_model(b)
     model["diff"] = diff_model(model, a, b, comparison, labels)
+    model["diff"]["verdict"] = verdict
     return render_html(model).encode()
