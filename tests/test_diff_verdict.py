@@ -42,7 +42,7 @@ def screens(tmp_path_factory):
     }
     out = {}
     for name, extra in runs.items():
-        proc = diff_in(tmp, a.name, b.name, "--html", f"{name}.html", *extra)
+        proc = diff_in(tmp, str(a), str(b), "--html", f"{name}.html", *extra)  # full paths
         out[name] = {"status": proc.returncode, "stdout": proc.stdout}
     results = open_reports([tmp / f"{name}.html" for name in runs], steps=STEPS)
     for name, result in zip(runs, results, strict=True):
@@ -70,3 +70,10 @@ def test_a_passed_gate_says_so(screens):
 
 def test_no_verdict_without_a_gate(screens):
     assert "--fail-over" not in visible(screens["none"]["screen"])
+
+
+def test_the_title_names_the_captures_not_their_paths(screens):
+    for run in screens.values():
+        title = run["screen"]["title"]
+        assert "main.bsprof" in title and "branch.bsprof" in title, title
+        assert "/" not in title, title
