@@ -163,7 +163,14 @@ def diff_command(
             say_regressions(out, comparison, failed, fail_over, min_share)
 
     if html is not None:
-        _write_html(html, inputs[0], inputs[1], comparison, labels)
+        verdict = None
+        if fail_over is not None:
+            verdict = {
+                "pct": fail_over,
+                "passed": not failed,
+                "failed": [[d.function, d.file, _finite(d.growth("self_wall"))] for d in failed],
+            }
+        _write_html(html, inputs[0], inputs[1], comparison, labels, verdict)
         err.print(f"A/B page: {printable(html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):
         if inp.run.problem:
@@ -173,6 +180,11 @@ def diff_command(
     if any(inp.run.problem for inp in inputs):
         raise typer.Exit(exits.INCOMPLETE)
     raise typer.Exit(exits.OK)
+
+
+def _finite(growth: float | None) -> float | None:
+    """A growth in percent for the page's JSON: ``None`` for a function only in B."""
+    return None if growth is None or growth == float("inf") else round(growth, 1)
 
 
 def _check_output(path: Path) -> None:
@@ -187,12 +199,17 @@ def _check_output(path: Path) -> None:
 
 
 def _write_html(
-    path: Path, a: ExportInput, b: ExportInput, comparison: Comparison, labels: tuple[str, str]
+    path: Path,
+    a: ExportInput,
+    b: ExportInput,
+    comparison: Comparison,
+    labels: tuple[str, str],
+    verdict: dict | None = None,
 ) -> None:
     from rokuprof.export.report.diff_model import diff_page
     from rokuprof.store.files import write_atomic
 
     try:
-        write_atomic(path, diff_page(a, b, comparison, labels))
+        write_atomic(path, diff_page(a, b, comparison, labels, verdict))
     except OSError as exc:
         exits.fail(f"cannot write {path}: {exc.strerror or exc}", status=exits.FAILED)

@@ -16,6 +16,7 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import PurePath
 
 from rokuprof.export.diff import METRICS, Comparison, RunSide, per_second_factor
 from rokuprof.export.diff_rows import LINE_METRICS, SITE_METRICS, RowDiff, growth, growth_pct
@@ -94,7 +95,7 @@ def diff_model(
         sites.append([sid(module), path, r.status, _row_quads(r, len(SITE_METRICS))])
     tree, flame = merged_tree(model_b, a, b, comparison.per_second, sid)
     return {
-        "label": f"{labels[0]} → {labels[1]}",
+        "label": f"{short_name(labels[0])} → {short_name(labels[1])}",  # a title, not paths
         "perSecond": comparison.per_second,
         "sameWithinPct": SAME_WITHIN_PCT,
         "sides": [_side(a, comparison.a, labels[0]), _side(b, comparison.b, labels[1])],
@@ -107,6 +108,11 @@ def diff_model(
         "tree": tree,
         "flame": flame,
     }
+
+
+def short_name(label: str) -> str:
+    """A capture's short name for the title: its file or directory name, not its path."""
+    return PurePath(label).name or label
 
 
 def merged_tree(
@@ -200,9 +206,15 @@ def merged_tree(
 
 
 def diff_page(
-    a: ExportInput, b: ExportInput, comparison: Comparison, labels: tuple[str, str]
+    a: ExportInput,
+    b: ExportInput,
+    comparison: Comparison,
+    labels: tuple[str, str],
+    verdict: dict | None = None,
 ) -> bytes:
-    """The diff page: B's report page with ``model["diff"]`` (see the module docstring)."""
+    """The diff page: B's report page with ``model["diff"]`` (see the module docstring);
+    ``verdict`` is the gate's result as the command decided it (``--fail-over``), shown first."""
     model = build_model(b)
     model["diff"] = diff_model(model, a, b, comparison, labels)
+    model["diff"]["verdict"] = verdict
     return render_html(model).encode()

@@ -460,6 +460,7 @@
   );
   app.append(header);
   // A diff page: both captures' facts under the heading, and what its figures are.
+  if (DF && DF.verdict) app.append(abVerdict(DF.verdict));
   if (DF) app.append(el("div", { class: "ab", id: "ab-sides" }, sideFacts(DF.sides[0], "A"), sideFacts(DF.sides[1], "B"), el("p", { class: "basis", id: "ab-basis", text: `${diffBasis()} Timeline, flame graph (coloured by change), stack chart and bottom-up show B.` })));
   if (facts.problem) app.append(el("p", { class: `problem ${facts.status}`, id: "problem", text: `This capture is ${facts.status}: ${facts.problem}. The report shows everything read before that.` }));
   if (D.other) app.append(el("p", { class: "problem", id: "other-paths", text: D.other.note }));
@@ -1204,6 +1205,15 @@
   }
 
   // ---------------------------------------------------------------- diff (A → B)
+  // The gate's verdict (diff --fail-over), as the command decided its exit status: first on the page.
+  function abVerdict(v) {
+    const grown = (g) => (g === null || g === undefined ? "new in B" : `${g >= 0 ? "+" : ""}${g.toFixed(1)} %`);
+    const text = v.passed
+      ? `--fail-over ${v.pct} %: passed: no function's self wall grew by more than ${v.pct} %`
+      : `--fail-over ${v.pct} %: failed: ${v.failed.map((f) => `${f[0]} ${grown(f[2])}`).join(", ")}`;
+    return el("p", { class: v.passed ? "verdict passed" : "verdict failed", id: "ab-verdict", role: "status", text });
+  }
+
   // A `rokuprof diff --html` page: D.diff holds every A/B figure as [A, B, Δ, Δ%], written by
   // Python as `diff --json` writes them (per second of run with --per-second); nothing here
   // computes a figure, only which kind of change it is and its colour. The flame graph, stack
