@@ -52,3 +52,13 @@ def run_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProce
     return subprocess.CompletedProcess(
         proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
     )
+
+
+def diff_in(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``rokuprof diff ARGS`` as a process run in ``directory`` (inputs named as a person would
+    name them)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "rokuprof", "diff", *args],
+        cwd=directory, capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip

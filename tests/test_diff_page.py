@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import colorsys
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
-from diff_helpers import BUILD_A, BUILD_B, ROOT, stream
+from diff_helpers import BUILD_A, BUILD_B, diff_in, stream
 
 from rokuprof.export import input_from_bytes
 from tests.viewers import REPO, VIEWERS
@@ -52,15 +48,6 @@ def kind_of(rgb) -> str:
 
 def rgb_of(css: str) -> tuple[int, ...]:
     return tuple(int(float(x)) for x in css[css.index("(") + 1 : -1].split(",")[:3])
-
-
-def diff_in(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``rokuprof diff ARGS`` run in ``directory`` (inputs named as a person would name them)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "rokuprof", "diff", *args],
-        cwd=directory, capture_output=True, text=True, timeout=120, env=env, check=False,
-    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -6,27 +6,13 @@ verdict is the one the command's exit status follows."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-from diff_helpers import BUILD_A, BUILD_B, ROOT, stream
+from diff_helpers import BUILD_A, BUILD_B, diff_in, stream
 
 from tests.viewers import VIEWERS
 from tests.viewers.report import open_reports
 
 STEPS = VIEWERS / "report_first_screen.mjs"
-
-
-def diff_in(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``rokuprof diff ARGS`` as a process in ``directory``."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "rokuprof", "diff", *args],
-        cwd=directory, capture_output=True, text=True, timeout=120, env=env, check=False,
-    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
