@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 
@@ -336,3 +337,45 @@ def test_device_text_is_shown_literally(tmp_path: Path) -> None:
     assert "\x1b" not in proc.stdout and "\x9b" not in proc.stdout and "\u202e" not in proc.stdout
     report = run_json(str(a), str(b))
     assert report["functions"][0]["function"] == hostile  # the exact text in JSON
+
+
+def _table(proc: subprocess.CompletedProcess[str]) -> tuple[list[str], list[list[str]]]:
+    """The table's header cells and each row's cells (a pipe: one line a row)."""
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("┃")]
+    header = [cell.strip() for cell in lines[0].split("┃")[1:-1]]
+    rows = [
+        [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in proc.stdout.splitlines()
+        if line.startswith("│")
+    ]
+    return header, rows
+
+
+@pytest.mark.parametrize("sort", ["change", "total_cpu", "calls", "self_alloc_bytes"])
+def test_the_table_shows_the_figure_it_is_ranked_by(planted: tuple[Path, Path], sort) -> None:
+    """Whatever ``--sort`` says, a column shows the figure the rows are ordered by, and its
+    values (as the JSON has them) run from the largest down."""
+    a, b = map(str, planted)
+    proc = run_cli(a, b, "--sort", sort, "--top", "8")
+    assert proc.returncode == 0, proc.stderr
+    header, rows = _table(proc)
+    column = header.index("Δ share of run" if sort == "change" else f"Δ {sort}")
+    report = run_json(a, b, "--sort", sort, "--top", "8")
+    shown = [row[column] for row in rows]
+    want = [f["score"] if sort == "change" else abs(f["delta"][sort]) for f in report["functions"]]
+    want = [f for f in want if f] or want
+    assert len(shown) == len(rows) > 1 and all(shown)
+    if sort == "change":
+        assert shown == [f"{f['score'] * 100:.1f}%" for f in report["functions"]][: len(shown)]
+    assert want == sorted(want, reverse=True)
+
+
+def test_two_different_apps_are_compared_with_a_warning(tmp_path: Path) -> None:
+    a, b, c = tmp_path / "a.bsprof", tmp_path / "b.bsprof", tmp_path / "c.bsprof"
+    a.write_bytes(stream(5.0, **BUILD_A))
+    b.write_bytes(stream(5.0, name="Other App", **BUILD_B))
+    c.write_bytes(stream(5.0, **BUILD_B))
+    proc = run_cli(str(a), str(b))
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: A and B are different apps (Café TV, Other App)" in proc.stdout
+    assert "different apps" not in run_cli(str(a), str(c)).stdout  # the same app: no warning

@@ -19,6 +19,7 @@ from rokuprof.views.text import printable, text
 COLUMNS = (
     ("function", "left", 0),
     ("module", "left", 0),
+    ("ranked by", "right", 0),  # the figure the rows are ordered by (its header names it)
     ("Δ self wall", "right", 0),
     ("change", "right", 0),
     ("self wall B", "right", 70),
@@ -78,7 +79,22 @@ def _side_line(name: str, label: str, side: RunSide) -> Text:
     return out
 
 
-def _cells(d: FunctionDiff, wall_seconds: float, rate: str) -> dict[str, Text | str]:
+#: The ranking column's header for each sort key.
+RANK_HEADERS = {"change": "Δ share of run", **{k: f"Δ {k}" for k in SORT_TITLES if k != "change"}}
+
+
+def _ranked(d: FunctionDiff, sort: str, wall, number, nbytes) -> str:
+    """The figure ``sort`` orders the rows by, as the column shows it: the score as a share of
+    the run for ``change``, else the figure's change."""
+    if sort == "change":
+        return f"{d.score * 100:.1f}%"
+    fmt = wall if sort.endswith("_wall") else nbytes if sort.endswith("_bytes") else number
+    return _signed(d.delta(sort), fmt)
+
+
+def _cells(
+    d: FunctionDiff, wall_seconds: float, rate: str, sort: str = "change"
+) -> dict[str, Text | str]:
     def wall(v: float) -> str:
         return seconds(v * wall_seconds) + rate
 
@@ -91,6 +107,7 @@ def _cells(d: FunctionDiff, wall_seconds: float, rate: str) -> dict[str, Text | 
     return {
         "function": text(d.function),
         "module": text(d.module),
+        "ranked by": _ranked(d, sort, wall, number, nbytes),
         "Δ self wall": _signed(d.delta("self_wall"), wall),
         "change": _growth(d),
         "self wall B": wall(d.after("self_wall")) if d.b is not None else "-",
@@ -116,6 +133,17 @@ def render_diff(
     a, b = comparison.a, comparison.b
     console.print(_side_line("A", labels[0], a), soft_wrap=True)
     console.print(_side_line("B", labels[1], b), soft_wrap=True)
+    if a.app and b.app and a.app != b.app:
+        console.print(
+            Text.assemble(
+                ("warning: A and B are different apps (", "yellow"),
+                (printable(a.app), "yellow"),
+                (", ", "yellow"),
+                (printable(b.app), "yellow"),
+                ("): their functions are compared by name only", "yellow"),
+            ),
+            soft_wrap=True,
+        )
     if a.wall_unit != b.wall_unit:  # pragma: no cover - both come from one option today
         console.print(Text("warning: the two runs use different wall units", style="yellow"))
     summary = (
@@ -136,11 +164,12 @@ def render_diff(
     title = f"By {SORT_TITLES[comparison.sort]} (B - A)"
     table = Table(title=title, title_justify="left")
     for name, justify in columns:
-        table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
+        header = RANK_HEADERS[comparison.sort] if name == "ranked by" else name
+        table.add_column(header, justify=justify, no_wrap=True, overflow="ellipsis")
     wall_seconds = 1 / WALL_UNITS[b.wall_unit]
     rate = "/s" if comparison.per_second else ""
     for d in rows:
-        cells = _cells(d, wall_seconds, rate)
+        cells = _cells(d, wall_seconds, rate, comparison.sort)
         style = "dim" if d.status == REMOVED else ""
         table.add_row(*(cells[name] for name, _ in columns), style=style)
     console.print(table)
