@@ -31,6 +31,7 @@ from rokuprof.device.ecp import DeviceInfo, EcpClient
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerClient
 from rokuprof.device.limits import INSTALLER_DOWNLOAD_TIMEOUT
+from rokuprof.export.report.session import write_session_report
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.settings import ChunkSettings
@@ -147,8 +148,6 @@ def _finish(session: SessionDir, profiler_id: str, record: SessionRecord) -> Non
             record.chunk_report = report_json(converter.summary.report)
     except OSError as exc:
         record.add_error("chunks", f"cannot write the chunks: {exc.strerror or exc}")
-    from rokuprof.export.report.session import write_session_report
-
     try:
         write_session_report(session.path)
     except OSError as exc:

@@ -121,7 +121,7 @@ def diff_command(
     """Compare two captures (see HELP)."""
     from rokuprof.cli.gate import say_regressions  # the command's, not its help's
     from rokuprof.cli.layout import load_capture
-    from rokuprof.export.diff import compare, regressions
+    from rokuprof.export.diff import compare, gate_verdict, regressions
     from rokuprof.views.diff_view import render_diff
 
     err = stderr_console()
@@ -163,13 +163,7 @@ def diff_command(
             say_regressions(out, comparison, failed, fail_over, min_share)
 
     if html is not None:
-        verdict = None
-        if fail_over is not None:
-            verdict = {
-                "pct": fail_over,
-                "passed": not failed,
-                "failed": [[d.function, d.file, _finite(d.growth("self_wall"))] for d in failed],
-            }
+        verdict = gate_verdict(failed, fail_over) if fail_over is not None else None
         _write_html(html, inputs[0], inputs[1], comparison, labels, verdict)
         err.print(f"A/B page: {printable(html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):
@@ -180,11 +174,6 @@ def diff_command(
     if any(inp.run.problem for inp in inputs):
         raise typer.Exit(exits.INCOMPLETE)
     raise typer.Exit(exits.OK)
-
-
-def _finite(growth: float | None) -> float | None:
-    """A growth in percent for the page's JSON: ``None`` for a function only in B."""
-    return None if growth is None or growth == float("inf") else round(growth, 1)
 
 
 def _check_output(path: Path) -> None:

@@ -333,3 +333,14 @@ def regressions(
             found.append(d)
     found.sort(key=lambda d: (-(d.growth("self_wall") or 0.0), d.key))
     return found
+
+
+def gate_verdict(failed: list[FunctionDiff], over_pct: float) -> dict[str, object]:
+    """The gate's verdict as the A/B page shows it: the threshold, whether it passed, and each
+    of :func:`regressions`' functions (those that failed it) as ``[function, file, growth in
+    percent]`` (``None``: a function only in B, grown without bound)."""
+    return {
+        "pct": over_pct,
+        "passed": not failed,
+        "failed": [[d.function, d.file, growth_pct(d.growth("self_wall"))] for d in failed],
+    }
