@@ -34,15 +34,14 @@ from rokuprof.bsprof.model import (
     Entry,
     Header,
 )
-from rokuprof.simulator.app_keys import ALL_FUNCTIONS, HOME_SCREEN, key_work
-from rokuprof.simulator.app_model import FUNCTIONS, THREADS, Function, Thread
+from rokuprof.simulator.app_model import AppModel, Function, Thread
+from rokuprof.simulator.cafe_tv import CAFE_TV
 from rokuprof.simulator.chanperf import AppVitals
 
 MAX_DEPTH = 16
 TICK = 0.01  # seconds of app time per scheduling step
 HEAP_BASE = 0x1000_0000
 MAX_PENDING_KEYS = 256  # remote keys waiting for the app (more are dropped, as a busy app would)
-THREAD_BY_NAME = {thread.name: thread for thread in THREADS}
 
 
 def _weighted(choices: list[tuple[str, float]], pick: float) -> str:
@@ -52,6 +51,15 @@ def _weighted(choices: list[tuple[str, float]], pick: float) -> str:
             return name
         pick -= weight
     return choices[-1][0]
+
+
+def _call_line(caller: Function, callee: str, default: int) -> int:
+    """The line offset in ``caller`` where the path enters ``callee``: the call's own line in a
+    model read from source, else ``default`` (the line the walk drew)."""
+    for name, line in caller.call_lines:
+        if name == callee:
+            return line
+    return default
 
 
 @dataclass(frozen=True)
@@ -98,9 +106,15 @@ class SyntheticApp:
 
     config: AppConfig = field(default_factory=AppConfig)
     paused: bool = False
+    model: AppModel = CAFE_TV  # the app's functions, threads and keys
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.config.seed)
+        model = self.model
+        self._functions = model.functions
+        self._all_functions = model.all_functions
+        self._threads = model.threads
+        self._thread_by_name = {thread.name: thread for thread in model.threads}
         self.clock = 0.0
         self._strings: dict[str, int] = {}
         self._modules: dict[str, int] = {}
@@ -122,7 +136,7 @@ class SyntheticApp:
         self._keys: list[tuple[float, int, str]] = []  # heap of (app time, seq, key)
         self._key_rng = random.Random(f"{self.config.seed}:keys")
         self._key_order = itertools.count()
-        self.screen = HOME_SCREEN
+        self.screen = model.home_screen
         self.vitals = AppVitals()  # what chanperf shows: live heap, busy share
 
     # -- public ------------------------------------------------------------------------------
@@ -209,13 +223,19 @@ class SyntheticApp:
             names = self._names
             module = self._module(names.get(thread.name, thread.name)) if caller == 0 else 0
             file_id = self._string(names.get(fn.file, fn.file))
-            function_id = self._string(names.get(fn.name, fn.name))
+            shown = fn.shown or fn.name
+            function_id = self._string(names.get(shown, shown))
             pid = self._paths[key] = len(self._paths) + 1
             line_offset = caller_line if (caller and self.config.line_data) else 0
             self._out.append(
                 (PATH, pid, caller, module, line_offset, file_id, fn.line, function_id)
             )
         return pid
+
+    def _line_offset(self, fn: Function, rng: random.Random) -> int:
+        if not self.config.line_data:
+            return 0
+        return rng.choice(fn.hot) if fn.hot else rng.randint(1, fn.lines)
 
     def _tick(self) -> None:
         self._release_due()
@@ -224,8 +244,8 @@ class SyntheticApp:
         walks = max(1, round(self.config.rate))
         wall_us = int(TICK * 1_000_000 / walks)
         possible = 0
-        for thread in THREADS:
-            if self.clock < thread.starts_at:
+        for thread in self._threads:
+            if not thread.starts_at <= self.clock < thread.stops_at:
                 continue
             possible += walks
             for _ in range(walks):
@@ -238,12 +258,17 @@ class SyntheticApp:
         self.vitals.walked()
         record = self._record()
         absent = False  # a function this build lacks: draw as if recording, record nothing
-        fn = FUNCTIONS[thread.root]
+        functions = self._functions
+        if thread.roots:
+            pick = rng.random() * sum(weight for _, weight in thread.roots)
+            fn = functions[_weighted(list(thread.roots), pick)]
+        else:
+            fn = functions[thread.root]
         caller = 0
         caller_line = 0
         depth = 0
         while True:
-            line_offset = rng.randint(1, fn.lines) if self.config.line_data else 0
+            line_offset = self._line_offset(fn, rng)
             if record and fn.name in self._absent:
                 absent, record = True, False
             pid = self._path(thread, caller, caller_line, fn) if record else 0
@@ -252,14 +277,15 @@ class SyntheticApp:
             if fn.allocs:
                 self._allocate(pid, fn, line_offset, record)
             callees = [
-                (name, w) for name, w in fn.callees if FUNCTIONS[name].appears_after <= self.clock
+                (name, w) for name, w in fn.callees if functions[name].appears_after <= self.clock
             ]
             total = fn.stay + sum(w for _, w in callees)
             pick = rng.random() * total
             if depth >= MAX_DEPTH or not callees or pick < fn.stay:
                 break
-            caller, caller_line = pid, line_offset or 1
-            fn = FUNCTIONS[_weighted(callees, pick - fn.stay)]
+            callee = _weighted(callees, pick - fn.stay)
+            caller, caller_line = pid, _call_line(fn, callee, line_offset or 1)
+            fn = functions[callee]
             depth += 1
         if absent:
             rng.random()  # the jitter below
@@ -276,9 +302,9 @@ class SyntheticApp:
                 pending[1] += wall_us
 
     def _on_key(self, key: str) -> None:
-        bursts, self.screen = key_work(key, self.screen)
+        bursts, self.screen = self.model.key_work(key, self.screen)
         for burst in bursts:
-            thread = THREAD_BY_NAME[burst.thread]
+            thread = self._thread_by_name[burst.thread]
             for _ in range(burst.walks):
                 self._forced_walk(thread, burst.path)
 
@@ -288,9 +314,13 @@ class SyntheticApp:
         self.vitals.walked()  # chanperf's CPU share sees the key's work
         record = self._record()
         caller = caller_line = pid = line_offset = 0
+        previous = None
         for name in path:
-            fn = ALL_FUNCTIONS[name]
-            line_offset = rng.randint(1, fn.lines) if self.config.line_data else 0
+            fn = self._all_functions[name]
+            if previous is not None:
+                caller_line = _call_line(previous, name, caller_line)
+            previous = fn
+            line_offset = self._line_offset(fn, rng)
             record = record and name not in self._absent
             pid = self._path(thread, caller, caller_line, fn) if record else 0
             if record and fn.calls:
@@ -300,7 +330,7 @@ class SyntheticApp:
             caller, caller_line = pid, line_offset or 1
         if record:
             wall_us = int(TICK * 1_000_000 * self._slower.get(path[-1], 1.0))
-            cpu = int(wall_us * ALL_FUNCTIONS[path[-1]].ops_per_us * rng.uniform(0.8, 1.2))
+            cpu = int(wall_us * self._all_functions[path[-1]].ops_per_us * rng.uniform(0.8, 1.2))
             pending = self._pending_cpu.setdefault((pid, line_offset), [0, 0])
             pending[0] += cpu
             pending[1] += wall_us
@@ -362,8 +392,8 @@ class SyntheticApp:
         """Objects allocated before the profiler started get freed early in the run."""
         if not self.config.memory_ops:
             return
-        thread = THREADS[0]
-        pid = self._path(thread, 0, 0, FUNCTIONS[thread.root])
+        thread = self._threads[0]
+        pid = self._path(thread, 0, 0, self._functions[thread.root])
         line_offset = 1 if self.config.line_data else 0
         for i in range(3):
             self._out.append((MEMORY, pid, FREE, line_offset, 0x0800_0000 + 64 * i, 0))
@@ -378,4 +408,4 @@ class SyntheticApp:
         self._pending_calls.clear()
 
 
-__all__ = ["FUNCTIONS", "THREADS", "AppConfig", "SyntheticApp"]
+__all__ = ["AppConfig", "SyntheticApp"]

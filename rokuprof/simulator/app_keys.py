@@ -17,9 +17,7 @@ streams exactly what it did before keys existed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from rokuprof.simulator.app_model import FUNCTIONS, HOME, LOADER, MAIN, ROW, Function
+from rokuprof.simulator.app_model import FUNCTIONS, HOME, LOADER, MAIN, ROW, Burst, Function
 
 HOME_SCREEN, DETAILS_SCREEN = "home", "details"
 ARROWS = frozenset({"Up", "Down", "Left", "Right"})
@@ -42,15 +40,6 @@ KEY_FUNCTIONS: dict[str, Function] = {
 }
 #: Every function a walk may name: the app's own and the key-only ones.
 ALL_FUNCTIONS: dict[str, Function] = {**FUNCTIONS, **KEY_FUNCTIONS}
-
-
-@dataclass(frozen=True, slots=True)
-class Burst:
-    """``walks`` ticks spent at the end of ``path`` (from the thread's root) on ``thread``."""
-
-    thread: str
-    path: tuple[str, ...]
-    walks: int
 
 
 #: The content loader fetching the details screen's content.

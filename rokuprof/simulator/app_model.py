@@ -1,8 +1,13 @@
-"""The model of the synthetic app: its functions (where they live, what they call, how they
-spend time and memory) and its threads (pure data: :mod:`rokuprof.simulator.app` runs it)."""
+"""What the simulator's app is made of (pure data: :mod:`rokuprof.simulator.app` runs it): its
+functions (where they live, what they call, how they spend time and memory), its threads, and
+what remote keys make it do (:class:`AppModel`). Two kinds of model exist: the synthetic Café TV
+model below (with :mod:`.app_keys`; :data:`rokuprof.simulator.cafe_tv.CAFE_TV`), the built-in app
+of a simulator with nothing sideloaded and of the benchmarks, and a model read from a sideloaded
+app's own source (:mod:`.app_from_source`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 
@@ -22,6 +27,13 @@ class Function:
     reallocs: bool = False  # grows a buffer: free_realloc + alloc
     appears_after: float = 0.0  # app seconds before the function is ever called
     lines: int = 20  # body length, for line offsets
+    #: the name the device reports when it differs from the model's key (``name``): a
+    #: component's ``init`` is keyed ``HomeScene:init`` in a model read from source
+    shown: str = ""
+    #: line offsets a tick may land on, repeated by weight (empty: any of ``1..lines``)
+    hot: tuple[int, ...] = ()
+    #: (callee, line offset of the call): where the call path enters each callee
+    call_lines: tuple[tuple[str, int], ...] = ()
 
 
 def _f(name: str, file: str, line: int, **kw) -> Function:
@@ -205,6 +217,9 @@ class Thread:
     root: str  # root function
     busy: float  # probability of being busy in a tick
     starts_at: float = 0.0  # app seconds
+    stops_at: float = float("inf")  # app seconds: a Task whose function has returned
+    #: (root, weight) when the thread has several entry points (``root`` is the first)
+    roots: tuple[tuple[str, float], ...] = ()
 
 
 THREADS = (
@@ -213,3 +228,32 @@ THREADS = (
     Thread("ContentLoaderTask", "ContentLoader_run", 0.45),
     Thread("VideoPlayerTask", "VideoPlayer_run", 0.3, starts_at=4.0),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Burst:
+    """``walks`` ticks spent at the end of ``path`` (from the thread's root) on ``thread``."""
+
+    thread: str
+    path: tuple[str, ...]
+    walks: int
+
+
+#: What a remote key does: ``(key, screen) -> (bursts, the screen after it)``.
+KeyWork = Callable[[str, str], tuple[tuple[Burst, ...], str]]
+
+
+@dataclass(frozen=True)
+class AppModel:
+    """One app the simulator can run: what it is called, its functions and threads, and what
+    remote keys make it do."""
+
+    name: str  # what the model is, for logs ("synthetic Café TV model", "app source: ...")
+    functions: Mapping[str, Function]  # reached by the app's own walks, by key
+    threads: tuple[Thread, ...]
+    key_work: KeyWork
+    #: every function a walk may name (``functions`` and those only keys reach)
+    all_functions: Mapping[str, Function]
+    home_screen: str = "home"
+    #: what the simulator noticed building the model (logged), e.g. no entry point
+    notes: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ from rokuprof.bsprof.model import Footer
 from rokuprof.device.constants import PROFILER_PATH
 from rokuprof.simulator import console, ecp, ssdp
 from rokuprof.simulator.app import TICK, SyntheticApp
+from rokuprof.simulator.cafe_tv import CAFE_TV
 from rokuprof.simulator.chanperf import AppVitals
 from rokuprof.simulator.config import DeviceConfig, Fault
 from rokuprof.simulator.http import BadRequest, read_request, response, response_head
@@ -198,7 +199,7 @@ class SimulatedDevice:
             return self._current.record
         index = len(self.runs)
         cfg = self.config
-        app = SyntheticApp(cfg.app_config(index))
+        app = SyntheticApp(cfg.app_config(index), model=self._installer.model or CAFE_TV)
         app.paused = cfg.pause_on_start
         record = RunRecord(index, time.monotonic(), cfg.clock())
         run = _Run(record, app, random.Random(f"{cfg.seed}:{index}:stream"))

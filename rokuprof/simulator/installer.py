@@ -12,8 +12,10 @@ developer key is held), screenshots (no screen). After an install the device hon
 manifest for later launches (:meth:`Installer.settings`, :meth:`Installer.start_run`):
 ``bsprof_enable`` not 1, nothing listens on the profiler port; ``bsprof_data_dest=local`` (the
 default), nothing listens either and the stream's bytes are kept for ``plugin_inspect``; the
-metrics, sample ratio, pausing and the app's name and version come from the manifest. Before
-any install (and after a Delete) the simulator's built-in app runs as it always has.
+metrics, sample ratio, pausing and the app's name and version come from the manifest, and the
+app that runs is the package's own (its functions, files, lines and threads, read from its
+source: :mod:`.app_package`). Before any install (and after a Delete), or for a package without
+BrightScript, the simulator's built-in synthetic Café TV model runs.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ from typing import TYPE_CHECKING
 from rokuprof.device.constants import LOCAL_PROFILE_PATH
 from rokuprof.simulator import identity
 from rokuprof.simulator import installer_markup as markup
+from rokuprof.simulator.app_package import package_model
 from rokuprof.simulator.digest import OK, STALE, DigestServer
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
 from rokuprof.simulator.multipart import MultipartError, parse_form
 from rokuprof.simulator.tcp import TcpService
 
 if TYPE_CHECKING:
+    from rokuprof.simulator.app_model import AppModel
     from rokuprof.simulator.config import DeviceConfig
     from rokuprof.simulator.device import SimulatedDevice, _Run
 
@@ -194,6 +198,7 @@ class Installer:
         self.digest = DigestServer(self.password, token=secrets.token_hex, clock=time.monotonic)
         self.package: bytes | None = None
         self.profile: bytes | None = None  # the last local-mode run's file
+        self.model: AppModel | None = None  # the installed app's, read from its source
         self._service = TcpService("installer", self.serve)
 
     async def start(self, host: str, port: int) -> int:
@@ -308,9 +313,10 @@ class Installer:
             return received, (markup.ERROR, manifest)
         if archive == self.package:
             return ((markup.INFO, IDENTICAL),)
+        model = await asyncio.to_thread(package_model, archive, manifest.get("title", ""))
         device = self.device
         await device.home()  # the running app exits first
-        self.package, self.profile = archive, None
+        self.package, self.profile, self.model = archive, None, model
         device.installed = manifest
         device.config = app_settings(self.base, manifest)
         await device.launch()
@@ -319,7 +325,7 @@ class Installer:
     async def _delete(self) -> tuple[tuple[str, str], ...]:
         device = self.device
         await device.home()
-        self.package = self.profile = None
+        self.package = self.profile = self.model = None
         device.installed = None
         device.config = self.base
         return DELETED
