@@ -3,14 +3,11 @@ sideload, capture, scenario, exit-app, report, and the ``--baseline`` gate."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import io
 import itertools
 import json
-import os
 import shutil
-import sys
 import zipfile
 from pathlib import Path
 
@@ -19,12 +16,12 @@ import pytest
 from rokuprof.app.manifest import parse_manifest
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry import validate_chunk
-from rokuprof.simulator import DeviceConfig, SimulatedDevice
+from rokuprof.simulator import SimulatedDevice
+from tests.profile_helpers import device, profile
 from tests.viewers.report import model
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_APP = ROOT / "samples" / "app"
-PASSWORD_ENV = "ROKU_DEV_PASSWORD"
 
 #: Three Down presses 0.4 s apart, a Select, marks around them: about 2.2 s of run.
 SCENARIO = """
@@ -50,12 +47,6 @@ wait = 0.8
 """
 
 
-def device(**overrides) -> DeviceConfig:
-    return DeviceConfig(
-        host="127.0.0.1", auto_launch=False, run_seconds=3600.0, runs=None, seed=7, **overrides
-    )
-
-
 def tree_state(root: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under ``root``: its digest and modification time."""
     return {
@@ -63,52 +54,6 @@ def tree_state(root: Path) -> dict[str, tuple[bytes, int]]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
-
-
-async def profile(
-    dev: SimulatedDevice,
-    tmp: Path,
-    *extra: str,
-    password: str | None = None,
-    timeout: float = 120,
-) -> tuple[int, str, str]:
-    """Run ``rokuprof profile`` against ``dev``; (status, stdout, stderr). Past ``timeout`` the
-    process is killed and the test fails."""
-    env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
-    env[PASSWORD_ENV] = dev.password if password is None else password
-    env["COLUMNS"] = "200"
-    env["PYTHONPATH"] = str(ROOT)  # this checkout's rokuprof, wherever the process runs
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "rokuprof",
-        "profile",
-        *extra,
-        "--device",
-        "127.0.0.1",
-        "--installer-port",
-        str(dev.installer_port),
-        "--ecp-port",
-        str(dev.ecp_port),
-        "--profiler-port",
-        str(dev.profiler_port),
-        "--console-port",
-        str(dev.console_port),
-        "--view",
-        "plain",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=tmp,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        pytest.fail(f"rokuprof profile took more than {timeout:g} s")
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 def only_session(out: Path) -> Path:
@@ -229,14 +174,14 @@ async def test_the_gate_fails_a_slower_build_and_passes_the_same_one(
     assert status == 0, out + err
     assert "--fail-over 50%: no function's self wall" in out
 
-    slower = device(app_slower=(("renderTile", 4.0),))
+    slower = device(app_slower=(("describe", 4.0),))  # samples/app's ContentTask.brs
     async with SimulatedDevice(slower) as dev:
         status, out, err = await profile(
             dev, tmp_path, str(app_copy), "--scenario", "scenario.toml", "-o", "slow", *gate
         )
     assert status == 1, out + err
     verdict = out.split("--fail-over 50%:")[-1]
-    assert "grew by more than 50%" in verdict and "renderTile" in verdict
+    assert "grew by more than 50%" in verdict and "describe" in verdict
     assert (only_session(tmp_path / "slow") / "report.html").exists()  # reported all the same
 
 

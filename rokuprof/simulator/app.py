@@ -30,10 +30,10 @@ from rokuprof.bsprof.model import (
     MODULE,
     PATH,
     STRING,
-    SUPPORTED_MAJOR,
     Entry,
     Header,
 )
+from rokuprof.simulator.app_config import AppConfig
 from rokuprof.simulator.app_model import AppModel, Function, Thread
 from rokuprof.simulator.cafe_tv import CAFE_TV
 from rokuprof.simulator.chanperf import AppVitals
@@ -51,46 +51,6 @@ def _weighted(choices: list[tuple[str, float]], pick: float) -> str:
             return name
         pick -= weight
     return choices[-1][0]
-
-
-def _call_line(caller: Function, callee: str, default: int) -> int:
-    """The line offset in ``caller`` where the path enters ``callee``: the call's own line in a
-    model read from source, else ``default`` (the line the walk drew)."""
-    for name, line in caller.call_lines:
-        if name == callee:
-            return line
-    return default
-
-
-@dataclass(frozen=True)
-class AppConfig:
-    """What the synthetic app looks like and how much it records."""
-
-    seed: int = 1
-    name: str = "Café TV"
-    version: str = "2.4.1"
-    line_data: bool = True
-    memory_ops: bool = True
-    rate: float = 1.0  # activity multiplier: walks (and so entries) per tick
-    cpu_flush_seconds: float = 1.0  # how often CPU and call counts are flushed
-    sample_ratio: float = 1.0
-    vendor: str = "Roku"
-    model: str = "4800X"
-    firmware: str = "14.1.4 build 4123"
-    supplemental: str = "rokuprof simulator"
-    format_version: tuple[int, int, int] = (SUPPORTED_MAJOR, 0, 0)
-    header_padding: int = 8  # zero bytes after the header fields, as a device may write
-    #: (name in the model, name the device reports) for functions, files and thread modules:
-    #: e.g. hostile names, to test what the views make of them
-    names: tuple[tuple[str, str], ...] = ()
-    # Another build of the same app, for comparing runs (``rokuprof diff``). These change what
-    # is recorded, never the random draws, so everything else in the run stays identical.
-    #: (function, factor): a tick spent in the function costs ``factor`` times the wall and CPU
-    slower: tuple[tuple[str, float], ...] = ()
-    #: functions this build does not have: their visits, and whatever they call, record nothing
-    absent: tuple[str, ...] = ()
-    #: functions whose allocations are never freed in this build
-    leaking: tuple[str, ...] = ()
 
 
 @dataclass
@@ -129,9 +89,11 @@ class SyntheticApp:
         self._out: list[Entry] = []
         self._started = False
         self._names = dict(self.config.names)
-        self._slower = dict(self.config.slower)
-        self._absent = frozenset(self.config.absent)
-        self._leaking = frozenset(self.config.leaking)
+        # A build's differences name functions as the device reports them, or by model key.
+        keys = model.keys_by_shown()
+        self._slower = {k: f for name, f in self.config.slower for k in keys.get(name, (name,))}
+        self._absent = frozenset(k for n in self.config.absent for k in keys.get(n, (n,)))
+        self._leaking = frozenset(k for n in self.config.leaking for k in keys.get(n, (n,)))
         # Remote keys: their own random source, so a run without keys draws as it always did.
         self._keys: list[tuple[float, int, str]] = []  # heap of (app time, seq, key)
         self._key_rng = random.Random(f"{self.config.seed}:keys")
@@ -284,7 +246,7 @@ class SyntheticApp:
             if depth >= MAX_DEPTH or not callees or pick < fn.stay:
                 break
             callee = _weighted(callees, pick - fn.stay)
-            caller, caller_line = pid, _call_line(fn, callee, line_offset or 1)
+            caller, caller_line = pid, fn.call_line(callee, line_offset or 1)
             fn = functions[callee]
             depth += 1
         if absent:
@@ -318,7 +280,7 @@ class SyntheticApp:
         for name in path:
             fn = self._all_functions[name]
             if previous is not None:
-                caller_line = _call_line(previous, name, caller_line)
+                caller_line = previous.call_line(name, caller_line)
             previous = fn
             line_offset = self._line_offset(fn, rng)
             record = record and name not in self._absent

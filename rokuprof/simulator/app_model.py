@@ -35,6 +35,14 @@ class Function:
     #: (callee, line offset of the call): where the call path enters each callee
     call_lines: tuple[tuple[str, int], ...] = ()
 
+    def call_line(self, callee: str, default: int) -> int:
+        """The line offset where a path enters ``callee``: the call's own line in a model
+        read from source, else ``default`` (the line the walk drew)."""
+        for name, line in self.call_lines:
+            if name == callee:
+                return line
+        return default
+
 
 def _f(name: str, file: str, line: int, **kw) -> Function:
     return Function(name, file, line, **kw)
@@ -257,3 +265,17 @@ class AppModel:
     home_screen: str = "home"
     #: what the simulator noticed building the model (logged), e.g. no entry point
     notes: tuple[str, ...] = ()
+
+    def keys_by_shown(self) -> dict[str, tuple[str, ...]]:
+        """A reported name -> the keys of the functions reported under it, for the names
+        that differ from a key (a component's ``init`` is ``HomeScene:init`` in a model read
+        from source), so a build's differences (:class:`~.app_config.AppConfig`) can name
+        functions as the device reports them."""
+        keys: dict[str, tuple[str, ...]] = {}
+        for key, fn in self.all_functions.items():
+            if fn.shown:
+                keys[fn.shown] = (*keys.get(fn.shown, ()), key)
+        for name in keys:
+            if name in self.all_functions:  # also a function keyed by its own name (source/)
+                keys[name] = (*keys[name], name)
+        return keys
