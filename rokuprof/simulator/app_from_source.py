@@ -86,7 +86,8 @@ def build_model(app_name: str, sources: Mapping[str, str]) -> AppModel:
         if scope.name != MAIN and "onkeyevent" in scope.definitions
     ]
     render = next((t.name for t in threads if t.name != MAIN and t.name not in task_roots), MAIN)
-    key_work = _KeyWork(render, tuple(handlers), keys, task_roots, threads[0].root, scopes)
+    fallback = (threads[0].name, threads[0].root) if threads else None
+    key_work = _KeyWork(render, tuple(handlers), keys, task_roots, fallback, scopes)
     return AppModel(
         name=f"app source: {app_name}",
         functions=functions,
@@ -285,10 +286,11 @@ def _threads(
         for name in names:
             if name.lower() in scope.definitions and (scope.name, name.lower()) in costs:
                 render_roots[keys[scope.name, name.lower()]] = costs[scope.name, name.lower()]
-    if render_roots:
+    handlers = [keys[s.name, "onkeyevent"] for s in scopes[1:] if "onkeyevent" in s.definitions]
+    if render_roots or handlers:  # a scene with only a key handler runs only when keys come
         scene = next((c.name for c in components if _is_scene(c, by_name)), "render")
-        roots = tuple(render_roots.items())
-        threads.append(Thread(scene, roots[0][0], 0.15, roots=roots))
+        roots = tuple(render_roots.items()) or tuple((h, 1.0) for h in handlers)
+        threads.append(Thread(scene, roots[0][0], 0.15 if render_roots else 0.0, roots=roots))
     if not threads:
         every = tuple((keys[k], costs[k]) for k in sorted(costs))
         if every:
@@ -334,7 +336,7 @@ class _KeyWork:
         handlers: tuple[tuple[_Scope, Definition], ...],
         keys: dict[tuple[str, str], str],
         task_roots: dict[str, str],
-        fallback: str,
+        fallback: tuple[str, str] | None,
         scopes: list[_Scope],
     ) -> None:
         self._render = render
@@ -365,9 +367,11 @@ class _KeyWork:
         return bursts, screen
 
     def _bursts(self, value: str) -> tuple[Burst, ...]:
-        if not self._handlers:
-            thread = self._render
-            return (Burst(thread, (self._fallback,), 2),)
+        if not self._handlers:  # a short visit to the first thread's root, if there is one
+            if self._fallback is None:
+                return ()
+            thread, root = self._fallback
+            return (Burst(thread, (root,), 2),)
         out: list[Burst] = []
         for scope, handler in self._handlers:
             root = self._keys[scope.name, handler.name.lower()]
