@@ -29,49 +29,26 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from rokuprof.simulator.app_model import AppModel, Burst, Function, Thread
-from rokuprof.simulator.brs_scan import (
-    MAX_DEFINITIONS,
-    Component,
-    Definition,
-    scan_brs,
-    scan_component,
-)
+from rokuprof.simulator.app_model import AppModel, Function, Thread
+from rokuprof.simulator.app_scopes import MAIN, Scope, function_key, resolved_calls, scopes_of
+from rokuprof.simulator.app_source_keys import SourceKeys
+from rokuprof.simulator.brs_scan import Component, Definition
 
-MAX_FILES = 2000  # source files read from one package
-MAX_KEY_PATHS = 24  # call paths a key's bursts walk
-MAX_KEY_DEPTH = 12
 LOOP_FACTOR = 3.0
 MAX_LOOPS = 3
 TASK_SECONDS = (0.6, 3.0)  # how long a start-up Task runs, from its cost
-MAIN, NO_ENTRY = "main", "no Main, RunUserInterface or component: every function is a root"
-#: ECP key -> the key name ``onKeyEvent`` receives (others: lower case)
-HANDLER_KEYS = {
-    "select": "ok",
-    "rev": "rewind",
-    "fwd": "fastforward",
-    "info": "options",
-    "instantreplay": "replay",
-    "backspace": "backspace",
-}
-
-
-@dataclass
-class _Scope:
-    name: str  # "main" or the component's name
-    definitions: dict[str, Definition]  # lower-case name -> definition
+NO_ENTRY = "no Main, RunUserInterface or component: every function is a root"
 
 
 def build_model(app_name: str, sources: Mapping[str, str]) -> AppModel:
     """The model of the app whose files are ``sources`` (``pkg:/`` path -> text)."""
-    scopes, components = _scopes(sources)
+    scopes, components = scopes_of(sources)
     functions: dict[str, Function] = {}
     keys: dict[tuple[str, str], str] = {}  # (scope, lower name) -> function key
     for scope in scopes:
         for lower, definition in scope.definitions.items():
-            keys[scope.name, lower] = _key(scope.name, definition.name)
+            keys[scope.name, lower] = function_key(scope.name, definition.name)
     costs = _inclusive(scopes)
     for scope in scopes:
         for lower, definition in scope.definitions.items():
@@ -87,7 +64,7 @@ def build_model(app_name: str, sources: Mapping[str, str]) -> AppModel:
     ]
     render = next((t.name for t in threads if t.name != MAIN and t.name not in task_roots), MAIN)
     fallback = (threads[0].name, threads[0].root) if threads else None
-    key_work = _KeyWork(render, tuple(handlers), keys, task_roots, fallback, scopes)
+    key_work = SourceKeys(render, tuple(handlers), keys, task_roots, fallback, scopes)
     return AppModel(
         name=f"app source: {app_name}",
         functions=functions,
@@ -98,62 +75,11 @@ def build_model(app_name: str, sources: Mapping[str, str]) -> AppModel:
     )
 
 
-def _key(scope: str, name: str) -> str:
-    return name if scope == MAIN else f"{scope}:{name}"
-
-
-def _scopes(sources: Mapping[str, str]) -> tuple[list[_Scope], list[Component]]:
-    files = {path.lower(): (path, text) for path, text in list(sources.items())[:MAX_FILES]}
-    components: list[Component] = []
-    for path, text in files.values():
-        if path.lower().endswith(".xml"):
-            component = scan_component(text, path)
-            if component is not None:
-                components.append(component)
-    budget = [MAX_DEFINITIONS]
-    scanned: dict[str, list[Definition]] = {}
-
-    def definitions(path: str) -> list[Definition]:
-        if path not in scanned:
-            found = files.get(path.lower())
-            scanned[path] = scan_brs(found[1], found[0], 1, budget[0]) if found else []
-            budget[0] = max(0, budget[0] - len(scanned[path]))
-        return scanned[path]
-
-    main = _Scope(MAIN, {})
-    for lower, (path, _) in sorted(files.items()):
-        if lower.startswith("pkg:/source/") and lower.endswith(".brs"):
-            _add(main, definitions(path))
-    scopes = [main]
-    for component in sorted(components, key=lambda c: c.file):
-        scope = _Scope(component.name, {})
-        for script in component.scripts:
-            _add(scope, definitions(script))
-        _add(scope, component.inline)
-        scopes.append(scope)
-    return scopes, components
-
-
-def _add(scope: _Scope, definitions: list[Definition] | tuple[Definition, ...]) -> None:
-    for definition in definitions:
-        scope.definitions.setdefault(definition.name.lower(), definition)
-
-
 def _weight(loops: int) -> float:
     return LOOP_FACTOR ** min(loops, MAX_LOOPS)
 
 
-def _callees(scope: _Scope, lower: str) -> list[tuple[tuple[str, str], int]]:
-    """The calls of ``scope``'s function ``lower`` that resolve in the scope: (callee, loops)."""
-    known = scope.definitions
-    return [
-        ((scope.name, call.name.lower()), call.loops)
-        for call in known[lower].calls
-        if call.name.lower() in known
-    ]
-
-
-def _inclusive(scopes: list[_Scope]) -> dict[tuple[str, str], float]:
+def _inclusive(scopes: list[Scope]) -> dict[tuple[str, str], float]:
     """Each function's cost with everything it calls (a call back into a function already on
     the way counts that function's own cost only), depth first without recursion: a deep call
     chain is data, not a stack overflow."""
@@ -168,7 +94,9 @@ def _inclusive(scopes: list[_Scope]) -> dict[tuple[str, str], float]:
         if start in done:
             continue
         # frames: [function, its calls still to follow, cost so far, weight of the call into it]
-        stack: list[list] = [[start, iter(_callees(scope_of[start[0]], start[1])), own[start], 1.0]]
+        stack: list[list] = [
+            [start, iter(resolved_calls(scope_of[start[0]], start[1])), own[start], 1.0]
+        ]
         on_path = {start}
         while stack:
             frame = stack[-1]
@@ -186,7 +114,7 @@ def _inclusive(scopes: list[_Scope]) -> dict[tuple[str, str], float]:
             elif callee in on_path:
                 frame[2] += _weight(loops) * own[callee]
             else:
-                calls = iter(_callees(scope_of[callee[0]], callee[1]))
+                calls = iter(resolved_calls(scope_of[callee[0]], callee[1]))
                 stack.append([callee, calls, own[callee], _weight(loops)])
                 on_path.add(callee)
     return done
@@ -195,7 +123,7 @@ def _inclusive(scopes: list[_Scope]) -> dict[tuple[str, str], float]:
 def _function(
     key: str,
     definition: Definition,
-    scope: _Scope,
+    scope: Scope,
     keys: dict[tuple[str, str], str],
     costs: dict[tuple[str, str], float],
 ) -> Function:
@@ -246,7 +174,7 @@ def _is_scene(component: Component, by_name: dict[str, Component]) -> bool:
     return False
 
 
-def _task_roots(scopes: list[_Scope], by_name: dict[str, Component]) -> dict[str, str]:
+def _task_roots(scopes: list[Scope], by_name: dict[str, Component]) -> dict[str, str]:
     """Task component name -> the key of the function its ``functionName`` names."""
     roots = {}
     for scope in scopes:
@@ -256,13 +184,13 @@ def _task_roots(scopes: list[_Scope], by_name: dict[str, Component]) -> dict[str
         for definition in scope.definitions.values():
             target = scope.definitions.get(definition.task_function.lower())
             if target is not None:
-                roots[scope.name] = _key(scope.name, target.name)
+                roots[scope.name] = function_key(scope.name, target.name)
                 break
     return roots
 
 
 def _threads(
-    scopes: list[_Scope],
+    scopes: list[Scope],
     components: list[Component],
     by_name: dict[str, Component],
     keys: dict[tuple[str, str], str],
@@ -309,7 +237,7 @@ def _threads(
 
 
 def _reached(
-    roots: list[str], scopes: list[_Scope], keys: dict[tuple[str, str], str]
+    roots: list[str], scopes: list[Scope], keys: dict[tuple[str, str], str]
 ) -> list[Definition]:
     """The definitions the roots reach through calls."""
     by_key = {keys[s.name, lower]: (s, lower) for s in scopes for lower in s.definitions}
@@ -319,86 +247,9 @@ def _reached(
     while queue:
         scope, lower = by_key[queue.popleft()]
         found.append(scope.definitions[lower])
-        for callee, _ in _callees(scope, lower):
+        for callee, _ in resolved_calls(scope, lower):
             target = keys[callee]
             if target not in seen:
                 seen.add(target)
                 queue.append(target)
     return found
-
-
-class _KeyWork:
-    """What a remote key makes a model read from source do (see the module's notes)."""
-
-    def __init__(
-        self,
-        render: str,
-        handlers: tuple[tuple[_Scope, Definition], ...],
-        keys: dict[tuple[str, str], str],
-        task_roots: dict[str, str],
-        fallback: tuple[str, str] | None,
-        scopes: list[_Scope],
-    ) -> None:
-        self._render = render
-        self._handlers = handlers
-        self._keys = keys
-        self._task_roots = task_roots
-        self._fallback = fallback
-        self._cache: dict[str, tuple[Burst, ...]] = {}
-        tasks = {name.lower(): name for name in task_roots}
-        #: function -> the functions it calls, and the Task threads it starts
-        self._edges: dict[str, list[str]] = {}
-        self._starts: dict[str, list[str]] = {}
-        for scope in scopes:
-            for lower, definition in scope.definitions.items():
-                key = keys[scope.name, lower]
-                called = (keys[callee] for callee, _ in _callees(scope, lower))
-                self._edges[key] = list(dict.fromkeys(called))
-                nodes = (n.lower() for n in definition.nodes)
-                self._starts[key] = [tasks[n] for n in nodes if n in tasks]
-
-    def __call__(self, key: str, screen: str) -> tuple[tuple[Burst, ...], str]:
-        value = HANDLER_KEYS.get(key.lower(), key.lower())
-        bursts = self._cache.get(value)
-        if bursts is None:
-            bursts = self._bursts(value)
-            if len(self._cache) < 64:
-                self._cache[value] = bursts
-        return bursts, screen
-
-    def _bursts(self, value: str) -> tuple[Burst, ...]:
-        if not self._handlers:  # a short visit to the first thread's root, if there is one
-            if self._fallback is None:
-                return ()
-            thread, root = self._fallback
-            return (Burst(thread, (root,), 2),)
-        out: list[Burst] = []
-        for scope, handler in self._handlers:
-            root = self._keys[scope.name, handler.name.lower()]
-            out.append(Burst(self._render, (root,), 2))
-            first = [
-                self._keys[scope.name, call.name.lower()]
-                for call in handler.calls
-                if call.name.lower() in scope.definitions and call.reached_by(value)
-            ]
-            for path in self._paths(root, list(dict.fromkeys(first))):
-                out.append(Burst(self._render, path, 2))
-                for task in (t for fn in path for t in self._starts.get(fn, ())):
-                    task_root = self._task_roots[task]
-                    out.append(Burst(task, (task_root,), 2))
-                    out.extend(
-                        Burst(task, p, 2)
-                        for p in self._paths(task_root, self._edges.get(task_root, []))[:8]
-                    )
-        return tuple(out)
-
-    def _paths(self, root: str, first: list[str]) -> list[tuple[str, ...]]:
-        """Call paths from ``root`` through ``first``, breadth first, bounded."""
-        paths: list[tuple[str, ...]] = []
-        queue = deque((root, f) for f in first)
-        while queue and len(paths) < MAX_KEY_PATHS:
-            path = queue.popleft()
-            paths.append(path)
-            if len(path) < MAX_KEY_DEPTH:
-                queue.extend((*path, c) for c in self._edges.get(path[-1], ()) if c not in path)
-        return paths

@@ -9,8 +9,9 @@ import logging
 import posixpath
 import zipfile
 
-from rokuprof.simulator.app_from_source import MAX_FILES, build_model
+from rokuprof.simulator.app_from_source import build_model
 from rokuprof.simulator.app_model import AppModel
+from rokuprof.simulator.app_scopes import MAX_FILES
 
 log = logging.getLogger(__name__)
 
