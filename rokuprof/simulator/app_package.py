@@ -15,7 +15,7 @@ from rokuprof.simulator.app_scopes import MAX_FILES
 
 log = logging.getLogger(__name__)
 
-MAX_SOURCE_BYTES = 16 << 20  # uncompressed source read from one package
+MAX_SOURCE_BYTES = 8 << 20  # uncompressed source read from one package
 MAX_FILE_BYTES = 2 << 20  # of one file
 SOURCE_SUFFIXES = (".brs", ".xml")
 
