@@ -20,15 +20,17 @@ from rokuprof.sentry import validate_chunk
 from rokuprof.simulator import DeviceConfig, Fault, SimulatedDevice
 
 PASSWORD = "local-Secret-42"
-LOCAL_APP = "title=Pulled App\nmajor_version=2\nminor_version=0\nbsprof_enable=1\n"
+LOCAL_APP = "title=Pulled App\nmajor_version=2\nminor_version=0\nbsprof_enable=1\nbsprof_enable_mem=1\n"
 REPO = Path(__file__).resolve().parents[1]
+SAMPLE_APP = REPO / "samples" / "app"
 
 
 def app_zip(manifest: str) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("manifest", manifest)
-        z.writestr("source/main.brs", "sub Main()\nend sub\n")
+        for path in sorted(SAMPLE_APP.rglob("*.*")):  # samples/app's code: a profile of some size
+            z.write(path, path.relative_to(SAMPLE_APP).as_posix())
     return buf.getvalue()
 
 
@@ -108,7 +110,7 @@ async def test_a_pulled_session_is_finished_like_a_captured_one(tmp_path):
     async with device() as dev:
         await local_run(dev)
         status, stdout, stderr = await pull(dev, out)
-    async with device(faults=(Fault("close", 1200),)) as dev:
+    async with device(faults=(Fault("close", 4000),)) as dev:  # after the first CPU flush
         await local_run(dev)
         cut_status, cut_stdout, _ = await pull(dev, tmp_path / "cut")
     assert (status, stderr, cut_status) == (0, "", 3)
