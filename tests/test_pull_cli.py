@@ -20,7 +20,9 @@ from rokuprof.sentry import validate_chunk
 from rokuprof.simulator import DeviceConfig, Fault, SimulatedDevice
 
 PASSWORD = "local-Secret-42"
-LOCAL_APP = "title=Pulled App\nmajor_version=2\nminor_version=0\nbsprof_enable=1\nbsprof_enable_mem=1\n"
+LOCAL_APP = (
+    "title=Pulled App\nmajor_version=2\nminor_version=0\nbsprof_enable=1\nbsprof_enable_mem=1\n"
+)
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_APP = REPO / "samples" / "app"
 
