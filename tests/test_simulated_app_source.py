@@ -7,15 +7,18 @@ up to its ``end``), independent of the simulator's scanner."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+from daemon_helpers import start_simulator
 
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.simulator import SimulatedDevice
-from tests.profile_helpers import device, profile
+from tests.profile_helpers import profile
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_APP = ROOT / "samples" / "app"
@@ -202,18 +205,25 @@ def write_app(folder: Path) -> Path:
 
 
 async def test_an_app_written_here_plays_its_own_functions_threads_and_keys(tmp_path: Path) -> None:
-    """An app the test writes, sideloaded by ``rokuprof profile`` to ``rokuprof``'s simulated
-    device: its capture holds only its own functions, its Task runs on a thread named for the
-    component, and the OK key (ECP Select) runs refreshRadar, which nothing else calls."""
+    """An app the test writes, sideloaded by ``rokuprof profile`` to ``rokuprof simulate`` (both
+    as processes, as a user runs them): its capture holds only its own functions, its Task runs
+    on a thread named for the component, and the OK key (ECP Select) runs refreshRadar, which
+    nothing else calls."""
     app = write_app(tmp_path / "weather")
     scenario = tmp_path / "keys.toml"
-    scenario.write_text(
-        '[[steps]]\nwait = 1.0\n[[steps]]\npress = "Select"\n[[steps]]\nwait = 1.0\n'
-    )
-    async with SimulatedDevice(device()) as dev:
-        status, out, err = await profile(
-            dev, tmp_path, str(app), "--scenario", str(scenario), "--lines", "-o", "out"
-        )
+    scenario.write_text('steps = [{wait = 1.0}, {press = "Select"}, {wait = 1.0}]\n')
+    simulator = await start_simulator("--json", "--no-auto-launch")
+    try:
+        row = json.loads(await asyncio.wait_for(simulator.stdout.readline(), 30))
+        device = SimpleNamespace(
+            installer_port=row["installer"], ecp_port=row["ecp"], profiler_port=row["profiler"],
+            console_port=row["console"], password=row["password"],
+        )  # fmt: skip
+        options = ("--scenario", str(scenario), "--lines", "-o", "out")
+        status, out, err = await profile(device, tmp_path, str(app), *options)
+    finally:
+        simulator.terminate()
+        await simulator.wait()
     assert status == 0, out + err
     [capture] = (tmp_path / "out").rglob("capture.bsprof")
     names, threads, stacks = check_capture(capture, app)
