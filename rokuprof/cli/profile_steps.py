@@ -1,6 +1,6 @@
 """What ``rokuprof profile`` checks before it installs anything, and how it says the run.
 
-:func:`prepare` turns the options into a :class:`~rokuprof.capture.profile_run.ProfilePlan` and
+:func:`prepare` turns the options into a :class:`~rokuprof.workflows.profile_run.ProfilePlan` and
 the loaded baseline, failing with exit status 2 before any work on anything wrong (no password,
 a bad scenario or app, an unreadable baseline). :func:`run_profile` runs the plan, prints the
 run's summary, writes the report, applies the gate and returns the exit status.
@@ -18,9 +18,7 @@ from rokuprof.app.manifest import MANIFEST_KEYS_DOC, ProfilerKeys
 from rokuprof.app.package import PackagedApp, PackageError, package_app
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.loop import CaptureConfig
-from rokuprof.capture.profile_run import ProfileFailed, ProfilePlan, profile
 from rokuprof.capture.record import FAILED, TRUNCATED
-from rokuprof.capture.watch import summary_lines
 from rokuprof.cli import exits
 from rokuprof.cli.gate import gate
 from rokuprof.cli.inputs import CaptureInputError, open_capture
@@ -32,6 +30,8 @@ from rokuprof.scenario.model import ScenarioError, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.units import size
 from rokuprof.views.text import printable
+from rokuprof.workflows.profile_run import ProfileFailed, ProfilePlan, profile
+from rokuprof.workflows.watch import summary_lines
 
 
 @dataclass(frozen=True)

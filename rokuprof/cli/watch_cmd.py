@@ -72,7 +72,7 @@ async def watch_until_closed(config: CaptureConfig, view: str) -> CaptureSummary
 
     from rokuprof.capture.signals import StopRequest
     from rokuprof.capture.stop import StopCause
-    from rokuprof.capture.watch import watch as run_watch
+    from rokuprof.workflows.watch import watch as run_watch
 
     stop = StopRequest()
     loop = asyncio.get_running_loop()
@@ -87,7 +87,7 @@ async def watch_until_closed(config: CaptureConfig, view: str) -> CaptureSummary
 
 def report_summary(summary: CaptureSummary, as_json: bool) -> None:
     """The closing report on standard output (JSON with ``--json``); never wrapped."""
-    from rokuprof.capture.watch import summary_json, summary_lines
+    from rokuprof.workflows.watch import summary_json, summary_lines
 
     if as_json:
         print_json(summary_json(summary))

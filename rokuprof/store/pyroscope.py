@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from rokuprof.backoff import backoff_delay
-from rokuprof.export import FORMATS
+from rokuprof.export_names import FORMATS
 from rokuprof.httpbody import IDENTITY, MAX_ANSWER_BYTES, answer_text, read_capped
 from rokuprof.store.files import write_atomic
 from rokuprof.store.layout import PYROSCOPE_MARKER, SessionDir, SessionStatus, sessions
