@@ -39,6 +39,7 @@ PURE = [
     "rokuprof.units",
     "rokuprof.views.live_figures",
     "rokuprof.daemon.collect",
+    "rokuprof.daemon.supervision",
     "rokuprof.app.manifest",
     "rokuprof.app.ignore",
     "rokuprof.scenario.model",
