@@ -32,6 +32,7 @@ PURE = [
     "rokuprof.capture.vitals",
     "rokuprof.sentry.side_measurements",
     "rokuprof.store.delivery",
+    "rokuprof.store.push_policy",
     "rokuprof.device.constants",
     "rokuprof.device.response",
     "rokuprof.device.installer_page",

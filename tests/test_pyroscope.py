@@ -77,8 +77,9 @@ class FakePyroscope:
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 self.pushes.append(Push(query, parts))
             answer = b"ok" if status < 400 else b'{"message":"bad profile"}'
+            wait = "Retry-After: 0\r\n" if status == 429 else ""  # as told: at once
             writer.write(
-                f"HTTP/1.1 {status} X\r\nContent-Length: {len(answer)}\r\n"
+                f"HTTP/1.1 {status} X\r\nContent-Length: {len(answer)}\r\n{wait}"
                 "Connection: close\r\n\r\n".encode()
                 + answer
             )
@@ -147,7 +148,7 @@ async def test_errors_and_hangs_are_retried_refusals_are_not(tmp_path: Path) -> 
         pusher = PyroscopePusher(tmp_path, fake.url, rng=lambda: draws.append(0.0) or 0.0, **FAST)
         await pushing(pusher, lambda: (session / MARKER).exists())
     assert len(fake.pushes) == 1 and fake.requests == 4 and pusher.stats.errors == 3
-    assert len(draws) == 3  # one jitter draw per retry, from the injected source
+    assert len(draws) == 2  # a jitter draw per backoff (503, the hang), from the injected source
     assert json.loads((session / MARKER).read_text())["status"] == 200
 
     refused = finished_session(tmp_path, "20261123T110000.000Z-bbbb")
