@@ -121,7 +121,8 @@ def diff_command(
     """Compare two captures (see HELP)."""
     from rokuprof.cli.gate import say_regressions  # the command's, not its help's
     from rokuprof.cli.layout import load_capture
-    from rokuprof.export.diff import compare, gate_verdict, regressions
+    from rokuprof.export.diff import compare, regressions
+    from rokuprof.export.diff_summary import gate_verdict
     from rokuprof.views.diff_view import render_diff
 
     err = stderr_console()
@@ -163,7 +164,7 @@ def diff_command(
             say_regressions(out, comparison, failed, fail_over, min_share)
 
     if html is not None:
-        verdict = gate_verdict(failed, fail_over) if fail_over is not None else None
+        verdict = gate_verdict(comparison, failed, fail_over) if fail_over is not None else None
         _write_html(html, inputs[0], inputs[1], comparison, labels, verdict)
         err.print(f"A/B page: {printable(html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):
