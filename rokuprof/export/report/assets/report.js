@@ -1242,8 +1242,7 @@
         body.append(el(
           "tr",
           { "data-row": i, "data-function": S[r[1]], "data-figure": figure, tabindex: 0, title: `${S[r[1]]} (${S[r[0]]}) in ${S[r[2]]}: show it in Functions`, onclick: show, onkeydown: (e) => e.key === "Enter" && show() },
-          el("td", { class: "text fn", text: S[r[1]] }),
-          el("td", { class: "text loc", text: shortWhere(S[r[2]], line) }),
+          el("td", { class: "text fn" }, el("b", { text: S[r[1]] }), el("span", { class: "loc", text: shortWhere(S[r[2]], line) })),
           el("td", { class: "text", text: label }),
           el("td", { text: q[0] === null ? "–" : f(q[0]) }),
           el("td", { text: q[1] === null ? "–" : f(q[1]) }),
@@ -1251,7 +1250,7 @@
           el("td", null, chip, text(fmtPct(q))),
         ));
       }
-      const head = el("tr", null, ...["Function", "Where", "Figure", "A", "B", "Δ", "Δ%"].map((h, k) => el("th", { class: k < 3 ? "text" : null, text: h })));
+      const head = el("tr", null, ...["Function", "Figure", "A", "B", "Δ", "Δ%"].map((h, k) => el("th", { class: k < 2 ? "text" : null, text: h })));
       return el("div", { class: "ab-list", id }, el("h2", { text: heading }),
         rows.length ? el("table", { class: "data compact" }, el("thead", null, head), body) : el("p", { class: "note", text: "none" }));
     };
