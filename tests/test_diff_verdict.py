@@ -108,6 +108,14 @@ def test_the_first_screen_names_the_top_regression_and_improvement(screens):
         assert re.search(r"−\d", shrank), shrank
 
 
+def test_a_top_regression_opens_in_functions_with_its_figure(screens):
+    clicked = screens["failed"]["screen"]["click"]
+    assert clicked["function"] == "decodeImage", clicked  # the leak ranks first
+    assert clicked["tab"] == "tab-functions" and clicked["inView"], clicked
+    assert clicked["figure"] == "self_live_bytes", clicked  # the figure it is ranked by
+    assert clicked["rows"] == ["decodeImage"], clicked
+
+
 def test_two_different_apps_are_compared_under_the_commands_warning(screens):
     warning = "warning: A and B are different apps (Café TV, Other App)"
     assert warning in screens["apps"]["stdout"]
