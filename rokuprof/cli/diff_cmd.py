@@ -54,16 +54,18 @@ figures `cpu`, `wall`; `"leak_sites"`: per call path that left memory live at th
 "growth_pct"}` with figures `live_bytes`, `live_count` (`--top` limits each list); plus
 `"fail_over"` with `--fail-over`.
 
-`--html FILE` writes an A/B page (the report's page, one self-contained file): per function,
-line and leak site A, B, Δ and Δ% (the figures `--json` prints, per second with
-`--per-second`), a call tree of both runs, and B's flame graph coloured by how each frame's
-total changed (new, grown, shrunk, on a scale); its title names both captures.
+`--html FILE` writes an A/B page (the report's page, one self-contained file): first the
+`--fail-over` verdict and the top regressions and improvements, then per function, line and
+leak site A, B, Δ and Δ% (the figures `--json` prints, per second with `--per-second`), a call
+tree of both runs, and B's flame graph coloured by how each frame's total changed (new, grown,
+shrunk, on a scale); its title names both captures.
 
 Exit status: 0 compared; 1 `--fail-over` found a function whose self wall grew by more than
-PCT percent (it says which; this wins over 3), or `--html` could not be written; 2 bad usage
-or a problem found before any work started (an input missing, unreadable or not a .bsprof, both
-inputs `-`, an `--html` file that cannot be written; nothing is written); 3 an input was
-incomplete or corrupt (what was read is compared, and a line on stderr says what is missing)."""
+PCT percent (it says which, by how much and by how many seconds; this wins over 3), or `--html`
+could not be written; 2 bad usage or a problem found before any work started (an input missing,
+unreadable or not a .bsprof, both inputs `-`, an `--html` file that cannot be written; nothing
+is written); 3 an input was incomplete or corrupt (what was read is compared, and a line on
+stderr says what is missing)."""
 
 
 @app.command(name="diff", help=HELP)
