@@ -9,7 +9,10 @@ written as the JSON writes them (:func:`~rokuprof.export.diff_rows.plain_number`
 of both runs merged by call path (thread, then function and file from the root), so that a path
 only A has is a row too: per node and metric its total and self figure in A and B, the total's
 Δ and Δ%; and per node of B's model its node of that tree (``flame``), which colours B's frames
-by how their total changed. Strings are indexes into the model's ``strings``, as elsewhere.
+by how their total changed. What the first screen says comes from
+:mod:`~rokuprof.export.diff_summary`, as the command says it: ``top`` (the top regressions and
+improvements, rows of ``functions``), ``warning`` (two different apps) and ``verdict`` (the
+gate's, set by the command). Strings are indexes into the model's ``strings``, as elsewhere.
 Pure: no I/O, no clock.
 """
 
