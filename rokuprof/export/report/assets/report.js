@@ -461,6 +461,9 @@
   app.append(header);
   // A diff page: both captures' facts under the heading, and what its figures are.
   if (DF && DF.verdict) app.append(abVerdict(DF.verdict));
+  if (DF && DF.warning) app.append(abWarning(DF.warning));
+  const abTop = DF ? el("section", { class: "ab-top", id: "ab-top", "aria-label": "Top regressions and improvements" }) : null;
+  if (DF) app.append(abTop);
   if (DF) app.append(el("div", { class: "ab", id: "ab-sides" }, sideFacts(DF.sides[0], "A"), sideFacts(DF.sides[1], "B"), el("p", { class: "basis", id: "ab-basis", text: `${diffBasis()} Timeline, flame graph (coloured by change), stack chart and bottom-up show B.` })));
   if (facts.problem) app.append(el("p", { class: `problem ${facts.status}`, id: "problem", text: `This capture is ${facts.status}: ${facts.problem}. The report shows everything read before that.` }));
   if (D.other) app.append(el("p", { class: "problem", id: "other-paths", text: D.other.note }));
@@ -1206,12 +1209,55 @@
 
   // ---------------------------------------------------------------- diff (A → B)
   // The gate's verdict (diff --fail-over), as the command decided its exit status: first on the page.
+  // Its words are Python's (export/diff_summary.verdict_text), the line the command prints.
   function abVerdict(v) {
-    const grown = (g) => (g === null || g === undefined ? "new in B" : `${g >= 0 ? "+" : ""}${g.toFixed(1)} %`);
-    const text = v.passed
-      ? `--fail-over ${v.pct} %: passed: no function's self wall grew by more than ${v.pct} %`
-      : `--fail-over ${v.pct} %: failed: ${v.failed.map((f) => `${f[0]} ${grown(f[2])}`).join(", ")}`;
-    return el("p", { class: v.passed ? "verdict passed" : "verdict failed", id: "ab-verdict", role: "status", text });
+    return el("p", { class: v.passed ? "verdict passed" : "verdict failed", id: "ab-verdict", role: "status", text: v.text });
+  }
+  // A and B are different apps: the command's warning, in its words (diff_summary.apps_warning).
+  function abWarning(w) {
+    return el("p", { class: "problem", id: "ab-apps-warning", role: "note", text: w });
+  }
+  // The first screen's lists: the top regressions and improvements, rows of the command's ranked
+  // table (DF.top: [row of DF.functions, the figure it is ranked by, its line in B]), each with
+  // that figure's A, B, Δ and Δ%. Filled once the diff formatters below exist; a click shows
+  // the function in Functions with that figure.
+  function fillAbTop(box) {
+    const shortWhere = (file, line) => `${file.slice(file.lastIndexOf("/") + 1)}${line ? `:${line}` : ""}`;
+    const list = (id, heading, rows) => {
+      const body = el("tbody");
+      for (const [i, figure, line] of rows) {
+        const r = DF.functions[i];
+        const [, label, kind] = DIFF_FIGURES.find(([k]) => k === figure);
+        const q = r[4][DF.metrics.indexOf(figure)];
+        const f = DIFF_FMT[kind];
+        const chip = el("span", { class: `chg ${changeKind(q)}` });
+        chip.style.background = changeColour(q);
+        const show = () => {
+          state.fnFilter = fnFilterBox.value = S[r[1]];
+          state.diffFigure = figure;
+          dirty.add("functions");
+          setTab("functions");
+          views.functions.scrollIntoView({ block: "start" });
+        };
+        body.append(el(
+          "tr",
+          { "data-row": i, "data-function": S[r[1]], "data-figure": figure, tabindex: 0, title: `${S[r[1]]} (${S[r[0]]}) in ${S[r[2]]}: show it in Functions`, onclick: show, onkeydown: (e) => e.key === "Enter" && show() },
+          el("td", { class: "text fn" }, el("b", { text: S[r[1]] }), el("span", { class: "loc", text: shortWhere(S[r[2]], line) })),
+          el("td", { class: "text", text: label }),
+          el("td", { text: q[0] === null ? "–" : f(q[0]) }),
+          el("td", { text: q[1] === null ? "–" : f(q[1]) }),
+          el("td", { text: signed(q[2], f) }),
+          el("td", null, chip, text(fmtPct(q))),
+        ));
+      }
+      const head = el("tr", null, ...["Function", "Figure", "A", "B", "Δ", "Δ%"].map((h, k) => el("th", { class: k < 2 ? "text" : null, text: h })));
+      return el("div", { class: "ab-list", id }, el("h2", { text: heading }),
+        rows.length ? el("table", { class: "data compact" }, el("thead", null, head), body) : el("p", { class: "note", text: "none" }));
+    };
+    box.append(
+      list("ab-regressions", "Top regressions", DF.top.regressions),
+      list("ab-improvements", "Top improvements", DF.top.improvements),
+    );
   }
 
   // A `rokuprof diff --html` page: D.diff holds every A/B figure as [A, B, Δ, Δ%], written by
@@ -1269,6 +1315,7 @@
     ["total_live_bytes", "Total live at end", "bytes"],
   ];
   const TREE_FMT = { wall: "wall", cpu: "cpu", calls: "calls", allocBytes: "bytes", liveBytes: "bytes" };
+  if (DF) fillAbTop(abTop);
   // The merged call tree of both runs (D.diff.tree): children, and whether a node has any figure.
   let DT = null;
   if (DF) {
