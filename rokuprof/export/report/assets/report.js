@@ -273,7 +273,7 @@
     zoom: -1, // node, -1: the root of the current thread selection
     search: "",
     range: null, // [first slot, end slot) or null
-    hideIdle: false,
+    hideIdle: true, // idle frames are left out until the reader shows them (a kept choice wins)
     waits: new Set(SUGGESTED_WAITS.filter((w) => fnName.includes(w))),
     sort: {
       tree: { key: "total:wall", dir: -1 },
@@ -298,6 +298,12 @@
     if (Array.isArray(saved)) state.waits = new Set(saved.filter((w) => typeof w === "string"));
   } catch {
     /* storage unavailable (file:// in some browsers): keep the suggestions */
+  }
+  try {
+    const kept = localStorage.getItem("rokuprof.hideIdle");
+    if (kept === "true" || kept === "false") state.hideIdle = kept === "true";
+  } catch {
+    /* storage unavailable: idle hidden */
   }
 
   // ---------------------------------------------------------------- figures for the state
@@ -556,7 +562,7 @@
   }
   const threadSelect = el("select", { id: "thread", onchange: (e) => setThread(Number(e.target.value)) }, el("option", { value: -1, text: "All threads" }));
   threadName.forEach((name, t) => threadSelect.append(el("option", { value: t, text: name })));
-  const hideIdleBox = el("input", { type: "checkbox", id: "hide-idle", onchange: (e) => setHideIdle(e.target.checked) });
+  const hideIdleBox = el("input", { type: "checkbox", id: "hide-idle", checked: state.hideIdle, onchange: (e) => setHideIdle(e.target.checked) });
   const waitsBox = el("span", { class: "waits", id: "waits" });
   const toolbar = el(
     "div",
@@ -626,6 +632,11 @@
   function setHideIdle(on) {
     state.hideIdle = on;
     hideIdleBox.checked = on;
+    try {
+      localStorage.setItem("rokuprof.hideIdle", String(on));
+    } catch {
+      /* not kept */
+    }
     invalidate(true);
   }
   function toggleWait(name, on) {
@@ -2929,12 +2940,15 @@
   function isSelected(f) {
     return f >= 0 && f === state.selected && state.search === fnName[f];
   }
-  // The function the panel shows: the selection, or one named as the search, or the top row.
+  // The function the panel shows: the selection, or one named as the search, or the top row that
+  // is not a wait (idle time answers nothing), else the top row.
   function buFocus(top) {
     if (isSelected(state.selected) && visibleFn(state.selected)) return state.selected;
     const q = state.search.trim();
     const named = q ? top.find((f) => fnName[f] === q) : undefined;
-    return named !== undefined ? named : top.length ? top[0] : -1;
+    if (named !== undefined) return named;
+    const busy = top.find((f) => !state.waits.has(fnName[f]));
+    return busy !== undefined ? busy : top.length ? top[0] : -1;
   }
   function buRefocus() {
     bu.focus = buFocus(bu.top);
