@@ -10,10 +10,11 @@ const TABLES = { functions: "functions", bottomup: "bottomup", tree: "calltree" 
 // (as drawn on its canvas, inside its scrolled box), each with whether it is inside the viewport
 // and not covered by something else.
 function firstRows({ view, table }) {
-  const inView = (top, bottom, left, right) => {
+  // seen: the box is inside the viewport; shown: what is at its middle is the row itself
+  const inView = (owner, top, bottom, left, right) => {
     const seen = top >= 0 && bottom <= innerHeight && bottom > top;
     const hit = seen ? document.elementFromPoint((left + right) / 2, (top + bottom) / 2) : null;
-    return { top, bottom, seen, hit: hit ? hit.tagName : null };
+    return { top, bottom, seen, shown: !!hit && owner.contains(hit) };
   };
   if (view === "flame") {
     const canvas = document.getElementById("flame");
@@ -23,10 +24,16 @@ function firstRows({ view, table }) {
     if (!root.length) return { rows: [] };
     const y = c.top + root[0].y;
     const top = Math.max(y, wrap.top), bottom = Math.min(y + 20, wrap.bottom);
-    return { rows: [{ ...inView(y, y + 20, c.left + 2, c.left + 60), clipped: bottom - top < 20 }] };
+    return { rows: [{ ...inView(canvas, y, y + 20, c.left + 2, c.left + 60), clipped: bottom - top < 20 }] };
   }
-  const rows = [...document.querySelectorAll(`#${table} tbody tr`)].slice(0, 3);
-  return { rows: rows.map((tr) => ({ ...inView(...(({ top, bottom, left, right }) => [top, bottom, left, right])(tr.getBoundingClientRect())), fn: tr.dataset.fn })) };
+  const own = document.getElementById(`diff-${table}`) || document.getElementById(table); // the A/B page's, or the report's
+  const rows = own ? [...own.querySelectorAll("tbody tr")].slice(0, 3) : [];
+  return {
+    rows: rows.map((tr) => {
+      const { top, bottom, left, right } = tr.getBoundingClientRect();
+      return { ...inView(tr, top, bottom, left, Math.min(right, left + 200)), fn: tr.dataset.fn };
+    }),
+  };
 }
 
 async function layoutAt(page, width, height, views) {
@@ -68,7 +75,7 @@ function paths() {
       const shown = td.querySelector(".clip.path, .path") || td;
       return { text: td.textContent, title: td.title, scroll: shown.scrollWidth, client: shown.clientWidth };
     });
-  return { functions: cells('#functions td[data-key="file"]'), bottomup: cells('#bottomup td[data-key="loc"]') };
+  return { functions: cells('#functions td[data-key="file"], #diff-functions td[data-key="file"]'), bottomup: cells('#bottomup td[data-key="loc"]') };
 }
 
 function timelineBox() {
