@@ -104,7 +104,15 @@ def test_idle_is_hidden_by_default_and_shown_by_the_toggle(pages):
         assert kept["checked"] is False and "waitPort" in kept["functions"]  # the choice is kept
 
 
+def rgb(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.removeprefix("rgb(").removesuffix(")").split(","))
+
+
 def test_a_thread_has_one_colour_by_its_name(pages):
+    for name in ("app", "session", "planted", "ab"):
+        for lane in pages[name]["lanes"]:  # the lane is drawn in its label's colour
+            drawn, label = rgb(lane["drawn"]), rgb(lane["colour"])
+            assert max(abs(a - b) for a, b in zip(drawn, label, strict=True)) <= 2, (name, lane)
     report = {lane["thread"]: lane["colour"] for lane in pages["planted"]["lanes"]}
     ab = {lane["thread"]: lane["colour"] for lane in pages["ab"]["lanes"]}
     # the loader is the first thread of the report and the second on the A/B page (B's order)

@@ -62,10 +62,26 @@ async function idle(page) {
   return { checked, functions, selected, waits: await page.$$eval("#waits .chip[data-wait]", (cs) => cs.map((c) => c.dataset.wait)) };
 }
 
+// Each lane: its label's swatch colour (computed style) and the colour drawn in the lane itself
+// (the canvas pixel at the bottom of its busiest column).
 function lanes() {
+  const tl = window.__report.timeline();
+  const canvas = document.getElementById("timeline");
+  const ctx = canvas.getContext("2d");
+  const scale = canvas.width / canvas.clientWidth;
+  const pixels = ctx.getImageData(0, 0, canvas.width, canvas.height).data; // one read-back
+  const drawn = {};
+  (tl.lanes || []).forEach((lane, i) => {
+    const busy = tl.busy[i];
+    const col = busy.indexOf(Math.max(...busy));
+    const x = Math.round((tl.left + col + 0.5) * scale), y = Math.round((lane.top + lane.height - 1) * scale);
+    const at = 4 * (y * canvas.width + x);
+    drawn[lane.thread] = `rgb(${pixels[at]}, ${pixels[at + 1]}, ${pixels[at + 2]})`;
+  });
   return [...document.querySelectorAll("#timeline-threads [data-thread]")].map((e) => ({
     thread: e.dataset.thread,
     colour: getComputedStyle(e.querySelector(".swatch")).backgroundColor,
+    drawn: drawn[e.dataset.thread] ?? null,
   }));
 }
 

@@ -816,6 +816,7 @@
     const cols = Math.max(1, Math.floor(g.plot));
     const per = SLOTS / cols;
     const busyAll = [];
+    const laneBoxes = [];
     lanes.forEach((lane, i) => {
       const busy = new Float64Array(cols);
       const { start, node, count } = lane;
@@ -832,6 +833,7 @@
       }
       busyAll.push(Array.from(busy));
       const y = g.lanesTop + i * (TL.lane + TL.gap);
+      laneBoxes.push({ thread: threadName[lane.t], top: y, height: TL.lane });
       ctx.fillStyle = "#f1f3f6";
       ctx.fillRect(TL.left, y, g.plot, TL.lane);
       ctx.fillStyle = threadColour(threadName[lane.t]);
@@ -843,6 +845,7 @@
         }
       }
     });
+    timelineInfo.lanes = laneBoxes;
     return busyAll;
   }
   // The counters in one strip: the live heap as an area, the device's vitals as lines, each
@@ -886,7 +889,7 @@
     }
     ctx.lineWidth = 1;
   }
-  const timelineInfo = { busy: [], vitals: {} };
+  const timelineInfo = { busy: [], vitals: {}, lanes: [] };
   // The marks: a dashed line across the timeline each, its label in the strip above the axis
   // (cut to the room before the next mark; the whole label in its title and in the list below).
   // Marks closer than MARK_GAP px share the first one's line (its title counts the others).
@@ -3360,7 +3363,7 @@
     },
     memFlame: () => (memFlame.layout ? { zoom: memFlame.zoom, total: memFlame.layout.total, chain: memFlame.layout.chain, rects: memFlame.layout.rects.map((r) => ({ node: r.node, depth: r.depth, x: r.x, w: r.w, value: r.value, fn: r.node >= 0 ? nodeFn[r.node] : -1 })) } : null),
     memWindow: () => ({ ...memW, buckets: MEM.buckets, merged: MEM.merged }),
-    timeline: () => ({ slots: SLOTS, hz: HZ, busy: timelineInfo.busy, left: TL.left, plot: tlGeometry().plot, top: tlGeometry().top, vitals: timelineInfo.vitals }),
+    timeline: () => ({ slots: SLOTS, hz: HZ, busy: timelineInfo.busy, left: TL.left, plot: tlGeometry().plot, top: tlGeometry().top, vitals: timelineInfo.vitals, lanes: timelineInfo.lanes }),
   };
   requestAnimationFrame(() => {
     window.__reportReady = true;
