@@ -8,15 +8,21 @@ whole path in the title, and the timeline collapses and stays so."""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+
 import pytest
 from diff_helpers import diff_in
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from report_helpers import START_MS, make_session, run_cli, stream, vitals_lines
 
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
 from rokuprof.bsprof.model import CALLS, CPU, MODULE, PATH, STRING, Footer
 from rokuprof.simulator.app import AppConfig, SyntheticApp
-from tests.viewers import VIEWERS
+from tests.viewers import REPO, VIEWERS, need_command
 from tests.viewers.report import open_reports, problems
 
 STEPS = VIEWERS / "report_layout.mjs"
@@ -171,3 +177,53 @@ def test_the_timeline_collapses_and_stays_collapsed(pages):
         assert (
             box["reopened"]["canvasShown"] and box["reopened"]["height"] == box["initial"]["height"]
         )
+
+
+# ---------------------------------------------------------------- shortPath, the page's own code
+
+REPORT_JS = REPO / "rokuprof" / "export" / "report" / "assets" / "report.js"
+SEGMENT = st.text(st.sampled_from("abcXYZ_.-09é"), min_size=1, max_size=30)
+
+
+def short_paths(cases: list[tuple[str, int]]) -> list[str]:
+    """The page's shortPath (its source, cut out of report.js) on each ``(path, room)``, in one
+    node process."""
+    node = need_command("node", "apt-get install nodejs")
+    source = REPORT_JS.read_text()
+    found = re.search(r"\n  function shortPath\(.*?\n  \}\n", source, re.S)
+    assert found, "shortPath is not in report.js"
+    script = found.group(0) + "process.stdout.write(JSON.stringify(JSON.parse(process.argv[1])"
+    script += ".map(([p, r]) => shortPath(p, r))));"
+    proc = subprocess.run(
+        [node, "-e", script, json.dumps(cases)], capture_output=True, text=True, timeout=30
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(SEGMENT, min_size=1, max_size=8).map(lambda s: "pkg:/" + "/".join(s)),
+            st.integers(min_value=1, max_value=60),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_short_paths_keep_whole_names_and_fit_when_they_can(cases):
+    for (path, room), shown in zip(cases, short_paths(cases), strict=True):
+        name = "/" + path.rsplit("/", 1)[1]
+        if len(path) <= room:
+            assert shown == path
+            continue
+        # "…" and a suffix of the path that starts at a "/": no name is cut
+        assert shown.startswith("…/") and path.endswith(shown[1:]), (path, room, shown)
+        assert shown.endswith(name)
+        if len(name) + 1 <= room:  # it fits, and is the longest suffix that does
+            assert len(shown) <= room
+            longer = path[: len(path) - len(shown) + 1].rsplit("/", 1)  # the next slash left
+            assert len(longer) == 1 or len(path) - len(longer[0]) + 1 > room
+        else:
+            assert shown == "…" + name  # the file's own name, whole, though longer than room
