@@ -262,8 +262,8 @@ def test_fail_over_exit_status(planted: tuple[Path, Path]) -> None:
     a, b = map(str, planted)
     proc = run_cli(a, b, "--fail-over", "50")
     assert proc.returncode == 1, proc.stderr
-    assert "2 function(s) grew by more than 50%" in proc.stdout
-    assert "loadSubtitles" in proc.stdout.split("grew by more than")[-1]
+    verdict = proc.stdout.split("--fail-over 50 %: failed: ")[1].splitlines()[0]
+    assert "loadSubtitles new in B (+" in verdict and "parseString +" in verdict, verdict
     # loadSubtitles is new (unbounded growth) but under 5 % of the run: --min-share skips it.
     assert run_cli(a, b, "--fail-over", "150", "--min-share", "5").returncode == 0
     assert run_cli(a, b, "--fail-over", "99", "--min-share", "5").returncode == 1

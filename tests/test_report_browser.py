@@ -74,7 +74,7 @@ def driven(tmp_path_factory):
     """The full sample's report, driven through every view."""
     directory = tmp_path_factory.mktemp("report")
     path = write_report(directory, "cafe-tv-full", sample("cafe-tv-full"))
-    [result] = open_reports([path], drive=True, shots=ARTIFACTS)
+    [result] = open_reports([path], drive=True, shots=ARTIFACTS, show_idle=True)
     return result, model(path.read_text())
 
 
@@ -90,7 +90,7 @@ def loaded(tmp_path_factory):
     hostile = stream(3.0, name=HOSTILE, names=(("parseJSON", HOSTILE), ("main", HOSTILE)))
     paths.append(write_report(directory, "hostile", input_from_bytes(hostile)))
     paths.append(write_report(directory, "long-names", long_names()))
-    results = open_reports(paths, drive=True, shots=ARTIFACTS)
+    results = open_reports(paths, drive=True, shots=ARTIFACTS, show_idle=True)
     return dict(zip(("cpu-only", "corrupt", "hostile", "long-names"), results, strict=True))
 
 
@@ -107,7 +107,7 @@ def deep(tmp_path_factory):
     directory = tmp_path_factory.mktemp("deep")
     inp = input_from_bytes(deep_stream(DEEP), limits=Limits(max_stack_depth=DEEP + 1))
     path = write_report(directory, "deep", inp)
-    [result] = open_reports([path], deep=True, shots=ARTIFACTS)
+    [result] = open_reports([path], deep=True, shots=ARTIFACTS, show_idle=True)
     return result
 
 
@@ -647,7 +647,8 @@ def test_tooltip_calls_are_the_frames_own(driven):
 
 def test_functions_table_fits_1280_px(driven, loaded):
     """At 1,280 px the functions table's main columns fit without a horizontal scrollbar: long
-    names, threads and files are clipped with an ellipsis, the whole text in the cell's title."""
+    names and threads are clipped with an ellipsis, files shortened at "/" (the file's own name
+    whole), the whole text in the cell's title."""
     main = ["function", "selfWall", "totalWall", "selfCpu", "totalCpu", "calls", "file"]
     memory = ["allocBytes", "frees", "liveBytes"]
     for name, result in [("full", driven[0]), *loaded.items()]:
@@ -658,12 +659,17 @@ def test_functions_table_fits_1280_px(driven, loaded):
         if name != "cpu-only":
             assert set(memory) <= set(fit["heads"]), name
         for cell in fit["clipped"]:
-            assert cell["title"] == cell["text"] and cell["ellipsis"] == "ellipsis", cell
-    clipped = {
-        c["text"] for c in loaded["long-names"]["steps"]["probe"]["fit"]["clipped"] if c["clipped"]
-    }
+            if cell["key"] == "file":
+                shown, whole = cell["text"], cell["title"]
+                assert shown == whole or whole.endswith(shown.removeprefix("…")), cell
+                assert not cell["clipped"] and shown.startswith(("pkg:/", "…/")), cell
+            else:
+                assert cell["title"] == cell["text"] and cell["ellipsis"] == "ellipsis", cell
+    cells = loaded["long-names"]["steps"]["probe"]["fit"]["clipped"]
+    clipped = {c["text"] for c in cells if c["clipped"]}
     assert LONG_NAME in clipped and LONG_THREAD in clipped
-    assert any(text.startswith(LONG_FILE + ":") for text in clipped)
+    long_file = [c["text"] for c in cells if c["title"].startswith(LONG_FILE + ":")]
+    assert long_file and all(text.startswith("…/Handlers.brs:") for text in long_file)
 
 
 def test_a_files_colour_is_a_function_of_its_name(driven, loaded):

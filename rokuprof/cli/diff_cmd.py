@@ -54,16 +54,18 @@ figures `cpu`, `wall`; `"leak_sites"`: per call path that left memory live at th
 "growth_pct"}` with figures `live_bytes`, `live_count` (`--top` limits each list); plus
 `"fail_over"` with `--fail-over`.
 
-`--html FILE` writes an A/B page (the report's page, one self-contained file): per function,
-line and leak site A, B, Δ and Δ% (the figures `--json` prints, per second with
-`--per-second`), a call tree of both runs, and B's flame graph coloured by how each frame's
-total changed (new, grown, shrunk, on a scale); its title names both captures.
+`--html FILE` writes an A/B page (the report's page, one self-contained file): first the
+`--fail-over` verdict and the top regressions and improvements, then per function, line and
+leak site A, B, Δ and Δ% (the figures `--json` prints, per second with `--per-second`), a call
+tree of both runs, and B's flame graph coloured by how each frame's total changed (new, grown,
+shrunk, on a scale); its title names both captures.
 
 Exit status: 0 compared; 1 `--fail-over` found a function whose self wall grew by more than
-PCT percent (it says which; this wins over 3), or `--html` could not be written; 2 bad usage
-or a problem found before any work started (an input missing, unreadable or not a .bsprof, both
-inputs `-`, an `--html` file that cannot be written; nothing is written); 3 an input was
-incomplete or corrupt (what was read is compared, and a line on stderr says what is missing)."""
+PCT percent (it says which, by how much and by how many seconds; this wins over 3), or `--html`
+could not be written; 2 bad usage or a problem found before any work started (an input missing,
+unreadable or not a .bsprof, both inputs `-`, an `--html` file that cannot be written; nothing
+is written); 3 an input was incomplete or corrupt (what was read is compared, and a line on
+stderr says what is missing)."""
 
 
 @app.command(name="diff", help=HELP)
@@ -121,7 +123,8 @@ def diff_command(
     """Compare two captures (see HELP)."""
     from rokuprof.cli.gate import say_regressions  # the command's, not its help's
     from rokuprof.cli.layout import load_capture
-    from rokuprof.export.diff import compare, gate_verdict, regressions
+    from rokuprof.export.diff import compare, regressions
+    from rokuprof.export.diff_summary import gate_verdict
     from rokuprof.views.diff_view import render_diff
 
     err = stderr_console()
@@ -163,7 +166,7 @@ def diff_command(
             say_regressions(out, comparison, failed, fail_over, min_share)
 
     if html is not None:
-        verdict = gate_verdict(failed, fail_over) if fail_over is not None else None
+        verdict = gate_verdict(comparison, failed, fail_over) if fail_over is not None else None
         _write_html(html, inputs[0], inputs[1], comparison, labels, verdict)
         err.print(f"A/B page: {printable(html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):

@@ -6,6 +6,7 @@ from rich.console import Console
 
 from rokuprof.export import ExportInput
 from rokuprof.export.diff import Comparison, FunctionDiff, compare, regressions
+from rokuprof.export.diff_summary import verdict_text
 from rokuprof.views.diff_view import render_diff
 from rokuprof.views.text import printable
 
@@ -46,27 +47,21 @@ def gate(
 def say_regressions(
     out: Console, comparison: Comparison, failed: list, over: float, min_share: float
 ) -> None:
-    """The ``--fail-over`` verdict: none grew more, or each function that did."""
-    how = " per second of run" if comparison.per_second else ""
+    """The ``--fail-over`` verdict in the A/B page's words (one line), then where each
+    function that grew more lives."""
+    line = printable(verdict_text(comparison, failed, over))
     if not failed:
         out.print(
-            f"--fail-over {over:g}%: no function's self wall{how} grew by more than {over:g}% "
-            f"(functions under {min_share:g}% of the run ignored)",
+            f"{line} (functions under {min_share:g}% of the run ignored)",
             soft_wrap=True,
+            markup=False,
             highlight=False,
         )
         return
-    out.print(
-        f"--fail-over {over:g}%: {len(failed)} function(s) grew by more than {over:g}%{how}:",
-        style="bold red",
-        soft_wrap=True,
-        highlight=False,
-    )
+    out.print(line, style="bold red", soft_wrap=True, markup=False, highlight=False)
     for d in failed:
-        growth = d.growth("self_wall")
-        grown = "new in B" if growth == float("inf") else f"{growth:+.1f}%"
         out.print(
-            f"  {printable(d.function)} ({printable(d.module)}, {printable(d.file)}): {grown}",
+            f"  {printable(d.function)}: {printable(d.module)}, {printable(d.file)}",
             soft_wrap=True,
             markup=False,
             highlight=False,

@@ -14,7 +14,8 @@ puts the function itself first. ``per_second`` divides each capture's figures by
 thread's busy time when there is no usable footer, the rule the Sentry conversion uses), for
 runs of different lengths.
 
-:func:`regressions` is the ``--fail-over`` check. Pure: no I/O, no clock.
+:func:`regressions` is the ``--fail-over`` check (:mod:`rokuprof.export.diff_summary` says its
+verdict in words). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -138,6 +139,7 @@ class FunctionDiff:
     a: Figures | None
     b: Figures | None
     score: float  # largest |change| of a self figure as a share of its run total (0..1+)
+    lead: str = "self_wall"  # the self figure whose change gave the score
 
     @property
     def module(self) -> str:
@@ -159,6 +161,10 @@ class FunctionDiff:
 
     def delta(self, metric: str) -> float:
         return self.after(metric) - self.before(metric)
+
+    def ranked_by(self, sort: str) -> str:
+        """The figure whose change ranks this function under ``sort``."""
+        return self.lead if sort == "change" else sort
 
     def growth(self, metric: str = "self_wall") -> float | None:
         """Relative change in percent (see :func:`growth`)."""
@@ -281,12 +287,13 @@ def compare(
         status = change_status(
             before, after, before and after and any(before.get(m) != after.get(m) for m in METRICS)
         )
-        score = 0.0
+        score, lead = 0.0, "self_wall"
         for m in SELF_METRICS:
             if scale[m]:
                 change = (after.get(m) if after else 0) - (before.get(m) if before else 0)
-                score = max(score, abs(change) / scale[m])
-        diffs.append(FunctionDiff(key, status, before, after, score))
+                if abs(change) / scale[m] > score:
+                    score, lead = abs(change) / scale[m], m
+        diffs.append(FunctionDiff(key, status, before, after, score, lead))
     diffs.sort(key=_sort_key(sort))
     lines, sites = compare_rows(la, lb), compare_rows(sa, sb)
     return Comparison(side_a, side_b, per_second, sort, diffs, lines, sites)
@@ -333,14 +340,3 @@ def regressions(
             found.append(d)
     found.sort(key=lambda d: (-(d.growth("self_wall") or 0.0), d.key))
     return found
-
-
-def gate_verdict(failed: list[FunctionDiff], over_pct: float) -> dict[str, object]:
-    """The gate's verdict as the A/B page shows it: the threshold, whether it passed, and each
-    of :func:`regressions`' functions (those that failed it) as ``[function, file, growth in
-    percent]`` (``None``: a function only in B, grown without bound)."""
-    return {
-        "pct": over_pct,
-        "passed": not failed,
-        "failed": [[d.function, d.file, growth_pct(d.growth("self_wall"))] for d in failed],
-    }

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rokuprof.export.diff import ADDED, REMOVED, SAME, Comparison, FunctionDiff, RunSide
+from rokuprof.export.diff_summary import apps_warning
 from rokuprof.sentry.sampling import WALL_UNITS
 from rokuprof.units import seconds, size
 from rokuprof.views.format import count
@@ -133,17 +134,9 @@ def render_diff(
     a, b = comparison.a, comparison.b
     console.print(_side_line("A", labels[0], a), soft_wrap=True)
     console.print(_side_line("B", labels[1], b), soft_wrap=True)
-    if a.app and b.app and a.app != b.app:
-        console.print(
-            Text.assemble(
-                ("warning: A and B are different apps (", "yellow"),
-                (printable(a.app), "yellow"),
-                (", ", "yellow"),
-                (printable(b.app), "yellow"),
-                ("): their functions are compared by name only", "yellow"),
-            ),
-            soft_wrap=True,
-        )
+    warning = apps_warning(a, b)
+    if warning:
+        console.print(Text(printable(warning), style="yellow"), soft_wrap=True)
     if a.wall_unit != b.wall_unit:  # pragma: no cover - both come from one option today
         console.print(Text("warning: the two runs use different wall units", style="yellow"))
     summary = (

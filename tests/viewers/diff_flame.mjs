@@ -54,6 +54,9 @@ async function main() {
       result.blockedRequests.push(url);
       return route.abort();
     });
+    // The figures are compared with every call path's, idle ones included: show them, as a
+    // reader who unticked "Hide idle" would.
+    await context.addInitScript(() => localStorage.setItem("rokuprof.hideIdle", "false"));
     const page = await context.newPage();
     page.on("console", (msg) => result.console.push({ type: msg.type(), text: msg.text() }));
     page.on("pageerror", (err) => result.pageErrors.push(String(err && err.stack ? err.stack : err)));

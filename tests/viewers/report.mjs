@@ -1,7 +1,7 @@
 // Open rokuprof HTML reports in headless Chromium, drive them like a person would, and report
 // what the page showed.
 //
-//   node tests/viewers/report.mjs [--drive | --deep | --steps MODULE] [--shots DIR] FILE...  > result.json
+//   node tests/viewers/report.mjs [--drive | --deep | --steps MODULE] [--shots DIR] [--show-idle] FILE...  > result.json
 //
 // Each file is served from an HTTP server on 127.0.0.1; every request other than the file itself
 // is blocked and recorded. Per file the result holds the console messages, page errors, dialogs,
@@ -12,7 +12,9 @@
 // its levels and back up, expand the whole call tree, its leak site); with --steps MODULE, the
 // steps of a view's own test: MODULE's default export, called as
 // `await steps(page, { dir, stem, shot, table, clickTab })`, returns what goes into the result.
-// With --shots DIR, a PNG of each view goes to DIR/<file stem>-<view>.png.
+// With --shots DIR, a PNG of each view goes to DIR/<file stem>-<view>.png. With --show-idle, the
+// page opens as for a reader who chose to show idle frames (the choice the page keeps in its
+// storage), for the checks that compare its figures with inspect's, which count every function.
 //
 // Exit status: 0 when every file was examined, 1 when the harness itself failed.
 
@@ -381,6 +383,7 @@ async function examine(browser, baseUrl, file, index, options) {
     result.blockedRequests.push(url);
     return route.abort();
   });
+  if (options.showIdle) await context.addInitScript(() => localStorage.setItem("rokuprof.hideIdle", "false"));
   const page = await context.newPage();
   page.on("console", (msg) => result.console.push({ type: msg.type(), text: msg.text() }));
   page.on("pageerror", (err) => result.pageErrors.push(String(err && err.stack ? err.stack : err)));
@@ -423,6 +426,7 @@ async function main() {
   for (let i = 0; i < args.length; i++) {
     if (args[i] === "--drive") options.drive = true;
     else if (args[i] === "--deep") options.deep = true;
+    else if (args[i] === "--show-idle") options.showIdle = true;
     else if (args[i] === "--shots") options.shots = path.resolve(args[++i]);
     else if (args[i] === "--steps") options.steps = (await import(pathToFileURL(path.resolve(args[++i])).href)).default;
     else files.push(path.resolve(args[i]));

@@ -48,10 +48,13 @@ def open_reports(
     deep: bool = False,
     shots: Path | None = None,
     steps: Path | None = None,
+    show_idle: bool = False,
 ) -> list:
     """One result dict per file (see report.mjs); ``deep``: the steps for a very deep call path
     (zoom through its levels, expand the call tree, its leak site); ``steps``: a module of steps
-    of its own (its default export drives the page and returns what it saw)."""
+    of its own (its default export drives the page and returns what it saw); ``show_idle``: open
+    the pages as for a reader who chose to show idle frames (the page hides them by default), for
+    checks that compare its figures with every function's."""
     need_browser()
     args = ["node", str(SCRIPT)]
     if drive:
@@ -60,6 +63,8 @@ def open_reports(
         args.append("--deep")
     if steps is not None:
         args += ["--steps", str(steps)]
+    if show_idle:
+        args.append("--show-idle")
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
         args += ["--shots", str(shots)]

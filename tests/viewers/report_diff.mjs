@@ -86,8 +86,8 @@ export default async function diffPage(page, { dir, stem, table }) {
   // the tooltip of the widest frame below the thread frames
   const widest = steps.flame.wall.frames.filter((r) => r.depth >= 2 && r.key).sort((a, b) => b.w - a.w)[0];
   if (widest) {
-    const box = await (await page.$("#flame")).boundingBox();
-    await page.mouse.move(box.x + widest.x + widest.w / 2, box.y + widest.y + 10);
+    // hover() scrolls the frame into view first, wherever the first screen ends
+    await page.locator("#flame").hover({ position: { x: widest.x + widest.w / 2, y: widest.y + 10 } });
     steps.tip = { node: widest.node, key: widest.key, row: await page.$eval('.tip tr[data-key="diff"]', (tr) => [tr.cells[0].textContent, tr.cells[1].textContent]).catch(() => null) };
     await page.mouse.move(0, 0);
   }

@@ -9,7 +9,10 @@ written as the JSON writes them (:func:`~rokuprof.export.diff_rows.plain_number`
 of both runs merged by call path (thread, then function and file from the root), so that a path
 only A has is a row too: per node and metric its total and self figure in A and B, the total's
 Δ and Δ%; and per node of B's model its node of that tree (``flame``), which colours B's frames
-by how their total changed. Strings are indexes into the model's ``strings``, as elsewhere.
+by how their total changed. What the first screen says comes from
+:mod:`~rokuprof.export.diff_summary`, as the command says it: ``top`` (the top regressions and
+improvements, rows of ``functions``), ``warning`` (two different apps) and ``verdict`` (the
+gate's, set by the command). Strings are indexes into the model's ``strings``, as elsewhere.
 Pure: no I/O, no clock.
 """
 
@@ -21,6 +24,7 @@ from pathlib import PurePath
 from rokuprof.export.diff import METRICS, Comparison, RunSide, per_second_factor
 from rokuprof.export.diff_rows import LINE_METRICS, SITE_METRICS, RowDiff, growth, growth_pct
 from rokuprof.export.diff_rows import plain_number as num
+from rokuprof.export.diff_summary import apps_warning, top_changes
 from rokuprof.export.model import ExportInput
 from rokuprof.export.report.model import StringTable, build_model, capture_label
 from rokuprof.export.report.page import render_html
@@ -95,6 +99,8 @@ def diff_model(
         sites.append([sid(module), path, r.status, _row_quads(r, len(SITE_METRICS))])
     tree, flame = merged_tree(model_b, a, b, comparison.per_second, sid)
     return {
+        "warning": apps_warning(comparison.a, comparison.b),
+        "top": top_rows(model_b, comparison),
         "label": f"{short_name(labels[0])} → {short_name(labels[1])}",  # a title, not paths
         "perSecond": comparison.per_second,
         "sameWithinPct": SAME_WITHIN_PCT,
@@ -108,6 +114,29 @@ def diff_model(
         "tree": tree,
         "flame": flame,
     }
+
+
+def top_rows(model_b: dict, comparison: Comparison) -> dict[str, list[list]]:
+    """The first screen's lists (:func:`~rokuprof.export.diff_summary.top_changes`): per row
+    ``[index into "functions", the figure it is ranked by, its line in B (0: unknown)]``."""
+    strings, fns = model_b["strings"], model_b["functions"]
+    thread_names = [strings[name] for _, name in model_b["threads"]]
+    line_of = {
+        (thread_names[t], strings[name], strings[file]): line
+        for t, name, file, line in zip(
+            fns["thread"], fns["name"], fns["file"], fns["line"], strict=True
+        )
+    }
+
+    def rows(indexes: list[int]) -> list[list]:
+        out = []
+        for i in indexes:
+            d = comparison.functions[i]
+            out.append([i, d.ranked_by(comparison.sort), line_of.get(d.key, 0)])
+        return out
+
+    grew, shrank = top_changes(comparison)
+    return {"regressions": rows(grew), "improvements": rows(shrank)}
 
 
 def short_name(label: str) -> str:

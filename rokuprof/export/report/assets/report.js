@@ -216,7 +216,7 @@
   // ---------------------------------------------------------------- colours
   // Frames are coloured by source file: the hue (and a little of the saturation and lightness)
   // is a hash of the file's name alone, so a file has the same colour in every report. Thread
-  // lanes on the timeline take these in turn.
+  // lanes on the timeline take these by a hash of the thread's name.
   const PALETTE = [
     [214, 62, 70], [28, 80, 66], [145, 45, 62], [350, 60, 74], [265, 45, 74], [45, 78, 62],
     [188, 55, 60], [12, 62, 70], [95, 40, 62], [320, 40, 74], [230, 35, 72], [60, 50, 58],
@@ -258,8 +258,21 @@
     const shade = (hashString(name) % 7) - 3; // a little variation between a file's functions
     return hsl(h, s, l + shade);
   }
-  const threadColour = (t) => {
-    const [h, s, l] = PALETTE[(t + 0) % PALETTE.length];
+  // A thread's colour follows its name (a hash into the palette), never its position: a thread
+  // has the same colour in every report and on the A/B page. Two names of one page that hash to
+  // the same colour: the later one in name order takes the next colour that is free.
+  const threadSlot = new Map();
+  {
+    const taken = new Set();
+    for (const name of [...new Set(D.threads.map(([, s]) => D.strings[s]))].sort()) {
+      let k = mix(hashString(name)) % PALETTE.length;
+      for (let i = 0; i < PALETTE.length && taken.has(k); i++) k = (k + 1) % PALETTE.length;
+      taken.add(k);
+      threadSlot.set(name, k);
+    }
+  }
+  const threadColour = (name) => {
+    const [h, s, l] = PALETTE[threadSlot.get(name) ?? mix(hashString(name)) % PALETTE.length];
     return hsl(h, s, l - 12);
   };
 
@@ -273,7 +286,7 @@
     zoom: -1, // node, -1: the root of the current thread selection
     search: "",
     range: null, // [first slot, end slot) or null
-    hideIdle: false,
+    hideIdle: true, // idle frames are left out until the reader shows them (a kept choice wins)
     waits: new Set(SUGGESTED_WAITS.filter((w) => fnName.includes(w))),
     sort: {
       tree: { key: "total:wall", dir: -1 },
@@ -298,6 +311,12 @@
     if (Array.isArray(saved)) state.waits = new Set(saved.filter((w) => typeof w === "string"));
   } catch {
     /* storage unavailable (file:// in some browsers): keep the suggestions */
+  }
+  try {
+    const kept = localStorage.getItem("rokuprof.hideIdle");
+    if (kept === "true" || kept === "false") state.hideIdle = kept === "true";
+  } catch {
+    /* storage unavailable: idle hidden */
   }
 
   // ---------------------------------------------------------------- figures for the state
@@ -438,6 +457,22 @@
     return el("a", { class: "src", href, "data-file": file, "data-line": line || null, title: `Open ${file}:${line || 1} in the editor`, text: shown });
   }
   const whereLink = (f) => srcLink(fnFile[f], fnLine[f], fnWhere(f));
+  // A path shortened at "/" to at most `room` characters: the leading directories give way to
+  // "…" whole, one at a time ("…/components/HomeScene.brs:10", then "…/HomeScene.brs:10"); the
+  // file's own name is never cut, even when it alone is longer. One pass over the path.
+  function shortPath(path, room) {
+    if (path.length <= room) return path;
+    let last = -1;
+    for (let i = path.indexOf("/"); i >= 0; i = path.indexOf("/", i + 1)) {
+      if (path.length - i + 1 <= room) return `…${path.slice(i)}`;
+      last = i;
+    }
+    return last >= 0 ? `…${path.slice(last)}` : path;
+  }
+  // The characters a path column gets: narrow for the Functions table's many columns, wider
+  // where the location has a column of its own (call tree, bottom-up); read at each render.
+  const pathRoom = (wide) => (wide ? Math.max(24, Math.min(64, Math.round(innerWidth / 30))) : Math.max(16, Math.min(48, Math.round(innerWidth / 55))));
+  const shortWhereLink = (f) => srcLink(fnFile[f], fnLine[f], shortPath(fnWhere(f), pathRoom(true)));
 
   // ---------------------------------------------------------------- page skeleton
   const app = document.getElementById("app");
@@ -461,6 +496,9 @@
   app.append(header);
   // A diff page: both captures' facts under the heading, and what its figures are.
   if (DF && DF.verdict) app.append(abVerdict(DF.verdict));
+  if (DF && DF.warning) app.append(abWarning(DF.warning));
+  const abTop = DF ? el("section", { class: "ab-top", id: "ab-top", "aria-label": "Top regressions and improvements" }) : null;
+  if (DF) app.append(abTop);
   if (DF) app.append(el("div", { class: "ab", id: "ab-sides" }, sideFacts(DF.sides[0], "A"), sideFacts(DF.sides[1], "B"), el("p", { class: "basis", id: "ab-basis", text: `${diffBasis()} Timeline, flame graph (coloured by change), stack chart and bottom-up show B.` })));
   if (facts.problem) app.append(el("p", { class: `problem ${facts.status}`, id: "problem", text: `This capture is ${facts.status}: ${facts.problem}. The report shows everything read before that.` }));
   if (D.other) app.append(el("p", { class: "problem", id: "other-paths", text: D.other.note }));
@@ -480,7 +518,7 @@
   const clearRange = el("button", { class: "btn", id: "range-clear", hidden: true, text: "Whole run", onclick: () => setRange(null) });
   // Marks: labelled lines over the canvas (elements, so that a label is text, never drawn markup).
   const tlMarks = marks.length ? el("div", { class: "tl-marks", id: "timeline-marks", "aria-hidden": "true" }) : null;
-  const vitalsText = el("p", { class: "vitals", id: "vitals-text" });
+  const vitalsText = el("span", { class: "vitals", id: "vitals-text" });
   VITALS.forEach((v, i) => {
     if (i) vitalsText.append(text(" · "));
     vitalsText.append(text(`${v.label} peak `), el("b", { "data-series": v.key, "data-points": v.points.length, "data-value": v.peak, style: `color: ${v.colour}`, text: vitalText(v, v.peak) }));
@@ -515,18 +553,41 @@
       );
     });
   }
-  main.append(
-    el(
-      "section",
-      { class: "panel timeline" },
-      el("div", { class: "head" }, el("h2", { text: "Timeline" }), rangeText, clearRange, heapText, el("span", { class: "hint", text: "Drag across the timeline to look at a time range; every view follows it." })),
-      SESSION ? el("div", { class: "tl-wrap" }, tlCanvas, tlMarks) : tlCanvas,
-      ...(SESSION ? sessionParts() : []),
-    ),
+  // The timeline is compact (thin lanes, the counters in one strip, their figures in its head
+  // row) and collapses to that row; the reader's choice is kept (localStorage "rokuprof.timeline").
+  // Lane names are text beside the canvas, each with its thread's colour.
+  let timelineOpen = true;
+  try {
+    timelineOpen = localStorage.getItem("rokuprof.timeline") !== "collapsed";
+  } catch {
+    /* storage unavailable: open */
+  }
+  const tlLabels = el("div", { class: "tl-labels", id: "timeline-threads" });
+  const tlToggle = el("button", { class: "tl-toggle", id: "timeline-toggle", "aria-expanded": String(timelineOpen), "aria-controls": "timeline-body", title: "Hide or show the timeline", text: "Timeline", onclick: () => setTimelineOpen(!timelineOpen) });
+  const tlHint = "Drag across the timeline to look at a time range; every view follows it.";
+  const tlSection = el(
+    "section",
+    { class: `panel timeline${timelineOpen ? "" : " collapsed"}`, id: "timeline-panel" },
+    el("div", { class: "head" }, el("h2", null, tlToggle), rangeText, clearRange, heapText, VITALS.length ? vitalsText : null, el("span", { class: "hint", title: tlHint, text: tlHint })),
+    el("div", { class: "tl-body", id: "timeline-body" }, el("div", { class: "tl-wrap" }, tlCanvas, tlLabels, tlMarks), ...(SESSION ? sessionParts() : [])),
   );
+  main.append(tlSection);
+  function setTimelineOpen(open) {
+    timelineOpen = open;
+    tlSection.classList.toggle("collapsed", !open);
+    tlToggle.setAttribute("aria-expanded", String(open));
+    try {
+      localStorage.setItem("rokuprof.timeline", open ? "open" : "collapsed");
+    } catch {
+      /* not kept */
+    }
+    if (open) drawTimeline();
+    dirty.add("flame"); // the flame graph's box takes the room that was freed or taken
+    renderActive();
+  }
   // Below the timeline: the marks with their times, and what was left out of the session's files.
   function sessionParts() {
-    const out = VITALS.length ? [vitalsText, vitalsRange] : [];
+    const out = VITALS.length ? [vitalsRange] : [];
     if (marks.length) {
       const list = el("ol", { class: "marks", id: "marks", "aria-label": "Marks" });
       for (const [at, label] of marks) list.append(el("li", { "data-at": at }, el("span", { class: "t", text: fmtSeconds(at) }), text(" "), el("span", { class: "label", text: label })));
@@ -556,7 +617,7 @@
   }
   const threadSelect = el("select", { id: "thread", onchange: (e) => setThread(Number(e.target.value)) }, el("option", { value: -1, text: "All threads" }));
   threadName.forEach((name, t) => threadSelect.append(el("option", { value: t, text: name })));
-  const hideIdleBox = el("input", { type: "checkbox", id: "hide-idle", onchange: (e) => setHideIdle(e.target.checked) });
+  const hideIdleBox = el("input", { type: "checkbox", id: "hide-idle", checked: state.hideIdle, onchange: (e) => setHideIdle(e.target.checked) });
   const waitsBox = el("span", { class: "waits", id: "waits" });
   const toolbar = el(
     "div",
@@ -626,6 +687,11 @@
   function setHideIdle(on) {
     state.hideIdle = on;
     hideIdleBox.checked = on;
+    try {
+      localStorage.setItem("rokuprof.hideIdle", String(on));
+    } catch {
+      /* not kept */
+    }
     invalidate(true);
   }
   function toggleWait(name, on) {
@@ -655,23 +721,56 @@
   }
 
   // ---------------------------------------------------------------- timeline
-  const TL = { lane: 20, gap: 3, heap: 54, axis: 18, left: 150, marks: 18, vital: 40 };
+  // Compact: a thread lane is TL.lane px high, the counters (live heap, the device's CPU and
+  // memory) share one strip, each line scaled to its own peak.
+  const TL = { lane: 11, gap: 2, counter: 30, axis: 16, left: 150, marks: 16 };
+  const HEAP_COLOUR = "#3559d6";
   let tlDrag = null;
   function tlGeometry() {
     const width = tlCanvas.clientWidth || 1000;
     const heapOn = heap.length > 0;
     const top = marks.length ? TL.marks : 0; // a strip for the marks' labels
-    let y = top + TL.axis + lanes.length * (TL.lane + TL.gap) + (heapOn ? TL.heap + 8 : 0);
-    const strips = VITALS.map((v) => {
-      y += TL.vital + 8;
-      return { v, y: y - TL.vital - 2 };
-    });
-    return { width, height: y + 2, heapOn, top, strips, plot: width - TL.left - 8 };
+    const lanesTop = top + TL.axis;
+    const counters = heapOn || VITALS.length > 0;
+    const counterTop = lanesTop + lanes.length * (TL.lane + TL.gap) + 4;
+    const height = counters ? counterTop + TL.counter + 2 : counterTop - 2;
+    return { width, height, heapOn, top, lanesTop, counters, counterTop, plot: width - TL.left - 8 };
   }
   const slotX = (g, s) => TL.left + (s / SLOTS) * g.plot;
   const secondsX = (g, at) => TL.left + Math.min(1, Math.max(0, (at * HZ) / SLOTS)) * g.plot;
   const xSlot = (g, x) => Math.min(SLOTS, Math.max(0, ((x - TL.left) / g.plot) * SLOTS));
+  // The lanes' names (and the counters' legend) as text in the canvas's left margin.
+  let labelsKey = "";
+  function placeLabels(g) {
+    const key = `${g.lanesTop}:${g.counterTop}`;
+    if (labelsKey === key) return;
+    labelsKey = key;
+    const rows = lanes.map((lane, i) => {
+      const name = threadName[lane.t];
+      const swatch = el("i", { class: "swatch" });
+      swatch.style.background = threadColour(name);
+      const row = el("div", { class: "lane", "data-thread": name, title: name }, swatch, el("span", { class: "name", text: name }));
+      row.style.top = `${g.lanesTop + i * (TL.lane + TL.gap)}px`;
+      row.style.height = row.style.lineHeight = `${TL.lane}px`;
+      return row;
+    });
+    if (g.counters) {
+      const legend = el("div", { class: "counter", id: "timeline-counters" });
+      const series = [...(g.heapOn ? [["live heap", HEAP_COLOUR]] : []), ...VITALS.map((v) => [v.label, v.colour])];
+      series.forEach(([label, colour], i) => {
+        const item = el("span", { text: label });
+        item.style.color = colour;
+        if (i) legend.append(text(" · "));
+        legend.append(item);
+      });
+      legend.style.top = `${g.counterTop}px`;
+      legend.style.height = `${TL.counter}px`;
+      rows.push(legend);
+    }
+    tlLabels.replaceChildren(...rows);
+  }
   function drawTimeline() {
+    if (!timelineOpen) return;
     const g = tlGeometry();
     const dpr = window.devicePixelRatio || 1;
     tlCanvas.style.height = `${g.height}px`;
@@ -680,8 +779,9 @@
     const ctx = tlCanvas.getContext("2d");
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, g.width, g.height);
-    ctx.font = "12px system-ui, sans-serif";
+    ctx.font = "11px system-ui, sans-serif";
     ctx.textBaseline = "middle";
+    placeLabels(g);
     // axis
     const seconds = SLOTS / HZ;
     const step = niceStep(seconds / Math.max(2, g.plot / 110));
@@ -689,105 +789,16 @@
     ctx.strokeStyle = "#eef0f3";
     for (let s = 0; s <= seconds + 1e-9; s += step) {
       const x = slotX(g, s * HZ);
-      ctx.fillRect(x, g.top + TL.axis - 5, 1, 4);
+      ctx.fillRect(x, g.top + TL.axis - 4, 1, 3);
       ctx.textAlign = "center";
-      ctx.fillText(fmtSeconds(s).replace(/^0$/, "0 s"), Math.min(x, g.width - 24), g.top + 7);
+      ctx.fillText(fmtSeconds(s).replace(/^0$/, "0 s"), Math.min(x, g.width - 24), g.top + 6);
       ctx.beginPath();
       ctx.moveTo(x + 0.5, g.top + TL.axis);
       ctx.lineTo(x + 0.5, g.height);
       ctx.stroke();
     }
-    // lanes: busy share per pixel column
-    const cols = Math.max(1, Math.floor(g.plot));
-    let y = g.top + TL.axis;
-    const busyAll = [];
-    for (const lane of lanes) {
-      const busy = new Float64Array(cols);
-      const per = SLOTS / cols;
-      const { start, node, count } = lane;
-      for (let i = 0; i < start.length; i++) {
-        const f = nodeFn[node[i]];
-        if (state.hideIdle && f >= 0 && hiddenFn[f]) continue;
-        let a = start[i], b = start[i] + count[i];
-        while (a < b) {
-          const c = Math.min(cols - 1, Math.floor(a / per));
-          const edge = Math.min(b, (c + 1) * per);
-          busy[c] += Math.max(0, edge - a);
-          a = edge > a ? edge : b;
-        }
-      }
-      busyAll.push(busy);
-      ctx.fillStyle = "#5f6b7a";
-      ctx.textAlign = "right";
-      const name = threadName[lane.t];
-      ctx.fillText(name.length > 20 ? `${name.slice(0, 19)}…` : name, TL.left - 10, y + TL.lane / 2);
-      ctx.fillStyle = "#f1f3f6";
-      ctx.fillRect(TL.left, y, g.plot, TL.lane);
-      ctx.fillStyle = threadColour(lane.t);
-      for (let c = 0; c < cols; c++) {
-        const share = Math.min(1, busy[c] / per);
-        if (share > 0) {
-          const h = Math.max(1, share * TL.lane);
-          ctx.fillRect(TL.left + c, y + TL.lane - h, 1, h);
-        }
-      }
-      y += TL.lane + TL.gap;
-    }
-    // heap
-    if (g.heapOn) {
-      y += 6;
-      const max = Math.max(1, heapPeak);
-      ctx.fillStyle = "#5f6b7a";
-      ctx.textAlign = "right";
-      ctx.fillText("live heap", TL.left - 10, y + 12);
-      ctx.fillStyle = "#8d97a5";
-      ctx.fillText(`peak ${fmtBytes(heapPeak)}`, TL.left - 10, y + 28);
-      ctx.fillStyle = "#f1f3f6";
-      ctx.fillRect(TL.left, y, g.plot, TL.heap);
-      ctx.beginPath();
-      ctx.moveTo(TL.left, y + TL.heap);
-      let lastY = y + TL.heap;
-      for (const [s, b] of heap) {
-        const x = slotX(g, s);
-        const hy = y + TL.heap - (b / max) * (TL.heap - 4);
-        ctx.lineTo(x, lastY);
-        ctx.lineTo(x, hy);
-        lastY = hy;
-      }
-      ctx.lineTo(TL.left + g.plot, lastY);
-      ctx.lineTo(TL.left + g.plot, y + TL.heap);
-      ctx.closePath();
-      ctx.fillStyle = "rgba(53, 89, 214, 0.18)";
-      ctx.fill();
-      ctx.strokeStyle = "#3559d6";
-      ctx.lineWidth = 1.3;
-      ctx.stroke();
-      ctx.lineWidth = 1;
-    }
-    // device vitals: a strip each, its line through the readings (0 at the bottom)
-    timelineInfo.vitals = {};
-    for (const { v, y: sy } of g.strips) {
-      ctx.fillStyle = "#5f6b7a";
-      ctx.textAlign = "right";
-      ctx.fillText(v.label, TL.left - 10, sy + 12);
-      ctx.fillStyle = "#8d97a5";
-      ctx.fillText(`peak ${vitalText(v, v.peak)}`, TL.left - 10, sy + 28);
-      ctx.fillStyle = "#f1f3f6";
-      ctx.fillRect(TL.left, sy, g.plot, TL.vital);
-      const max = Math.max(v.key === "cpu" ? 100 : 1, v.peak);
-      ctx.beginPath();
-      v.points.forEach(([at, x], i) => {
-        const px = secondsX(g, at), py = sy + TL.vital - (x / max) * (TL.vital - 4);
-        if (i) ctx.lineTo(px, py);
-        else ctx.moveTo(px, py);
-      });
-      if (v.points.length === 1) ctx.lineTo(secondsX(g, v.points[0][0]) + 2, sy + TL.vital - (v.points[0][1] / max) * (TL.vital - 4));
-      ctx.strokeStyle = v.colour;
-      ctx.lineWidth = 1.3;
-      ctx.stroke();
-      ctx.lineWidth = 1;
-      timelineInfo.vitals[v.key] = { points: v.points.length, top: sy, height: TL.vital, max };
-    }
+    timelineInfo.busy = drawLanes(ctx, g);
+    if (g.counters) drawCounters(ctx, g);
     placeMarks(g);
     // selection
     const sel = tlDrag ? [Math.min(tlDrag.a, tlDrag.b), Math.max(tlDrag.a, tlDrag.b)] : state.range;
@@ -802,9 +813,86 @@
       ctx.strokeRect(x0, top, Math.max(1, x1 - x0), h - 1);
       ctx.lineWidth = 1;
     }
-    timelineInfo.busy = busyAll.map((b) => Array.from(b));
   }
-  const timelineInfo = { busy: [], vitals: {} };
+  // Each thread's busy share per pixel column, in its lane (idle functions left out when hidden).
+  function drawLanes(ctx, g) {
+    const cols = Math.max(1, Math.floor(g.plot));
+    const per = SLOTS / cols;
+    const busyAll = [];
+    const laneBoxes = [];
+    lanes.forEach((lane, i) => {
+      const busy = new Float64Array(cols);
+      const { start, node, count } = lane;
+      for (let k = 0; k < start.length; k++) {
+        const f = nodeFn[node[k]];
+        if (state.hideIdle && f >= 0 && hiddenFn[f]) continue;
+        let a = start[k], b = start[k] + count[k];
+        while (a < b) {
+          const c = Math.min(cols - 1, Math.floor(a / per));
+          const edge = Math.min(b, (c + 1) * per);
+          busy[c] += Math.max(0, edge - a);
+          a = edge > a ? edge : b;
+        }
+      }
+      busyAll.push(Array.from(busy));
+      const y = g.lanesTop + i * (TL.lane + TL.gap);
+      laneBoxes.push({ thread: threadName[lane.t], top: y, height: TL.lane });
+      ctx.fillStyle = "#f1f3f6";
+      ctx.fillRect(TL.left, y, g.plot, TL.lane);
+      ctx.fillStyle = threadColour(threadName[lane.t]);
+      for (let c = 0; c < cols; c++) {
+        const share = Math.min(1, busy[c] / per);
+        if (share > 0) {
+          const h = Math.max(1, share * TL.lane);
+          ctx.fillRect(TL.left + c, y + TL.lane - h, 1, h);
+        }
+      }
+    });
+    timelineInfo.lanes = laneBoxes;
+    return busyAll;
+  }
+  // The counters in one strip: the live heap as an area, the device's vitals as lines, each
+  // scaled to its own peak (0 at the bottom); their figures are in the head row.
+  function drawCounters(ctx, g) {
+    const y = g.counterTop, H = TL.counter;
+    ctx.fillStyle = "#f1f3f6";
+    ctx.fillRect(TL.left, y, g.plot, H);
+    if (g.heapOn) {
+      const max = Math.max(1, heapPeak);
+      ctx.beginPath();
+      ctx.moveTo(TL.left, y + H);
+      let lastY = y + H;
+      for (const [s, b] of heap) {
+        const x = slotX(g, s);
+        const hy = y + H - (b / max) * (H - 3);
+        ctx.lineTo(x, lastY);
+        ctx.lineTo(x, hy);
+        lastY = hy;
+      }
+      ctx.lineTo(TL.left + g.plot, lastY);
+      ctx.lineTo(TL.left + g.plot, y + H);
+      ctx.closePath();
+      ctx.fillStyle = "rgba(53, 89, 214, 0.16)";
+      ctx.fill();
+      ctx.strokeStyle = HEAP_COLOUR;
+      ctx.lineWidth = 1.2;
+      ctx.stroke();
+    }
+    timelineInfo.vitals = {};
+    for (const v of VITALS) {
+      const max = Math.max(v.key === "cpu" ? 100 : 1, v.peak);
+      const py = (x) => y + H - (x / max) * (H - 3);
+      ctx.beginPath();
+      v.points.forEach(([at, x], i) => (i ? ctx.lineTo(secondsX(g, at), py(x)) : ctx.moveTo(secondsX(g, at), py(x))));
+      if (v.points.length === 1) ctx.lineTo(secondsX(g, v.points[0][0]) + 2, py(v.points[0][1]));
+      ctx.strokeStyle = v.colour;
+      ctx.lineWidth = 1.2;
+      ctx.stroke();
+      timelineInfo.vitals[v.key] = { points: v.points.length, top: y, height: H, max };
+    }
+    ctx.lineWidth = 1;
+  }
+  const timelineInfo = { busy: [], vitals: {}, lanes: [] };
   // The marks: a dashed line across the timeline each, its label in the strip above the axis
   // (cut to the room before the next mark; the whole label in its title and in the list below).
   // Marks closer than MARK_GAP px share the first one's line (its title counts the others).
@@ -989,6 +1077,15 @@
     return fnName[nodeFn[n]];
   }
   const textWidths = new Map();
+  // The flame graph's box ends above the window's bottom edge, so its root row (where a flame
+  // graph is read from) is on the first screen: at most 70 % of the window, at least FLAME_MIN px.
+  const FLAME_MIN = 180;
+  function fitFlameBox() {
+    if (flameWrap.hidden || views.flame.hidden) return;
+    const top = flameWrap.getBoundingClientRect().top + window.scrollY;
+    const room = Math.floor(window.innerHeight - top - 12);
+    flameWrap.style.maxHeight = `${Math.max(FLAME_MIN, Math.min(Math.round(window.innerHeight * 0.7), room))}px`;
+  }
   function renderFlame() {
     for (const b of metricSeg.children) b.setAttribute("aria-pressed", b.dataset.metric === state.metric ? "true" : "false");
     for (const b of shapeSeg.children) b.setAttribute("aria-pressed", (b.dataset.shape === "icicle") === state.icicle ? "true" : "false");
@@ -999,6 +1096,7 @@
     flameWrap.hidden = noData;
     const match = searchTest();
     paintFlame(flameCanvas, flame, state.icicle, match, DF ? (n) => changeColour(flameQuad(n)) : null);
+    fitFlameBox();
     if (!state.icicle) flameWrap.scrollTop = flameWrap.scrollHeight;
     renderCrumbs();
     renderSearchShare(match);
@@ -1206,12 +1304,55 @@
 
   // ---------------------------------------------------------------- diff (A → B)
   // The gate's verdict (diff --fail-over), as the command decided its exit status: first on the page.
+  // Its words are Python's (export/diff_summary.verdict_text), the line the command prints.
   function abVerdict(v) {
-    const grown = (g) => (g === null || g === undefined ? "new in B" : `${g >= 0 ? "+" : ""}${g.toFixed(1)} %`);
-    const text = v.passed
-      ? `--fail-over ${v.pct} %: passed: no function's self wall grew by more than ${v.pct} %`
-      : `--fail-over ${v.pct} %: failed: ${v.failed.map((f) => `${f[0]} ${grown(f[2])}`).join(", ")}`;
-    return el("p", { class: v.passed ? "verdict passed" : "verdict failed", id: "ab-verdict", role: "status", text });
+    return el("p", { class: v.passed ? "verdict passed" : "verdict failed", id: "ab-verdict", role: "status", text: v.text });
+  }
+  // A and B are different apps: the command's warning, in its words (diff_summary.apps_warning).
+  function abWarning(w) {
+    return el("p", { class: "problem", id: "ab-apps-warning", role: "note", text: w });
+  }
+  // The first screen's lists: the top regressions and improvements, rows of the command's ranked
+  // table (DF.top: [row of DF.functions, the figure it is ranked by, its line in B]), each with
+  // that figure's A, B, Δ and Δ%. Filled once the diff formatters below exist; a click shows
+  // the function in Functions with that figure.
+  function fillAbTop(box) {
+    const shortWhere = (file, line) => `${file.slice(file.lastIndexOf("/") + 1)}${line ? `:${line}` : ""}`;
+    const list = (id, heading, rows) => {
+      const body = el("tbody");
+      for (const [i, figure, line] of rows) {
+        const r = DF.functions[i];
+        const [, label, kind] = DIFF_FIGURES.find(([k]) => k === figure);
+        const q = r[4][DF.metrics.indexOf(figure)];
+        const f = DIFF_FMT[kind];
+        const chip = el("span", { class: `chg ${changeKind(q)}` });
+        chip.style.background = changeColour(q);
+        const show = () => {
+          state.fnFilter = fnFilterBox.value = S[r[1]];
+          state.diffFigure = figure;
+          dirty.add("functions");
+          setTab("functions");
+          views.functions.scrollIntoView({ block: "start" });
+        };
+        body.append(el(
+          "tr",
+          { "data-row": i, "data-function": S[r[1]], "data-figure": figure, tabindex: 0, title: `${S[r[1]]} (${S[r[0]]}) in ${S[r[2]]}: show it in Functions`, onclick: show, onkeydown: (e) => e.key === "Enter" && show() },
+          el("td", { class: "text fn" }, el("b", { text: S[r[1]] }), el("span", { class: "loc", text: shortWhere(S[r[2]], line) })),
+          el("td", { class: "text", text: label }),
+          el("td", { text: q[0] === null ? "–" : f(q[0]) }),
+          el("td", { text: q[1] === null ? "–" : f(q[1]) }),
+          el("td", { text: signed(q[2], f) }),
+          el("td", null, chip, text(fmtPct(q))),
+        ));
+      }
+      const head = el("tr", null, ...["Function", "Figure", "A", "B", "Δ", "Δ%"].map((h, k) => el("th", { class: k < 2 ? "text" : null, text: h })));
+      return el("div", { class: "ab-list", id }, el("h2", { text: heading }),
+        rows.length ? el("table", { class: "data compact" }, el("thead", null, head), body) : el("p", { class: "note", text: "none" }));
+    };
+    box.append(
+      list("ab-regressions", "Top regressions", DF.top.regressions),
+      list("ab-improvements", "Top improvements", DF.top.improvements),
+    );
   }
 
   // A `rokuprof diff --html` page: D.diff holds every A/B figure as [A, B, Δ, Δ%], written by
@@ -1269,6 +1410,7 @@
     ["total_live_bytes", "Total live at end", "bytes"],
   ];
   const TREE_FMT = { wall: "wall", cpu: "cpu", calls: "calls", allocBytes: "bytes", liveBytes: "bytes" };
+  if (DF) fillAbTop(abTop);
   // The merged call tree of both runs (D.diff.tree): children, and whether a node has any figure.
   let DT = null;
   if (DF) {
@@ -2143,8 +2285,9 @@
     s.style.background = fileColour(fnFile[f], fnName[f], false);
     return s;
   };
-  // A clipped text (ellipsis where it does not fit; a path keeps its end: the file name and line).
-  const clip = (t, kind) => (kind === "path" ? el("span", { class: "clip path" }, el("bdi", { text: t })) : el("span", { class: `clip ${kind}`, text: t }));
+  // A clipped text (ellipsis where it does not fit); a path is shortened at "/" instead (shortPath,
+  // the whole path in its title).
+  const clip = (t, kind) => (kind === "path" ? el("span", { class: "clip path", title: t, text: shortPath(t, pathRoom(false)) }) : el("span", { class: `clip ${kind}`, text: t }));
   const visibleFn = (f) => (state.thread < 0 || fnThread[f] === state.thread) && !hiddenFn[f];
 
   // ---------------------------------------------------------------- call tree
@@ -2167,7 +2310,11 @@
             { key: "total:liveBytes", label: "Live at end", title: "Bytes allocated on this call path and below still live at the end", get: (n) => total.liveBytes[n], fmt: fmtBytes },
           ]
         : []),
-      { key: "loc", label: "Location", text: true, get: (n) => (nodeFn[n] >= 0 ? fnWhere(nodeFn[n]) : ""), render: (td, n) => td.append(nodeFn[n] >= 0 ? whereLink(nodeFn[n]) : text("")) },
+      { key: "loc", label: "Location", text: true, get: (n) => (nodeFn[n] >= 0 ? fnWhere(nodeFn[n]) : ""), render: (td, n) => {
+          if (nodeFn[n] < 0) return;
+          td.append(shortWhereLink(nodeFn[n]));
+          td.title = fnWhere(nodeFn[n]);
+        } },
     ];
     const sortState = state.sort.tree;
     const col = cols.find((c) => c.key === sortState.key) || cols[1];
@@ -2929,12 +3076,15 @@
   function isSelected(f) {
     return f >= 0 && f === state.selected && state.search === fnName[f];
   }
-  // The function the panel shows: the selection, or one named as the search, or the top row.
+  // The function the panel shows: the selection, or one named as the search, or the top row that
+  // is not a wait (idle time answers nothing), else the top row.
   function buFocus(top) {
     if (isSelected(state.selected) && visibleFn(state.selected)) return state.selected;
     const q = state.search.trim();
     const named = q ? top.find((f) => fnName[f] === q) : undefined;
-    return named !== undefined ? named : top.length ? top[0] : -1;
+    if (named !== undefined) return named;
+    const busy = top.find((f) => !state.waits.has(fnName[f]));
+    return busy !== undefined ? busy : top.length ? top[0] : -1;
   }
   function buRefocus() {
     bu.focus = buFocus(bu.top);
@@ -2964,7 +3114,13 @@
   const buNote = el("p", { class: "note nomem", hidden: true, text: `${NO_MEMORY}: nothing to rank the functions by.` });
   views.bottomup.append(
     el("div", { class: "toolbar" }, buMetricSeg, buFilterBox, buCount),
-    el("p", { class: "note", text: "Each function with its own (self) figure and its total, every call path counted once however deep it recurses. Open a row to see who called it, and who called them; click a function to select it, here and in every view. Callers' and callees' totals are the cost of the calls between the two: a call path that calls through several of them counts under each." }),
+    // one line until opened, so that the functions are on the first screen
+    el(
+      "details",
+      { class: "note about", id: "bu-about" },
+      el("summary", { text: "Each function with its own (self) figure and its total, every call path counted once however deep it recurses." }),
+      text("Open a row to see who called it, and who called them; click a function to select it, here and in every view. Callers' and callees' totals are the cost of the calls between the two: a call path that calls through several of them counts under each."),
+    ),
     buNote,
     buPanel,
     buTableHolder,
@@ -3085,7 +3241,7 @@
     cell("selfPct", all ? (100 * s) / all : 0, pct(s, all));
     cell("total", t, fmt(t));
     cell("totalPct", all ? (100 * t) / all : 0, pct(t, all));
-    tr.append(el("td", { class: "text", "data-key": "thread", title: threadName[fnThread[f]], text: threadName[fnThread[f]] }), el("td", { class: "text loc", "data-key": "loc", title: fnWhere(f) }, whereLink(f)));
+    tr.append(el("td", { class: "text", "data-key": "thread", title: threadName[fnThread[f]], text: threadName[fnThread[f]] }), el("td", { class: "text loc", "data-key": "loc", title: fnWhere(f) }, shortWhereLink(f)));
     tr.addEventListener("click", () => selectFunction(f));
     return tr;
   }
@@ -3254,7 +3410,7 @@
     },
     memFlame: () => (memFlame.layout ? { zoom: memFlame.zoom, total: memFlame.layout.total, chain: memFlame.layout.chain, rects: memFlame.layout.rects.map((r) => ({ node: r.node, depth: r.depth, x: r.x, w: r.w, value: r.value, fn: r.node >= 0 ? nodeFn[r.node] : -1 })) } : null),
     memWindow: () => ({ ...memW, buckets: MEM.buckets, merged: MEM.merged }),
-    timeline: () => ({ slots: SLOTS, hz: HZ, busy: timelineInfo.busy, left: TL.left, plot: tlGeometry().plot, top: tlGeometry().top, vitals: timelineInfo.vitals }),
+    timeline: () => ({ slots: SLOTS, hz: HZ, busy: timelineInfo.busy, left: TL.left, plot: tlGeometry().plot, top: tlGeometry().top, vitals: timelineInfo.vitals, lanes: timelineInfo.lanes }),
   };
   requestAnimationFrame(() => {
     window.__reportReady = true;
