@@ -26,6 +26,7 @@ from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
 from rokuprof.export_names import FORMATS
 from rokuprof.sentry.settings import ChunkSettings
+from rokuprof.units import parse_size
 from rokuprof.views.text import printable
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ def _size(option: str):
     def parse(value: str | None) -> int | None:
         if value is None:
             return None
-        from rokuprof.daemon.config import parse_size  # the command's, not its help's
-
         try:
             return parse_size(value)
         except ValueError as error:
