@@ -16,8 +16,8 @@ from rich.console import Console
 
 from rokuprof.app.manifest import MANIFEST_KEYS_DOC, ProfilerKeys
 from rokuprof.app.package import PackagedApp, PackageError, package_app
+from rokuprof.capture.config import DeviceAddress, capture_config
 from rokuprof.capture.exports import export_formats
-from rokuprof.capture.loop import CaptureConfig
 from rokuprof.capture.record import FAILED, TRUNCATED
 from rokuprof.cli import exits
 from rokuprof.cli.gate import gate
@@ -92,16 +92,8 @@ def prepare(
         label = source.label
         loaded = load_capture(source, Console(stderr=True, quiet=True), chunks.wall_unit)
     installer_port, ecp_port, profiler_port, console_port = ports
-    capture = CaptureConfig(
-        host=host,
-        out=out,
-        profiler_port=profiler_port,
-        ecp_port=ecp_port,
-        console_port=console_port,
-        chunk_settings=chunks,
-        runs=1,
-        exports=formats,
-    )
+    device = DeviceAddress(host, profiler_port, ecp_port, console_port)
+    capture = capture_config(device, out=out, chunks=chunks, runs=1, exports=formats)
     plan = ProfilePlan(
         app=packaged,
         capture=capture,

@@ -213,8 +213,8 @@ def watch(
     """
     import asyncio  # the command's, not its help's
 
+    from rokuprof.capture.config import DeviceAddress, capture_config
     from rokuprof.capture.limits import ArchiveLimits  # the command's, not its help's
-    from rokuprof.capture.loop import CaptureConfig
     from rokuprof.store.writable import output_dir_problem
 
     if (problem := host_problem(host)) is not None:
@@ -228,13 +228,10 @@ def watch(
             wall_unit=WallUnit(wall_unit).value,
         )
     try:
-        config = CaptureConfig(
-            host=host,
+        config = capture_config(
+            DeviceAddress(host, profiler_port, ecp_port, console_port),
             out=out,
-            profiler_port=profiler_port,
-            ecp_port=ecp_port,
-            console_port=console_port,
-            chunk_settings=chunks,
+            chunks=chunks,
             runs=runs,
             duration=duration,
             idle_timeout=idle_timeout,

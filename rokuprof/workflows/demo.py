@@ -19,7 +19,8 @@ from rich.console import Console
 
 from rokuprof.app.manifest import ProfilerKeys
 from rokuprof.app.package import package_app
-from rokuprof.capture.loop import CaptureConfig, CaptureSummary
+from rokuprof.capture.config import DeviceAddress, capture_config
+from rokuprof.capture.loop import CaptureSummary
 from rokuprof.capture.signals import StopRequest
 from rokuprof.demo_settings import DEMO_CHUNKS as DEMO_CHUNKS  # its home: demo_settings
 from rokuprof.scenario.model import Scenario, load_scenario
@@ -75,13 +76,10 @@ async def run_demo(
     async with SimulatedDevice(device) as dev:
         plan = ProfilePlan(
             app=package_app(SAMPLE_APP, DEMO_KEYS),
-            capture=CaptureConfig(
-                host="127.0.0.1",
+            capture=capture_config(
+                DeviceAddress("127.0.0.1", dev.profiler_port, dev.ecp_port, dev.console_port),
                 out=out,
-                profiler_port=dev.profiler_port,
-                ecp_port=dev.ecp_port,
-                console_port=dev.console_port,
-                chunk_settings=chunks,
+                chunks=chunks,
                 runs=1,
             ),
             password=dev.password,
