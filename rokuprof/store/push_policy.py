@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rokuprof.store.delivery import KEY_REFUSED, Cause
-from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits, retry_delay
+from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits, RetryDelays
 
 PROFILE_REFUSED = frozenset({400, 413, 415, 422})
 
@@ -67,10 +67,7 @@ class PushPolicy:
         probe_base: float = 5.0,
         rng: Callable[[], float] = random.random,
     ) -> None:
-        self.backoff_base = backoff_base
-        self.backoff_cap = min(backoff_cap, MAX_RETRY_SECONDS)
-        self.probe_base = probe_base
-        self.rng = rng
+        self.delays = RetryDelays(backoff_base, backoff_cap, probe_base, rng)
         self.limits = RateLimits()
         self.failures = 0  # failures in a row
         self.refusals = 0  # refused credentials in a row
@@ -95,7 +92,7 @@ class PushPolicy:
         if status in KEY_REFUSED:
             self.failures = 0
             self.refusals += 1
-            delay = retry_delay(self.refusals, self.probe_base, self.backoff_cap, self.rng())
+            delay = self.delays.after_refusals(self.refusals)
             why = f"Pyroscope refused the credentials (HTTP {status}): {text or '-'}"
             return self._again(at, delay, Cause.KEY_REFUSED, f"{why}; check the URL's user")
         return self.failed(f"HTTP {status}: {text}", at)
@@ -104,7 +101,7 @@ class PushPolicy:
         """No answer (a network error, a timeout): back off."""
         self.refusals = 0
         self.failures += 1
-        delay = retry_delay(self.failures, self.backoff_base, self.backoff_cap, self.rng())
+        delay = self.delays.after_failures(self.failures)
         return self._again(at, delay, Cause.FAILED, problem)
 
     def _again(self, now: float, delay: float, cause: Cause, say: str) -> Again:
