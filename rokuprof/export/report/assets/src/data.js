@@ -7,7 +7,7 @@ const S = D.strings;
 const facts = D.facts;
 const WPS = facts.wallPerSecond || 1e6; // wall units per second
 const HZ = D.timeline.hz;
-// A diff page (rokuprof diff --html): two captures, A → B (see the diff section below).
+// A diff page (rokuprof diff --html): two captures, A → B (diffmodel.js, diff.js).
 const DF = D.diff || null;
 const SAME_PCT = DF ? DF.sameWithinPct : 2;
 const PER_SECOND = DF ? DF.perSecond : false;

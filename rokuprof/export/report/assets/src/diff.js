@@ -17,7 +17,7 @@ import { fnFilterBox } from "./functions.js";
 
 // The first screen's lists: the top regressions and improvements, rows of the command's ranked
 // table (DF.top: [row of DF.functions, the figure it is ranked by, its line in B]), each with
-// that figure's A, B, Δ and Δ%. Filled once the diff formatters below exist; a click shows
+// that figure's A, B, Δ and Δ% (diffrows.js topRow); a click shows
 // the function in Functions with that figure.
 function fillAbTop(box) {
   const list = (id, heading, rows) => {

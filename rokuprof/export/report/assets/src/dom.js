@@ -1,4 +1,7 @@
-// DOM helpers: elements built from attributes and children; text only ever as text nodes.
+// DOM helpers: elements built from attributes and children. Device and user text (names, files,
+// app facts, mark labels, the app's source) only ever reaches the page through textContent and
+// DOM APIs, never as markup; a link's href is built from the checked editor template only
+// (links.js, editorHref).
 import { fnFile, fnLine } from "./model.js";
 
 function el(tag, attrs, ...children) {

@@ -1,6 +1,12 @@
-// The entry point: registers the tabs' renderers, starts the page from the URL's tab and the
-// kept choices, and installs window.__report, the page's console API (documented in docs/report.md;
-// the browser tests drive it).
+// rokuprof report: the page's script (plain JavaScript, no library), built into assets/report.js.
+// It reads the data model (data.js), decodes it into typed arrays (decode.js) and draws: a
+// timeline strip (busy share per thread, live heap, and for a session its marks and the app's
+// CPU % and memory; drag to pick a time range that every view follows), then tabs: flame graph /
+// icicle, stack chart, call tree, bottom-up, functions, lines, source (report --source), memory
+// and facts; a diff page (D.diff) is B's page with A beside it.
+// This entry point imports every module in the order they run, registers the tabs' renderers,
+// starts the page from the URL's tab and the kept choices, and installs window.__report, the
+// page's console API (documented in docs/report.md; the browser tests drive it).
 import { D, DF, HZ } from "./data.js";
 import "./format.js";
 import "./colours.js";
