@@ -39,8 +39,8 @@ def _import_core():
     from rokuprof.bsprof import errors, grammar, reference
     from rokuprof.bsprof.decoder import Decoder
     from rokuprof.bsprof.model import Header, Limits
+    from rokuprof.path_model import FOLDED_PATH
     from rokuprof.profile.engine import PURE, native
-    from rokuprof.profile.paths import FOLDED_PATH
     from rokuprof.profile.reader import ProfileReader
     from rokuprof.simulator import worst_cases
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+from waiting import until
 
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.daemon.config import build_config
@@ -226,9 +227,7 @@ async def until_a_session_starts(log: Path, since: int, timeout: float = 60.0) -
     """Wait until the daemon's log, past byte ``since``, says a session started: the daemon is
     capturing, so a kill from then on lands inside a run however long its start-up took."""
     started = re.compile(rb"session \S+ started")
-    async with asyncio.timeout(timeout):
-        while not started.search(log.read_bytes()[since:]):
-            await asyncio.sleep(0.05)
+    await until(lambda: started.search(log.read_bytes()[since:]), timeout, step=0.05)
 
 
 async def start_simulator(*args: str) -> asyncio.subprocess.Process:

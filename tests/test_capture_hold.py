@@ -34,7 +34,9 @@ def _archive_bytes(out: Path) -> int:
     return sum(p.stat().st_size for p in out.rglob("capture.bsprof"))
 
 
-async def _capture_with_full_disk(disk: Path, hold_seconds: float, free_after: float | None):
+async def _capture_with_full_disk(disk: Path, hold_seconds: float, free: bool):
+    """A capture onto ``disk``, filled mid-run; ``free``: the filler goes once the hold has
+    retried its write in vain (the next retry moved on)."""
     out = disk / "out"
     recorder = Recorder()
     async with SimulatedDevice(sim(serial="HOLD1", runs=1, run_seconds=5.0)) as dev:
@@ -46,8 +48,10 @@ async def _capture_with_full_disk(disk: Path, hold_seconds: float, free_after: f
         await until(lambda: _archive_bytes(out) > 2048, 10)
         filler = fill(disk)  # another program takes every free byte at once
         await until(lambda: any("waiting for disk space" in m for m in recorder.messages), 10)
-        if free_after is not None:
-            await asyncio.sleep(free_after)
+        if free:
+            hold = capture.current_run._hold.policy
+            first = hold.retry_at()
+            await until(lambda: hold.retry_at() not in (None, first), 20)
             filler.unlink()
         try:
             summary = await task
@@ -59,7 +63,7 @@ async def _capture_with_full_disk(disk: Path, hold_seconds: float, free_after: f
 
 @pytest.mark.slow
 async def test_a_disk_filled_mid_run_and_freed_loses_no_byte(small_disk: Path) -> None:
-    summary, sent, recorder, _ = await _capture_with_full_disk(small_disk, 60.0, 2.0)
+    summary, sent, recorder, _ = await _capture_with_full_disk(small_disk, 60.0, free=True)
     (session,) = summary.sessions
     assert (session.path / "capture.bsprof").read_bytes() == sent  # every byte, once, in order
     record = read_record(session.path)
@@ -72,7 +76,7 @@ async def test_a_disk_filled_mid_run_and_freed_loses_no_byte(small_disk: Path) -
 async def test_a_disk_that_stays_full_ends_the_session_truncated_within_budget(
     small_disk: Path,
 ) -> None:
-    summary, sent, _, capture = await _capture_with_full_disk(small_disk, 1.5, None)
+    summary, sent, _, capture = await _capture_with_full_disk(small_disk, 1.5, free=False)
     (session,) = summary.sessions  # its session.json too may not fit on the full disk
     kept = (session.path / "capture.bsprof").read_bytes()
     assert kept and sent.startswith(kept) and len(kept) < len(sent)

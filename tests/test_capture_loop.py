@@ -14,6 +14,8 @@ from waiting import until
 
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.session import read_record
+from rokuprof.device.errors import DeviceError
+from rokuprof.device.stream import ProfilerStream
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry import validate_chunk
 from rokuprof.simulator import Fault, SimulatedDevice
@@ -95,12 +97,50 @@ async def test_live_samples_lie_inside_the_run_and_chunks_follow_their_windows(
     tmp_path: Path,
 ) -> None:
     """Live, the run starts at the connect and ends when the footer arrived: no sample lies
-    outside, and each window's chunk is written within about a delta of the window's end."""
+    outside, and each window's chunk is written once time passed its end (and the settling
+    time), while the run still streams. Whatever the load: the test holds back what arrives
+    once the device wrote its footer (and the stream's end) until the loop has ticked past
+    every window's cut and written its chunk, then hands it over."""
     recorder = Recorder()
+    streams: list[ProfilerStream] = []
+    sinks: list = []
+    held: list[bytes] = []
+    held_at: list[float] = []  # the run's clock when the first byte was held back
+    released: list[bool] = []
+
     device = sim(run_seconds=2.0, speed=1.0, cpu_flush_seconds=0.1)
     async with SimulatedDevice(device) as dev:
+
+        async def connect(*args, **kw):
+            stream = await ProfilerStream.open(*args, **kw)
+            deliver, streams[:] = stream.deliver, [stream]
+
+            def gate(data: bytes) -> None:
+                if released:
+                    sinks[0](data)
+                elif held or dev.runs[0].end_ms is not None:  # the footer is on its way
+                    if not held:
+                        held_at.append(time.time())
+                        stream.hold()  # and the stream's end with it
+                    held.append(data)
+                else:
+                    sinks[0](data)
+
+            stream.deliver = lambda sink: (sinks.append(sink), deliver(gate))
+            return stream
+
         config = cap_config(dev, tmp_path, runs=1, chunk_seconds=0.5, delta_seconds=0.1)
-        summary = await run_capture(DeviceCapture(config, observer=recorder))
+        capture = DeviceCapture(config, observer=recorder, connect=connect)
+        task = asyncio.ensure_future(capture.run())
+        await until(lambda: held, 10)
+        settings, machine = config.chunk_settings, capture.current_run.machine
+        cut_by = held_at[0] + settings.chunk_seconds + settings.settle_seconds + 2 * 0.1
+        await until(lambda: machine.next_tick() > cut_by, 10)  # ticked past every cut
+        await until(lambda: len(recorder.chunks) == machine.chunks, 10)  # and written
+        released.append(True)
+        sinks[0](b"".join(held))  # the footer arrives
+        streams[0].release()  # then the rest and the stream's end
+        summary = await asyncio.wait_for(task, 10)
         run = await dev.wait_run_end(0, 5)
     [session] = summary.sessions
     record = read_record(session.path)
@@ -114,9 +154,17 @@ async def test_live_samples_lie_inside_the_run_and_chunks_follow_their_windows(
     # whole milliseconds, rounded).
     assert end is not None and footer_end <= end + 0.001
     assert times and start <= min(times) and max(times) <= end
-    # Every chunk but the last was written while the run streamed, soon after its window.
-    during = [when for when, state, _ in recorder.chunks if state == "streaming"]
-    assert len(during) >= len(chunks) - 2, (len(during), len(chunks))
+    # Every sample that arrived before the footer is in a chunk written while the run streamed.
+    streamed = {p for _, state, p in recorder.chunks if state == "streaming"}
+    early = sorted(t for t in times if t <= held_at[0])
+    in_streamed = sorted(
+        s["timestamp"]
+        for p in streamed
+        for s in json.loads(p.read_bytes())["profile"]["samples"]
+        if s["timestamp"] <= held_at[0]
+    )
+    assert early and in_streamed == early
+    assert len(streamed) >= len(chunks) - 2, (len(streamed), len(chunks))
 
 
 async def test_two_consecutive_runs_become_two_sessions(tmp_path: Path) -> None:
@@ -197,7 +245,7 @@ async def test_stop_trigger_mid_run_interrupts_and_finishes_the_chunks(tmp_path:
         capture = DeviceCapture(config, observer=recorder, stop=stop)
         task = asyncio.ensure_future(capture.run())
         await until(lambda: dev.runs and dev.runs[0].bytes_sent > 3000, 10)
-        await asyncio.sleep(0.6)
+        await until(lambda: recorder.chunks, 10)  # a window's chunk was written: stop mid-run
         stop.set()
         summary = await asyncio.wait_for(task, 5)
         await dev.home()
@@ -214,29 +262,68 @@ async def test_stop_trigger_mid_run_interrupts_and_finishes_the_chunks(tmp_path:
 
 
 async def test_app_start_is_delayed_by_less_than_a_second(tmp_path: Path) -> None:
-    """Launch while the loop polls; the device measures launch -> connect."""
+    """Launch while the loop polls: the loop's next connect after the launch is the run, so the
+    app waits at most one poll interval (plus a connect) for its client. The launches come
+    after 1, 2 and 3 refused polls; the exact polling interval is the device machine's rule
+    (test_device_machine: a refusing port is polled every poll interval)."""
+    attempts: list[list] = []  # [app launched before this attempt began, refused]
+    launched = [False]
+
+    async def connect(*args, **kw):
+        attempt = [launched[0], False]
+        attempts.append(attempt)
+        try:
+            stream = await ProfilerStream.open(*args, **kw)
+        except DeviceError:
+            attempt[1] = True
+            raise
+        launched[0] = False  # connected: the run is on
+        return stream
+
+    def refused_since(start: int) -> int:
+        return sum(refused for _, refused in attempts[start:])
+
     config = sim(auto_launch=False, run_seconds=0.4, runs=None)
     async with SimulatedDevice(config) as dev:
         # The production poll interval, not the faster one the other tests use.
-        capture = DeviceCapture(cap_config(dev, tmp_path, runs=3, poll_interval=0.25))
-        task = asyncio.ensure_future(capture.run())
+        config = cap_config(dev, tmp_path, runs=3, poll_interval=0.25)
+        task = asyncio.ensure_future(DeviceCapture(config, connect=connect).run())
         for i in range(3):
-            await asyncio.sleep(0.37 + 0.11 * i)  # launch at varying phases of the polling
+            start = len(attempts)
+            await until(lambda s=start, n=i + 1: refused_since(s) >= n, 10)  # polling
+            launched[0] = True
             await dev.launch()
             await dev.wait_run_end(i, 5)
         summary = await asyncio.wait_for(task, 5)
-    delays = [run.connect_delay for run in dev.runs]
-    # the product's promise; the exact polling interval is the device machine's rule
-    # (test_device_machine: a refusing port is polled every poll interval)
-    assert all(d is not None and d < 1.0 for d in delays), delays
-    assert len(summary.sessions) == 3
+    assert all(run.connect_delay is not None for run in dev.runs)
+    # no connect begun after a launch was refused: the first one became the run
+    assert [a for a in attempts if a == [True, True]] == [], attempts
+    assert sum(not refused for _, refused in attempts) == len(summary.sessions) == 3
 
 
 async def test_duration_stops_the_loop_while_waiting(tmp_path: Path) -> None:
+    """``duration`` is one timer of exactly that length: the loop polls the refusing device
+    until it fires (not before), then stops at once, with no session."""
+    asked: list[float] = []
+    fired = asyncio.Event()
+    attempts: list[tuple] = []
+
+    async def timer(seconds: float) -> None:  # the test says when the duration is over
+        asked.append(seconds)
+        await fired.wait()
+
+    async def connect(*args, **kw):
+        attempts.append(args)
+        return await ProfilerStream.open(*args, **kw)
+
     async with SimulatedDevice(sim(auto_launch=False)) as dev:
-        start = time.monotonic()
-        summary = await run_capture(DeviceCapture(cap_config(dev, tmp_path, duration=0.5)))
-    assert 0.45 < time.monotonic() - start < 3
+        config = cap_config(dev, tmp_path, duration=0.5)
+        capture = DeviceCapture(config, connect=connect, timer=timer)
+        task = asyncio.ensure_future(capture.run())
+        await until(lambda: len(attempts) >= 3 and capture.status.state == "refused", 10)
+        assert asked == [0.5] and not task.done()  # polling on, the duration not over yet
+        fired.set()
+        summary = await asyncio.wait_for(task, 5)
     assert summary.sessions == [] and summary.stop_reason == "--duration 0.5 s reached"
 
 

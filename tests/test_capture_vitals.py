@@ -14,6 +14,7 @@ import pytest
 from capture_helpers import Recorder, run_capture
 from daemon_helpers import cap_config
 from rich.console import Console
+from waiting import until
 
 from rokuprof.capture.loop import DeviceCapture
 from rokuprof.capture.session import read_record
@@ -159,20 +160,29 @@ async def test_limited_mode_stops_ecp_for_the_run() -> None:
 
 
 class Marker(Recorder):
-    """Marks the session's start, and a moment 0.6 s into it."""
+    """Marks the session's start, and a moment into it: once the second vitals reading came
+    (``after``: that reading's time)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.capture: DeviceCapture | None = None
         self.task: asyncio.Task | None = None
         self.results: list[bool] = []
+        self.readings: list[float] = []
+        self.after: float | None = None
 
     def on_session_start(self, status) -> None:
         self.results.append(self.capture.mark("home screen"))
-        self.task = asyncio.ensure_future(self._later())
+        self.task = asyncio.ensure_future(self._later(status))
 
-    async def _later(self) -> None:
-        await asyncio.sleep(0.6)
+    async def _later(self, status) -> None:
+        def seen() -> int:
+            if status.vitals is not None and status.vitals.time not in self.readings:
+                self.readings.append(status.vitals.time)
+            return len(self.readings)
+
+        await until(lambda: seen() >= 2, 10, step=0.01)
+        self.after = self.readings[-1]
         self.results.append(self.capture.mark("details/ä 1"))
 
 
@@ -205,7 +215,10 @@ async def test_a_capture_keeps_vitals_and_marks_in_the_session_and_the_chunks(tm
     assert [m["label"] for m in record["marks"]] == ["home screen", "details/ä 1"]
     for m in record["marks"]:
         assert m["offset"] == pytest.approx(m["time"] - start, abs=1e-5)
-    assert record["marks"][1]["offset"] >= 0.6 and record["marks_dropped"] == 0
+    # the second mark came after the second reading: its offset is from the session's start
+    assert record["marks"][1]["time"] >= observer.after
+    assert record["marks"][1]["offset"] >= observer.after - start > 0
+    assert record["marks_dropped"] == 0
 
     # the chunks: every reading and mark, valid by Relay's rules; vroomrs reads them
     chunks = chunks_of(session.path)

@@ -93,8 +93,7 @@ def run(case: Case, fill: Callable[[str], str]) -> Result:
             if case.stop_when is not None:  # a service: stop it once it says it is ready
                 while line := proc.stderr.readline():
                     head += line
-                    if case.stop_when.encode() in line:
-                        time.sleep(0.5)
+                    if case.stop_when.encode() in line:  # its signal handlers are in place
                         proc.send_signal(signal.SIGTERM)
                         break
             out, err = proc.communicate(timeout=TIMEOUT)

@@ -38,6 +38,16 @@ from rokuprof.store import chunk_files as chunk_writer
 from rokuprof.store.spool import Spool
 
 
+def chunk_ids(out: Path) -> set[str]:
+    """The chunk IDs of the chunk files on disk (each written whole, atomically)."""
+    return {json.loads(path.read_bytes())["chunk_id"] for path in chunk_files(out)}
+
+
+def sent_so_far(sims: list[SimulatedDevice]) -> int:
+    """The stream bytes the devices have sent in all their runs."""
+    return sum(run.bytes_sent for dev in sims for run in dev.runs)
+
+
 @pytest.mark.slow
 async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     rng = random.Random(99)
@@ -57,14 +67,21 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
             for _ in range(3):
                 since = log_size(log)
                 proc = await start_daemon(config, log)
-                # A random moment of the capture, not of the start-up (seconds under load).
+                # A random moment of the capture, not of the start-up (seconds under load): once
+                # the devices sent 6 to 26 kB more (0.5 to 2 s of their data) since it started.
                 await until_a_session_starts(log, since)
-                await asyncio.sleep(rng.uniform(0.5, 2.0))
+                due = sent_so_far(sims) + rng.randint(6_000, 26_000)
+                await until(lambda due=due: sent_so_far(sims) >= due, 30)
                 proc.kill()  # SIGKILL: no chance to clean up
                 assert await asyncio.wait_for(proc.wait(), 10) == -signal.SIGKILL
             proc = await start_daemon(config, log)
             await until(lambda: len(set(sentry.chunk_ids())) >= 8, 30, step=0.2)  # distinct
-            await asyncio.sleep(1.5)
+
+            def caught_up() -> bool:  # the crashed sessions closed, all on disk sent
+                repaired = "closed as interrupted" in log.read_text()
+                return repaired and chunk_ids(out) <= set(sentry.chunk_ids())
+
+            await until(caught_up, 30, step=0.2)
             await stop_daemon(proc, log, 40)
             sent = {
                 dev.config.serial: [dev.sent_bytes(i) for i in range(len(dev.runs))] for dev in sims

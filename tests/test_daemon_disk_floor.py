@@ -10,13 +10,13 @@ import asyncio
 import json
 import logging
 import os
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from daemon_helpers import Running, daemon_config, record, sessions, sim
 from disk_helpers import fill, mounted_small_disk
+from scripted_clock import ScriptedClock
 from waiting import until
 
 from rokuprof.capture.limits import free_bytes
@@ -69,20 +69,6 @@ def completed(slots) -> int:
     return sum(s.counters.sessions["complete"] + s.counters.sessions["truncated"] for s in slots)
 
 
-async def longest_stall(slots, seconds: float) -> tuple[float, int]:
-    """Watch for ``seconds``: the longest time without a session finishing (from the start,
-    and up to the end), and how many finished."""
-    loop = asyncio.get_running_loop()
-    start = last = loop.time()
-    before = seen = completed(slots)
-    longest = 0.0
-    while (now := loop.time()) - start < seconds:
-        if completed(slots) != seen:
-            seen, longest, last = completed(slots), max(longest, now - last), now
-        await asyncio.sleep(0.1)
-    return max(longest, loop.time() - last), seen - before
-
-
 async def scrape(run: Running, what: str) -> str:
     port = run.daemon.metrics.port
     async with httpx.AsyncClient(timeout=5.0) as client:
@@ -112,30 +98,31 @@ async def test_the_floor_is_kept_by_deleting_and_capture_resumes_by_itself(
             # 1. The floor is kept by deleting the oldest sessions; capture goes on. At
             # 0e83a1a nothing was deleted (the file lengths are far under max_bytes) and
             # capture stopped for good once free space fell under the floor.
-            longest, finished = await longest_stall(slots, 25.0)
-            print(f"{finished} sessions finished in 25 s; the longest stall: {longest:.1f} s")
-            assert longest < 9.0, f"no session finished for {longest:.1f} s"
+            before = completed(slots)
+            await until(lambda: sum(not s.exists() for s in old) >= 20, 60, step=0.1)
+            await until(lambda: completed(slots) >= before + 10, 60, step=0.1)  # capture goes on
             gone = [not session.exists() for session in old]
             assert sum(gone) >= 20 and gone == sorted(gone, reverse=True)  # the oldest first
             assert free_bytes(disk) >= FLOOR
             assert "rokuprof_disk_waiting 0" in await scrape(run, "metrics")
 
             # 2. Another program takes the rest: nothing deletable is left; said once.
-            async def nothing_left() -> bool:
+            def nothing_left() -> bool:
                 fill(disk)
                 return run.daemon.disk.waiting
 
-            async with asyncio.timeout(30):
-                while not await nothing_left():
-                    await asyncio.sleep(0.3)
+            await until(nothing_left, 30, step=0.3)
             metrics = await scrape(run, "metrics")
             assert "rokuprof_disk_waiting 1" in metrics
             health = await scrape(run, "healthz")
             assert "capture waits for space since" in health and "min_free_bytes" in health
             assert "capture waits for disk space" in run.daemon.status_line()
             stopped = completed(slots)
-            await asyncio.sleep(3.0)
+            figures = run.daemon.disk.figures
+            walks = figures.passes
+            await until(lambda: figures.passes > walks, 30)  # another walk, in vain
             assert caplog.text.count("capture waits until space returns") == 1
+            assert run.daemon.disk.waiting
 
             # 3. Space returns: capture resumes by itself.
             filler.unlink()
@@ -163,19 +150,28 @@ async def test_a_floor_that_cannot_be_kept_is_said_once_and_costs_no_busy_loop(
     (live / "session.json").write_text(json.dumps({"status": "streaming"}))
     free = {"bytes": FLOOR - 1}
     looks: list[float] = []
+    clock = ScriptedClock()
 
     def free_space(path: Path) -> int:
-        looks.append(time.monotonic())
+        looks.append(clock())
         return free["bytes"]
 
     policy = RetentionPolicy(max_bytes=100 * MIB, min_free_bytes=FLOOR)
-    keeper = DiskKeeper(out, policy, free_space=free_space, check_seconds=0.02, short_recheck=0.5)
+    keeper = DiskKeeper(
+        out, policy, free_space=free_space, check_seconds=0.02, short_recheck=0.5, clock=clock
+    )
     task = asyncio.create_task(keeper.run())
     try:
         await until(lambda: keeper.waiting, 5)
         assert "nothing is left to delete (1 session(s) being captured" in keeper.note()
-        await asyncio.sleep(1.2)
-        assert keeper.figures.passes <= 4 and len(looks) >= 20  # looks, not walks
+        passes = keeper.figures.passes
+        # looks, not walks: ten looks at each step of the keeper's clock, and a walk only once
+        # short_recheck (0.5 s) has passed since the last one (steps exact in binary)
+        for step, walks in ((0.0, 0), (0.25, 0), (0.25, 1), (0.375, 1), (0.125, 2)):
+            clock.advance(step)
+            seen = len(looks)
+            await until(lambda seen=seen: len(looks) >= seen + 10, 5)
+            assert keeper.figures.passes - passes == walks, (clock(), keeper.figures.passes)
         free["bytes"] = FLOOR + 1
         await until(lambda: not keeper.waiting, 5)
     finally:

@@ -4,7 +4,6 @@ space again. Needs root to mount the tmpfs; skipped otherwise."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections import Counter
@@ -86,7 +85,10 @@ async def test_a_chunk_sentry_accepted_on_a_full_disk_is_sent_once(small_disk: P
             down = False  # Sentry accepts; the markers cannot be written
             with contextlib.suppress(TimeoutError):  # at 0e83a1a: stuck on the first one
                 await until(lambda: waiting <= set(sentry.chunk_ids()), 10)
-            await asyncio.sleep(3.0)  # at 0e83a1a: the same chunk sent again every 0.05-0.3 s
+            # at 0e83a1a: the same chunk sent again every 0.05-0.3 s; here, four rescans of
+            # the spool (each finds the unmarked chunks on disk) send none of them again
+            scans = rescans(up)
+            await until(lambda: len(scans) >= 4, 15)
             accepted = Counter(sentry.chunk_ids())
             assert max(accepted.values()) == 1, f"sent again: {accepted.most_common(2)}"
             assert waiting <= set(accepted)
@@ -100,6 +102,20 @@ async def test_a_chunk_sentry_accepted_on_a_full_disk_is_sent_once(small_disk: P
     assert counts and max(counts.values()) == 1, counts.most_common(3)
     for chunk in chunk_files(out):  # every chunk marked delivered on disk in the end
         assert (chunk.parent.parent / "delivered" / chunk.name).exists(), chunk
+
+
+def rescans(up) -> list[int]:
+    """From now on, one entry per rescan of ``up``'s spool that has finished."""
+    done: list[int] = []
+    rescan = up.rescan
+
+    async def counted():
+        stats = await rescan()
+        done.append(len(done))
+        return stats
+
+    up.rescan = counted
+    return done
 
 
 def delivered_markers(out: Path) -> list[Path]:

@@ -3,7 +3,6 @@ loopback): separate session directories, distinct metric labels, one warning."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from pathlib import Path
@@ -55,15 +54,13 @@ async def test_two_devices_with_one_serial_never_share_a_directory_or_a_label(
         await until(lambda: len(sessions(out)) == 2, 15)
         await until(lambda: all(record(s)["status"] == "complete" for s in sessions(out)), 15)
         port = daemon.metrics.port
+        # session.json says complete a moment before the daemon counts the session: scrape
+        # once it has counted both (the assertions below say what the scrape must hold)
+        slots = list(daemon.slots.values())
+        await until(lambda: all(s.counters.sessions.get("complete") == 1 for s in slots), 15)
         async with httpx.AsyncClient(timeout=2.0) as client:
-            # session.json says complete a moment before the daemon counts the session: read the
-            # scrape once it has counted both (the assertions below say what it must hold)
-            async with asyncio.timeout(15):
-                while True:
-                    text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
-                    if text.count('status="complete"} 1') >= 2:
-                        break
-                    await asyncio.sleep(0.02)
+            text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+        assert text.count('status="complete"} 1') >= 2
         names = {slot.config.host: slot.name for slot in daemon.slots.values()}
         assert await run.finish() == 0
 

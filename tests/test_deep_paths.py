@@ -8,9 +8,9 @@ import json
 from rokuprof.bsprof.model import Limits
 from rokuprof.export.folded import stacks as folded_stacks
 from rokuprof.export.model import build_input
+from rokuprof.path_model import FOLDED_FUNCTION, FOLDED_PATH, RESERVED_STRINGS
 from rokuprof.profile.engine import PURE, PURE_PYTHON_VARIABLE, Engine
 from rokuprof.profile.functions import aggregate_functions
-from rokuprof.profile.paths import FOLDED_FUNCTION, FOLDED_PATH, RESERVED_STRINGS
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
 from rokuprof.sentry.convert import OfflineConverter

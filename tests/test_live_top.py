@@ -4,7 +4,7 @@ sizes) against the simulated Roku, and piece by piece."""
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import io
 import json
 import os
@@ -13,13 +13,13 @@ import shlex
 import subprocess
 import sys
 import termios
-import time
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from scripted_clock import ScriptedClock
 from terminal_helpers import needs_tmux
+from waiting import until
 
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import build_header
@@ -194,10 +194,7 @@ async def test_keys_from_a_terminal_and_its_mode_restored() -> None:
             mode = termios.tcgetattr(slave)
             assert not mode[3] & (termios.ICANON | termios.ECHO)  # cbreak: keys one by one
             os.write(master, b"i\x1b[Aq")  # an arrow key's sequence is no key
-            for _ in range(100):
-                if stopped:
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: stopped, 5, step=0.01)
         assert stopped == [StopCause.KEY_Q] and view.hide_idle and view.sort == 0
         assert termios.tcgetattr(slave) == before
         with pytest.raises(RuntimeError):  # a failing run still restores the terminal
@@ -267,12 +264,9 @@ class Terminal:
 
 async def screen_when(term: Terminal, check, timeout: float = 20.0) -> list[str]:
     """The screen once ``check(lines)`` holds (or as it is after ``timeout`` seconds)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        lines = term.lines()
-        if check(lines) or time.monotonic() > deadline:
-            return lines
-        await asyncio.sleep(0.1)
+    with contextlib.suppress(TimeoutError):
+        await until(lambda: check(term.lines()), timeout, step=0.1)
+    return term.lines()
 
 
 def room(lines: list[str]) -> int:
@@ -337,10 +331,8 @@ async def test_watch_top_under_tmux(tmp_path: Path, width: int, height: int) -> 
 
             term.keys("q")
             end = await screen_when(term, lambda s: "1 run(s) captured" in shown(s))
-            for _ in range(100):
-                if term.exit_status() is not None:
-                    break
-                await asyncio.sleep(0.1)
+            with contextlib.suppress(TimeoutError):
+                await until(lambda: term.exit_status() is not None, 10, step=0.1)
             assert term.exit_status() == 0, shown(end)
             assert "stopped by the q key" in shown(end) and "Traceback" not in shown(end)
             stty = term.stty.read_text().split()

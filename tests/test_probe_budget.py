@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from scripted_clock import ScriptedClock
+from waiting import until
 
 from rokuprof.capture.probes import ProbeBudget
 
@@ -37,8 +38,10 @@ async def test_the_rate_holds_whatever_the_free_slots_and_time_refills_it() -> N
     assert all(t.result() for t in first) and not late.done()
     for _ in first:
         budget.release()  # slots free, but no token: still waits
-    await asyncio.sleep(0.12)  # the budget's timer fires, the scripted time has not moved
-    assert not late.done()
+    armed = budget._timer  # the budget's timer for the next token
+    assert armed is not None
+    await until(lambda: budget._timer is not armed, 2, step=0.005)  # it fired: and re-armed,
+    assert not late.done() and budget._timer is not None  # as the scripted time has not moved
     clock.advance(0.06)  # a token's worth (and a little: a float sum)
     await asyncio.wait_for(late, 1.0)
     assert late.result() is True
@@ -73,7 +76,7 @@ async def test_a_cancelled_wait_gives_its_turn_to_the_next() -> None:
 
     async def probe() -> None:
         async with budget.turn():
-            await asyncio.sleep(10)
+            await asyncio.Event().wait()  # holds the turn until cancelled
 
     cancelled = asyncio.ensure_future(probe())
     nxt = budget.ticket()

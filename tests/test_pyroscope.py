@@ -77,8 +77,9 @@ class FakePyroscope:
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 self.pushes.append(Push(query, parts))
             answer = b"ok" if status < 400 else b'{"message":"bad profile"}'
+            wait = "Retry-After: 0\r\n" if status == 429 else ""  # as told: at once
             writer.write(
-                f"HTTP/1.1 {status} X\r\nContent-Length: {len(answer)}\r\n"
+                f"HTTP/1.1 {status} X\r\nContent-Length: {len(answer)}\r\n{wait}"
                 "Connection: close\r\n\r\n".encode()
                 + answer
             )
@@ -113,6 +114,20 @@ async def pushing(pusher: PyroscopePusher, until_done, timeout: float = 10.0) ->
             await task
 
 
+def rescanned(pusher: PyroscopePusher, done, times: int = 3):
+    """A condition: ``done`` held when each of the pusher's last ``times`` scans of the disk
+    began (what was sent is not sent again by a rescan)."""
+    scans: list[bool] = []
+    pending = pusher.pending
+
+    def counted() -> list[Path]:
+        scans.append(bool(done()))
+        return pending()
+
+    pusher.pending = counted
+    return lambda: len(scans) >= times and all(scans[-times:])
+
+
 async def test_each_finished_session_is_pushed_once_with_its_labels(tmp_path: Path) -> None:
     a = finished_session(tmp_path, "20261123T100000.000Z-aaaa")
     b = finished_session(tmp_path, "20261123T110000.000Z-bbbb")
@@ -121,8 +136,8 @@ async def test_each_finished_session_is_pushed_once_with_its_labels(tmp_path: Pa
         pusher = PyroscopePusher(
             tmp_path, fake.url, name="roku.app", wall_clock=lambda: 1795428100.0, **FAST
         )
-        await pushing(pusher, lambda: (a / MARKER).exists() and (b / MARKER).exists())
-        await asyncio.sleep(0.2)  # rescans: nothing is sent twice
+        marked = lambda: (a / MARKER).exists() and (b / MARKER).exists()  # noqa: E731
+        await pushing(pusher, rescanned(pusher, marked))  # rescans: nothing is sent twice
     assert len(fake.pushes) == 2 and fake.requests == 2
     first = fake.pushes[0]
     assert first.parts["profile"] == (a / "capture.pb.gz").read_bytes()
@@ -147,14 +162,13 @@ async def test_errors_and_hangs_are_retried_refusals_are_not(tmp_path: Path) -> 
         pusher = PyroscopePusher(tmp_path, fake.url, rng=lambda: draws.append(0.0) or 0.0, **FAST)
         await pushing(pusher, lambda: (session / MARKER).exists())
     assert len(fake.pushes) == 1 and fake.requests == 4 and pusher.stats.errors == 3
-    assert len(draws) == 3  # one jitter draw per retry, from the injected source
+    assert len(draws) == 2  # a jitter draw per backoff (503, the hang), from the injected source
     assert json.loads((session / MARKER).read_text())["status"] == 200
 
     refused = finished_session(tmp_path, "20261123T110000.000Z-bbbb")
     async with FakePyroscope(script=[400]) as fake:
         pusher = PyroscopePusher(tmp_path, fake.url, **FAST)
-        await pushing(pusher, lambda: (refused / MARKER).exists())
-        await asyncio.sleep(0.2)
+        await pushing(pusher, rescanned(pusher, lambda: (refused / MARKER).exists()))
     assert fake.requests == 1 and fake.pushes == []
     assert json.loads((refused / MARKER).read_text()) | {"at": ""} == {
         "at": "",

@@ -12,12 +12,10 @@ the daemon capturing a simulated device that streams 2,000 paths of 4 ms live.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import sys
-import time
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import pairwise
@@ -28,6 +26,7 @@ from daemon_helpers import reap, start_daemon, stop_daemon, write_config_file
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from sentry_helpers import START, T, assert_valid, counter_ids
+from waiting import until
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, MODULE, PATH, STRING, Footer, Header
@@ -413,14 +412,17 @@ async def test_the_daemon_keeps_the_busy_time_of_many_short_paths(tmp_path: Path
     try:
         write_config_file(config, out, [device], "", chunk_seconds=3)
         proc = await start_daemon(config, log)
-        deadline = time.monotonic() + 60
-        record = None
-        while time.monotonic() < deadline and record is None:
+        finished: list[tuple[dict, Path]] = []
+
+        def ended() -> bool:
             for p in out.glob("*/*/session.json"):
                 got = json.loads(p.read_text())
                 if got["status"] != "streaming":
-                    record, session = got, p.parent
-            await asyncio.sleep(0.2)
+                    finished.append((got, p.parent))
+            return bool(finished)
+
+        await until(ended, 60, step=0.2)
+        record, session = finished[0]
         await stop_daemon(proc, log)
     finally:
         await reap(proc)

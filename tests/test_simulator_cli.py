@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import xml.etree.ElementTree as ET
 
 from daemon_helpers import start_simulator as start
 
@@ -95,8 +96,9 @@ async def test_simulate_without_auto_launch_waits_for_a_launch_and_plays_a_slowe
     )
     try:
         [d] = await json_lines(proc, 1)
-        await asyncio.sleep(0.5)
-        assert proc.returncode is None  # idle, still serving
+        _, _, body = await http(d["host"], d["ecp"], "GET", "/query/active-app")
+        assert ET.fromstring(body).find("app").text == "Roku"  # idle on the home screen
+        assert proc.returncode is None  # and still serving
         status, _, _ = await http(d["host"], d["ecp"], "POST", "/launch/dev")
         assert status == 200
         stream = await read_stream(d["host"], d["profiler"])

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 
 import pytest
+from waiting import until
 
 from rokuprof.bsprof.grammar import END_MARKER, build_footer
 from rokuprof.bsprof.model import MAGIC, Footer
@@ -141,7 +142,7 @@ async def test_home_ends_the_run_early_with_end_marker_and_footer():
         await dev.wait_listening(2)
         reader, writer, _ = await open_stream(HOST, dev.profiler_port)
         try:
-            await asyncio.sleep(0.3)
+            await until(lambda: dev.runs[0].entries > 0, 5)  # the app runs and records
             status, _, _ = await http(HOST, dev.ecp_port, "POST", "/keypress/Home")
             assert status == 200
             async with asyncio.timeout(3):

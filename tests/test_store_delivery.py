@@ -282,7 +282,7 @@ def drive(replies, latencies, rands, max_in_flight: int, cap: float) -> Trace:
     )
     lat = itertools.cycle(latencies).__next__
     todo, flying, now = list(replies), [], T0
-    trace = Trace(p.backoff_cap)
+    trace = Trace(p.delays.cap)
     while todo or flying:
         if p.wait(now) <= 0:
             while todo and len(flying) < p.send_limit():
@@ -307,7 +307,7 @@ def drive(replies, latencies, rands, max_in_flight: int, cap: float) -> Trace:
         else:
             event = Answered(value, {}, "", now, WALL + now, ticket)
         trace.timeline.append((now, p.handle(event)))
-        assert p.retry_at - now <= p.backoff_cap + 1e-9  # never more than the cap from now
+        assert p.retry_at - now <= p.delays.cap + 1e-9  # never more than the cap from now
     return trace
 
 

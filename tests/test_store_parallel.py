@@ -100,11 +100,19 @@ async def test_no_chunk_is_sent_twice_while_scans_and_submits_race_the_uploads(
     async with FakeSentry(delay=0.15) as sentry:
         up = uploader_for(tmp_path, sentry.dsn, max_in_flight=4, rescan_seconds=0.03)
         async with running(up):
-            for _ in range(20):  # announce every chunk again and again while they are sent
+
+            def events() -> int:  # requests arrived and answered so far
+                return len(sentry.requests) + len(sentry.accepted())
+
+            # announce every chunk again and again while they are sent: at the start, and at
+            # each request's arrival and each answer, until all 12 were accepted
+            while True:
                 for path in paths:
                     up.submit(path)
-                await asyncio.sleep(0.03)
-            await sentry.wait_for(lambda: len(sentry.accepted()) == 12, 10)
+                if len(sentry.accepted()) == 12:
+                    break
+                seen = events()
+                await until(lambda seen=seen: events() > seen, 10)
             await until(lambda: up.pending == 0, 2)
     sent = [r.chunk()["chunk_id"] for r in sentry.requests]
     assert sorted(sent) == sorted(ids)  # each exactly once

@@ -24,8 +24,8 @@ from rokuprof.bsprof.model import (
     Header,
     Limits,
 )
+from rokuprof.path_model import UNKNOWN_PATH, PathNode, PathStats
 from rokuprof.profile import tables as tables_module
-from rokuprof.profile.paths import UNKNOWN_PATH, PathNode, PathStats
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import socket
@@ -46,10 +45,9 @@ async def test_ctrl_c_marks_the_session_interrupted_and_exits_0(tmp_path: Path) 
     cfg = DeviceConfig(run_seconds=30.0, runs=1, seed=6, cpu_flush_seconds=0.2)
     async with SimulatedDevice(cfg) as dev:
         async with watching(dev, tmp_path, "--chunk-seconds", "0.3") as proc:
-            async with asyncio.timeout(15):
-                while not (dev.runs and dev.runs[0].bytes_sent > 3000):
-                    await asyncio.sleep(0.05)
-            await asyncio.sleep(0.7)  # a couple of chunk intervals
+            await until(lambda: dev.runs and dev.runs[0].bytes_sent > 3000, 15)
+            chunks = tmp_path / "YN00AA000001"
+            await until(lambda: len(list(chunks.glob("*/chunks/*.json"))) >= 2, 15)  # two written
             proc.send_signal(signal.SIGINT)
             code, out, err = await finish(proc, 10)
         await dev.home()
@@ -154,9 +152,7 @@ async def test_sigterm_is_recorded_as_sigterm(tmp_path: Path) -> None:
     cfg = DeviceConfig(run_seconds=30.0, runs=1, seed=6, cpu_flush_seconds=0.2)
     async with SimulatedDevice(cfg) as dev:
         async with watching(dev, tmp_path) as proc:
-            async with asyncio.timeout(15):
-                while not (dev.runs and dev.runs[0].bytes_sent > 3000):
-                    await asyncio.sleep(0.05)
+            await until(lambda: dev.runs and dev.runs[0].bytes_sent > 3000, 15)
             proc.send_signal(signal.SIGTERM)
             code, out, err = await finish(proc, 10)
         await dev.home()

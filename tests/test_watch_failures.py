@@ -16,9 +16,9 @@ from waiting import until
 from watch_helpers import finish, watching
 
 from rokuprof.capture.limits import ArchiveLimits
-from rokuprof.capture.watch import summary_json, watch
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.store.files import RESERVE_BYTES, SpaceReserve
+from rokuprof.workflows.watch import summary_json, watch
 
 SERIAL = "YN00AA000001"  # the simulator's default serial: the device directory's name
 #: The chunk writer raises after the first chunk (a bug anywhere in the loop looks like this).

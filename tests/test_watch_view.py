@@ -12,7 +12,6 @@ from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import build_header
 from rokuprof.capture.session import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
-from rokuprof.capture.watch import make_observer
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 from rokuprof.units import size as human_bytes
@@ -20,6 +19,7 @@ from rokuprof.views.live_log import PlainLog
 from rokuprof.views.live_screen import clock
 from rokuprof.views.live_view import LiveView
 from rokuprof.views.text import printable
+from rokuprof.workflows.watch import make_observer
 
 HOSTILE = (("waitPort", "[/]wait\x1b[2J"), ("pkg:/source/main.brs", "[link=x]m\x9b"))
 

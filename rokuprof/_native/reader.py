@@ -24,7 +24,7 @@ from rokuprof.bsprof.decoder import Bytes, Framing
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.errors import BsprofError, InvalidValue
 from rokuprof.bsprof.model import MODULE, PATH, STRING, Entry, Header, Limits
-from rokuprof.profile.paths import (
+from rokuprof.path_model import (
     DEEP_PATHS_WARNING,
     RESERVED_STRINGS,
     Delta,
@@ -262,7 +262,7 @@ class NativeTables:
 
     def stack(self, path_id: int) -> tuple[PathNode, ...]:
         """The call path's elements, leaf first, root last, folded to at most
-        ``limits.max_stack_depth`` (:func:`~rokuprof.profile.paths.fold_stack`)."""
+        ``limits.max_stack_depth`` (:func:`~rokuprof.path_model.fold_stack`)."""
         stack = self._stacks.get(path_id)
         if stack is None:
             limit = self.limits.max_stack_depth

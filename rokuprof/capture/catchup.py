@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rokuprof.bsprof.model import Limits
-from rokuprof.profile.paths import PathNode, root_module
+from rokuprof.path_model import PathNode, root_module
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.assemble import Chunk
 from rokuprof.sentry.build_report import BuildReport

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from rokuprof.bsprof.model import Header
-from rokuprof.profile.paths import Delta
+from rokuprof.path_model import Delta
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry import BuildReport, ChunkBuilder, ChunkSettings
 from rokuprof.sentry.side_measurements import Measure

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rokuprof.bsprof.model import Limits
 from rokuprof.capture.exports import export_formats
@@ -24,6 +24,47 @@ from rokuprof.store.layout import safe_name
 
 if TYPE_CHECKING:
     from rokuprof.device.ecp import DeviceInfo
+
+
+class DeviceEnd(Protocol):
+    """A device as the capture reaches it: its address and its three ports (a daemon's
+    ``[[devices]]`` entry, the CLI's options, a simulated device all have them)."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def profiler_port(self) -> int: ...
+    @property
+    def ecp_port(self) -> int: ...
+    @property
+    def console_port(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class DeviceAddress:
+    """A :class:`DeviceEnd` from values (the CLI's options)."""
+
+    host: str
+    profiler_port: int = PROFILER_PORT
+    ecp_port: int = ECP_PORT
+    console_port: int = CONSOLE_PORT
+
+
+def capture_config(
+    device: DeviceEnd, *, out: Path, chunks: ChunkSettings, **options: object
+) -> CaptureConfig:
+    """The one way a capture's settings are made: the device's address and ports, where its
+    sessions go and how chunks are made, and the caller's ``options`` (any other
+    :class:`CaptureConfig` field: ``runs``, ``exports``, the daemon's limits and names...)."""
+    return CaptureConfig(
+        host=device.host,
+        out=out,
+        profiler_port=device.profiler_port,
+        ecp_port=device.ecp_port,
+        console_port=device.console_port,
+        chunk_settings=chunks,
+        **options,  # type: ignore[arg-type]
+    )
 
 
 @dataclass(frozen=True)

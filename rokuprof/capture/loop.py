@@ -81,8 +81,10 @@ class DeviceCapture:
         clock: Callable[[], float] = time.monotonic,
         rand: Callable[[], float] = random.random,
         probes: ProbeBudget | None = None,
+        timer: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         self.config = config
+        self.timer = timer  # waits out ``duration`` (tests pass one they release)
         self.probes = probes  # shared by a fleet's loops: silent devices' connects and queries
         self.connect: Connect = connect or ProfilerStream.open  # tests script a device with it
         self.observer = observer or NullObserver()
@@ -238,7 +240,7 @@ class DeviceCapture:
         self.request_stop(getattr(trigger, "cause", None) or StopCause.REQUESTED)
 
     async def _stop_after(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+        await self.timer(seconds)
         self.request_stop(StopCause.DURATION)
 
     async def run(self) -> CaptureSummary:

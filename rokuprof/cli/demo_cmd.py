@@ -62,11 +62,11 @@ def demo(
     """
     import asyncio  # the command's, not its help's
 
-    from rokuprof.capture.demo import demo_lines, run_demo  # the command's, not its help's
-    from rokuprof.capture.watch import summary_json, summary_lines
     from rokuprof.cli.watch_cmd import summary_status
     from rokuprof.scenario.model import ScenarioError, load_scenario
     from rokuprof.store.writable import output_dir_problem
+    from rokuprof.workflows.demo import demo_lines, run_demo  # the command's, not its help's
+    from rokuprof.workflows.watch import summary_json, summary_lines
 
     if scenario is not None and seconds is not None:
         exits.fail("--seconds is for a run without a scenario (the scenario sets the length)")

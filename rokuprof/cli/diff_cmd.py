@@ -121,11 +121,11 @@ def diff_command(
     wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Compare two captures (see HELP)."""
-    from rokuprof.cli.gate import say_regressions  # the command's, not its help's
     from rokuprof.cli.layout import load_capture
     from rokuprof.export.diff import compare, regressions
     from rokuprof.export.diff_summary import gate_verdict
     from rokuprof.views.diff_view import render_diff
+    from rokuprof.workflows.gate import say_regressions  # the command's, not its help's
 
     err = stderr_console()
     follow_umask()  # a command-line tool's files: the user's umask decides

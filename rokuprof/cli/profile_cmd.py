@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,6 +31,12 @@ from rokuprof.device.hosts import plain_host
 from rokuprof.export_names import FORMATS
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.writable import output_dir_problem
+
+if TYPE_CHECKING:  # the command's, not its help's
+    from rich.console import Console
+
+    from rokuprof.export import ExportInput
+    from rokuprof.workflows.profile import Load
 
 HELP = """Profile an app in one command: package it with the profiler switched on, sideload it,
 capture its run exactly as `watch` does, drive it with a scenario, end it, write its report,
@@ -143,8 +150,9 @@ def profile_command(
     """Profile an app (see HELP)."""
     import asyncio  # the command's, not its help's
 
-    from rokuprof.cli.profile_steps import prepare, run_profile
     from rokuprof.export.report.source import editor_url_problem
+    from rokuprof.workflows.errors import Stop
+    from rokuprof.workflows.profile import prepare, run_profile
 
     if (problem := host_problem(device)) is not None:
         exits.fail(problem)
@@ -162,32 +170,67 @@ def profile_command(
         )
     if (problem := output_dir_problem(out)) is not None:
         exits.fail(problem)
-    prepared = prepare(
-        app_path,
-        host=plain_host(device),
-        password_file=password_file,
-        environ=os.environ,
-        scenario=scenario,
-        duration=duration,
-        keys=(mem, lines, sample_ratio),
-        out=out,
-        chunks=chunks,
-        exports=export,
-        ports=(installer_port, ecp_port, profiler_port, console_port),
-        start_timeout=start_timeout,
-        baseline=baseline,
-    )
-    shown = "quiet" if quiet else View(view).value
-    status = asyncio.run(
-        run_profile(
-            prepared,
-            view=shown,
-            out=stdout_console(),
-            err=stderr_console(),
-            fail_over=fail_over,
-            min_share=min_share,
-            open_report=open_,
-            editor_url=editor_url,
+    load = _capture_loader(chunks.wall_unit)
+    try:
+        prepared = prepare(
+            app_path,
+            host=plain_host(device),
+            password_file=password_file,
+            environ=os.environ,
+            scenario=scenario,
+            duration=duration,
+            keys=(mem, lines, sample_ratio),
+            out=out,
+            chunks=chunks,
+            exports=export,
+            ports=(installer_port, ecp_port, profiler_port, console_port),
+            start_timeout=start_timeout,
+            baseline=baseline,
+            load=load,
         )
-    )
+        shown = "quiet" if quiet else View(view).value
+        status = asyncio.run(
+            run_profile(
+                prepared,
+                view=shown,
+                out=stdout_console(),
+                fail_over=fail_over,
+                min_share=min_share,
+                load=load,
+                warn=exits.warn,
+                open_report=_opener(stderr_console()) if open_ else None,
+                editor_url=editor_url,
+            )
+        )
+    except Stop as stop:
+        exits.fail(stop, stop.status)
     raise typer.Exit(status)
+
+
+def _capture_loader(wall_unit: str) -> Load:
+    """How ``profile`` opens a capture given by name (the baseline, then its own run): the
+    commands' opener and layout, with progress on a terminal unless ``quiet``."""
+    from rich.console import Console
+
+    from rokuprof.cli.inputs import CaptureInputError, open_capture
+    from rokuprof.cli.layout import load_capture
+    from rokuprof.workflows.errors import Stop
+
+    def load(name: str, quiet: bool) -> tuple[ExportInput, str]:
+        try:
+            source = open_capture(name)
+        except CaptureInputError as error:
+            raise Stop(error) from None
+        err = Console(stderr=True, quiet=True) if quiet else stderr_console()
+        return load_capture(source, err, wall_unit), source.label
+
+    return load
+
+
+def _opener(err: Console) -> Callable[[Path], None]:
+    def open_report(report: Path) -> None:
+        from rokuprof.cli.report_cmd import open_in_browser
+
+        open_in_browser(report, err)
+
+    return open_report

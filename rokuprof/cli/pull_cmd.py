@@ -59,12 +59,12 @@ def pull(
     """
     import asyncio  # the command's, not its help's
 
-    from rokuprof.capture.pull import PullPlan
-    from rokuprof.capture.pull import pull as run_pull
     from rokuprof.device.errors import DeviceError
     from rokuprof.device.installer import InstallerAuthError, PasswordError, read_password
     from rokuprof.store.layout import SessionStatus
     from rokuprof.store.writable import output_dir_problem
+    from rokuprof.workflows.pull import PullPlan
+    from rokuprof.workflows.pull import pull as run_pull
 
     if (problem := host_problem(host, ports=PORTS)) is not None:
         exits.fail(problem)

@@ -12,6 +12,7 @@ import typer
 from rokuprof.cli import exits
 from rokuprof.cli.root import app
 from rokuprof.device.constants import INSTALLER_USER
+from rokuprof.units import parse_size
 
 if TYPE_CHECKING:
     from rokuprof.simulator import DeviceConfig, SimulatedDevice
@@ -77,7 +78,6 @@ def _replay_config(
     base: DeviceConfig, path: Path | None, rate_text: str | None, seconds: float, as_json: bool
 ) -> DeviceConfig:
     """``base`` in replay mode: the body read or generated once, shared by every device."""
-    from rokuprof.daemon.config import parse_size
     from rokuprof.simulator import ReplayBody, ReplayError
     from rokuprof.simulator.replay import DEFAULT_RATE, app_rate_for
 

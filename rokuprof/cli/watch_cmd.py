@@ -26,6 +26,7 @@ from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
 from rokuprof.device.hosts import plain_host
 from rokuprof.export_names import FORMATS
 from rokuprof.sentry.settings import ChunkSettings
+from rokuprof.units import parse_size
 from rokuprof.views.text import printable
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ def _size(option: str):
     def parse(value: str | None) -> int | None:
         if value is None:
             return None
-        from rokuprof.daemon.config import parse_size  # the command's, not its help's
-
         try:
             return parse_size(value)
         except ValueError as error:
@@ -72,7 +71,7 @@ async def watch_until_closed(config: CaptureConfig, view: str) -> CaptureSummary
 
     from rokuprof.capture.signals import StopRequest
     from rokuprof.capture.stop import StopCause
-    from rokuprof.capture.watch import watch as run_watch
+    from rokuprof.workflows.watch import watch as run_watch
 
     stop = StopRequest()
     loop = asyncio.get_running_loop()
@@ -87,7 +86,7 @@ async def watch_until_closed(config: CaptureConfig, view: str) -> CaptureSummary
 
 def report_summary(summary: CaptureSummary, as_json: bool) -> None:
     """The closing report on standard output (JSON with ``--json``); never wrapped."""
-    from rokuprof.capture.watch import summary_json, summary_lines
+    from rokuprof.workflows.watch import summary_json, summary_lines
 
     if as_json:
         print_json(summary_json(summary))
@@ -214,8 +213,8 @@ def watch(
     """
     import asyncio  # the command's, not its help's
 
+    from rokuprof.capture.config import DeviceAddress, capture_config
     from rokuprof.capture.limits import ArchiveLimits  # the command's, not its help's
-    from rokuprof.capture.loop import CaptureConfig
     from rokuprof.store.writable import output_dir_problem
 
     if (problem := host_problem(host)) is not None:
@@ -229,13 +228,10 @@ def watch(
             wall_unit=WallUnit(wall_unit).value,
         )
     try:
-        config = CaptureConfig(
-            host=host,
+        config = capture_config(
+            DeviceAddress(host, profiler_port, ecp_port, console_port),
             out=out,
-            profiler_port=profiler_port,
-            ecp_port=ecp_port,
-            console_port=console_port,
-            chunk_settings=chunks,
+            chunks=chunks,
             runs=runs,
             duration=duration,
             idle_timeout=idle_timeout,

@@ -9,12 +9,12 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from rokuprof.capture.loop import CaptureConfig
+from rokuprof.capture.config import CaptureConfig, capture_config
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.naming import host_label, host_name
 
 
-def capture_config(
+def entry_capture_config(
     config: DaemonConfig,
     entry: DeviceEntry,
     *,
@@ -27,13 +27,10 @@ def capture_config(
     """The capture settings of ``entry``: its ports, the config's chunk settings, limits and
     exports, the name it logs under (``host_name``) and the daemon's tuning (``tuning``)."""
     cap = config.capture
-    return CaptureConfig(
-        host=entry.host,
+    return capture_config(
+        entry,
         out=out,
-        profiler_port=entry.profiler_port,
-        ecp_port=entry.ecp_port,
-        console_port=entry.console_port,
-        chunk_settings=cap.chunks,
+        chunks=cap.chunks,
         limits=cap.limits,
         archive_limits=cap.archive,
         device_dir=device_dir or entry.name or None,

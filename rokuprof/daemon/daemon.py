@@ -43,7 +43,7 @@ from rokuprof.capture.session import safe_name
 from rokuprof.capture.signals import StopRequest, stop_on_signals
 from rokuprof.capture.stop import StopCause
 from rokuprof.daemon import collect as collecting
-from rokuprof.daemon.capture_settings import capture_config
+from rokuprof.daemon.capture_settings import entry_capture_config
 from rokuprof.daemon.collect import DaemonState, collect, dead_loops, health, status_line
 from rokuprof.daemon.config import DaemonConfig, DeviceEntry
 from rokuprof.daemon.devices import DeviceSlot
@@ -172,7 +172,7 @@ class Daemon:
         claim = functools.partial(
             self._claim_name, self.device_key(entry), entry.host, entry.profiler_port
         )
-        return capture_config(
+        return entry_capture_config(
             self.config,
             entry,
             out=self.out,

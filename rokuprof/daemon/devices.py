@@ -2,7 +2,9 @@
 
 A :class:`DeviceSlot` runs the same :class:`~rokuprof.capture.loop.DeviceCapture` as
 ``rokuprof watch``. If the loop ever ends by an error (a bug), the slot logs it and starts a new
-loop after a capped exponential backoff with full jitter; a device's trouble stays its own.
+loop after a capped exponential backoff with full jitter; a device's trouble stays its own. The
+rules (when to restart, when a repeated message is said again) are pure
+(:mod:`rokuprof.daemon.supervision`); the slot's clocks and random source are its inputs.
 
 Logs and metrics name a device as its directory does (the rule: :mod:`rokuprof.daemon.naming`);
 the config's name is also the ``name`` field.
@@ -21,7 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rokuprof.backoff import backoff_delay
 from rokuprof.capture.config import device_dir
 from rokuprof.capture.loop import CaptureConfig, DeviceCapture
 from rokuprof.capture.probes import ProbeBudget
@@ -29,12 +30,12 @@ from rokuprof.capture.record import SessionRecord
 from rokuprof.capture.status import CaptureStatus, DeviceState
 from rokuprof.capture.stop import StopCause
 from rokuprof.daemon.recovery import close_session
+from rokuprof.daemon.supervision import RepeatFilter, Restarts
 from rokuprof.store.layout import SessionStatus
 from rokuprof.views.live_log import state_line
 
 log = logging.getLogger(__name__)
 
-REPEAT_LOG_SECONDS = 300.0
 #: States worth a warning in the daemon's log (the others are information).
 WARNING_STATES = frozenset({DeviceState.UNREACHABLE, DeviceState.BUSY, DeviceState.PAUSED})
 #: States in which nothing has answered (yet): any other state means the device answers.
@@ -66,11 +67,13 @@ class DeviceSlot:
         backoff_base: float = 1.0,
         backoff_cap: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
         rand: Callable[[], float] = random.random,
         probes: ProbeBudget | None = None,
     ) -> None:
         self.label = label
         self.clock = clock  # of :meth:`last_answer`, the restarts' backoff, repeated messages
+        self.wall_clock = wall_clock  # when the last error was (a metric: seconds since 1970)
         self.rand = rand  # uniform in [0, 1): the jitter of restarts and of the loop's backoff
         self.probes = probes  # the fleet's budget of probes of silent devices
         self._answered_at: float | None = None
@@ -78,14 +81,12 @@ class DeviceSlot:
         self.config = config
         self.source = source  # "config" or "discovery"
         self.on_chunk_written = on_chunk
-        self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
+        self.restarts = Restarts(backoff_base, backoff_cap)
+        self._repeats = RepeatFilter()
         self.counters = DeviceCounters()
         self.capture: DeviceCapture | None = None
         self.task: asyncio.Task | None = None
         self._stop = asyncio.Event()
-        self._last_message = ""
-        self._last_message_at = 0.0
         self._unfinished: list[tuple[Path, str]] = []  # sessions a failed loop left open
         self._logged_state = ""
         self._logged_name = ""
@@ -189,15 +190,13 @@ class DeviceSlot:
     def on_message(self, status: CaptureStatus, level: str, text: str) -> None:
         if level in ("warning", "error"):
             self._error(text)
-        now = self.clock()
-        if text == self._last_message and now - self._last_message_at < REPEAT_LOG_SECONDS:
+        if not self._repeats.admit(text, self.clock()):
             return  # a device that keeps answering the same thing is logged once in a while
-        self._last_message, self._last_message_at = text, now
         self._log(logging.ERROR if level == "error" else logging.WARNING, "%s", text)
 
     def _error(self, text: str) -> None:
         self.counters.last_error = text
-        self.counters.last_error_at = time.time()
+        self.counters.last_error_at = self.wall_clock()
 
     # -- supervision -------------------------------------------------------------------------
 
@@ -224,7 +223,6 @@ class DeviceSlot:
             self.capture.request_stop(cause)
 
     async def _supervise(self) -> None:
-        failures = 0
         while not self._stop.is_set():
             self.capture = DeviceCapture(
                 self.config, observer=self, rand=self.rand, probes=self.probes
@@ -248,11 +246,8 @@ class DeviceSlot:
             await self._close_unfinished()
             if self._stop.is_set():
                 break
-            if self.clock() - started > self.backoff_cap:
-                failures = 0
-            failures += 1
-            self.counters.restarts += 1
-            delay = backoff_delay(failures, self.backoff_base, self.backoff_cap, self.rand())
+            delay = self.restarts.after_failure(self.clock() - started, self.rand())
+            self.counters.restarts = self.restarts.total
             self._log(logging.WARNING, "restarting the capture loop in %.1f s", delay)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)

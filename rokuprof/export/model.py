@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from rokuprof.profile.paths import PathNode
+from rokuprof.path_model import PathNode
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.assemble import HEAP_MEASUREMENT, Chunk, Layout

@@ -1,8 +1,8 @@
 """Profile tables built from decoded ``.bsprof`` entries (pure core, no I/O)."""
 
 from rokuprof._lazy import lazy_names
+from rokuprof.path_model import Delta, PathNode, PathStats, Totals
 from rokuprof.profile.functions import FunctionStats, aggregate_functions
-from rokuprof.profile.paths import Delta, PathNode, PathStats, Totals
 from rokuprof.profile.tables import ProfileTables
 
 # The reader loads on first use: the native core's reader imports profile.tables, and the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rokuprof.profile.paths import PathNode
+from rokuprof.path_model import PathNode
 from rokuprof.profile.tables import ProfileTables
 
 FunctionKey = tuple[str, str, str]  # (module name, function, file)

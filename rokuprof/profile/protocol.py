@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
 from rokuprof.bsprof.model import Limits
-from rokuprof.profile.paths import Delta, PathNode, PathStats, Totals
+from rokuprof.path_model import Delta, PathNode, PathStats, Totals
 
 
 @runtime_checkable
 class TablesView(Protocol):
     """The tables a ``.bsprof`` stream adds up to (:mod:`rokuprof.profile.tables`; the path
-    model in :mod:`rokuprof.profile.paths`)."""
+    model in :mod:`rokuprof.path_model`)."""
 
     # -- per call path -----------------------------------------------------------------------
 

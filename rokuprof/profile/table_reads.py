@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from operator import sub
 
 from rokuprof.bsprof.model import Limits
-from rokuprof.profile.paths import (
+from rokuprof.path_model import (
     ALLOC_BYTES,
     ALLOCS,
     CALLS,

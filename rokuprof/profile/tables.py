@@ -57,7 +57,7 @@ from __future__ import annotations
 from array import array
 
 from rokuprof.bsprof.model import Entry, Limits
-from rokuprof.profile.paths import (
+from rokuprof.path_model import (
     ALLOC_BYTES,
     ALLOCS,
     DEEP_PATHS_WARNING,
@@ -76,7 +76,7 @@ from rokuprof.profile.table_reads import (
 )
 
 #: The names a consumer of the tables imports from here (the model has its own home,
-#: :mod:`rokuprof.profile.paths`).
+#: :mod:`rokuprof.path_model`).
 __all__ = [
     "ProfileTables",
 ]

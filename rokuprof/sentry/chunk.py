@@ -75,7 +75,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from rokuprof.bsprof.model import Header
-from rokuprof.profile.paths import Delta, root_module
+from rokuprof.path_model import Delta, root_module
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.assemble import (
     Chunk,

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from rokuprof.bsprof.model import Limits
-from rokuprof.profile.paths import root_module
+from rokuprof.path_model import root_module
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.assemble import Chunk, new_uuid
 from rokuprof.sentry.build_report import BuildReport

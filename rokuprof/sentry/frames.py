@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rokuprof.bsprof.model import Header
-from rokuprof.profile.paths import PathNode
+from rokuprof.path_model import PathNode
 from rokuprof.profile.tables import ProfileTables
 
 IN_APP_SCHEMES = ("pkg", "libpkg")

@@ -10,11 +10,21 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from xml.sax.saxutils import quoteattr
 
 if TYPE_CHECKING:
-    from rokuprof.simulator.device import SimulatedDevice
+    from rokuprof.simulator.config import DeviceConfig
+
+
+class Running(Protocol):
+    """What the app's vitals need of a device, and all they may touch."""
+
+    config: DeviceConfig
+    installed: dict[str, str] | None
+
+    def app_vitals(self) -> AppVitals | None: ...
+
 
 NOT_AVAILABLE = "channel: mem and cpu data not available"
 WINDOW_TICKS = 100  # one second of 10 ms ticks
@@ -74,7 +84,7 @@ class Figures:
         return self.anon_kib + FILE_KIB + SHARED_KIB
 
 
-def figures(device: SimulatedDevice) -> Figures | None:
+def figures(device: Running) -> Figures | None:
     """The running app's figures; ``None`` when none: no app, a replay run, or the app was
     not built with ``run_as_process=1`` (the device's config, or the installed manifest)."""
     vitals = device.app_vitals()
@@ -89,7 +99,7 @@ def figures(device: SimulatedDevice) -> Figures | None:
     return Figures(user, cpu - user, ANON_BASE_KIB + max(0, vitals.heap_bytes) // 1024)
 
 
-def console_line(device: SimulatedDevice) -> str:
+def console_line(device: Running) -> str:
     f = figures(device)
     if f is None:
         return NOT_AVAILABLE
@@ -100,7 +110,7 @@ def console_line(device: SimulatedDevice) -> str:
     )
 
 
-def xml(device: SimulatedDevice) -> bytes:
+def xml(device: Running) -> bytes:
     """The ``/query/chanperf`` document (memory in bytes)."""
     f = figures(device)
     if f is None:

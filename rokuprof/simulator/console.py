@@ -12,12 +12,18 @@ words).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rokuprof.simulator import chanperf as simulated_chanperf
 
-if TYPE_CHECKING:
-    from rokuprof.simulator.device import SimulatedDevice
+
+class Profiled(simulated_chanperf.Running, Protocol):
+    """What the debug console needs of a device, and all it may touch."""
+
+    def profiling_status(self) -> str | None: ...
+    def pause(self) -> bool: ...
+    def resume(self) -> bool: ...
+
 
 PROMPT = b">"
 QUITS = ("q", "quit", "exit")
@@ -41,17 +47,17 @@ def unknown_command(command: str) -> str:
     return f'Command not recognized: "{command}". Type "help" for a list of commands.'
 
 
-def banner(device: SimulatedDevice) -> str:
+def banner(device: Profiled) -> str:
     cfg = device.config
     return f"{cfg.model_name} ({cfg.model_number}) serial {cfg.serial} debug console"
 
 
-def chanperf(device: SimulatedDevice) -> str:
+def chanperf(device: Profiled) -> str:
     """One ``chanperf`` line; the numbers follow the app's work (:mod:`.chanperf`)."""
     return simulated_chanperf.console_line(device)
 
 
-def reply(device: SimulatedDevice, command: str) -> list[str]:
+def reply(device: Profiled, command: str) -> list[str]:
     """The lines the console answers to ``command`` (already stripped)."""
     word = command.split()[0] if command else ""
     if word == "bsprof-status":
@@ -67,7 +73,7 @@ def reply(device: SimulatedDevice, command: str) -> list[str]:
     return [unknown_command(command)]
 
 
-async def serve(device: SimulatedDevice, reader: asyncio.StreamReader, writer) -> None:
+async def serve(device: Profiled, reader: asyncio.StreamReader, writer) -> None:
     """One console session: optional banner, then prompt, command, reply, until ``quit``."""
     head = banner(device) + NEWLINE if device.config.console_banner else ""
     writer.write((head + NEWLINE).encode() + PROMPT)

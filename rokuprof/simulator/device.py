@@ -142,7 +142,7 @@ class SimulatedDevice:
             self._auto_task.cancel()
         run = self._current
         if run is not None:
-            self._exit(run, "stop")
+            self.exit_run(run, "stop")
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(asyncio.shield(run.task), 2.0)
         for task in list(self._tasks):
@@ -220,11 +220,18 @@ class SimulatedDevice:
         run = self._current
         if run is None:
             return False
-        self._exit(run, reason)
+        self.exit_run(run, reason)
         # Wait for the stream to end (bounded: a client that does not read must not hang us).
         with contextlib.suppress(asyncio.CancelledError, TimeoutError):
             await asyncio.wait_for(asyncio.shield(run.task), 2.0)
         return True
+
+    def press(self, key: str) -> None:
+        """Hand ``key`` to the running app at its app time now (before it streams: time 0)."""
+        run = self._current
+        if run is not None:
+            now = 0.0 if run.t0 is None else (time.monotonic() - run.t0) * self.config.speed
+            run.app.press(key, now)
 
     async def cut(self, reset: bool = False) -> bool:
         """Drop the current profiler connection now (RST if ``reset``, else FIN); the app keeps
@@ -322,7 +329,8 @@ class SimulatedDevice:
         self.console_log.append(line)
         log.debug("%s: %s", self.config.serial, line)
 
-    def _exit(self, run: _Run, reason: str) -> None:
+    def exit_run(self, run: _Run, reason: str) -> None:
+        """``run`` exits for ``reason`` (its stream ends with the end marker and footer)."""
         if run.exit_reason is None:
             run.exit_reason = reason
         run.wake.set()

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from collections import deque
+from typing import Protocol
 from xml.sax.saxutils import escape, quoteattr
 
 from rokuprof.simulator import chanperf, ecp_queries, identity, remote
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
 
-if TYPE_CHECKING:
-    from rokuprof.simulator.device import SimulatedDevice
+
+class Ecp(remote.Controlled, chanperf.Running, ecp_queries.Showing, Protocol):
+    """What ECP needs of a device (its queries, the remote, the vitals), and all it may touch."""
+
+    ecp_mode: str
+    ecp_requests: deque[str]
+    started_at: float
+
 
 XML = {"Content-Type": 'text/xml; charset="utf-8"'}
 TEXT = {"Content-Type": 'text/plain; charset="utf-8"'}
@@ -35,7 +42,7 @@ DEV_APP_ID = "dev"
 OTHER_APPS = (("12", "Netflix", "5.2.1"), ("837", "YouTube", "2.23.4"))
 
 
-def server_header(device: SimulatedDevice) -> str:
+def server_header(device: Ecp) -> str:
     version = device.config.software_version
     return f"Roku/{version} UPnP/1.0 Roku/{version}"
 
@@ -48,7 +55,7 @@ def udn(serial: str) -> str:
     return f"29380000-0800-1025-80a4-{h}"
 
 
-def device_info_xml(device: SimulatedDevice) -> bytes:
+def device_info_xml(device: Ecp) -> bytes:
     """The ``/query/device-info`` document."""
     cfg = device.config
     fields = [
@@ -100,7 +107,7 @@ def _app(app_id: str, name: str, version: str) -> str:
     )
 
 
-def active_app_xml(device: SimulatedDevice) -> bytes:
+def active_app_xml(device: Ecp) -> bytes:
     cfg = device.config
     if device.current is None:
         app = "<app>Roku</app>"
@@ -111,18 +118,18 @@ def active_app_xml(device: SimulatedDevice) -> bytes:
     )
 
 
-def installed_apps(device: SimulatedDevice) -> list[tuple[str, str, str]]:
+def installed_apps(device: Ecp) -> list[tuple[str, str, str]]:
     """The device's apps: (id, name, version), the dev app first."""
     cfg = device.config
     return [(DEV_APP_ID, cfg.app_name, cfg.app_version), *OTHER_APPS]
 
 
-def apps_xml(device: SimulatedDevice) -> bytes:
+def apps_xml(device: Ecp) -> bytes:
     body = "".join(f"\t{_app(i, n, v)}\n" for i, n, v in installed_apps(device))
     return f'<?xml version="1.0" encoding="UTF-8" ?>\n<apps>\n{body}</apps>\n'.encode()
 
 
-def _allowed(device: SimulatedDevice, path: str) -> bytes | None:
+def _allowed(device: Ecp, path: str) -> bytes | None:
     """None when ``path`` may run in the current ECP mode, else the 403 body."""
     if device.ecp_mode == "disabled":
         return DISABLED_BODY
@@ -133,7 +140,7 @@ def _allowed(device: SimulatedDevice, path: str) -> bytes | None:
     return None
 
 
-async def handle(device: SimulatedDevice, request: Request) -> tuple[int, bytes, dict[str, str]]:
+async def handle(device: Ecp, request: Request) -> tuple[int, bytes, dict[str, str]]:
     """Answer one ECP request: (status, body, headers)."""
     path = request.path
     device.ecp_requests.append(f"{request.method} {path}")
@@ -160,7 +167,7 @@ async def handle(device: SimulatedDevice, request: Request) -> tuple[int, bytes,
     return 404, b"", TEXT
 
 
-async def serve(device: SimulatedDevice, reader: asyncio.StreamReader, writer) -> None:
+async def serve(device: Ecp, reader: asyncio.StreamReader, writer) -> None:
     """One ECP connection: requests until the client closes or asks to."""
     while True:
         try:

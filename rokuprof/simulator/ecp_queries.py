@@ -11,16 +11,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
 if TYPE_CHECKING:
-    from rokuprof.simulator.device import SimulatedDevice
+    from rokuprof.simulator.config import DeviceConfig
+    from rokuprof.simulator.runs import RunRecord
+
+
+class Showing(Protocol):
+    """What the app and player queries need of a device, and all they may touch."""
+
+    config: DeviceConfig
+
+    @property
+    def current(self) -> RunRecord | None: ...
+
 
 HEAD = '<?xml version="1.0" encoding="UTF-8" ?>\n'
 
 
-def app_state_xml(device: SimulatedDevice, app_id: str, apps: dict[str, tuple[str, str]]) -> bytes:
+def app_state_xml(device: Showing, app_id: str, apps: dict[str, tuple[str, str]]) -> bytes:
     """``/query/app-state/<app_id>``; ``apps`` maps the installed apps' ids to (name,
     version)."""
     found = apps.get(app_id)
@@ -37,7 +48,7 @@ def app_state_xml(device: SimulatedDevice, app_id: str, apps: dict[str, tuple[st
     return f"{HEAD}<app-state>\n{body}</app-state>\n".encode()
 
 
-def media_player_xml(device: SimulatedDevice) -> bytes:
+def media_player_xml(device: Showing) -> bytes:
     """``/query/media-player``."""
     if device.current is None:
         return f'{HEAD}<player error="false" state="none"/>\n'.encode()

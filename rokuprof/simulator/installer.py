@@ -28,7 +28,7 @@ import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rokuprof.device.constants import LOCAL_PROFILE_PATH
 from rokuprof.simulator import identity
@@ -42,9 +42,27 @@ from rokuprof.simulator.tcp import TcpService
 if TYPE_CHECKING:
     from rokuprof.simulator.app_model import AppModel
     from rokuprof.simulator.config import DeviceConfig
-    from rokuprof.simulator.device import SimulatedDevice, _Run
+    from rokuprof.simulator.runs import RunRecord
 
 log = logging.getLogger(__name__)
+
+
+class Claimable(Protocol):
+    """A launched run as the installer sees it: a local-mode run is claimed by its sink."""
+
+    claimed: asyncio.Future
+
+
+class Installing(Protocol):
+    """What the installer needs of a device, and all it may touch."""
+
+    config: DeviceConfig
+    installed: dict[str, str] | None
+
+    async def home(self, reason: str = ...) -> bool: ...
+    async def launch(self) -> RunRecord: ...
+    def exit_run(self, run: Claimable, reason: str) -> None: ...
+
 
 #: Largest request body (an app package) the installer takes.
 MAX_UPLOAD_BYTES = 8 << 20
@@ -191,7 +209,7 @@ class Installer:
     """The installer of one simulated device: its password, what is installed, the kept
     profile, and the HTTP service."""
 
-    def __init__(self, device: SimulatedDevice) -> None:
+    def __init__(self, device: Installing) -> None:
         self.device = device
         self.base = device.config
         self.password = device.config.dev_password or secrets.token_hex(8)
@@ -211,7 +229,7 @@ class Installer:
     def dest(self) -> str:
         return data_dest(self.device.installed)
 
-    def start_run(self, run: _Run) -> bool:
+    def start_run(self, run: Claimable) -> bool:
         """A launch after an install: False when the run streams on the profiler port as
         before; True when it does not (local mode: kept; not profiled: it runs its length)."""
         dest = self.dest
@@ -222,7 +240,7 @@ class Installer:
         else:
             cfg = self.device.config
             loop = asyncio.get_running_loop()
-            loop.call_later(cfg.run_seconds / cfg.speed, self.device._exit, run, "run-length")
+            loop.call_later(cfg.run_seconds / cfg.speed, self.device.exit_run, run, "run-length")
         return True
 
     def _saved(self, data: bytes) -> None:

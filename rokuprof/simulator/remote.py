@@ -21,14 +21,30 @@ kind, value)``: kind is the ECP command (``keypress``, ``keydown``, ``keyup``, `
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections import deque
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
 from rokuprof.simulator.app_keys import DEEP_LINK
 
 if TYPE_CHECKING:
-    from rokuprof.simulator.device import SimulatedDevice
+    from rokuprof.simulator.config import DeviceConfig
     from rokuprof.simulator.http import Request
+    from rokuprof.simulator.runs import RunRecord
+
+
+class Controlled(Protocol):
+    """What the remote needs of a device, and all it may touch."""
+
+    config: DeviceConfig
+    remote_log: deque[tuple[float, str, str]]
+
+    @property
+    def current(self) -> RunRecord | None: ...
+    async def home(self, reason: str = ...) -> bool: ...
+    async def launch(self) -> RunRecord: ...
+    def press(self, key: str) -> None: ...
+
 
 DEV_APP_ID = "dev"
 KEY_COMMANDS = ("keypress", "keydown", "keyup")
@@ -41,21 +57,12 @@ def firmware_major(version: str) -> int:
     return int(head) if head.isdigit() else 1 << 16
 
 
-def _log(device: SimulatedDevice, kind: str, value: str) -> None:
+def _log(device: Controlled, kind: str, value: str) -> None:
     device.remote_log.append((time.monotonic(), kind, value))
 
 
-def _press(device: SimulatedDevice, key: str) -> None:
-    """Hand ``key`` to the running app at its app time now (before it streams: time 0)."""
-    run = device._current  # the simulator's own package: the run in progress, if any
-    if run is None:
-        return
-    now = 0.0 if run.t0 is None else (time.monotonic() - run.t0) * device.config.speed
-    run.app.press(key, now)
-
-
 async def handle(
-    device: SimulatedDevice, request: Request, other_apps: set[str]
+    device: Controlled, request: Request, other_apps: set[str]
 ) -> tuple[int, bytes] | None:
     """Answer a remote request: (status, body), or None when it is not one."""
     if request.method != "POST":
@@ -68,7 +75,7 @@ async def handle(
             if key.lower() == "home":
                 await device.home()
             else:
-                _press(device, key)
+                device.press(key)
         return 200, b""
     if command == "launch":
         if rest != DEV_APP_ID and rest not in other_apps:
@@ -78,7 +85,7 @@ async def handle(
         if rest == DEV_APP_ID:
             await device.launch()
             if query:
-                _press(device, DEEP_LINK)
+                device.press(DEEP_LINK)
         else:
             await device.home()  # another app takes the screen: the dev app exits
         return 200, b""

@@ -6,12 +6,23 @@ import asyncio
 import logging
 import socket
 import struct
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rokuprof.device.hosts import url_host
 
 if TYPE_CHECKING:
-    from rokuprof.simulator.device import SimulatedDevice
+    from rokuprof.simulator.config import DeviceConfig
+
+
+class Announced(Protocol):
+    """What SSDP needs of a device, and all it may touch."""
+
+    config: DeviceConfig
+    ecp_port: int
+
+    @property
+    def advertise_host(self) -> str: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +48,7 @@ def parse_search(data: bytes) -> dict[str, str] | None:
     return headers
 
 
-def search_reply(device: SimulatedDevice, target: str, host: str) -> bytes:
+def search_reply(device: Announced, target: str, host: str) -> bytes:
     """The unicast reply a Roku sends to a matching search."""
     cfg = device.config
     version = cfg.software_version
@@ -62,7 +73,7 @@ def _local_address(peer: tuple[str, int]) -> str:
 
 
 class SsdpProtocol(asyncio.DatagramProtocol):
-    def __init__(self, device: SimulatedDevice) -> None:
+    def __init__(self, device: Announced) -> None:
         self.device = device
         self.transport: asyncio.DatagramTransport | None = None
 
@@ -89,7 +100,7 @@ class SsdpProtocol(asyncio.DatagramProtocol):
         self.transport.sendto(search_reply(device, reply_target, host), addr)
 
 
-async def start(device: SimulatedDevice) -> tuple[asyncio.DatagramTransport, int]:
+async def start(device: Announced) -> tuple[asyncio.DatagramTransport, int]:
     """Bind the responder; join the SSDP multicast group only if the config asks for it."""
     cfg = device.config
     sock = socket.socket(socket.AF_INET6 if ":" in cfg.host else socket.AF_INET, socket.SOCK_DGRAM)

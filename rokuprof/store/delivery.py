@@ -42,7 +42,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits, retry_delay
+from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits, RetryDelays
 
 KEY_REFUSED = frozenset({401, 403})
 CHUNK_REFUSED = frozenset({400, 413})
@@ -164,11 +164,8 @@ class DeliveryPolicy:
         max_in_flight: int = 1,
         rng: Callable[[], float] = random.random,
     ) -> None:
-        self.backoff_base = backoff_base
-        self.backoff_cap = min(backoff_cap, MAX_RETRY_SECONDS)
-        self.probe_base = probe_base
+        self.delays = RetryDelays(backoff_base, backoff_cap, probe_base, rng)
         self.max_in_flight = max(1, max_in_flight)
-        self.rng = rng
         self.limits = RateLimits()
         self.pause: UploadPause | None = None
         self.failures = 0  # consecutive failures
@@ -235,7 +232,7 @@ class DeliveryPolicy:
             return [Retry(at + self.wait(at), Cause.FAILED), Say(problem, logged=False)]
         self.epoch += 1
         self.failures += 1
-        delay = retry_delay(self.failures, self.backoff_base, self.backoff_cap, self.rng())
+        delay = self.delays.after_failures(self.failures)
         self.retry_at = at + delay
         retry = Retry(at + self.wait(at), Cause.FAILED)
         return [retry, Say(f"{problem}; next try in {delay:.1f} s")]
@@ -254,12 +251,12 @@ class DeliveryPolicy:
         else:
             pause.status = event.status
             pause.refusals += 1
-        delay = retry_delay(pause.refusals, self.probe_base, self.backoff_cap, self.rng())
+        delay = self.delays.after_refusals(pause.refusals)
         self.retry_at = at + delay
         actions: list[Action] = [Retry(at + self.wait(at), Cause.KEY_REFUSED)]
         message = (
             f"uploads paused: {pause.reason}: {event.text or '-'}; {event.pending} chunk(s) wait"
-            f" on disk, nothing is rejected; probing again at most {self.backoff_cap:g} s apart"
+            f" on disk, nothing is rejected; probing again at most {self.delays.cap:g} s apart"
             " (check the DSN)"
         )
         if pause.refusals == 1:

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Iterable
 from typing import Generic, Protocol, TypeVar
 
-from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, retry_delay
+from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RetryDelays
 
 
 class Keyed(Protocol):
@@ -35,9 +35,7 @@ class OwedMarkers(Generic[K]):
         backoff_cap: float = MAX_RETRY_SECONDS,
         rng: Callable[[], float] = random.random,
     ) -> None:
-        self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
-        self.rng = rng
+        self.delays = RetryDelays(backoff_base, backoff_cap, rng=rng)
         self.items: dict[str, tuple[K, str, int]] = {}  # key -> (chunk, chunk id, HTTP status)
         self.failures = 0  # marker writes in a row that failed
         self.retry_at = 0.0  # monotonic seconds: no write before
@@ -70,7 +68,7 @@ class OwedMarkers(Generic[K]):
     def failed(self, at: float) -> float:
         """A write failed at ``at``: back off (the delay)."""
         self.failures += 1
-        delay = retry_delay(self.failures, self.backoff_base, self.backoff_cap, self.rng())
+        delay = self.delays.after_failures(self.failures)
         self.retry_at = at + delay
         return delay
 

@@ -8,12 +8,12 @@ oldest first, and sends them one at a time::
          &spyName=rokuprof     (multipart/form-data: the file as "profile", as Pyroscope's
                                 own clients send it, and a "sample_type_config")
 
-* 2xx: done; ``pyroscope.json`` records when (written atomically, so a restart resumes).
-* 400, 413, 415, 422: Pyroscope refuses this profile for good; the marker records why and it
-  is not sent again.
-* anything else (5xx, 401/403, 429, network errors, timeouts): the same session is sent again
-  after a capped exponential backoff with full jitter (:func:`~rokuprof.backoff.backoff_delay`,
-  at most 60 s apart); nothing is lost meanwhile, the file stays.
+When to send again is the pure :class:`~rokuprof.store.push_policy.PushPolicy` (Sentry's rules
+where the two agree): 2xx is done and ``pyroscope.json`` records when (written atomically, so a
+restart resumes); 400, 413, 415 and 422 refuse the profile for good (the marker records why);
+429 waits as told; 401/403, 5xx, network errors and timeouts send the same session again after
+a capped backoff with full jitter (at most 60 s apart). Nothing is lost meanwhile: the file
+stays.
 
 Every request has a timeout and its answer is read up to
 :data:`~rokuprof.httpbody.MAX_ANSWER_BYTES` (:func:`~rokuprof.httpbody.read_capped`).
@@ -35,19 +35,17 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from rokuprof.backoff import backoff_delay
-from rokuprof.export import FORMATS
+from rokuprof.export_names import FORMATS
 from rokuprof.httpbody import IDENTITY, MAX_ANSWER_BYTES, answer_text, read_capped
 from rokuprof.store.files import write_atomic
 from rokuprof.store.layout import PYROSCOPE_MARKER, SessionDir, SessionStatus, sessions
-from rokuprof.store.ratelimit import MAX_RETRY_SECONDS
+from rokuprof.store.push_policy import Again, Pushed, PushPolicy, Refused
 from rokuprof.timefmt import parse_iso, utc_iso
 
 log = logging.getLogger(__name__)
 
 PPROF_SUFFIX = FORMATS["pprof"].suffix  # the session's capture.pb.gz
 MARKER = PYROSCOPE_MARKER
-REFUSED = frozenset({400, 413, 415, 422})
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 #: How Pyroscope should read our pprof sample types (units it knows; live heap is averaged).
 SAMPLE_TYPE_CONFIG = {
@@ -115,6 +113,7 @@ class PyroscopePusher:
         backoff_cap: float = 60.0,
         rng: Callable[[], float] = random.random,
         wall_clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         problem = check_url(url)
         if problem:
@@ -125,10 +124,9 @@ class PyroscopePusher:
         self.client = client
         self.timeout = timeout
         self.rescan_seconds = rescan_seconds
-        self.backoff_base = backoff_base
-        self.backoff_cap = min(backoff_cap, MAX_RETRY_SECONDS)
-        self.rng = rng  # the backoff's jitter
-        self.wall_clock = wall_clock  # the time written into markers
+        self.policy = PushPolicy(backoff_base=backoff_base, backoff_cap=backoff_cap, rng=rng)
+        self.wall_clock = wall_clock  # the time written into markers and read by Retry-After
+        self.clock = clock  # monotonic: when to send again
         self.stats = PusherStats()
         self.current: Path | None = None  # the session being sent (retention keeps it)
 
@@ -156,23 +154,22 @@ class PyroscopePusher:
                 await client.aclose()
 
     async def _push_until_answered(self, client: httpx.AsyncClient, session: Path) -> None:
-        failures = 0
         self.current = session
         try:
-            while not await self.push(client, session):
-                failures += 1
-                await asyncio.sleep(
-                    backoff_delay(failures, self.backoff_base, self.backoff_cap, self.rng())
-                )
+            while isinstance(outcome := await self.push(client, session), Again):
+                await asyncio.sleep(max(0.0, outcome.at - self.clock()))
         finally:
             self.current = None
 
-    async def push(self, client: httpx.AsyncClient, session: Path) -> bool:
-        """Send one session; ``True`` once Pyroscope answered for good (2xx or refused)."""
+    async def push(
+        self, client: httpx.AsyncClient, session: Path
+    ) -> Pushed | Refused | Again | None:
+        """Send one session; what the policy makes of the answer (:class:`Again`: send it again
+        then), or ``None`` when the session is gone (deleted by retention meanwhile)."""
         try:
             record, data = await asyncio.to_thread(_read_session, session)
         except (OSError, ValueError):
-            return True  # deleted meanwhile (retention), or not a session any more
+            return None  # deleted meanwhile (retention), or not a session any more
         params = ingest_params(self.name, record)
         files = {
             "profile": ("profile.pprof", data, "application/octet-stream"),
@@ -193,28 +190,34 @@ class PyroscopePusher:
             ) as answer:
                 body, _ = await read_capped(answer, MAX_ANSWER_BYTES)
         except httpx.HTTPError as exc:
-            return self._failed(session, f"{type(exc).__name__}: {exc}")
-        if 200 <= answer.status_code < 300:
-            self.stats.pushed += 1
-            marker = {"status": answer.status_code, "name": params["name"]}
-            await asyncio.to_thread(self._mark, session, marker)
-            log.info("pushed %s/%s to Pyroscope", session.parent.name, session.name)
-            return True
-        text = answer_text(answer, body)
-        if answer.status_code in REFUSED:
-            self.stats.refused += 1
-            marker = {"status": answer.status_code, "refused": text[:500]}
-            await asyncio.to_thread(self._mark, session, marker)
-            log.error("Pyroscope refused %s (HTTP %d): %s", session.name, answer.status_code, text)
-            return True
-        return self._failed(session, f"HTTP {answer.status_code}: {text[:200]}")
+            return self._again(
+                session, self.policy.failed(f"{type(exc).__name__}: {exc}", self.clock())
+            )
+        text = answer_text(answer, body)[:200]
+        headers = {k.lower(): v for k, v in answer.headers.items()}
+        outcome = self.policy.answered(
+            answer.status_code, headers, text, self.clock(), self.wall_clock()
+        )
+        match outcome:
+            case Pushed(status):
+                self.stats.pushed += 1
+                marker = {"status": status, "name": params["name"]}
+                await asyncio.to_thread(self._mark, session, marker)
+                log.info("pushed %s/%s to Pyroscope", session.parent.name, session.name)
+            case Refused(status, reason):
+                self.stats.refused += 1
+                await asyncio.to_thread(self._mark, session, {"status": status, "refused": reason})
+                log.error("Pyroscope refused %s (HTTP %d): %s", session.name, status, reason)
+            case Again():
+                return self._again(session, outcome)
+        return outcome
 
-    def _failed(self, session: Path, why: str) -> bool:
+    def _again(self, session: Path, again: Again) -> Again:
         self.stats.errors += 1
-        if why != self.stats.last_error:
-            log.warning("Pyroscope push of %s failed (will retry): %s", session.name, why)
-        self.stats.last_error = why
-        return False
+        self.stats.last_error = again.say
+        if again.logged:
+            log.warning("Pyroscope push of %s failed (will retry): %s", session.name, again.say)
+        return again
 
     def _mark(self, session: Path, what: dict) -> None:
         if not session.is_dir():

@@ -18,8 +18,11 @@ after :func:`retry_delay`: capped exponential backoff with full jitter, never mo
 from __future__ import annotations
 
 import math
+import random
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from rokuprof.backoff import backoff_delay
@@ -43,6 +46,30 @@ def retry_delay(
     :func:`~rokuprof.backoff.backoff_delay` with full jitter, its cap at most
     :data:`MAX_RETRY_SECONDS` whatever ``cap`` says."""
     return backoff_delay(attempt, base, min(cap, MAX_RETRY_SECONDS), rand)
+
+
+@dataclass
+class RetryDelays:
+    """The retry rules every sender shares (Sentry's uploads, their owed markers, Pyroscope's
+    pushes): after failures, :func:`retry_delay` from ``base``; after refused credentials, the
+    same from ``probe_base``; never more than ``cap`` (itself at most
+    :data:`MAX_RETRY_SECONDS`); the jitter from ``rng`` (uniform in [0, 1))."""
+
+    base: float = 1.0
+    cap: float = MAX_RETRY_SECONDS
+    probe_base: float = 5.0
+    rng: Callable[[], float] = random.random
+
+    def __post_init__(self) -> None:
+        self.cap = min(self.cap, MAX_RETRY_SECONDS)
+
+    def after_failures(self, failures: int) -> float:
+        """Seconds to wait after ``failures`` failures in a row."""
+        return retry_delay(failures, self.base, self.cap, self.rng())
+
+    def after_refusals(self, refusals: int) -> float:
+        """Seconds before the next probe after the credentials were refused ``refusals`` times."""
+        return retry_delay(refusals, self.probe_base, self.cap, self.rng())
 
 
 def parse_http_date(value: str) -> float | None:

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from rokuprof.profile.paths import ALLOC_BYTES, ALLOCS, CPU, WALL
+from rokuprof.path_model import ALLOC_BYTES, ALLOCS, CPU, WALL
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.report import inspect_report
 

@@ -30,7 +30,7 @@ from rokuprof.export.report.cold import (
     other_note,
 )
 from rokuprof.export.report.tree import NodeColumns
-from rokuprof.profile.paths import root_module
+from rokuprof.path_model import root_module
 
 SCHEMA = "rokuprof-report/1"
 

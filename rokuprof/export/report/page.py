@@ -6,7 +6,8 @@ and U+2029 in it is written as a ``\\uXXXX`` escape, so no text from a device (a
 capture) is device text too: HTML-escaped, control characters replaced. The page's own script is
 allowed by its hash in a Content-Security-Policy that also forbids every network request. The
 script and stylesheet are the package's ``assets/report.js`` and ``assets/report.css``, read once
-(package data, not a file the user gives).
+(package data, not a file the user gives); ``report.js`` is built from the ES modules in
+``assets/src/`` (``npm run build:report``) and committed, so that a pip install needs no Node.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The only capture module that uses :mod:`rokuprof.simulator`: it starts a simulated device on
 127.0.0.1 (ports chosen by the OS, its Application Installer included), packages the sample app
 shipped with rokuprof (``rokuprof/sample_app``, also ``samples/app``), and runs it through the
-same :func:`~rokuprof.capture.profile_run.profile` a real device gets: sideload, capture, the
+same :func:`~rokuprof.workflows.profile_run.profile` a real device gets: sideload, capture, the
 sample scenario's key presses and marks, exit-app, then the report. ``seconds`` instead of the
 scenario lets the app run that long untouched.
 """
@@ -19,14 +19,15 @@ from rich.console import Console
 
 from rokuprof.app.manifest import ProfilerKeys
 from rokuprof.app.package import package_app
-from rokuprof.capture.loop import CaptureConfig, CaptureSummary
-from rokuprof.capture.profile_run import ProfilePlan, profile
+from rokuprof.capture.config import DeviceAddress, capture_config
+from rokuprof.capture.loop import CaptureSummary
 from rokuprof.capture.signals import StopRequest
 from rokuprof.demo_settings import DEMO_CHUNKS as DEMO_CHUNKS  # its home: demo_settings
 from rokuprof.scenario.model import Scenario, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.simulator import DeviceConfig, SimulatedDevice
 from rokuprof.store.layout import ARCHIVE_FILE, CHUNKS_DIR, RECORD_FILE, SessionDir
+from rokuprof.workflows.profile_run import ProfilePlan, profile
 
 DEMO_SERIAL = "YN00DEMO0001"
 #: The sample app and its scenario, shipped inside the package.
@@ -75,13 +76,10 @@ async def run_demo(
     async with SimulatedDevice(device) as dev:
         plan = ProfilePlan(
             app=package_app(SAMPLE_APP, DEMO_KEYS),
-            capture=CaptureConfig(
-                host="127.0.0.1",
+            capture=capture_config(
+                DeviceAddress("127.0.0.1", dev.profiler_port, dev.ecp_port, dev.console_port),
                 out=out,
-                profiler_port=dev.profiler_port,
-                ecp_port=dev.ecp_port,
-                console_port=dev.console_port,
-                chunk_settings=chunks,
+                chunks=chunks,
                 runs=1,
             ),
             password=dev.password,

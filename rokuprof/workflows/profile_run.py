@@ -29,12 +29,12 @@ from rokuprof.app.package import PackagedApp
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
 from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.stop import StopCause
-from rokuprof.capture.watch import watch
 from rokuprof.device.ecp import EcpClient
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerClient, InstallOutcome
 from rokuprof.scenario.model import Scenario
 from rokuprof.scenario.runner import run_scenario
+from rokuprof.workflows.watch import watch
 
 
 @dataclass(frozen=True)

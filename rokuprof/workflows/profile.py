@@ -1,14 +1,17 @@
-"""What ``rokuprof profile`` checks before it installs anything, and how it says the run.
+"""``rokuprof profile`` end to end: what it checks before it installs anything, and how it
+says the run.
 
-:func:`prepare` turns the options into a :class:`~rokuprof.capture.profile_run.ProfilePlan` and
-the loaded baseline, failing with exit status 2 before any work on anything wrong (no password,
-a bad scenario or app, an unreadable baseline). :func:`run_profile` runs the plan, prints the
-run's summary, writes the report, applies the gate and returns the exit status.
+:func:`prepare` turns the options into a :class:`~rokuprof.workflows.profile_run.ProfilePlan` and
+the loaded baseline, stopping (:class:`~rokuprof.workflows.errors.Stop`, exit status 2) before
+any work on anything wrong (no password, a bad scenario or app, an unreadable baseline).
+:func:`run_profile` runs the plan, prints the run's summary, writes the report, applies the gate
+and returns the exit status. How a capture given by name is opened (with progress on a
+terminal) is the caller's: it hands in a ``load`` function.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,22 +19,22 @@ from rich.console import Console
 
 from rokuprof.app.manifest import MANIFEST_KEYS_DOC, ProfilerKeys
 from rokuprof.app.package import PackagedApp, PackageError, package_app
+from rokuprof.capture.config import DeviceAddress, capture_config
 from rokuprof.capture.exports import export_formats
-from rokuprof.capture.loop import CaptureConfig
-from rokuprof.capture.profile_run import ProfileFailed, ProfilePlan, profile
 from rokuprof.capture.record import FAILED, TRUNCATED
-from rokuprof.capture.watch import summary_lines
-from rokuprof.cli import exits
-from rokuprof.cli.gate import gate
-from rokuprof.cli.inputs import CaptureInputError, open_capture
-from rokuprof.cli.layout import load_capture
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerAuthError, InstallFailed, read_password
+from rokuprof.exit_status import FAILED as EXIT_FAILED
+from rokuprof.exit_status import INCOMPLETE, OK, USAGE
 from rokuprof.export import ExportInput
 from rokuprof.scenario.model import ScenarioError, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.units import size
 from rokuprof.views.text import printable
+from rokuprof.workflows.errors import Stop
+from rokuprof.workflows.gate import gate
+from rokuprof.workflows.profile_run import ProfileFailed, ProfilePlan, profile
+from rokuprof.workflows.watch import summary_lines
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,12 @@ class Prepared:
     baseline_label: str
     #: The app's source (its directory or zip): the report shows the hot functions' lines.
     app_path: Path | None = None
+
+
+#: Opens a capture given by name (a ``.bsprof`` file or a session directory) and lays it out:
+#: ``(capture, how messages name it)``; ``quiet``: no progress shown. Raises :class:`Stop` when
+#: the input cannot be read as a capture.
+Load = Callable[[str, bool], tuple[ExportInput, str]]
 
 
 def prepare(
@@ -58,50 +67,42 @@ def prepare(
     ports: tuple[int, int, int, int],
     start_timeout: float,
     baseline: str | None,
+    load: Load,
 ) -> Prepared:
-    """Everything checked and loaded before the device is touched (exit 2 on a problem)."""
+    """Everything checked and loaded before the device is touched (:class:`Stop`, exit status
+    2, on a problem)."""
     try:
         password = read_password(password_file, environ)
     except (OSError, ValueError) as error:
-        exits.fail(f"cannot read the developer password: {error}")
+        raise Stop(f"cannot read the developer password: {error}") from None
     if not password:
-        exits.fail(
+        raise Stop(
             "no developer password: set ROKU_DEV_PASSWORD or pass --password-file FILE "
             "(it is never read from the command line)"
         )
     try:
         steps = load_scenario(scenario) if scenario is not None else None
     except ScenarioError as error:
-        exits.fail(error)
+        raise Stop(error) from None
     mem, lines, ratio = keys
     try:
         packaged = package_app(app_path, ProfilerKeys(mem=mem, lines=lines, sample_ratio=ratio))
     except (PackageError, ValueError) as error:
-        exits.fail(error)
+        raise Stop(error) from None
     try:
         formats = export_formats(exports.split(",")) if exports else ()
     except ValueError as error:
-        exits.fail(f"--export: {error}")
+        raise Stop(f"--export: {error}") from None
     loaded = None
     label = ""
     if baseline is not None:
         try:
-            source = open_capture(baseline)
-        except CaptureInputError as error:
-            exits.fail(f"--baseline: {error}")
-        label = source.label
-        loaded = load_capture(source, Console(stderr=True, quiet=True), chunks.wall_unit)
+            loaded, label = load(baseline, True)
+        except Stop as error:
+            raise Stop(f"--baseline: {error}", error.status) from None
     installer_port, ecp_port, profiler_port, console_port = ports
-    capture = CaptureConfig(
-        host=host,
-        out=out,
-        profiler_port=profiler_port,
-        ecp_port=ecp_port,
-        console_port=console_port,
-        chunk_settings=chunks,
-        runs=1,
-        exports=formats,
-    )
+    device = DeviceAddress(host, profiler_port, ecp_port, console_port)
+    capture = capture_config(device, out=out, chunks=chunks, runs=1, exports=formats)
     plan = ProfilePlan(
         app=packaged,
         capture=capture,
@@ -129,13 +130,16 @@ async def run_profile(
     *,
     view: str,
     out: Console,
-    err: Console,
     fail_over: float | None,
     min_share: float,
-    open_report: bool,
+    load: Load,
+    warn: Callable[[str], None],
+    open_report: Callable[[Path], None] | None = None,
     editor_url: str | None = None,
 ) -> int:
-    """Run the plan; print the summary, the report's path and the gate; the exit status."""
+    """Run the plan; print the summary, the report's path and the gate; the exit status
+    (:class:`Stop` when the run could not be made). ``warn`` says what went wrong without
+    stopping; ``open_report`` shows the report when given."""
     plan = prepared.plan
 
     def say(line: str) -> None:
@@ -146,36 +150,38 @@ async def run_profile(
     try:
         result = await profile(plan, say=say, view=view, console=out)
     except InstallerAuthError as error:
-        exits.fail(error, exits.USAGE)
+        raise Stop(error, USAGE) from None
     except InstallFailed as error:
-        exits.fail(error, exits.FAILED)  # names the installer and quotes the device's words
+        raise Stop(error, EXIT_FAILED) from None  # names the installer, quotes the device
     except ProfileFailed as error:
-        exits.fail(error, exits.USAGE if error.usage else exits.FAILED)
+        raise Stop(error, USAGE if error.usage else EXIT_FAILED) from None
     except DeviceError as error:
-        exits.fail(error, exits.FAILED)
+        raise Stop(error, EXIT_FAILED) from None
     for line in summary_lines(result.summary):
         out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
     if result.summary.failure:
-        exits.fail(result.summary.failure, exits.FAILED)
+        raise Stop(result.summary.failure, EXIT_FAILED)
     session = result.summary.sessions[0]
     wall_unit = plan.capture.chunk_settings.wall_unit
-    report = _write_report(session.path, wall_unit, prepared.app_path, editor_url)
+    report = _write_report(session.path, wall_unit, prepared.app_path, editor_url, warn)
     if report is not None:
         out.print(f"report: {printable(report)}", markup=False, highlight=False, soft_wrap=True)
-        if open_report:
-            from rokuprof.cli.report_cmd import open_in_browser
-
-            open_in_browser(report, err)
-    failed = _gate(prepared, session.path, out, err, fail_over, min_share)
+        if open_report is not None:
+            open_report(report)
+    failed = _gate(prepared, session.path, out, fail_over, min_share, load, warn)
     if failed:
-        return exits.FAILED
+        return EXIT_FAILED
     if session.record.status in (TRUNCATED, FAILED):
-        return exits.INCOMPLETE
-    return exits.OK
+        return INCOMPLETE
+    return OK
 
 
 def _write_report(
-    session: Path, wall_unit: str, app_path: Path | None, editor_url: str | None
+    session: Path,
+    wall_unit: str,
+    app_path: Path | None,
+    editor_url: str | None,
+    warn: Callable[[str], None],
 ) -> Path | None:
     """The session's report, with the app's source (the one packaged) when it can be read."""
     from rokuprof.app.source import SourceError, open_source
@@ -186,13 +192,13 @@ def _write_report(
         try:
             source = open_source(app_path)
         except SourceError as error:
-            exits.warn(f"the report shows no source: {error}")
+            warn(f"the report shows no source: {error}")
     try:
         return write_session_report(
             session, wall_unit=wall_unit, source=source, editor_url=editor_url
         )
     except OSError as error:
-        exits.warn(f"cannot write the report into {session}: {error.strerror or error}")
+        warn(f"cannot write the report into {session}: {error.strerror or error}")
         return None
 
 
@@ -200,24 +206,24 @@ def _gate(
     prepared: Prepared,
     session: Path,
     out: Console,
-    err: Console,
     fail_over: float | None,
     min_share: float,
+    load: Load,
+    warn: Callable[[str], None],
 ) -> bool:
     if prepared.baseline is None:
         return False
     try:
-        source = open_capture(str(session))
-    except CaptureInputError as error:
-        exits.warn(f"cannot compare with the baseline: {error}")
+        run, label = load(str(session), False)
+    except Stop as error:
+        warn(f"cannot compare with the baseline: {error}")
         return False
-    run = load_capture(source, err, prepared.plan.capture.chunk_settings.wall_unit)
     out.print("")
     failed = gate(
         prepared.baseline,
         run,
         out,
-        labels=(prepared.baseline_label, source.label),
+        labels=(prepared.baseline_label, label),
         fail_over=fail_over,
         min_share=min_share,
     )

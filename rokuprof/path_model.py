@@ -1,7 +1,9 @@
 """The call-path model every table engine hands out: :class:`PathNode` (one element of a call
 path, known by its leaf and its caller), the counters of a path (:class:`PathStats`, in a
 :class:`Delta` or :class:`Totals`), and the one folding rule for stacks deeper than the limit
-(pure: no I/O)."""
+(pure: no I/O). Both table engines speak it, the Python one (:mod:`rokuprof.profile`) and the
+native one (:mod:`rokuprof._native`), so neither package needs the other's vocabulary: it is the
+interface between them."""
 
 from __future__ import annotations
 
