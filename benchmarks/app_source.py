@@ -1,8 +1,9 @@
 """Cost of reading a sideloaded app's source into the simulator's model: linear in the source,
 whatever its names.
 
-Generates apps of N and 8·N functions (short names), and of N functions whose names are 200
-characters long, builds each one's model (:func:`rokuprof.simulator.app_from_source.build_model`,
+Generates apps of N and 8·N functions (short names), of N functions whose names are 200
+characters long, and a component XML that opens 20·N inline scripts and CDATA sections and
+closes none, builds each one's model (:func:`rokuprof.simulator.app_from_source.build_model`,
 scanner included) ``--reps`` times, and prints the median seconds per megabyte of source of each
 beside the first (the baseline, measured in the same run): ratios near 1 mean the cost follows
 the bytes, not the number of functions or the length of their names. Exits 1 when a ratio passes
@@ -57,6 +58,13 @@ def app(functions: int, name_length: int) -> dict[str, str]:
     }
 
 
+def hostile_xml(tags: int) -> dict[str, str]:
+    """A component whose XML opens ``tags`` inline scripts and CDATA sections and closes none
+    (each must be read once, not to the end of the file again)."""
+    xml = '<component name="Odd" extends="Scene">\n' + "<script><![CDATA[\n x = 1\n" * tags
+    return {"pkg:/components/Odd.xml": xml}
+
+
 def seconds_per_mb(sources: dict[str, str], reps: int) -> float:
     size = sum(len(t.encode()) for t in sources.values()) / 1e6
     times = []
@@ -78,6 +86,7 @@ def main() -> int:
         (f"{n} functions, short names (baseline)", app(n, 8)),
         (f"{8 * n} functions, short names", app(8 * n, 8)),
         (f"{n} functions, 200-character names", app(n, 200)),
+        (f"{20 * n} unclosed <script> and CDATA tags", hostile_xml(20 * n)),
     ]
     base = None
     worst = 0.0

@@ -227,9 +227,10 @@ def _threads(
     reached = _reached([r for t in threads for r, _ in (t.roots or ((t.root, 1.0),))], scopes, keys)
     created = {node.lower() for d in reached for node in d.nodes}
     created_anywhere = {n.lower() for s in scopes for d in s.definitions.values() for n in d.nodes}
+    cost_of = {keys[k]: c for k, c in costs.items()}  # function key -> its cost
     for name, root in sorted(task_roots.items()):
         at_start = name.lower() in created or name.lower() not in created_anywhere
-        cost = next(c for k, c in costs.items() if keys[k] == root)
+        cost = cost_of[root]
         seconds = min(max(0.5 + cost / 100.0, TASK_SECONDS[0]), TASK_SECONDS[1])
         start = 0.2 if at_start else float("inf")
         threads.append(Thread(name, root, 0.6, starts_at=start, stops_at=start + seconds))

@@ -46,7 +46,7 @@ _TAG = {
     for name in ("component", "script", "field")
 }
 _ATTR = re.compile(r"([\w:-]+)\s*=\s*\"([^\"]*)\"")
-_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
+CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 _SCRIPT_END = re.compile(r"</script\s*>", re.I)
 
 
@@ -231,18 +231,28 @@ def scan_component(text: str, file: str, limit: int = MAX_DEFINITIONS) -> Compon
     scripts: list[str] = []
     inline: list[Definition] = []
     folder = posixpath.dirname(file.removeprefix("pkg:/"))
+    done = 0  # where the last inline script ended: each stretch of text is read once
+    line, line_at = 1, 0  # the line number at offset line_at, counted forward only
     for script in _TAG["script"].finditer(text):
+        if script.start() < done:
+            continue  # a tag inside the previous script's text: its code, not a script
         uri = dict(_ATTR.findall(script.group(1))).get("uri")
         if uri:
             scripts.append(package_path(uri, folder))
             continue
         end = _SCRIPT_END.search(text, script.end())
+        done = end.end() if end else len(text)
         body = text[script.end() : end.start() if end else len(text)]
-        cdata = _CDATA.search(body)
-        start = script.end() + (cdata.start(1) if cdata else 0)
-        source = cdata.group(1) if cdata else body
-        first = text.count("\n", 0, start) + 1
-        inline.extend(scan_brs(source, file, first, limit - len(inline)))
+        opened = body.find(CDATA_OPEN)
+        inside = opened + len(CDATA_OPEN)
+        closed = body.find(CDATA_CLOSE, inside) if opened >= 0 else -1
+        if closed >= 0:
+            start, source = script.end() + inside, body[inside:closed]
+        else:
+            start, source = script.end(), body
+        line += text.count("\n", line_at, start)
+        line_at = start
+        inline.extend(scan_brs(source, file, line, limit - len(inline)))
     observers = []
     for tag_match in _TAG["field"].finditer(text):
         field_attrs = {k.lower(): v for k, v in _ATTR.findall(tag_match.group(1))}
