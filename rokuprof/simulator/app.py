@@ -75,6 +75,10 @@ class SyntheticApp:
         self._all_functions = model.all_functions
         self._threads = model.threads
         self._thread_by_name = {thread.name: thread for thread in model.threads}
+        #: thread -> (its entry points and weights, their total), for threads with several
+        self._roots = {
+            t.name: (list(t.roots), sum(w for _, w in t.roots)) for t in model.threads if t.roots
+        }
         self.clock = 0.0
         self._strings: dict[str, int] = {}
         self._modules: dict[str, int] = {}
@@ -221,9 +225,10 @@ class SyntheticApp:
         record = self._record()
         absent = False  # a function this build lacks: draw as if recording, record nothing
         functions = self._functions
-        if thread.roots:
-            pick = rng.random() * sum(weight for _, weight in thread.roots)
-            fn = functions[_weighted(list(thread.roots), pick)]
+        roots = self._roots.get(thread.name)
+        if roots is not None:
+            choices, total = roots
+            fn = functions[_weighted(choices, rng.random() * total)]
         else:
             fn = functions[thread.root]
         caller = 0
