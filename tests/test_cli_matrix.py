@@ -1,6 +1,6 @@
 """Every command, run as a real process, with good and bad inputs and its output in a pipe.
 
-Each case asserts the exit status of the one table (rokuprof/cli/exits.py), that no traceback
+Each case asserts the exit status of the one table (rokuprof/exit_status.py), that no traceback
 appears, that a usage error is one line on stderr, that ``--json`` output parses, and that
 nothing written to a pipe carries terminal escapes. A case may write into a pipe whose reader
 has already gone (``| head`` that stopped reading): it must say nothing and exit with the status
