@@ -3,8 +3,8 @@ never wrapped, cut or coloured (a script reads every column), and ``--json`` as 
 
 A reader that closes the pipe early (``rokuprof inspect run.bsprof | head -1``) is not an
 error: every write here then goes quietly to ``/dev/null``, the command finishes and exits with
-the status its work gave, as if everything had been read (``rokuprof/exit_status.py``). A long-running command
-learns of it through :func:`on_output_closed` (``watch`` ends its run).
+the status its work gave, as if everything had been read (``rokuprof/exit_status.py``). A
+long-running command learns of it through :func:`on_output_closed` (``watch`` ends its run).
 """
 
 from __future__ import annotations

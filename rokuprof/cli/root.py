@@ -17,7 +17,7 @@ from typer.exceptions import Abort
 
 from rokuprof.cli import exits
 
-#: Kept for the modules and tests that import them from here; the table is in rokuprof/exit_status.py.
+#: Kept for the modules and tests that import them from here (the table: exit_status.py).
 EXIT_OK = exits.OK
 EXIT_USAGE = exits.USAGE
 EXIT_INCOMPLETE = exits.INCOMPLETE
