@@ -35,6 +35,9 @@ async def test_two_devices_captured_and_every_chunk_delivered(
             await until(lambda: all(record(s)["status"] != "streaming" for s in sessions(out)), 10)
             await sentry.wait_for(lambda: len(sentry.accepted()) == len(chunk_files(out)), 10)
             await until(lambda: run.daemon.uploader.pending == 0, 5)
+            # session.json is finished before the daemon's counters hear of it: scrape after
+            slots = run.daemon.slots.values()
+            await until(lambda: sum(s.counters.sessions["complete"] for s in slots) == 2, 5)
             port = run.daemon.metrics.port
             async with httpx.AsyncClient(timeout=2.0) as client:
                 text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
