@@ -8,8 +8,6 @@ random outages and check what every delivery must satisfy.
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -240,16 +238,6 @@ def test_a_full_spool_drops_the_oldest_not_in_flight() -> None:
         " undelivered chunk(s) (0.0 MiB) of tv-0/s, tv-1/s; their archives are kept"
         " (rokuprof convert rebuilds them)"
     )
-
-
-def test_the_policy_loads_no_io_module() -> None:
-    names = ("asyncio", "socket", "httpx", "rich", "ssl")
-    code = (
-        "import sys; import rokuprof.store.delivery, rokuprof.store.pending;"
-        f"print(sorted(m for m in {names!r} if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
 
 
 # -- properties over scripted outages ------------------------------------------------------

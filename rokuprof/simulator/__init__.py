@@ -30,12 +30,20 @@ Replay (cheap, fast devices for scale runs): ``DeviceConfig(replay=body, replay_
 shared by every device given it. ``RunRecord.behind(now)``, ``max_behind``: bytes behind schedule.
 """
 
+from rokuprof._lazy import lazy_names
 from rokuprof.device.constants import PROFILER_PATH
-from rokuprof.simulator.config import DeviceConfig, Fault
-from rokuprof.simulator.device import SimulatedDevice
-from rokuprof.simulator.replay import ReplayBody, ReplayError
-from rokuprof.simulator.runs import RunRecord
 
+# Each name loads its module on first use: importing a pure part below the package (the app
+# model, the runs' records) does not load the servers' asyncio and sockets.
+_HOMES = {
+    "DeviceConfig": "config",
+    "Fault": "config",
+    "ReplayBody": "replay",
+    "ReplayError": "replay",
+    "RunRecord": "runs",
+    "SimulatedDevice": "device",
+}
+__getattr__ = lazy_names(__name__, _HOMES)
 __all__ = [
     "PROFILER_PATH",
     "DeviceConfig",

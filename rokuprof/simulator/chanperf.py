@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
-from xml.sax.saxutils import quoteattr
+
+from rokuprof.simulator.xml_text import quoteattr
 
 if TYPE_CHECKING:
     from rokuprof.simulator.config import DeviceConfig

@@ -6,10 +6,10 @@ import asyncio
 import time
 from collections import deque
 from typing import Protocol
-from xml.sax.saxutils import escape, quoteattr
 
 from rokuprof.simulator import chanperf, ecp_queries, identity, remote
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
+from rokuprof.simulator.xml_text import escape, quoteattr
 
 
 class Ecp(remote.Controlled, chanperf.Running, ecp_queries.Showing, Protocol):

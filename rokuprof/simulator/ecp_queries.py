@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
-from xml.sax.saxutils import escape, quoteattr
+
+from rokuprof.simulator.xml_text import escape, quoteattr
 
 if TYPE_CHECKING:
     from rokuprof.simulator.config import DeviceConfig
