@@ -34,11 +34,9 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
-    """The ``rokuprof`` modules ``path`` imports anywhere (a function-local import too: it only
-    hides a cycle), except under ``if TYPE_CHECKING:``; ``from package import submodule``
-    counts as the submodule."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+def _import_nodes(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements of ``path``, anywhere in it (a function-local import too: it only
+    hides a dependency), except under ``if TYPE_CHECKING:``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     typing_only = {
         id(inner)
@@ -46,13 +44,22 @@ def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
         for inner in ast.walk(node)
     }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in typing_only
+    ]
+
+
+def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
+    """The ``rokuprof`` modules ``path`` imports; ``from package import submodule`` counts as
+    the submodule."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
+    for node in _import_nodes(path):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
@@ -116,22 +123,12 @@ def test_no_two_packages_import_each_other() -> None:
 
 
 def _external(path: Path) -> set[str]:
-    """The top-level names of what ``path`` imports from outside ``rokuprof`` (anywhere in it,
-    but under ``if TYPE_CHECKING:``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for inner in ast.walk(node)
-    }
+    """The top-level names of what ``path`` imports from outside ``rokuprof``."""
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
+    for node in _import_nodes(path):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+        elif not node.level and node.module:
             found.add(node.module.split(".")[0])
     return found - {"rokuprof"}
 
