@@ -4,6 +4,7 @@ modules in ES evaluation order in one scope. What cannot share one scope is refu
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -227,3 +228,43 @@ def test_keywords_in_strings_comments_templates_and_nested_blocks_are_not_statem
     script = assemble(modules)
     assert order_of(script) == ["a.js", "main.js"]
     assert "const x = 1;" in script and "import nothing" in script and "export { y };" in script
+
+
+TEXT = st.text(st.sampled_from("ab {}()[]/*`'\"\\$;,=:\nimport export const"), max_size=30)
+
+
+@st.composite
+def noisy_modules(draw) -> tuple[str, list[str]]:
+    """A module of top-level declarations whose strings, templates, comments and regular
+    expressions hold brackets, quotes and keywords; and the names it declares, in order."""
+    names = draw(st.lists(NAMES, min_size=1, max_size=8, unique=True))
+    lines = []
+    for name in names:
+        text = draw(TEXT)
+        escaped = text.replace("\\", "\\\\").replace("\n", "\\n")
+        value = draw(
+            st.sampled_from(
+                [
+                    json.dumps(text),  # a double-quoted string
+                    "'" + escaped.replace("'", "\\'") + "'",
+                    "`" + escaped.replace("`", "\\`").replace("$", "\\$") + "${1 + [2][0]}`",
+                    "/" + re.sub(r"[^a-z ]", "", text).replace(" ", "x") + "[/({]/g",
+                    "{ a: (x) => x / 2, b: [1, 2] }",
+                ]
+            )
+        )
+        lines.append(f"const {name} = {value};")
+        if draw(st.booleans()):
+            comment = text.replace("*/", "")
+            lines.append(f"/* {comment} */" if draw(st.booleans()) else f"// {escaped}")
+    return "\n".join(lines) + f"\nexport {{ {', '.join(names)} }};\n", names
+
+
+@settings(max_examples=60, deadline=None)
+@given(noisy_modules())
+def test_brackets_quotes_and_keywords_inside_literals_and_comments_are_not_code(case) -> None:
+    text, names = case
+    module = _read("main.js", text)
+    assert module.declared == names and module.exports == set(names)
+    assert not module.imports
+    assert assemble({"main.js": text}).count("// module:") == 1
