@@ -212,6 +212,12 @@ def test_what_cannot_share_one_scope_is_refused_by_name(line: str, message: str)
         assemble(modules)
 
 
+def test_a_name_declared_twice_in_one_module_is_refused() -> None:
+    modules = {"main.js": "function f() {}\nconst g = 1,\n  f = 2;\n"}
+    with pytest.raises(ScriptError, match=r"`f` is declared twice in main\.js"):
+        assemble(modules)
+
+
 def test_keywords_in_strings_comments_templates_and_nested_blocks_are_not_statements() -> None:
     modules = {
         "main.js": (

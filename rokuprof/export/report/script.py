@@ -295,8 +295,8 @@ def assemble(modules: Mapping[str, str], entry: str = ENTRY) -> str:
         for declared in module.declared:
             if declared in owner:
                 where = owner[declared]
-                both = f"{where} and {name}" if where != name else f"{name} (twice)"
-                raise ScriptError(f"top-level name `{declared}` is declared in both {both}")
+                both = f"in both {where} and {name}" if where != name else f"twice in {name}"
+                raise ScriptError(f"top-level name `{declared}` is declared {both}")
             owner[declared] = name
         undeclared = sorted(module.exports - set(module.declared))
         if undeclared:
