@@ -8,7 +8,7 @@
 // Chromium is launched as tests/viewers/report.mjs launches it, and each page is served the same
 // way (127.0.0.1, every other request blocked and recorded). Per file: `loads` fresh browser
 // contexts, each timed from navigation start to the page's own ready mark
-// ("rokuprof-report-ready", set by report.js when its first view is drawn). With `interact`, one
+// ("rokuprof-report-ready", set by the page's script when its first view is drawn). With `interact`, one
 // more page is driven `reps` times through the interactions below; each is timed inside the page,
 // from the input event (a capturing listener on window, which runs before the page's handlers)
 // to the end of the next frame: a requestAnimationFrame callback, then a message posted from it,

@@ -35,7 +35,7 @@ from tests.viewers.report import model, open_reports, problems
 
 SAMPLES = REPO / "samples"
 DEEP = 20_000  # frames of the deep call path
-MAX_LEVELS = 400  # levels the page draws below the frame at the top (report.js)
+MAX_LEVELS = 400  # levels the page draws below the frame at the top (flame.js)
 ARTIFACTS = REPO / "test-artifacts" / "report"
 NO_MEMORY = "no memory data: the app was built without bsprof_enable_mem=1"
 VIEWPORT = 1280  # the width the functions table's main columns fit in

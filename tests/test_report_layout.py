@@ -9,7 +9,6 @@ whole path in the title, and the timeline collapses and stays so."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 
 import pytest
@@ -181,21 +180,22 @@ def test_the_timeline_collapses_and_stays_collapsed(pages):
 
 # ---------------------------------------------------------------- shortPath, the page's own code
 
-REPORT_JS = REPO / "rokuprof" / "export" / "report" / "assets" / "report.js"
+FORMAT_JS = REPO / "rokuprof" / "export" / "report" / "assets" / "src" / "format.js"
 SEGMENT = st.text(st.sampled_from("abcXYZ_.-09é"), min_size=1, max_size=30)
 
 
 def short_paths(cases: list[tuple[str, int]]) -> list[str]:
-    """The page's shortPath (its source, cut out of report.js) on each ``(path, room)``, in one
-    node process."""
+    """The page's shortPath (imported from its module, format.js) on each ``(path, room)``, in
+    one node process."""
     node = need_command("node", "apt-get install nodejs")
-    source = REPORT_JS.read_text()
-    found = re.search(r"\n  function shortPath\(.*?\n  \}\n", source, re.S)
-    assert found, "shortPath is not in report.js"
-    script = found.group(0) + "process.stdout.write(JSON.stringify(JSON.parse(process.argv[1])"
+    script = f"import {{ shortPath }} from {json.dumps(FORMAT_JS.as_uri())};"
+    script += "process.stdout.write(JSON.stringify(JSON.parse(process.argv[1])"
     script += ".map(([p, r]) => shortPath(p, r))));"
     proc = subprocess.run(
-        [node, "-e", script, json.dumps(cases)], capture_output=True, text=True, timeout=30
+        [node, "--input-type=module", "-e", script, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)

@@ -124,7 +124,7 @@ def pages(tmp_path_factory):
 
 
 def fmt_seconds(s: float) -> str:
-    """report.js's fmtSeconds (for durations under a minute)."""
+    """The page's fmtSeconds (format.js), for durations under a minute."""
 
     def sig(v: float) -> str:
         a = abs(v)

@@ -5,9 +5,9 @@ and U+2029 in it is written as a ``\\uXXXX`` escape, so no text from a device (a
 ``</script>``, say) can end the element or be read as markup. The ``<title>`` (app, version,
 capture) is device text too: HTML-escaped, control characters replaced. The page's own script is
 allowed by its hash in a Content-Security-Policy that also forbids every network request. The
-script and stylesheet are the package's ``assets/report.js`` and ``assets/report.css``, read once
-(package data, not a file the user gives); ``report.js`` is built from the ES modules in
-``assets/src/`` (``npm run build:report``) and committed, so that a pip install needs no Node.
+stylesheet is the package's ``assets/report.css``; the script is assembled from the ES modules in
+``assets/src/`` by :mod:`.script` (in Python, at render time: a pip install needs no Node). Both
+are read once, as package data, not files the user gives.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from array import array
 from functools import cache
 from importlib import resources
 
+from rokuprof.export.report.script import page_script
+
 _ESCAPES = {
     ord("<"): "\\u003c",
     ord(">"): "\\u003e",
@@ -32,7 +34,7 @@ _ESCAPES = {
 
 @cache
 def asset(name: str) -> str:
-    """A bundled asset's text (``report.js``, ``report.css``)."""
+    """A bundled asset's text (``report.css``)."""
     text = resources.files(__package__).joinpath("assets", name).read_text("utf-8")
     if "</" in text and name.endswith(".js"):
         raise ValueError(f"{name} must not contain '</' (it is inlined in a <script>)")
@@ -90,7 +92,7 @@ def _csp(script: str) -> str:
 
 def render_html(model: dict[str, object]) -> str:
     """The whole page for a model from :func:`~rokuprof.export.report.model.build_model`."""
-    script, style = "\n" + asset("report.js"), asset("report.css")
+    script, style = "\n" + page_script(), asset("report.css")
     return (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">\n'

@@ -8,7 +8,8 @@ import { self, threadRoots, total } from "./figures.js";
 import { el, fnWhere, text } from "./dom.js";
 import { shortWhereLink } from "./links.js";
 import { views } from "./page.js";
-import { swatchFor } from "./tables.js";
+import { sortableHead, swatchFor } from "./tables.js";
+import { compareOn } from "./sorting.js";
 import { nodeLabel } from "./flame.js";
 import { isSelected } from "./bottomup.js";
 
@@ -51,25 +52,9 @@ function renderTree() {
       }
     }
   }
-  const thead = el("tr");
-  for (const c of cols) {
-    const th = el("th", { class: c.text ? "text" : null, "data-key": c.key, title: c.title || null, "aria-sort": c.key === col.key ? (sortState.dir < 0 ? "descending" : "ascending") : null, text: c.label });
-    th.addEventListener("click", () => {
-      if (sortState.key === c.key) sortState.dir = -sortState.dir;
-      else {
-        sortState.key = c.key;
-        sortState.dir = c.text ? 1 : -1;
-      }
-      renderTree();
-    });
-    thead.append(th);
-  }
+  const thead = sortableHead(cols, col, sortState, renderTree);
   const tbody = el("tbody");
-  const cmp = (a, b) => {
-    const va = col.get(a), vb = col.get(b);
-    const d = typeof va === "string" ? va.localeCompare(vb) : va - vb;
-    return d * sortState.dir || a - b;
-  };
+  const cmp = (a, b) => compareOn(col, a, b) * sortState.dir || a - b;
   const maxWall = Math.max(1e-12, ...roots.map((r) => total.wall[r]));
   let count = 0;
   const LIMIT = 3000, MAX_INDENT = 40;

@@ -10,7 +10,8 @@ import { el, text } from "./dom.js";
 import { diffBasis } from "./abfacts.js";
 import { abTop, views } from "./page.js";
 import { dirty, setTab } from "./actions.js";
-import { clip, dataTable } from "./tables.js";
+import { clip, dataTable, sortableHead } from "./tables.js";
+import { compareOn } from "./sorting.js";
 import { DIFF_FMT, DT, TREE_FMT, changeColour, changeKind, fmtPct, treeLabel } from "./diffmodel.js";
 import { setMetric } from "./flame.js";
 import { fnFilterBox } from "./functions.js";
@@ -212,24 +213,8 @@ function renderDiffTree() {
   ];
   const sortState = state.sort.diffTree;
   const col = cols.find((c) => c.key === sortState.key) || cols[3];
-  const cmp = (a, b) => {
-    const va = col.get(a), vb = col.get(b);
-    const d = typeof va === "string" ? va.localeCompare(vb) : sortState.key === "d" ? Math.abs(va) - Math.abs(vb) : va - vb;
-    return d * sortState.dir || a - b;
-  };
-  const thead = el("tr");
-  for (const c of cols) {
-    const th = el("th", { class: c.text ? "text" : null, "data-key": c.key, title: c.title || (c.key === "d" ? "Sorted by the size of the change" : null), "aria-sort": c.key === col.key ? (sortState.dir < 0 ? "descending" : "ascending") : null, text: c.label });
-    th.addEventListener("click", () => {
-      if (sortState.key === c.key) sortState.dir = -sortState.dir;
-      else {
-        sortState.key = c.key;
-        sortState.dir = c.text ? 1 : -1;
-      }
-      renderDiffTree();
-    });
-    thead.append(th);
-  }
+  const cmp = (a, b) => compareOn(col, a, b, sortState.key === "d") * sortState.dir || a - b;
+  const thead = sortableHead(cols, col, sortState, renderDiffTree, (c) => c.title || (c.key === "d" ? "Sorted by the size of the change" : null));
   const tbody = el("tbody");
   let count = 0;
   const LIMIT = 3000, MAX_INDENT = 40;

@@ -1,13 +1,13 @@
 // What grew the heap: the Memory tab's view of a time range.
 import { D, HZ } from "./data.js";
 import { fmtBytes, fmtCount, fmtSeconds, grouped } from "./format.js";
-import { MEM, P, SLOTS, T, fnFile, fnLine, fnName, fnThread, heapAt, nF, nodeFn, parent, pathCol, pathNode, threadName } from "./model.js";
+import { MEM, P, SLOTS, T, fnFile, fnLine, fnName, heapAt, nF, nodeFn, parent, pathCol, pathNode, threadName } from "./model.js";
 import { state } from "./state.js";
 import { derived, fnSelf } from "./figures.js";
 import { el, text } from "./dom.js";
 import { srcLink } from "./links.js";
 import { views } from "./page.js";
-import { dataTable, swatchFor, visibleFn } from "./tables.js";
+import { dataTable, fnColumns, visibleFn } from "./tables.js";
 import { VROOT, fillCrumbs, flameLayout, paintFlame, rectAt, searchTest, showTip, tip } from "./flame.js";
 
 // The Memory tab's range view (issue 22, item 5): per call path and per function, the bytes
@@ -141,8 +141,7 @@ function renderGrowth(renderMemoryNow) {
   box.append(el("h3", { class: "section", text: "By function: its call paths' bytes allocated minus bytes freed in the range" }));
   box.append(
     dataTable("growth-fns", [
-      { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => td.append(swatchFor(f), text(fnName[f])) },
-      { key: "thread", label: "Thread", text: true, get: (f) => threadName[fnThread[f]] },
+      ...fnColumns(),
       { key: "net", label: "Net growth", get: fnNet, fmt: fmtSigned, bar: true },
       { key: "allocBytes", label: "Allocated", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes },
       { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },

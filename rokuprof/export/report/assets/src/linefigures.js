@@ -13,33 +13,22 @@ import { visibleFn } from "./tables.js";
 function lineFigures() {
   if (derived.lineCache && derived.lineCache.thread === state.thread) return derived.lineCache;
   const factor = (p) => (derived.rangeFactor ? derived.rangeFactor[pathNode[p]] : 1);
-  const cpu = new Map(), alloc = new Map();
-  const L = D.lines;
-  for (let i = 0; i < L.length; i += 4) {
-    const p = L[i], f = nodeFn[pathNode[p]];
-    if (!visibleFn(f)) continue;
-    const k = factor(p);
-    if (!k) continue;
-    let m = cpu.get(f);
-    if (!m) cpu.set(f, (m = new Map()));
-    const cur = m.get(L[i + 1]) || [0, 0];
-    cur[0] += L[i + 2] * k;
-    cur[1] += L[i + 3] * k;
-    m.set(L[i + 1], cur);
-  }
-  const A = D.allocLines || [];
-  for (let i = 0; i < A.length; i += 4) {
-    const p = A[i], f = nodeFn[pathNode[p]];
-    if (!visibleFn(f)) continue;
-    const k = factor(p);
-    if (!k) continue;
-    let m = alloc.get(f);
-    if (!m) alloc.set(f, (m = new Map()));
-    const cur = m.get(A[i + 1]) || { line: A[i + 1], count: 0, bytes: 0 };
-    cur.count += A[i + 2] * k;
-    cur.bytes += A[i + 3] * k;
-    m.set(A[i + 1], cur);
-  }
+  // rows of four: call path, line, two figures; into: function → line → add(figures so far, …)
+  const addUp = (rows, add) => {
+    const into = new Map();
+    for (let i = 0; i < rows.length; i += 4) {
+      const p = rows[i], f = nodeFn[pathNode[p]];
+      if (!visibleFn(f)) continue;
+      const k = factor(p);
+      if (!k) continue;
+      let m = into.get(f);
+      if (!m) into.set(f, (m = new Map()));
+      m.set(rows[i + 1], add(m.get(rows[i + 1]), rows[i + 1], rows[i + 2] * k, rows[i + 3] * k));
+    }
+    return into;
+  };
+  const cpu = addUp(D.lines, (cur = [0, 0], line, a, b) => [cur[0] + a, cur[1] + b]);
+  const alloc = addUp(D.allocLines || [], (cur, line, a, b) => ({ line, count: (cur ? cur.count : 0) + a, bytes: (cur ? cur.bytes : 0) + b }));
   derived.lineCache = { thread: state.thread, cpu, alloc };
   return derived.lineCache;
 }

@@ -1,4 +1,4 @@
-// rokuprof report: the page's script (plain JavaScript, no library), built into assets/report.js.
+// rokuprof report: the page's script (plain JavaScript, no library), joined into one by script.py.
 // It reads the data model (data.js), decodes it into typed arrays (decode.js) and draws: a
 // timeline strip (busy share per thread, live heap, and for a session its marks and the app's
 // CPU % and memory; drag to pick a time range that every view follows), then tabs: flame graph /
@@ -14,6 +14,7 @@ import "./units.js";
 import "./diffrows.js";
 import "./bottomupindex.js";
 import "./decode.js";
+import "./sorting.js";
 import { COLS, MEM, SLOTS, fnFile, fnName, fnThread, nF, nodeFn, parent, threadName } from "./model.js";
 import "./pagecolours.js";
 import { state } from "./state.js";

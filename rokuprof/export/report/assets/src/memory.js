@@ -1,13 +1,13 @@
 // The Memory tab: the live heap, leaks, allocations and churn per function and call path.
 import { D, facts } from "./data.js";
 import { NO_MEMORY, fmtBytes, fmtCount } from "./format.js";
-import { fnName, fnThread, heapPeak, nF, nodeFn, nodeThread, pathCol, pathNode, threadName } from "./model.js";
+import { fnName, heapPeak, nF, nodeFn, nodeThread, pathCol, pathNode, threadName } from "./model.js";
 import { state } from "./state.js";
 import { derived, fnSelf, fnTotal } from "./figures.js";
-import { el, text } from "./dom.js";
+import { el } from "./dom.js";
 import { views } from "./page.js";
 import { dirty } from "./actions.js";
-import { dataTable, swatchFor, visibleFn } from "./tables.js";
+import { dataTable, fnColumns, visibleFn } from "./tables.js";
 import { fmtSigned, memFlameSoon, pathChain, renderGrowth, showPathButton } from "./growth.js";
 
 function renderMemory() {
@@ -62,8 +62,7 @@ function renderMemory() {
   v.append(el("h2", { class: "section", text: "Allocation per function" }));
   v.append(
     dataTable("allocs", [
-      { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => td.append(swatchFor(f), text(fnName[f])) },
-      { key: "thread", label: "Thread", text: true, get: (f) => threadName[fnThread[f]] },
+      ...fnColumns(),
       { key: "allocBytes", label: "Alloc bytes", get: (f) => fnSelf.allocBytes[f], fmt: fmtBytes, bar: true },
       { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },
       { key: "avg", label: "Avg size", get: (f) => (fnSelf.allocCount[f] ? fnSelf.allocBytes[f] / fnSelf.allocCount[f] : 0), fmt: fmtBytes, exact: false },
@@ -79,8 +78,7 @@ function renderMemory() {
   else
     v.append(
       dataTable("churn", [
-        { key: "function", label: "Function", text: true, cls: "fn", get: (f) => fnName[f], render: (td, f) => td.append(swatchFor(f), text(fnName[f])) },
-        { key: "thread", label: "Thread", text: true, get: (f) => threadName[fnThread[f]] },
+        ...fnColumns(),
         { key: "reallocs", label: "Reallocations", get: (f) => fnSelf.reallocs[f], fmt: fmtCount, bar: true },
         { key: "allocCount", label: "Allocs", get: (f) => fnSelf.allocCount[f], fmt: fmtCount },
         { key: "ratio", label: "Realloc share", get: (f) => (fnSelf.allocCount[f] ? (100 * fnSelf.reallocs[f]) / fnSelf.allocCount[f] : 0), fmt: (x) => `${x.toFixed(1)}%`, exact: false },

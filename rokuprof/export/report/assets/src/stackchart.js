@@ -1,7 +1,8 @@
 // The stack chart: what ran when, per thread, over the timeline's samples.
 import { HZ } from "./data.js";
-import { fmtSeconds, grouped } from "./format.js";
+import { fmtSeconds } from "./format.js";
 import { fileColour } from "./colours.js";
+import { upperBound } from "./decode.js";
 import { N, SLOTS, depth, fnFile, fnLine, fnName, lanes, marks, nF, nodeFn, parent, threadName } from "./model.js";
 import { state } from "./state.js";
 import { derived } from "./figures.js";
@@ -9,7 +10,7 @@ import { el, text } from "./dom.js";
 import { whereLink } from "./links.js";
 import { TABS, tlCanvas, views } from "./page.js";
 import { dirty, renderActive } from "./actions.js";
-import { MARK_GAP, TL, niceStep, tlGeometry } from "./timeline.js";
+import { TL, markStrip, niceStep, tlGeometry } from "./timeline.js";
 import { swatchFor } from "./tables.js";
 import { fit, searchBox, searchTest, showTip, tip } from "./flame.js";
 import { selectFunction } from "./bottomup.js";
@@ -95,15 +96,7 @@ if (window.requestIdleCallback) {
   requestIdleCallback(ahead);
 }
 // The first frame of a level that ends after slot x.
-function endAfter(ends, x) {
-  let lo = 0, hi = ends.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ends[mid] <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const endAfter = upperBound;
 const scColours = new Map();
 function scColour(f, dim) {
   const key = dim ? ~f : f;
@@ -336,31 +329,16 @@ function drawLevel(ctx, g, lv, y, match) {
   return count;
 }
 // The marks: a dashed line each with its label as text (elements over the canvas, as on the
-// timeline); marks closer than MARK_GAP px share the first one's line.
+// timeline, markStrip).
 function placeStackMarks(g) {
   if (!stackMarks) return;
   stackMarks.style.height = `${g.height}px`;
-  const drawn = [];
+  const points = [];
   for (const [at, label] of marks) {
     const slot = at * HZ;
-    if (slot < sc.t0 || slot > sc.t1) continue;
-    const x = Math.round(scX(g, slot));
-    const last = drawn[drawn.length - 1];
-    if (last && x - last.x < MARK_GAP) last.more += 1;
-    else drawn.push({ x, at, label, more: 0 });
+    if (slot >= sc.t0 && slot <= sc.t1) points.push([Math.round(scX(g, slot)), at, label]);
   }
-  stackMarks.classList.toggle("dense", drawn.length > g.plot / 24);
-  stackMarks.replaceChildren(
-    ...drawn.map(({ x, at, label, more }, i) => {
-      const room = (i + 1 < drawn.length ? drawn[i + 1].x : g.left + g.plot + 8) - x - 6;
-      const chars = Math.floor(room / 6.5);
-      const shown = label.length <= chars ? label : chars > 1 ? `${label.slice(0, chars - 1)}…` : "";
-      const title = `${label} — ${fmtSeconds(at)}${more ? ` (and ${grouped(more)} more mark${more > 1 ? "s" : ""} right after it)` : ""}`;
-      const mark = el("div", { class: "mark", "data-at": at, "data-label": label, "data-count": 1 + more, title }, shown ? el("span", { class: "label", text: shown }) : null);
-      mark.style.left = `${x}px`;
-      return mark;
-    }),
-  );
+  markStrip(stackMarks, points, g.left + g.plot + 8, g.plot);
 }
 // The frame under a point of the canvas (within half a pixel: a frame drawn as a pixel).
 function stackHit(x, y) {

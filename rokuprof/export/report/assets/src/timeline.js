@@ -193,17 +193,22 @@ function placeMarks(g) {
   if (!tlMarks || marksKey === `${g.width}x${g.height}`) return;
   marksKey = `${g.width}x${g.height}`;
   tlMarks.style.height = `${g.height}px`;
+  markStrip(tlMarks, marks.map(([at, label]) => [Math.round(secondsX(g, at)), at, label]), TL.left + g.plot + 8, g.plot);
+}
+// A strip of marks over a time axis (the timeline's, the stack chart's): `points` are
+// [x px, seconds, label] in time order; a mark closer than MARK_GAP px to the one before shares its
+// line; each label is cut to the room before the next mark (the last one's: up to `end` px).
+function markStrip(into, points, end, plot) {
   const drawn = [];
-  for (const [at, label] of marks) {
-    const x = Math.round(secondsX(g, at));
+  for (const [x, at, label] of points) {
     const last = drawn[drawn.length - 1];
     if (last && x - last.x < MARK_GAP) last.more += 1;
     else drawn.push({ x, at, label, more: 0 });
   }
-  tlMarks.classList.toggle("dense", drawn.length > g.plot / 24); // many: fainter lines
-  tlMarks.replaceChildren(
+  into.classList.toggle("dense", drawn.length > plot / 24); // many: fainter lines
+  into.replaceChildren(
     ...drawn.map(({ x, at, label, more }, i) => {
-      const room = (i + 1 < drawn.length ? drawn[i + 1].x : TL.left + g.plot + 8) - x - 6;
+      const room = (i + 1 < drawn.length ? drawn[i + 1].x : end) - x - 6;
       const chars = Math.floor(room / 6.5);
       const shown = label.length <= chars ? label : chars > 1 ? `${label.slice(0, chars - 1)}…` : "";
       const title = `${label} — ${fmtSeconds(at)}${more ? ` (and ${grouped(more)} more mark${more > 1 ? "s" : ""} right after it)` : ""}`;
@@ -252,4 +257,4 @@ function setTimelineOpen(open) {
 }
 tlToggle.addEventListener("click", () => setTimelineOpen(!timelineView.open));
 
-export { MARK_GAP, TL, drawTimeline, niceStep, timelineInfo, tlGeometry };
+export { TL, markStrip, drawTimeline, niceStep, timelineInfo, tlGeometry };
