@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rokuprof.capture.record import FAILED, TRUNCATED
@@ -67,21 +67,15 @@ def floor_message(free: int, limits: ArchiveLimits, where: Path) -> str:
     )
 
 
+@dataclass(eq=False)
 class ArchiveGuard:
     """Applies :class:`ArchiveLimits` to one session's archive (see the module docstring)."""
 
-    def __init__(
-        self,
-        limits: ArchiveLimits,
-        free_space: Callable[[], int],
-        where: Path,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.limits = limits
-        self.free_space = free_space
-        self.where = where
-        self.clock = clock
-        self._next_check = float("-inf")
+    limits: ArchiveLimits
+    free_space: Callable[[], int]
+    where: Path
+    clock: Callable[[], float] = time.monotonic
+    _next_check: float = field(default=float("-inf"), init=False, repr=False)
 
     def room(self, archived: int, error_offset: int | None) -> int | None:
         """How many more bytes may be archived now (``None``: no bound)."""

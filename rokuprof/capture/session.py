@@ -34,10 +34,6 @@ class SessionFiles:
         self.chunks_written = 0
 
     @property
-    def chunks_dir(self) -> Path:
-        return self.dir.chunks
-
-    @property
     def session_file(self) -> Path:
         return self.dir.record
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rokuprof import __version__
 from rokuprof.capture.status import DeviceState
 from rokuprof.daemon.exposition import Family, label_text
+from rokuprof.daemon.metric_names import family, singles
 from rokuprof.store.layout import SessionStatus
 from rokuprof.timefmt import utc_iso
 
@@ -102,46 +103,22 @@ def health(state: DaemonState) -> tuple[bool, str]:
 def _families() -> dict[str, Family]:
     """The per-device and per-source families, empty."""
     return {
-        "bytes": Family("rokuprof_device_bytes_total", "counter", "Profiler bytes received."),
-        "entries": Family("rokuprof_device_entries_total", "counter", "Entries decoded."),
-        "state": Family("rokuprof_device_state", "gauge", "Device state (1 = current, else 0)."),
-        "info": Family(
-            "rokuprof_device_info", "gauge", "A device's names: directory, config, ECP (1)."
-        ),
-        "age": Family(
-            "rokuprof_device_last_data_age_seconds",
-            "gauge",
-            "Seconds since the device's last profiler byte (absent before any).",
-        ),
-        "tick": Family(
-            "rokuprof_device_worst_tick_seconds",
-            "gauge",
-            "The longest tick of the device's capture (decoding, deltas, chunks) so far.",
-        ),
-        "limited": Family(
-            "rokuprof_device_ecp_limited", "gauge", "1 while the device's ECP is limited."
-        ),
-        "sessions": Family(
-            "rokuprof_sessions_total", "counter", "Finished sessions by final status."
-        ),
-        "streaming": Family("rokuprof_sessions_streaming", "gauge", "Sessions being captured."),
-        "written": Family("rokuprof_chunks_written_total", "counter", "Chunks written."),
-        "uploaded": Family(
-            "rokuprof_chunks_uploaded_total", "counter", "Chunks Sentry accepted (2xx)."
-        ),
-        "rejected": Family("rokuprof_chunks_rejected_total", "counter", "Chunks refused for good."),
-        "dropped": Family(
-            "rokuprof_chunks_dropped_total",
-            "counter",
-            "Undelivered chunks dropped: spool full, or the disk below its floor.",
-        ),
-        "restarts": Family("rokuprof_capture_restarts_total", "counter", "Capture loop restarts."),
-        "error": Family(
-            "rokuprof_last_error_info", "gauge", "The latest error (labels), 1 when present."
-        ),
-        "error_time": Family(
-            "rokuprof_last_error_timestamp_seconds", "gauge", "When the latest error happened."
-        ),
+        "bytes": family("rokuprof_device_bytes_total"),
+        "entries": family("rokuprof_device_entries_total"),
+        "state": family("rokuprof_device_state"),
+        "info": family("rokuprof_device_info"),
+        "age": family("rokuprof_device_last_data_age_seconds"),
+        "tick": family("rokuprof_device_worst_tick_seconds"),
+        "limited": family("rokuprof_device_ecp_limited"),
+        "sessions": family("rokuprof_sessions_total"),
+        "streaming": family("rokuprof_sessions_streaming"),
+        "written": family("rokuprof_chunks_written_total"),
+        "uploaded": family("rokuprof_chunks_uploaded_total"),
+        "rejected": family("rokuprof_chunks_rejected_total"),
+        "dropped": family("rokuprof_chunks_dropped_total"),
+        "restarts": family("rokuprof_capture_restarts_total"),
+        "error": family("rokuprof_last_error_info"),
+        "error_time": family("rokuprof_last_error_timestamp_seconds"),
     }
 
 
@@ -187,41 +164,17 @@ def _add_device(fam: dict[str, Family], slot: DeviceSlot, now: float) -> None:
 
 def _discovery(disc: Discovery) -> list[Family]:
     found = disc.registry
-    return [
-        Family("rokuprof_discovery_devices", "gauge", "Devices found by SSDP captured.").add(
-            len(found)
-        ),
-        Family(
-            "rokuprof_discovery_ignored_total",
-            "counter",
-            "SSDP devices ignored: [discovery] max_devices reached.",
-        ).add(found.ignored),
-        Family(
-            "rokuprof_discovery_expired_total",
-            "counter",
-            "SSDP devices dropped after expire_seconds unreachable (or confirm_seconds on trial).",
-        ).add(found.expired),
-        Family(
-            "rokuprof_discovery_on_trial",
-            "gauge",
-            "SSDP devices captured whose ECP has not answered yet.",
-        ).add(found.on_trial),
-        Family(
-            "rokuprof_discovery_unconfirmed_total",
-            "counter",
-            "SSDP devices dropped because their ECP never answered within confirm_seconds.",
-        ).add(found.unconfirmed),
-        Family(
-            "rokuprof_discovery_penalized_total",
-            "counter",
-            "SSDP devices ignored: too many on trial, or their address penalized.",
-        ).add(found.penalized),
-        Family(
-            "rokuprof_discovery_replies_dropped_total",
-            "counter",
-            "SSDP datagrams dropped unread: over the rate per source address.",
-        ).add(disc.limiter.dropped),
-    ]
+    return singles(
+        {
+            "rokuprof_discovery_devices": len(found),
+            "rokuprof_discovery_ignored_total": found.ignored,
+            "rokuprof_discovery_expired_total": found.expired,
+            "rokuprof_discovery_on_trial": found.on_trial,
+            "rokuprof_discovery_unconfirmed_total": found.unconfirmed,
+            "rokuprof_discovery_penalized_total": found.penalized,
+            "rokuprof_discovery_replies_dropped_total": disc.limiter.dropped,
+        }
+    )
 
 
 def _uploads(state: DaemonState, wall: float) -> list[Family]:
@@ -231,79 +184,37 @@ def _uploads(state: DaemonState, wall: float) -> list[Family]:
     on = state.uploads_on
     oldest = up.oldest_pending_mtime() if on else None
     pending, pending_bytes = (up.pending, up.pending_bytes) if on else (0, 0)
-    return [
-        Family("rokuprof_uploads_enabled", "gauge", "1 with a Sentry DSN, 0 without.").add(
-            1 if on else 0
-        ),
-        Family("rokuprof_spool_pending_chunks", "gauge", "Chunks waiting for upload.").add(pending),
-        Family("rokuprof_spool_pending_bytes", "gauge", "Bytes of chunks to upload.").add(
-            pending_bytes
-        ),
-        Family(
-            "rokuprof_spool_oldest_pending_age_seconds",
-            "gauge",
-            "Age of the oldest chunk not yet delivered (0 when none).",
-        ).add(max(0.0, wall - oldest) if oldest else 0.0),
-        Family("rokuprof_upload_errors_total", "counter", "Failed upload attempts.").add(
-            up.stats.send_errors
-        ),
-        Family("rokuprof_upload_rate_limited_total", "counter", "429 answers.").add(
-            up.stats.rate_limited
-        ),
-        Family("rokuprof_upload_paused", "gauge", "1 while Sentry refuses the key (401/403).").add(
-            1 if up.pause is not None else 0
-        ),
-        Family("rokuprof_upload_key_refused_total", "counter", "401/403 answers.").add(
-            up.stats.key_refused
-        ),
-        Family("rokuprof_spool_dropped_bytes_total", "counter", "Bytes of chunks dropped.").add(
-            up.stats.dropped_bytes
-        ),
-        Family("rokuprof_spool_limit_bytes", "gauge", "Undelivered chunk bytes allowed.").add(
-            up.max_spool_bytes or 0
-        ),
-    ]
+    return singles(
+        {
+            "rokuprof_uploads_enabled": 1 if on else 0,
+            "rokuprof_spool_pending_chunks": pending,
+            "rokuprof_spool_pending_bytes": pending_bytes,
+            "rokuprof_spool_oldest_pending_age_seconds": max(0.0, wall - oldest) if oldest else 0.0,
+            "rokuprof_upload_errors_total": up.stats.send_errors,
+            "rokuprof_upload_rate_limited_total": up.stats.rate_limited,
+            "rokuprof_upload_paused": 1 if up.pause is not None else 0,
+            "rokuprof_upload_key_refused_total": up.stats.key_refused,
+            "rokuprof_spool_dropped_bytes_total": up.stats.dropped_bytes,
+            "rokuprof_spool_limit_bytes": up.max_spool_bytes or 0,
+        }
+    )
 
 
 def _disk(state: DaemonState) -> list[Family]:
     """Retention's and the floor's families."""
     disk = state.disk
     f = disk.figures
-    families = [
-        Family(
-            "rokuprof_disk_waiting",
-            "gauge",
-            "1 while capture waits below min_free_bytes with nothing left to delete.",
-        ).add(1 if disk.waiting else 0),
-        Family("rokuprof_disk_min_free_bytes", "gauge", "The free-space floor (0: none).").add(
-            disk.floor
-        ),
-        Family(
-            "rokuprof_retention_sessions_deleted_total", "counter", "Sessions retention deleted."
-        ).add(f.sessions_deleted),
-        Family(
-            "rokuprof_retention_deleted_bytes_total",
-            "counter",
-            "Allocated bytes retention deleted (sessions and chunks).",
-        ).add(f.bytes_deleted),
-        Family(
-            "rokuprof_retention_chunks_dropped_total",
-            "counter",
-            "Undelivered chunks retention deleted (with their session, or alone at the floor).",
-        ).add(f.chunks_dropped),
-        Family(
-            "rokuprof_chunks_markers_owed",
-            "gauge",
-            "Chunks Sentry accepted whose delivered marker waits for disk space.",
-        ).add(len(state.uploader.marks.owed)),
-    ]
+    values = {
+        "rokuprof_disk_waiting": 1 if disk.waiting else 0,
+        "rokuprof_disk_min_free_bytes": disk.floor,
+        "rokuprof_retention_sessions_deleted_total": f.sessions_deleted,
+        "rokuprof_retention_deleted_bytes_total": f.bytes_deleted,
+        "rokuprof_retention_chunks_dropped_total": f.chunks_dropped,
+        "rokuprof_chunks_markers_owed": len(state.uploader.marks.owed),
+    }
     if f.free is not None:
-        families.append(
-            Family(
-                "rokuprof_disk_free_bytes", "gauge", "Free bytes of the output file system."
-            ).add(f.free)
-        )
-    return families
+        values["rokuprof_disk_free_bytes"] = f.free
+    return singles(values)
 
 
 def collect(state: DaemonState, *, now: float, wall: float) -> list[Family]:
@@ -341,10 +252,8 @@ def _rest(fam: dict[str, Family], state: DaemonState, wall: float) -> list[Famil
     if error := state.discovery.stats.last_error:
         fam["error"].add(1, source="discovery", device="", message=error)
     build = [
-        Family("rokuprof_build_info", "gauge", "rokuprof version.").add(1, version=__version__),
-        Family("rokuprof_start_time_seconds", "gauge", "Daemon start (Unix time).").add(
-            state.started_at
-        ),
+        family("rokuprof_build_info").add(1, version=__version__),
+        family("rokuprof_start_time_seconds").add(state.started_at),
     ]
     return [
         *fam.values(),

@@ -14,6 +14,9 @@ Actions: :class:`Deliver` (mark the chunk delivered), :class:`Reject` (move it t
 ``rejected/``), :class:`Retry` (it stays pending; sends wait until ``at``), :class:`PauseUntil`
 (Sentry limited a category) and :class:`Say` (a message for the log and the figures).
 
+How an answer is read and the backoff state are shared with Pyroscope's push policy
+(:mod:`rokuprof.store.retrying`); what Sentry's answers call for:
+
 * 2xx: delivered. ``X-Sentry-Rate-Limits`` is honoured on every answer, per category.
 * 429: wait as told (``Retry-After`` / ``X-Sentry-Rate-Limits``; 60 s with neither), then
   send the same chunk again.
@@ -35,16 +38,13 @@ go until the rest fill at most :data:`LOW_WATER` of the limit.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, Unpack
 
-from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits, RetryDelays
+from rokuprof.store.retrying import Answer, Cause, Retrying, RetryOptions, answer_kind
 
-KEY_REFUSED = frozenset({401, 403})
 CHUNK_REFUSED = frozenset({400, 413})
 LOW_WATER = 0.9  # a full spool is cut down to this fraction of its limit
 
@@ -85,14 +85,6 @@ Event = Answered | Failed | Unsendable
 
 
 # -- actions -------------------------------------------------------------------------------
-
-
-class Cause(StrEnum):
-    """Why a chunk waits (each is a figure of its own)."""
-
-    FAILED = "failed"  # 5xx, other answers, no answer, a local problem
-    RATE_LIMITED = "rate_limited"  # 429
-    KEY_REFUSED = "key_refused"  # 401/403
 
 
 @dataclass(frozen=True)
@@ -152,23 +144,13 @@ class UploadPause:
 # -- the policy ----------------------------------------------------------------------------
 
 
-class DeliveryPolicy:
+class DeliveryPolicy(Retrying):
     """See the module docstring."""
 
-    def __init__(
-        self,
-        *,
-        backoff_base: float = 1.0,
-        backoff_cap: float = MAX_RETRY_SECONDS,
-        probe_base: float = 5.0,
-        max_in_flight: int = 1,
-        rng: Callable[[], float] = random.random,
-    ) -> None:
-        self.delays = RetryDelays(backoff_base, backoff_cap, probe_base, rng)
+    def __init__(self, *, max_in_flight: int = 1, **rules: Unpack[RetryOptions]) -> None:
+        super().__init__(**rules)
         self.max_in_flight = max(1, max_in_flight)
-        self.limits = RateLimits()
         self.pause: UploadPause | None = None
-        self.failures = 0  # consecutive failures
         self.retry_at = 0.0  # monotonic seconds: no send before (failures, a refused key)
         self.epoch = 0  # counts failures and refusals
 
@@ -208,18 +190,19 @@ class DeliveryPolicy:
             for category, until in self.limits.until.items()
             if until > before.get(category, float("-inf"))
         ]
-        if status in KEY_REFUSED:
+        kind = answer_kind(status, CHUNK_REFUSED)
+        if kind is Answer.KEY_REFUSED:
             return actions + self._key_refused(event)
         actions += self._resume(event.wall)
-        if 200 <= status < 300:
+        if kind is Answer.DONE:
             self.failures = 0
             self.retry_at = 0.0
             actions.append(Deliver(status))
-        elif status == 429:
+        elif kind is Answer.RATE_LIMITED:
             blocked = self.limits.blocked_for(at)
             actions.append(Retry(at + self.wait(at), Cause.RATE_LIMITED))
             actions.append(Say(f"rate limited by Sentry (HTTP 429): waiting {blocked:.0f} s"))
-        elif status in CHUNK_REFUSED:
+        elif kind is Answer.REFUSED:
             actions.append(Reject(f"Sentry refused the chunk: HTTP {status} {event.text}", status))
         else:
             text = f"Sentry answered HTTP {status} {event.text} (will retry)"

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import overload
 
 from rokuprof.store.files import open_within, write_atomic
 from rokuprof.timefmt import utc_compact
@@ -158,6 +159,20 @@ def visible_dirs(path: Path) -> list[Path]:
     return [path / name for name in sorted(names)]
 
 
+class _Entry:
+    """``session.<attribute>``: the path of the file or directory ``name`` in the session."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, session: None, owner: type) -> _Entry: ...
+    @overload
+    def __get__(self, session: SessionDir, owner: type) -> Path: ...
+    def __get__(self, session: SessionDir | None, owner: type) -> Path | _Entry:
+        return self if session is None else session.path / self.name
+
+
 @dataclass(frozen=True, slots=True)
 class SessionDir:
     """One session directory: where each of its files is, and which of them are chunks."""
@@ -188,37 +203,15 @@ class SessionDir:
         """The device directory's name."""
         return self.path.parent.name
 
-    @property
-    def archive(self) -> Path:
-        return self.path / ARCHIVE_FILE
-
-    @property
-    def record(self) -> Path:
-        return self.path / RECORD_FILE
-
-    @property
-    def vitals(self) -> Path:
-        return self.path / VITALS_FILE
-
-    @property
-    def chunks(self) -> Path:
-        return self.path / CHUNKS_DIR
-
-    @property
-    def delivered(self) -> Path:
-        return self.path / DELIVERED_DIR
-
-    @property
-    def rejected(self) -> Path:
-        return self.path / REJECTED_DIR
-
-    @property
-    def dropped(self) -> Path:
-        return self.path / DROPPED_DIR
-
-    @property
-    def pyroscope_marker(self) -> Path:
-        return self.path / PYROSCOPE_MARKER
+    # where each file and directory of the session is (the module docstring's table)
+    archive = _Entry(ARCHIVE_FILE)
+    record = _Entry(RECORD_FILE)
+    vitals = _Entry(VITALS_FILE)
+    chunks = _Entry(CHUNKS_DIR)
+    delivered = _Entry(DELIVERED_DIR)
+    rejected = _Entry(REJECTED_DIR)
+    dropped = _Entry(DROPPED_DIR)
+    pyroscope_marker = _Entry(PYROSCOPE_MARKER)
 
     @property
     def deleting(self) -> Path:

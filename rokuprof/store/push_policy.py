@@ -4,12 +4,14 @@ carries its times (``at`` monotonic, ``wall`` Unix seconds) and the jitter comes
 :class:`~rokuprof.store.pyroscope.PyroscopePusher` feeds it each push's outcome and waits as it
 says.
 
-Where Pyroscope and Sentry agree the rules are Sentry's, from the same place:
+Where Pyroscope and Sentry agree the rules are Sentry's, from the same place
+(:mod:`rokuprof.store.retrying`: how an answer is read, the backoff state; the outcomes are
+:mod:`rokuprof.store.delivery`'s where they mean the same):
 
 * 2xx: done.
 * 429: wait as told (``Retry-After``, seconds or an HTTP date; 60 s without one:
   :class:`~rokuprof.store.ratelimit.RateLimits`), then send the same profile again.
-* 401/403 (:data:`~rokuprof.store.delivery.KEY_REFUSED`): the credentials are refused, not the
+* 401/403 (:data:`~rokuprof.store.retrying.KEY_REFUSED`): the credentials are refused, not the
   profile: it is sent again as a probe after a capped backoff from ``probe_base``, said once.
 * 5xx, other answers and failures: capped exponential backoff with full jitter
   (:func:`~rokuprof.store.ratelimit.retry_delay`, at most 60 s).
@@ -21,19 +23,17 @@ and 415 and 422, which its ingest answers for a body it cannot read; Sentry's ch
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Unpack
 
-from rokuprof.store.delivery import KEY_REFUSED, Cause
-from rokuprof.store.ratelimit import MAX_RETRY_SECONDS, RateLimits, RetryDelays
+from rokuprof.store.delivery import Deliver, Retry
+from rokuprof.store.retrying import Answer, Cause, Retrying, RetryOptions, answer_kind
 
 PROFILE_REFUSED = frozenset({400, 413, 415, 422})
 
 
-@dataclass(frozen=True)
-class Pushed:
-    status: int
+Pushed = Deliver  # 2xx, with its status: the same fact as a delivered chunk
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,11 @@ class Refused:
 
 
 @dataclass(frozen=True)
-class Again:
-    """Send the same profile again, not before ``at`` (monotonic seconds); ``say`` for the log
-    unless it was said already (``logged``)."""
+class Again(Retry):
+    """Send the same profile again, not before ``at`` (monotonic seconds) because of ``cause``
+    (a :class:`~rokuprof.store.delivery.Retry`); ``say`` for the log unless it was said
+    already (``logged``)."""
 
-    at: float
-    cause: Cause
     say: str
     logged: bool = True
 
@@ -56,20 +55,11 @@ class Again:
 Outcome = Pushed | Refused | Again
 
 
-class PushPolicy:
+class PushPolicy(Retrying):
     """See the module docstring."""
 
-    def __init__(
-        self,
-        *,
-        backoff_base: float = 1.0,
-        backoff_cap: float = MAX_RETRY_SECONDS,
-        probe_base: float = 5.0,
-        rng: Callable[[], float] = random.random,
-    ) -> None:
-        self.delays = RetryDelays(backoff_base, backoff_cap, probe_base, rng)
-        self.limits = RateLimits()
-        self.failures = 0  # failures in a row
+    def __init__(self, **rules: Unpack[RetryOptions]) -> None:
+        super().__init__(**rules)
         self.refusals = 0  # refused credentials in a row
         self._last_said = ""
 
@@ -78,18 +68,19 @@ class PushPolicy:
     ) -> Outcome:
         """What Pyroscope's answer (``status``, ``headers`` in lower case, the start of its
         ``text``) calls for."""
-        if 200 <= status < 300:
+        kind = answer_kind(status, PROFILE_REFUSED)
+        if kind is Answer.DONE:
             self.failures = self.refusals = 0
             return Pushed(status)
-        if status in PROFILE_REFUSED:
+        if kind is Answer.REFUSED:
             self.failures = self.refusals = 0
             return Refused(status, text)
-        if status == 429:
+        if kind is Answer.RATE_LIMITED:
             blocked = self.limits.update(status, headers, at, wall)
             return self._again(
                 at, blocked, Cause.RATE_LIMITED, f"HTTP 429: waiting {blocked:.0f} s"
             )
-        if status in KEY_REFUSED:
+        if kind is Answer.KEY_REFUSED:
             self.failures = 0
             self.refusals += 1
             delay = self.delays.after_refusals(self.refusals)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rokuprof.store.delivery import Cause
+from rokuprof.store.retrying import Cause
 from rokuprof.store.spool import SpoolStats
 
 
