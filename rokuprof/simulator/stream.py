@@ -9,7 +9,7 @@ import random
 import socket
 import struct
 import termios
-import time
+from collections.abc import Callable
 
 from rokuprof.simulator.config import Fault
 from rokuprof.simulator.runs import CLIENT_GONE, CUT, STALLED, RunRecord
@@ -18,11 +18,12 @@ from rokuprof.simulator.tcp import close_writer
 OPEN, HELD, DEAD = "open", "held", "dead"
 
 
-async def wait_acknowledged(sock, timeout: float = 1.0) -> None:
+async def wait_acknowledged(sock, clock: Callable[[], float], timeout: float = 1.0) -> None:
     """Wait until the kernel send queue of ``sock`` is empty (Linux ``SIOCOUTQ``), so that a
-    reset does not discard bytes the device counts as sent."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    reset does not discard bytes the device counts as sent; at most ``timeout`` seconds of
+    ``clock`` (monotonic)."""
+    deadline = clock() + timeout
+    while clock() < deadline:
         try:
             raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
         except OSError:
@@ -38,7 +39,8 @@ class StreamOutput:
     ``send`` writes bytes split at random places (so a client sees varints and strings cut
     anywhere), records every byte in the run record and applies the run's faults when their
     byte count is reached. Once the connection is gone, later data is dropped, as a device
-    does when its client disappears.
+    does when its client disappears. ``rng`` draws the splits and ``clock`` (monotonic
+    seconds) times stalls: both are inputs, so a test replays a stream exactly.
     """
 
     def __init__(
@@ -48,6 +50,7 @@ class StreamOutput:
         faults: list[Fault],
         rng: random.Random,
         *,
+        clock: Callable[[], float],
         max_pieces: int = 4,
         keep_bytes: bool = True,
     ) -> None:
@@ -55,6 +58,7 @@ class StreamOutput:
         self.record = record
         self.faults = sorted(faults, key=lambda f: f.after_bytes)
         self.rng = rng
+        self.clock = clock
         self.max_pieces = max_pieces
         self.keep_bytes = keep_bytes
         self.state = OPEN
@@ -72,7 +76,7 @@ class StreamOutput:
     async def send(self, data: bytes, *, split: bool = True) -> None:
         view = memoryview(data)
         if self.state == HELD:
-            if time.monotonic() < self.resume_at:
+            if self.clock() < self.resume_at:
                 self.held += view
                 return
             self.state = OPEN
@@ -96,7 +100,7 @@ class StreamOutput:
     async def hold_until_resumed(self) -> None:
         """At app exit: wait for a timed stall to end (so its data still goes out)."""
         if self.state == HELD and self.resume_at != float("inf"):
-            await asyncio.sleep(max(0.0, self.resume_at - time.monotonic()))
+            await asyncio.sleep(max(0.0, self.resume_at - self.clock()))
             await self.send(b"")
 
     async def cut(self, reset: bool) -> None:
@@ -154,7 +158,7 @@ class StreamOutput:
         elif fault.kind == "stall":
             self.state = HELD
             if fault.stall_seconds is not None:
-                self.resume_at = time.monotonic() + fault.stall_seconds
+                self.resume_at = self.clock() + fault.stall_seconds
         else:
             await self._drop(fault.kind == "reset", CUT)
 
@@ -165,7 +169,7 @@ class StreamOutput:
         sock = writer.get_extra_info("socket")
         await self._flush()
         if reset and sock is not None:
-            await wait_acknowledged(sock)
+            await wait_acknowledged(sock, self.clock)
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             writer.transport.abort()
