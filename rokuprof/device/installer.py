@@ -26,7 +26,7 @@ from rokuprof.device.errors import (
     HttpStatusError,
     ProtocolError,
 )
-from rokuprof.device.hosts import url_host
+from rokuprof.device.http_port import HttpPortClient
 from rokuprof.device.installer_page import (
     FAILED,
     profile_path,
@@ -38,7 +38,7 @@ from rokuprof.device.limits import (
     INSTALLER_MAX_PROFILE_BYTES,
     INSTALLER_TIMEOUT,
 )
-from rokuprof.httpbody import IDENTITY, read_capped
+from rokuprof.httpbody import read_capped
 from rokuprof.units import size
 
 #: Of a password file, at most this much is read (its first line is the password).
@@ -103,7 +103,7 @@ def _answered(
         return None
 
 
-class InstallerClient:
+class InstallerClient(HttpPortClient):
     """The Application Installer of one device. Use as
     ``async with InstallerClient(host, password, port=80, timeout=...) as installer:``.
 
@@ -120,30 +120,11 @@ class InstallerClient:
         max_page_bytes: int = INSTALLER_MAX_PAGE_BYTES,
         max_profile_bytes: int = INSTALLER_MAX_PROFILE_BYTES,
     ) -> None:
-        self.host = host
-        self.port = port
-        self.timeout = timeout
+        super().__init__("installer", host, port, timeout)
         self.max_page_bytes = max_page_bytes
         self.max_profile_bytes = max_profile_bytes
-        self.where = f"installer {url_host(host)}:{port}"
-        self._client = httpx.AsyncClient(
-            base_url=f"http://{url_host(host)}:{port}",
-            timeout=httpx.Timeout(timeout),
-            trust_env=False,  # never route device traffic (or the password) through a proxy
-            follow_redirects=False,
-            headers=IDENTITY,  # the caps count the bytes kept
-        )
         # Driven by :meth:`_answer`, not by httpx: httpx reads a challenge's body whole.
         self._auth = httpx.DigestAuth(INSTALLER_USER, password)
-
-    async def __aenter__(self) -> InstallerClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
     # -- operations --------------------------------------------------------------------------
 
