@@ -13,7 +13,6 @@ The HTTP client itself (no proxy, no TLS context per client) is
 
 from __future__ import annotations
 
-import asyncio
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
@@ -26,8 +25,6 @@ import httpx
 from rokuprof.device.chanperf import ChanPerf, chanperf_from_xml
 from rokuprof.device.constants import ECP_PORT
 from rokuprof.device.errors import (
-    DeviceTimeout,
-    DeviceUnavailable,
     HttpStatusError,
     LimitedModeError,
     ProtocolError,
@@ -172,6 +169,8 @@ class EcpClient(HttpPortClient):
     ``timeout`` is the total deadline of each request; ``max_reply_bytes`` caps each reply.
     """
 
+    answer = "reply"
+
     def __init__(
         self,
         host: str,
@@ -186,21 +185,11 @@ class EcpClient(HttpPortClient):
     async def _request(self, method: str, path: str) -> bytes:
         """The body of a 200 answer (or an error naming the device, the path and the limit)."""
         what = f"{self.where} {path}"
-        try:
-            async with asyncio.timeout(self.timeout):
-                async with self._client.stream(method, path) as response:
-                    status, reason = response.status_code, response.reason_phrase
-                    ok = status == 200
-                    cap = self.max_reply_bytes if ok else ECP_MAX_ERROR_BYTES
-                    body = await _read_body(response, cap, what, strict=ok)
-        except (TimeoutError, httpx.TimeoutException) as error:
-            raise DeviceTimeout(
-                f"{what}: no complete reply within {self.timeout:g} s; gave up"
-            ) from error
-        except httpx.TransportError as error:
-            raise DeviceUnavailable(
-                f"cannot reach {self.where} ({error.__class__.__name__}: {error})"
-            ) from error
+        async with self._deadline(path), self._client.stream(method, path) as response:
+            status, reason = response.status_code, response.reason_phrase
+            ok = status == 200
+            cap = self.max_reply_bytes if ok else ECP_MAX_ERROR_BYTES
+            body = await _read_body(response, cap, what, strict=ok)
         if status == 403:
             raise LimitedModeError(self.host, body.decode("utf-8", "replace")[:200])
         if not ok:

@@ -10,13 +10,17 @@ event loop on it); for the same reason a module httpx imports on every request i
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import ssl
+from collections.abc import AsyncIterator
 from typing import Self
 
 import httpx
 
 from rokuprof.device.endpoint import PortClient
+from rokuprof.device.errors import DeviceTimeout, DeviceUnavailable
 from rokuprof.device.hosts import url_host
 from rokuprof.device.lazy_imports import remember_missing
 from rokuprof.httpbody import IDENTITY
@@ -33,6 +37,9 @@ def no_tls() -> ssl.SSLContext:
 
 class HttpPortClient(PortClient):
     """A :class:`PortClient` over HTTP. Use as ``async with``; :meth:`aclose` ends it."""
+
+    #: how an error names what the device sends back ("no complete answer within 5 s")
+    answer = "answer"
 
     def __init__(self, name: str, host: str, port: int, timeout: float) -> None:
         super().__init__(name, host, port, timeout)
@@ -54,3 +61,19 @@ class HttpPortClient(PortClient):
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+    @contextlib.asynccontextmanager
+    async def _deadline(self, path: str) -> AsyncIterator[None]:
+        """One exchange's total deadline (``timeout``); transport errors said as device errors
+        naming the port and ``path``."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                yield
+        except (TimeoutError, httpx.TimeoutException) as error:
+            raise DeviceTimeout(
+                f"{self.where} {path}: no complete {self.answer} within {self.timeout:g} s; gave up"
+            ) from error
+        except httpx.TransportError as error:
+            raise DeviceUnavailable(
+                f"cannot reach {self.where} ({error.__class__.__name__}: {error})"
+            ) from error

@@ -10,7 +10,6 @@ in an error's text, and :func:`read_password` takes it from the environment or a
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from dataclasses import dataclass
@@ -21,8 +20,6 @@ import httpx
 from rokuprof.device.constants import INSTALLER_PORT, INSTALLER_USER, PASSWORD_VARIABLE
 from rokuprof.device.errors import (
     DeviceError,
-    DeviceTimeout,
-    DeviceUnavailable,
     HttpStatusError,
     ProtocolError,
 )
@@ -166,21 +163,6 @@ class InstallerClient(HttpPortClient):
             return await self._download(path, write)
 
     # -- internals ---------------------------------------------------------------------------
-
-    @contextlib.asynccontextmanager
-    async def _deadline(self, path: str) -> AsyncIterator[None]:
-        """One operation's total deadline; transport errors said as device errors."""
-        try:
-            async with asyncio.timeout(self.timeout):
-                yield
-        except (TimeoutError, httpx.TimeoutException) as error:
-            raise DeviceTimeout(
-                f"{self.where} {path}: no complete answer within {self.timeout:g} s; gave up"
-            ) from error
-        except httpx.TransportError as error:
-            raise DeviceUnavailable(
-                f"cannot reach {self.where} ({error.__class__.__name__}: {error})"
-            ) from error
 
     async def _form(self, path: str, action: str, archive: bytes) -> str:
         """POST the installer's form; the page of a 200 answer, as text."""
