@@ -10,6 +10,7 @@ import socket
 import struct
 import termios
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 from rokuprof.simulator.config import Fault
 from rokuprof.simulator.runs import CLIENT_GONE, CUT, STALLED, RunRecord
@@ -33,6 +34,7 @@ async def wait_acknowledged(sock, clock: Callable[[], float], timeout: float = 1
         await asyncio.sleep(0.002)
 
 
+@dataclass(eq=False)
 class StreamOutput:
     """The device side of one profiler connection.
 
@@ -43,28 +45,21 @@ class StreamOutput:
     seconds) times stalls: both are inputs, so a test replays a stream exactly.
     """
 
-    def __init__(
-        self,
-        writer: asyncio.StreamWriter,
-        record: RunRecord,
-        faults: list[Fault],
-        rng: random.Random,
-        *,
-        clock: Callable[[], float],
-        max_pieces: int = 4,
-        keep_bytes: bool = True,
-    ) -> None:
-        self.writer = writer
-        self.record = record
-        self.faults = sorted(faults, key=lambda f: f.after_bytes)
-        self.rng = rng
-        self.clock = clock
-        self.max_pieces = max_pieces
-        self.keep_bytes = keep_bytes
-        self.state = OPEN
-        self.held = bytearray()
-        self.resume_at = float("inf")
-        sock = writer.get_extra_info("socket")
+    writer: asyncio.StreamWriter
+    record: RunRecord
+    faults: list[Fault]  # kept in the order they fire
+    rng: random.Random
+    _: KW_ONLY
+    clock: Callable[[], float]
+    max_pieces: int = 4
+    keep_bytes: bool = True
+    state: str = field(init=False, default=OPEN)
+    held: bytearray = field(init=False, default_factory=bytearray)
+    resume_at: float = field(init=False, default=float("inf"))
+
+    def __post_init__(self) -> None:
+        self.faults = sorted(self.faults, key=lambda f: f.after_bytes)
+        sock = self.writer.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
