@@ -10,6 +10,8 @@ import contextlib
 import random
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scripted_clock import ScriptedClock
 
 from rokuprof.simulator import DeviceConfig, ReplayBody, SimulatedDevice
@@ -93,8 +95,11 @@ async def loopback_writer():
 MESSAGES = [bytes(range(i, i + 40)) for i in range(0, 200, 40)]
 
 
-async def splits(seed: int) -> tuple[list[bytes], bytes]:
-    """The writes a stream output makes of MESSAGES with ``Random(seed)``, and what arrived."""
+async def splits(
+    seed: int, messages: list[bytes] = MESSAGES, max_pieces: int = 6
+) -> tuple[list[bytes], bytes]:
+    """The writes a stream output makes of ``messages`` with ``Random(seed)``, and what
+    arrived."""
     async with loopback_writer() as (writer, received):
         writes: list[bytes] = []
         real_write = writer.write
@@ -105,8 +110,8 @@ async def splits(seed: int) -> tuple[list[bytes], bytes]:
 
         writer.write = write
         record, rng = RunRecord(0, 0.0, 0.0), random.Random(seed)
-        out = StreamOutput(writer, record, [], rng, clock=ScriptedClock(), max_pieces=6)
-        for message in MESSAGES:
+        out = StreamOutput(writer, record, [], rng, clock=ScriptedClock(), max_pieces=max_pieces)
+        for message in messages:
             await out.send(message)
         await out.close()
     return writes, bytes(received)
@@ -120,6 +125,21 @@ async def test_the_same_seed_splits_a_stream_the_same_way_and_another_seed_does_
     assert other != first
     assert len(first) > len(MESSAGES)  # it did split
     assert arrived == other_arrived == b"".join(MESSAGES) == b"".join(first)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    messages=st.lists(st.binary(min_size=1, max_size=64), min_size=1, max_size=6),
+    max_pieces=st.integers(1, 8),
+)
+def test_splits_are_a_function_of_the_seed_and_lose_or_reorder_nothing(
+    seed: int, messages: list[bytes], max_pieces: int
+) -> None:
+    writes, arrived = asyncio.run(splits(seed, messages, max_pieces))
+    assert asyncio.run(splits(seed, messages, max_pieces))[0] == writes
+    assert arrived == b"".join(messages) == b"".join(writes)
+    assert all(writes) and len(writes) <= len(messages) * max_pieces
 
 
 async def test_a_timed_stall_holds_the_stream_until_the_clock_reaches_its_end() -> None:
@@ -196,12 +216,16 @@ async def test_a_device_reads_uptime_run_times_and_remote_times_from_its_clocks(
         await dev.home()
 
 
-async def test_a_device_made_up_password_comes_from_its_token_source() -> None:
-    tokens = iter(["0123456789abcdef" * 4, "n1", "n2", "n3"])
+async def test_the_installer_password_and_nonces_come_from_the_token_source() -> None:
+    tokens = iter(["0123456789abcdef" * 4, "opaque1", "nonce1", "nonce2"])
     cfg = DeviceConfig(auto_launch=False, token=lambda: next(tokens))
     async with SimulatedDevice(cfg) as dev:
         assert dev.password == "0123456789abcdef"
-        assert dev._installer.digest.opaque == "n1"
+        for nonce in ("nonce1", "nonce2"):  # each challenge on the wire takes the next token
+            status, headers, _ = await http(HOST, dev.installer_port, "GET", "/")
+            challenge = headers["www-authenticate"]
+            assert status == 401 and f'nonce="{nonce}"' in challenge
+            assert 'opaque="opaque1"' in challenge
 
 
 async def device_stream(seed: int) -> bytes:
