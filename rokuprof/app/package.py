@@ -29,6 +29,7 @@ from pathlib import Path
 
 from rokuprof.app.ignore import IgnoreRules
 from rokuprof.app.manifest import ProfilerKeys, parse_manifest, profiled_manifest
+from rokuprof.bounded_read import read_capped
 
 MANIFEST = "manifest"
 IGNORE_FILE = ".rokuignore"
@@ -261,14 +262,12 @@ def _check_name(rel: str, path: Path) -> None:
 def _read_file(path: Path, limit: int, too_big: str = "grown past the input limit") -> bytes:
     """The file's bytes; a :class:`PackageError` when it cannot be read or holds more than
     ``limit`` (a file read after its size was counted has grown)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as error:
-        raise PackageError(f"cannot read {path}: {error.strerror or error}") from None
-    if len(data) > limit:
-        raise PackageError(f"{path} is {too_big}")
-    return data
+    return read_capped(
+        path,
+        limit,
+        unreadable=lambda why: PackageError(f"cannot read {path}: {why}"),
+        too_big=lambda: PackageError(f"{path} is {too_big}"),
+    )
 
 
 # -- a zip -------------------------------------------------------------------------------------

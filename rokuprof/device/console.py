@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 from rokuprof.device.chanperf import ChanPerf, parse_chanperf
 from rokuprof.device.constants import CONSOLE_PORT
+from rokuprof.device.endpoint import PortClient
 from rokuprof.device.errors import DeviceTimeout, DeviceUnavailable, ProtocolError
 from rokuprof.device.limits import (
     CONSOLE_CLOSE_TIMEOUT,
@@ -108,7 +109,7 @@ def parse_bsprof_status(text: str) -> BsprofStatus | None:
     raise ProtocolError(f"unexpected bsprof-status reply: {text.strip()[:200]!r}")
 
 
-class ConsoleClient:
+class ConsoleClient(PortClient):
     """One connection to the debug console. ``async with ConsoleClient(host) as c:``.
 
     ``timeout`` bounds, in total, the connect with the greeting, and each command with its
@@ -126,12 +127,9 @@ class ConsoleClient:
         settle: float = 0.1,
         max_reply_bytes: int = CONSOLE_MAX_REPLY_BYTES,
     ) -> None:
-        self.host = host
-        self.port = port
-        self.timeout = timeout
+        super().__init__("the console at", host, port, timeout)
         self.quiet = quiet
         self.settle = settle
-        self.where = f"the console at {f'[{host}]' if ':' in host else host}:{port}"
         self.banner = ""
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None

@@ -7,20 +7,13 @@ abandoned past its byte cap, and connect, head and body together must finish wit
 client's timeout. A document type declaration is refused before parsing (no entity expansion,
 whatever the XML library's version). A 403 answer means the device's ECP is in limited mode:
 that becomes :class:`LimitedModeError`, whose message tells the user which setting to change.
-
-ECP is plain HTTP, never TLS: every client shares one TLS context that is never used
-(:func:`_no_tls`), because httpx would otherwise build one per client, loading the system's CA
-bundle (about 40 ms of CPU each: a fleet of devices asked every few seconds would spend its
-event loop on it); for the same reason a module httpx imports on every request is looked up once
-(:mod:`rokuprof.device.lazy_imports`).
+The HTTP client itself (no proxy, no TLS context per client) is
+:class:`rokuprof.device.http_port.HttpPortClient`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import re
-import ssl
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -32,33 +25,22 @@ import httpx
 from rokuprof.device.chanperf import ChanPerf, chanperf_from_xml
 from rokuprof.device.constants import ECP_PORT
 from rokuprof.device.errors import (
-    DeviceTimeout,
-    DeviceUnavailable,
     HttpStatusError,
     LimitedModeError,
     ProtocolError,
 )
-from rokuprof.device.lazy_imports import remember_missing
+from rokuprof.device.http_port import HttpPortClient
 from rokuprof.device.limits import (
     ECP_MAX_ERROR_BYTES,
     ECP_MAX_REPLY_BYTES,
     ECP_TIMEOUT,
 )
-from rokuprof.httpbody import IDENTITY, read_capped
+from rokuprof.httpbody import read_capped
 from rokuprof.units import size
 
 MAX_XML_BYTES = ECP_MAX_REPLY_BYTES
 
-remember_missing()  # httpx's per-request import of an absent module: searched once, not each time
-
 T = TypeVar("T")
-
-
-@functools.cache
-def _no_tls() -> ssl.SSLContext:
-    """The TLS context of every ECP client: built once, without loading any certificate (an
-    ``https`` URL is never asked for, and none is followed: it would fail verification)."""
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 _DECLARATION = re.compile(r"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
@@ -181,11 +163,13 @@ def parse_active_app(data: bytes | str) -> ActiveApp:
     )
 
 
-class EcpClient:
+class EcpClient(HttpPortClient):
     """Async ECP client for one device. Use as ``async with EcpClient(host) as ecp:``.
 
     ``timeout`` is the total deadline of each request; ``max_reply_bytes`` caps each reply.
     """
+
+    answer = "reply"
 
     def __init__(
         self,
@@ -195,49 +179,17 @@ class EcpClient:
         *,
         max_reply_bytes: int = ECP_MAX_REPLY_BYTES,
     ) -> None:
-        self.host = host
-        self.port = port
-        self.timeout = timeout
+        super().__init__("ECP", host, port, timeout)
         self.max_reply_bytes = max_reply_bytes
-        shown = f"[{host}]" if ":" in host else host
-        self.base_url = f"http://{shown}:{port}"
-        self.where = f"ECP {shown}:{port}"
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(timeout),
-            trust_env=False,  # never route device traffic through a proxy
-            follow_redirects=False,
-            headers=IDENTITY,  # the cap counts the bytes we keep
-            verify=_no_tls(),  # plain HTTP: no CA bundle loaded per client
-        )
-
-    async def __aenter__(self) -> EcpClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
     async def _request(self, method: str, path: str) -> bytes:
         """The body of a 200 answer (or an error naming the device, the path and the limit)."""
         what = f"{self.where} {path}"
-        try:
-            async with asyncio.timeout(self.timeout):
-                async with self._client.stream(method, path) as response:
-                    status, reason = response.status_code, response.reason_phrase
-                    ok = status == 200
-                    cap = self.max_reply_bytes if ok else ECP_MAX_ERROR_BYTES
-                    body = await _read_body(response, cap, what, strict=ok)
-        except (TimeoutError, httpx.TimeoutException) as error:
-            raise DeviceTimeout(
-                f"{what}: no complete reply within {self.timeout:g} s; gave up"
-            ) from error
-        except httpx.TransportError as error:
-            raise DeviceUnavailable(
-                f"cannot reach {self.where} ({error.__class__.__name__}: {error})"
-            ) from error
+        async with self._deadline(path), self._client.stream(method, path) as response:
+            status, reason = response.status_code, response.reason_phrase
+            ok = status == 200
+            cap = self.max_reply_bytes if ok else ECP_MAX_ERROR_BYTES
+            body = await _read_body(response, cap, what, strict=ok)
         if status == 403:
             raise LimitedModeError(self.host, body.decode("utf-8", "replace")[:200])
         if not ok:

@@ -10,7 +10,6 @@ in an error's text, and :func:`read_password` takes it from the environment or a
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from dataclasses import dataclass
@@ -21,12 +20,10 @@ import httpx
 from rokuprof.device.constants import INSTALLER_PORT, INSTALLER_USER, PASSWORD_VARIABLE
 from rokuprof.device.errors import (
     DeviceError,
-    DeviceTimeout,
-    DeviceUnavailable,
     HttpStatusError,
     ProtocolError,
 )
-from rokuprof.device.hosts import url_host
+from rokuprof.device.http_port import HttpPortClient
 from rokuprof.device.installer_page import (
     FAILED,
     profile_path,
@@ -38,7 +35,7 @@ from rokuprof.device.limits import (
     INSTALLER_MAX_PROFILE_BYTES,
     INSTALLER_TIMEOUT,
 )
-from rokuprof.httpbody import IDENTITY, read_capped
+from rokuprof.httpbody import read_capped
 from rokuprof.units import size
 
 #: Of a password file, at most this much is read (its first line is the password).
@@ -103,7 +100,7 @@ def _answered(
         return None
 
 
-class InstallerClient:
+class InstallerClient(HttpPortClient):
     """The Application Installer of one device. Use as
     ``async with InstallerClient(host, password, port=80, timeout=...) as installer:``.
 
@@ -120,30 +117,11 @@ class InstallerClient:
         max_page_bytes: int = INSTALLER_MAX_PAGE_BYTES,
         max_profile_bytes: int = INSTALLER_MAX_PROFILE_BYTES,
     ) -> None:
-        self.host = host
-        self.port = port
-        self.timeout = timeout
+        super().__init__("installer", host, port, timeout)
         self.max_page_bytes = max_page_bytes
         self.max_profile_bytes = max_profile_bytes
-        self.where = f"installer {url_host(host)}:{port}"
-        self._client = httpx.AsyncClient(
-            base_url=f"http://{url_host(host)}:{port}",
-            timeout=httpx.Timeout(timeout),
-            trust_env=False,  # never route device traffic (or the password) through a proxy
-            follow_redirects=False,
-            headers=IDENTITY,  # the caps count the bytes kept
-        )
         # Driven by :meth:`_answer`, not by httpx: httpx reads a challenge's body whole.
         self._auth = httpx.DigestAuth(INSTALLER_USER, password)
-
-    async def __aenter__(self) -> InstallerClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
     # -- operations --------------------------------------------------------------------------
 
@@ -185,21 +163,6 @@ class InstallerClient:
             return await self._download(path, write)
 
     # -- internals ---------------------------------------------------------------------------
-
-    @contextlib.asynccontextmanager
-    async def _deadline(self, path: str) -> AsyncIterator[None]:
-        """One operation's total deadline; transport errors said as device errors."""
-        try:
-            async with asyncio.timeout(self.timeout):
-                yield
-        except (TimeoutError, httpx.TimeoutException) as error:
-            raise DeviceTimeout(
-                f"{self.where} {path}: no complete answer within {self.timeout:g} s; gave up"
-            ) from error
-        except httpx.TransportError as error:
-            raise DeviceUnavailable(
-                f"cannot reach {self.where} ({error.__class__.__name__}: {error})"
-            ) from error
 
     async def _form(self, path: str, action: str, archive: bytes) -> str:
         """POST the installer's form; the page of a 200 answer, as text."""

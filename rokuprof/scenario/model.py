@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from rokuprof import tomltext
+from rokuprof.bounded_read import read_capped
 from rokuprof.units import size
 
 if TYPE_CHECKING:
@@ -160,21 +161,20 @@ def _step_presses(step: Step) -> int:
     return 0
 
 
+#: How TOML calls a Python value's type, first match wins (a bool is an int to Python).
+_TOML_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"),
+    (int, "an integer"),
+    (float, "a float"),
+    (str, "a string"),
+    (dict, "a table"),
+    (list, "an array"),
+)
+
+
 def _kind(value: object) -> str:
     """How TOML calls the type of ``value``."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    return "a date or time"
+    return next((kind for cls, kind in _TOML_KINDS if isinstance(value, cls)), "a date or time")
 
 
 def _shown(key: str) -> str:
@@ -368,15 +368,14 @@ def load_scenario(path: Path) -> Scenario:
     """The scenario in the TOML file ``path`` (errors name it as given): the one function
     here that reads a file (missing, unreadable, too big, not UTF-8: ScenarioError too)."""
     source = str(path)
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise ScenarioError(f"{source}: cannot read: {error.strerror or error}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ScenarioError(
+    data = read_capped(
+        path,
+        MAX_FILE_BYTES,
+        unreadable=lambda why: ScenarioError(f"{source}: cannot read: {why}"),
+        too_big=lambda: ScenarioError(
             f"{source}: larger than {size(MAX_FILE_BYTES, exact=True)}; not a scenario"
-        )
+        ),
+    )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

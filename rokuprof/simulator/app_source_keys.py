@@ -6,6 +6,7 @@ they create runs its function on its own thread."""
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import InitVar, dataclass, field
 
 from rokuprof.simulator.app_model import Burst
 from rokuprof.simulator.app_scopes import Scope, resolved_calls
@@ -24,32 +25,27 @@ HANDLER_KEYS = {
 }
 
 
+@dataclass(eq=False)
 class SourceKeys:
     """What a remote key makes a model read from source do (see the module's notes)."""
 
-    def __init__(
-        self,
-        render: str,
-        handlers: tuple[tuple[Scope, Definition], ...],
-        keys: dict[tuple[str, str], str],
-        task_roots: dict[str, str],
-        fallback: tuple[str, str] | None,
-        scopes: list[Scope],
-    ) -> None:
-        self._render = render
-        self._handlers = handlers
-        self._keys = keys
-        self._task_roots = task_roots
-        self._fallback = fallback
-        self._cache: dict[str, tuple[Burst, ...]] = {}
-        tasks = {name.lower(): name for name in task_roots}
+    render: str  # the render thread's name
+    handlers: tuple[tuple[Scope, Definition], ...]
+    keys: dict[tuple[str, str], str]  # (scope, function) -> the model's function key
+    task_roots: dict[str, str]
+    fallback: tuple[str, str] | None  # (thread, root) visited when no handler is known
+    scopes: InitVar[list[Scope]]
+    _cache: dict[str, tuple[Burst, ...]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self, scopes: list[Scope]) -> None:
+        tasks = {name.lower(): name for name in self.task_roots}
         #: function -> the functions it calls, and the Task threads it starts
         self._edges: dict[str, list[str]] = {}
         self._starts: dict[str, list[str]] = {}
         for scope in scopes:
             for lower, definition in scope.definitions.items():
-                key = keys[scope.name, lower]
-                called = (keys[callee] for callee, _ in resolved_calls(scope, lower))
+                key = self.keys[scope.name, lower]
+                called = (self.keys[callee] for callee, _ in resolved_calls(scope, lower))
                 self._edges[key] = list(dict.fromkeys(called))
                 nodes = (n.lower() for n in definition.nodes)
                 self._starts[key] = [tasks[n] for n in nodes if n in tasks]
@@ -64,24 +60,24 @@ class SourceKeys:
         return bursts, screen
 
     def _bursts(self, value: str) -> tuple[Burst, ...]:
-        if not self._handlers:  # a short visit to the first thread's root, if there is one
-            if self._fallback is None:
+        if not self.handlers:  # a short visit to the first thread's root, if there is one
+            if self.fallback is None:
                 return ()
-            thread, root = self._fallback
+            thread, root = self.fallback
             return (Burst(thread, (root,), 2),)
         out: list[Burst] = []
-        for scope, handler in self._handlers:
-            root = self._keys[scope.name, handler.name.lower()]
-            out.append(Burst(self._render, (root,), 2))
+        for scope, handler in self.handlers:
+            root = self.keys[scope.name, handler.name.lower()]
+            out.append(Burst(self.render, (root,), 2))
             first = [
-                self._keys[scope.name, call.name.lower()]
+                self.keys[scope.name, call.name.lower()]
                 for call in handler.calls
                 if call.name.lower() in scope.definitions and call.reached_by(value)
             ]
             for path in self._paths(root, list(dict.fromkeys(first))):
-                out.append(Burst(self._render, path, 2))
+                out.append(Burst(self.render, path, 2))
                 for task in (t for fn in path for t in self._starts.get(fn, ())):
-                    task_root = self._task_roots[task]
+                    task_root = self.task_roots[task]
                     out.append(Burst(task, (task_root,), 2))
                     out.extend(
                         Burst(task, p, 2)

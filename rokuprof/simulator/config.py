@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -117,7 +119,13 @@ class DeviceConfig:
     console_banner: bool = True
     request_timeout: float = 10.0  # seconds to wait for a request head
     keep_bytes: bool = True  # keep every run's stream bytes for sent_bytes()
+    # -- time and randomness: the simulator reads no clock and draws no random value of its own;
+    # these are the one place their defaults come from (a test passes scripted ones)
     clock: Callable[[], float] = field(default=time.time, repr=False)  # wall clock, seconds
+    #: monotonic seconds: run records, stream pacing, stalls, replay schedule, ECP uptime
+    monotonic: Callable[[], float] = field(default=time.monotonic, repr=False)
+    #: hex tokens: the installer's made-up password and its digest nonces
+    token: Callable[[], str] = field(default=secrets.token_hex, repr=False)
 
     def __post_init__(self) -> None:
         if self.ecp_mode not in ECP_MODES:
@@ -137,6 +145,11 @@ class DeviceConfig:
     @property
     def firmware(self) -> str:
         return f"{self.software_version} build {self.software_build}"
+
+    def stream_rng(self, run_index: int) -> random.Random:
+        """The random source of run ``run_index``'s stream (its burst gaps and write splits),
+        seeded from ``seed`` and the run index: the same device config streams the same way."""
+        return random.Random(f"{self.seed}:{run_index}:stream")
 
     def app_config(self, run_index: int) -> AppConfig:
         """The synthetic app of run ``run_index``: seed ``seed + run_index`` (``seed`` when

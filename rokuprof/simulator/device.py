@@ -7,7 +7,6 @@ import contextlib
 import logging
 import random
 import socket
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -95,7 +94,7 @@ class SimulatedDevice:
         self.installed: dict[str, str] | None = None  # the sideloaded app's manifest, if any
         self._installer = Installer(self)  # sideloading, the installed manifest, local mode
         self.password = self._installer.password  # the developer password (a test fixture)
-        self.started_at = time.monotonic()
+        self.started_at = self.config.monotonic()
         self._faults: list[Fault] = list(self.config.faults)
         self._current: _Run | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -201,8 +200,8 @@ class SimulatedDevice:
         cfg = self.config
         app = SyntheticApp(cfg.app_config(index), model=self._installer.model or CAFE_TV)
         app.paused = cfg.pause_on_start
-        record = RunRecord(index, time.monotonic(), cfg.clock())
-        run = _Run(record, app, random.Random(f"{cfg.seed}:{index}:stream"))
+        record = RunRecord(index, cfg.monotonic(), cfg.clock())
+        run = _Run(record, app, cfg.stream_rng(index))
         self.runs.append(record)
         self._current = run
         if not self._installer.start_run(run):  # True: the installed app streams nothing here
@@ -230,7 +229,7 @@ class SimulatedDevice:
         """Hand ``key`` to the running app at its app time now (before it streams: time 0)."""
         run = self._current
         if run is not None:
-            now = 0.0 if run.t0 is None else (time.monotonic() - run.t0) * self.config.speed
+            now = 0.0 if run.t0 is None else (self.config.monotonic() - run.t0) * self.config.speed
             run.app.press(key, now)
 
     async def cut(self, reset: bool = False) -> bool:
@@ -377,7 +376,7 @@ class SimulatedDevice:
                 await run.output.abort()
         finally:
             record.exit_reason = record.exit_reason or run.exit_reason
-            record.ended_at = time.monotonic()
+            record.ended_at = self.config.monotonic()
             record.app_seconds = run.app.clock
             if not run.claimed.done():
                 run.claimed.cancel()
@@ -391,7 +390,7 @@ class SimulatedDevice:
         cfg = self.config
         record, app = run.record, run.app
         line_data = app.config.line_data
-        record.connected_at = time.monotonic()
+        record.connected_at = cfg.monotonic()
         record.connected_wall = cfg.clock()
         record.client = writer.get_extra_info("peername")[:2]
         record.status = STREAMING
@@ -400,7 +399,13 @@ class SimulatedDevice:
         writer.write(response_head(200, PROFILER_HEAD))
         faults = [f for f in self._faults if f.run in (None, record.index)]
         out = run.output = StreamOutput(
-            writer, record, faults, run.rng, max_pieces=cfg.max_pieces, keep_bytes=cfg.keep_bytes
+            writer,
+            record,
+            faults,
+            run.rng,
+            clock=cfg.monotonic,
+            max_pieces=cfg.max_pieces,
+            keep_bytes=cfg.keep_bytes,
         )
         record.start_ms = int(cfg.clock() * 1000)
         if cfg.replay is not None:
@@ -409,7 +414,7 @@ class SimulatedDevice:
         header = app.header(record.start_ms)
         size = len(build_header(header))
         await out.send(build_header(header, size + app.config.header_padding), split=False)
-        t0 = run.t0 = time.monotonic()
+        t0 = run.t0 = cfg.monotonic()
         low, high = cfg.burst_ticks
         crash = cfg.crash_after is not None and cfg.crash_after <= cfg.run_seconds
         length = cfg.crash_after if crash else cfg.run_seconds
@@ -455,11 +460,11 @@ class SimulatedDevice:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         await out.send(cfg.replay.stream_header(record.start_ms), split=False)
-        t0 = time.monotonic()
+        t0 = cfg.monotonic()
 
         async def wait_until(deadline: float) -> bool:
             await self._wait(run, deadline)
-            run.app.clock = time.monotonic() - t0  # a replayed app runs in real time
+            run.app.clock = cfg.monotonic() - t0  # a replayed app runs in real time
             return run.exit_reason is None
 
         await replay_stream(
@@ -469,19 +474,21 @@ class SimulatedDevice:
             wait_until,
             rate=cfg.replay_rate,
             tick=cfg.replay_tick,
+            clock=cfg.monotonic,
         )
-        run.app.clock = time.monotonic() - t0
+        run.app.clock = cfg.monotonic() - t0
         run.exit_reason = run.exit_reason or "run-length"
         await self._end_stream(run, out)
 
     async def _wait(self, run: _Run, deadline: float) -> None:
-        """Sleep until ``deadline`` (monotonic), serving cut requests; return early on exit."""
+        """Sleep until ``deadline`` (the config's monotonic clock), serving cut requests; return
+        early on exit."""
         while run.exit_reason is None:
             if run.cut_request is not None and run.output is not None:
                 await run.output.cut(run.cut_request)
                 run.cut_request = None
                 run.cut_done.set()
-            delay = deadline - time.monotonic()
+            delay = deadline - self.config.monotonic()
             if delay <= 0:
                 return
             run.wake.clear()

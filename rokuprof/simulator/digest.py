@@ -16,7 +16,7 @@ import hmac
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 
 REALM = "rokudev"
 USER = "rokudev"
@@ -61,32 +61,29 @@ class Verdict:
     why: str = ""
 
 
+@dataclass(eq=False)
 class DigestServer:
     """Issues challenges and checks Authorization headers against one password."""
 
-    def __init__(
-        self,
-        password: str,
-        *,
-        token: Callable[[], str],
-        clock: Callable[[], float],
-        realm: str = REALM,
-        user: str = USER,
-        lifetime: float = NONCE_LIFETIME,
-    ) -> None:
-        self._password = password
-        self._token = token
-        self._clock = clock
-        self.realm = realm
-        self.user = user
-        self.lifetime = lifetime
-        self.opaque = token()
-        self._nonces: OrderedDict[str, list[float]] = OrderedDict()  # nonce -> [issued, last nc]
+    password: str = field(repr=False)
+    _: KW_ONLY
+    token: Callable[[], str]  # a new nonce (and, once, the opaque value)
+    clock: Callable[[], float]  # monotonic seconds: a nonce's age
+    realm: str = REALM
+    user: str = USER
+    lifetime: float = NONCE_LIFETIME
+    opaque: str = field(init=False)
+    _nonces: OrderedDict[str, list[float]] = field(  # nonce -> [issued, last nc]
+        init=False, default_factory=OrderedDict
+    )
+
+    def __post_init__(self) -> None:
+        self.opaque = self.token()
 
     def challenge(self, stale: bool = False) -> str:
         """A ``WWW-Authenticate`` value with a new nonce."""
-        nonce = self._token()
-        self._nonces[nonce] = [self._clock(), 0]
+        nonce = self.token()
+        self._nonces[nonce] = [self.clock(), 0]
         while len(self._nonces) > MAX_NONCES:
             self._nonces.popitem(last=False)
         value = (
@@ -113,7 +110,7 @@ class DigestServer:
         nonce, nc, cnonce = p.get("nonce", ""), p.get("nc", ""), p.get("cnonce", "")
         if not cnonce or not re.fullmatch(r"[0-9a-fA-F]{8}", nc):
             return Verdict(REFUSED, "bad nc or cnonce")
-        ha1 = _md5(f"{self.user}:{self.realm}:{self._password}")
+        ha1 = _md5(f"{self.user}:{self.realm}:{self.password}")
         ha2 = _md5(f"{method}:{said}")  # the digest covers the URI as the client wrote it
         expected = _md5(f"{ha1}:{nonce}:{nc}:{cnonce}:auth:{ha2}")
         if not hmac.compare_digest(expected.encode(), p.get("response", "").lower().encode()):
@@ -121,7 +118,7 @@ class DigestServer:
         state = self._nonces.get(nonce)
         if state is None:
             return Verdict(REFUSED, "unknown nonce")
-        if self._clock() - state[0] > self.lifetime:
+        if self.clock() - state[0] > self.lifetime:
             del self._nonces[nonce]
             return Verdict(STALE, "expired nonce")
         if int(nc, 16) <= state[1]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from typing import Protocol
 
@@ -92,7 +91,7 @@ def device_info_xml(device: Ecp) -> bytes:
         ("developer-enabled", "true" if cfg.developer_enabled else "false"),
         ("keyed-developer-id", identity.developer_id(cfg.serial)),
         ("search-enabled", "true"),
-        ("uptime", str(int(time.monotonic() - device.started_at))),
+        ("uptime", str(int(cfg.monotonic() - device.started_at))),
         ("ecp-setting-mode", device.ecp_mode),
     ]
     body = "".join(f"\t<{name}>{escape(value)}</{name}>\n" for name, value in fields)

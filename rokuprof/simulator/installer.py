@@ -23,8 +23,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import secrets
-import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import replace
@@ -211,9 +209,9 @@ class Installer:
 
     def __init__(self, device: Installing) -> None:
         self.device = device
-        self.base = device.config
-        self.password = device.config.dev_password or secrets.token_hex(8)
-        self.digest = DigestServer(self.password, token=secrets.token_hex, clock=time.monotonic)
+        config = self.base = device.config
+        self.password = config.dev_password or config.token()[:16]
+        self.digest = DigestServer(self.password, token=config.token, clock=config.monotonic)
         self.package: bytes | None = None
         self.profile: bytes | None = None  # the last local-mode run's file
         self.model: AppModel | None = None  # the installed app's, read from its source

@@ -20,7 +20,6 @@ kind, value)``: kind is the ECP command (``keypress``, ``keydown``, ``keyup``, `
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
@@ -58,7 +57,7 @@ def firmware_major(version: str) -> int:
 
 
 def _log(device: Controlled, kind: str, value: str) -> None:
-    device.remote_log.append((time.monotonic(), kind, value))
+    device.remote_log.append((device.config.monotonic(), kind, value))
 
 
 async def handle(

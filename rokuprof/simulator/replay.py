@@ -16,7 +16,6 @@ the entry it was in, up to the next known entry boundary, so its stream stays we
 from __future__ import annotations
 
 import bisect
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -155,25 +154,27 @@ async def replay_stream(
     *,
     rate: float,
     tick: float = DEFAULT_TICK,
+    clock: Callable[[], float],
 ) -> None:
     """Send ``body`` at ``rate`` bytes per second: every ``tick`` the bytes that came due since
     the last write, as one slice. ``send`` may block (the client reads slowly): the schedule
     does not wait, so the next write is larger, and ``record`` keeps how far behind it was
-    (:meth:`RunRecord.behind`, ``max_behind``). ``wait_until(deadline)`` sleeps until the
-    monotonic ``deadline`` and returns False when the run must end now."""
+    (:meth:`RunRecord.behind`, ``max_behind``). ``wait_until(deadline)`` sleeps until
+    ``clock`` (monotonic seconds) reads ``deadline`` and returns False when the run must end
+    now."""
     data = memoryview(body.body)
     total = len(data)
-    record.schedule_start = start = time.monotonic()
+    record.schedule_start = start = clock()
     record.schedule_rate = rate
     record.schedule_body = total
     record.schedule_base = record.bytes_sent
     sent = 0
     while sent < total:
-        due = min(total, int((time.monotonic() - start) * rate))
+        due = min(total, int((clock() - start) * rate))
         if due > sent:
             await send(data[sent:due])
             sent = due
-        now = time.monotonic()
+        now = clock()
         record.body_sent = sent
         record.max_behind = max(record.max_behind, record.behind(now))
         if sent >= total:

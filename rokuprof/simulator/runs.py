@@ -18,7 +18,8 @@ ABORTED = "aborted"  # the device was stopped during the run, or the run failed
 
 @dataclass
 class RunRecord:
-    """One app run. Times are ``time.monotonic()`` seconds; ``*_wall`` are wall-clock seconds."""
+    """One app run. Times are the device config's ``monotonic`` seconds; ``*_wall`` are its
+    wall-clock ``clock`` seconds."""
 
     index: int
     launched_at: float

@@ -9,7 +9,8 @@ import random
 import socket
 import struct
 import termios
-import time
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 from rokuprof.simulator.config import Fault
 from rokuprof.simulator.runs import CLIENT_GONE, CUT, STALLED, RunRecord
@@ -18,11 +19,12 @@ from rokuprof.simulator.tcp import close_writer
 OPEN, HELD, DEAD = "open", "held", "dead"
 
 
-async def wait_acknowledged(sock, timeout: float = 1.0) -> None:
+async def wait_acknowledged(sock, clock: Callable[[], float], timeout: float = 1.0) -> None:
     """Wait until the kernel send queue of ``sock`` is empty (Linux ``SIOCOUTQ``), so that a
-    reset does not discard bytes the device counts as sent."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    reset does not discard bytes the device counts as sent; at most ``timeout`` seconds of
+    ``clock`` (monotonic)."""
+    deadline = clock() + timeout
+    while clock() < deadline:
         try:
             raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
         except OSError:
@@ -32,35 +34,32 @@ async def wait_acknowledged(sock, timeout: float = 1.0) -> None:
         await asyncio.sleep(0.002)
 
 
+@dataclass(eq=False)
 class StreamOutput:
     """The device side of one profiler connection.
 
     ``send`` writes bytes split at random places (so a client sees varints and strings cut
     anywhere), records every byte in the run record and applies the run's faults when their
     byte count is reached. Once the connection is gone, later data is dropped, as a device
-    does when its client disappears.
+    does when its client disappears. ``rng`` draws the splits and ``clock`` (monotonic
+    seconds) times stalls: both are inputs, so a test replays a stream exactly.
     """
 
-    def __init__(
-        self,
-        writer: asyncio.StreamWriter,
-        record: RunRecord,
-        faults: list[Fault],
-        rng: random.Random,
-        *,
-        max_pieces: int = 4,
-        keep_bytes: bool = True,
-    ) -> None:
-        self.writer = writer
-        self.record = record
-        self.faults = sorted(faults, key=lambda f: f.after_bytes)
-        self.rng = rng
-        self.max_pieces = max_pieces
-        self.keep_bytes = keep_bytes
-        self.state = OPEN
-        self.held = bytearray()
-        self.resume_at = float("inf")
-        sock = writer.get_extra_info("socket")
+    writer: asyncio.StreamWriter
+    record: RunRecord
+    faults: list[Fault]  # kept in the order they fire
+    rng: random.Random
+    _: KW_ONLY
+    clock: Callable[[], float]
+    max_pieces: int = 4
+    keep_bytes: bool = True
+    state: str = field(init=False, default=OPEN)
+    held: bytearray = field(init=False, default_factory=bytearray)
+    resume_at: float = field(init=False, default=float("inf"))
+
+    def __post_init__(self) -> None:
+        self.faults = sorted(self.faults, key=lambda f: f.after_bytes)
+        sock = self.writer.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -72,7 +71,7 @@ class StreamOutput:
     async def send(self, data: bytes, *, split: bool = True) -> None:
         view = memoryview(data)
         if self.state == HELD:
-            if time.monotonic() < self.resume_at:
+            if self.clock() < self.resume_at:
                 self.held += view
                 return
             self.state = OPEN
@@ -96,7 +95,7 @@ class StreamOutput:
     async def hold_until_resumed(self) -> None:
         """At app exit: wait for a timed stall to end (so its data still goes out)."""
         if self.state == HELD and self.resume_at != float("inf"):
-            await asyncio.sleep(max(0.0, self.resume_at - time.monotonic()))
+            await asyncio.sleep(max(0.0, self.resume_at - self.clock()))
             await self.send(b"")
 
     async def cut(self, reset: bool) -> None:
@@ -154,7 +153,7 @@ class StreamOutput:
         elif fault.kind == "stall":
             self.state = HELD
             if fault.stall_seconds is not None:
-                self.resume_at = time.monotonic() + fault.stall_seconds
+                self.resume_at = self.clock() + fault.stall_seconds
         else:
             await self._drop(fault.kind == "reset", CUT)
 
@@ -165,7 +164,7 @@ class StreamOutput:
         sock = writer.get_extra_info("socket")
         await self._flush()
         if reset and sock is not None:
-            await wait_acknowledged(sock)
+            await wait_acknowledged(sock, self.clock)
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             writer.transport.abort()
