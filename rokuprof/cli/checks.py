@@ -22,11 +22,7 @@ def _getaddrinfo(host: str) -> object:
 resolve: Resolver = _getaddrinfo
 
 
-def host_problem(
-    host: str,
-    ports: str = WATCH_PORTS,
-    resolver: Resolver | None = None,
-    timeout: float = RESOLVE_TIMEOUT,
-) -> str | None:
-    """:func:`rokuprof.device.hosts.host_problem` looking names up with :data:`resolve`."""
-    return hosts.host_problem(host, ports, resolver or resolve, timeout)
+def host_problem(host: str, ports: str = WATCH_PORTS) -> str | None:
+    """:func:`rokuprof.device.hosts.host_problem` looking names up with :data:`resolve`
+    (``ports``: the options that give the device's ports, named when a port is in ``host``)."""
+    return hosts.host_problem(host, ports, resolve, RESOLVE_TIMEOUT)

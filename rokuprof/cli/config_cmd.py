@@ -11,13 +11,14 @@ import typer
 from rokuprof.cli import checks, exits
 from rokuprof.cli.options import JsonFlag
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
-from rokuprof.cli.root import RokuTyper, app
+from rokuprof.cli.root import RokuTyper, app, help_when_bare
 from rokuprof.views.text import printable
 
 if TYPE_CHECKING:
     from rokuprof.daemon.config import DaemonConfig
 
-config_app = RokuTyper(help="Check daemon config files.", no_args_is_help=True)
+config_app = RokuTyper(help="Check daemon config files.", invoke_without_command=True)
+config_app.callback()(help_when_bare)  # bare `rokuprof config`: its help, a usage error
 app.add_typer(config_app, name="config")
 
 

@@ -11,7 +11,7 @@ import typer
 
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import chunk_options
-from rokuprof.cli.options import JsonFlag, View
+from rokuprof.cli.options import JsonFlag, SessionDirOption, View, ViewOption
 from rokuprof.cli.output import print_json, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.demo_settings import DEMO_CHUNKS
@@ -21,9 +21,7 @@ from rokuprof.views.text import printable
 
 @app.command()
 def demo(
-    out: Annotated[
-        Path, typer.Option("--out", "-o", metavar="DIR", help="Where the session is written.")
-    ] = Path("rokuprof-demo"),
+    out: SessionDirOption = Path("rokuprof-demo"),
     scenario: Annotated[
         Path | None,
         typer.Option(
@@ -46,9 +44,7 @@ def demo(
             help=f"Write Sentry chunks this often (at most {MAX_CHUNK_SECONDS:g}).",
         ),
     ] = DEMO_CHUNKS.chunk_seconds,
-    view: Annotated[
-        View, typer.Option(help="auto: a live view on a terminal, log lines otherwise.")
-    ] = View.auto,
+    view: ViewOption = View.auto,
     as_json: JsonFlag = False,
 ) -> None:
     """The whole product in one command, on a simulated Roku started in this process:

@@ -12,7 +12,7 @@ import typer
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, CaptureSource, open_capture
-from rokuprof.cli.options import MinShareOption
+from rokuprof.cli.options import MinShareOption, capture_argument, fail_over_option
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.export_names import SORT_KEYS
@@ -20,8 +20,7 @@ from rokuprof.store.files import follow_umask
 from rokuprof.views.text import printable
 
 if TYPE_CHECKING:
-    from rokuprof.export import ExportInput
-    from rokuprof.export.diff import Comparison
+    pass
 
 SortKey = StrEnum("SortKey", {key: key for key in SORT_KEYS})
 
@@ -72,15 +71,10 @@ stderr says what is missing)."""
 def diff_command(
     a: Annotated[
         str,
-        typer.Argument(
-            metavar="A", help="Baseline: a .bsprof file, `-` (standard input) or a session dir."
-        ),
+        capture_argument("A", "Baseline: a .bsprof file, `-` (standard input) or a session dir."),
     ],
     b: Annotated[
-        str,
-        typer.Argument(
-            metavar="B", help="The run to judge: a .bsprof file, `-` or a session directory."
-        ),
+        str, capture_argument("B", "The run to judge: a .bsprof file, `-` or a session directory.")
     ],
     as_json: Annotated[
         bool, typer.Option("-j", "--json", help="Print every figure as JSON.")
@@ -110,11 +104,9 @@ def diff_command(
     ] = None,
     fail_over: Annotated[
         float | None,
-        typer.Option(
-            metavar="PCT",
-            min=0,
-            help="Exit 1 when a function's self wall grew by more than PCT percent "
-            "(one only in B counts as grown without bound).",
+        fail_over_option(
+            "Exit 1 when a function's self wall grew by more than PCT percent "
+            "(one only in B counts as grown without bound)."
         ),
     ] = None,
     min_share: MinShareOption = 1.0,
@@ -166,8 +158,10 @@ def diff_command(
             say_regressions(out, comparison, failed, fail_over, min_share)
 
     if html is not None:
+        from rokuprof.export.report.diff_model import diff_page
+
         verdict = gate_verdict(comparison, failed, fail_over) if fail_over is not None else None
-        _write_html(html, inputs[0], inputs[1], comparison, labels, verdict)
+        _write_html(html, diff_page(inputs[0], inputs[1], comparison, labels, verdict))
         err.print(f"A/B page: {printable(html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):
         if inp.run.problem:
@@ -190,18 +184,10 @@ def _check_output(path: Path) -> None:
         exits.fail(f"cannot write {path}: {parent} is not writable")
 
 
-def _write_html(
-    path: Path,
-    a: ExportInput,
-    b: ExportInput,
-    comparison: Comparison,
-    labels: tuple[str, str],
-    verdict: dict | None = None,
-) -> None:
-    from rokuprof.export.report.diff_model import diff_page
+def _write_html(path: Path, page: bytes) -> None:
     from rokuprof.store.files import write_atomic
 
     try:
-        write_atomic(path, diff_page(a, b, comparison, labels, verdict))
+        write_atomic(path, page)
     except OSError as exc:
         exits.fail(f"cannot write {path}: {exc.strerror or exc}", status=exits.FAILED)

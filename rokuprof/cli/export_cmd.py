@@ -11,7 +11,7 @@ import typer
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnit, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
-from rokuprof.cli.options import choice
+from rokuprof.cli.options import InputArgument, choice
 from rokuprof.cli.output import stderr_console, write_pieces, write_text
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK, app
 from rokuprof.export_names import FORMATS, METRICS
@@ -69,12 +69,7 @@ unreadable or not a .bsprof (nothing is written); 1 an output could not be writt
 
 @app.command(name="export", help=HELP)
 def export_command(
-    input_: Annotated[
-        str,
-        typer.Argument(
-            metavar="INPUT", help="A .bsprof file, `-` (standard input) or a session directory."
-        ),
-    ],
+    input_: InputArgument,
     formats: Annotated[
         str,
         typer.Option(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -22,6 +23,12 @@ def choice(name: str, *values: str) -> type[StrEnum]:
 
 #: How ``watch`` and ``demo`` show a run while it streams.
 View = choice("View", "auto", "live", "plain")
+
+
+def fail_over_option(help_text: str) -> typer.models.OptionInfo:
+    """``--fail-over PCT`` of ``diff`` and ``profile`` (the gate; each says when it applies)."""
+    return typer.Option(metavar="PCT", min=0, help=help_text)
+
 
 #: ``diff --fail-over`` and ``profile --fail-over``: functions under this share are ignored.
 MinShareOption = Annotated[
@@ -59,4 +66,39 @@ EditorUrlOption = Annotated[
         help="The report's link of each file:line, with {path} (the local file) and {line} "
         "(default with the app's source: vscode://file/{path}:{line}).",
     ),
+]
+
+#: ``watch`` and ``pull``: the device, as an argument.
+HostArgument = Annotated[
+    str, typer.Argument(help="The Roku's address (IP, IPv6 bare or in [], or host name).")
+]
+
+
+def _out_dir(help_text: str) -> typer.models.OptionInfo:
+    return typer.Option("--out", "-o", metavar="DIR", help=help_text)
+
+
+#: ``watch`` and ``pull`` write a session per run, ``demo`` and ``profile`` one session.
+SessionsDirOption = Annotated[Path, _out_dir("Where sessions are written.")]
+SessionDirOption = Annotated[Path, _out_dir("Where the session is written.")]
+
+#: ``watch``, ``demo`` and ``profile``: how a run is shown while it streams.
+ViewOption = Annotated[
+    View, typer.Option(help="auto: a live view on a terminal, log lines otherwise.")
+]
+
+#: ``report`` and ``profile``.
+OpenFlag = Annotated[
+    bool, typer.Option("--open", help="Open the report in the default web browser.")
+]
+
+
+def capture_argument(metavar: str, help_text: str) -> typer.models.ArgumentInfo:
+    """A capture named on the command line (a .bsprof file, ``-`` or a session directory)."""
+    return typer.Argument(metavar=metavar, help=help_text)
+
+
+#: ``export`` and ``report``: the one capture they read.
+InputArgument = Annotated[
+    str, capture_argument("INPUT", "A .bsprof file, `-` (standard input) or a session directory.")
 ]

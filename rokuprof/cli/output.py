@@ -53,28 +53,25 @@ def _closed_pipe(error: OSError) -> bool:
     return isinstance(error, BrokenPipeError) or error.errno == 32  # EPIPE
 
 
-def write_text(text: str, stream: TextIO | None = None) -> None:
-    """Write and flush ``text`` to standard output (or ``stream``), quietly if it closed."""
-    stream = stream or sys.stdout
+def _write_quietly(stream: TextIO | BinaryIO, data: str | bytes) -> None:
+    """Write and flush ``data`` to ``stream``, quietly if its reader has gone."""
     try:
-        stream.write(text)
+        stream.write(data)  # type: ignore[arg-type]
         stream.flush()
     except OSError as error:
         if not _closed_pipe(error):
             raise
         output_closed(stream.fileno())
+
+
+def write_text(text: str, stream: TextIO | None = None) -> None:
+    """Write and flush ``text`` to standard output (or ``stream``), quietly if it closed."""
+    _write_quietly(stream or sys.stdout, text)
 
 
 def write_bytes(data: bytes, stream: BinaryIO | None = None) -> None:
     """Write and flush ``data`` to standard output's bytes, quietly if it closed."""
-    stream = stream or sys.stdout.buffer
-    try:
-        stream.write(data)
-        stream.flush()
-    except OSError as error:
-        if not _closed_pipe(error):
-            raise
-        output_closed(stream.fileno())
+    _write_quietly(stream or sys.stdout.buffer, data)
 
 
 def write_pieces(pieces: Iterable[bytes], stream: BinaryIO | None = None) -> None:

@@ -19,9 +19,13 @@ from rokuprof.cli.options import (
     EditorUrlOption,
     InstallerPortOption,
     MinShareOption,
+    OpenFlag,
     ProfilerPortOption,
     QuietFlag,
+    SessionDirOption,
     View,
+    ViewOption,
+    fail_over_option,
 )
 from rokuprof.cli.output import stderr_console, stdout_console
 from rokuprof.cli.root import app
@@ -98,9 +102,7 @@ def profile_command(
         Path | None,
         typer.Option(metavar="FILE", help="Read the developer password from FILE's first line."),
     ] = None,
-    out: Annotated[
-        Path, typer.Option("--out", "-o", metavar="DIR", help="Where the session is written.")
-    ] = Path("rokuprof-data"),
+    out: SessionDirOption = Path("rokuprof-data"),
     baseline: Annotated[
         str | None,
         typer.Option(
@@ -110,17 +112,13 @@ def profile_command(
     ] = None,
     fail_over: Annotated[
         float | None,
-        typer.Option(
-            metavar="PCT",
-            min=0,
-            help="With --baseline: exit 1 when a function's self wall grew by more than PCT "
-            "percent (per second of run when the runs' lengths differ).",
+        fail_over_option(
+            "With --baseline: exit 1 when a function's self wall grew by more than PCT "
+            "percent (per second of run when the runs' lengths differ)."
         ),
     ] = None,
     min_share: MinShareOption = 1.0,
-    open_: Annotated[
-        bool, typer.Option("--open", help="Open the report in the default web browser.")
-    ] = False,
+    open_: OpenFlag = False,
     chunk_seconds: ChunkSecondsOption = ChunkSettings.chunk_seconds,
     export: Annotated[
         str | None,
@@ -140,9 +138,7 @@ def profile_command(
         float,
         typer.Option(min=1, metavar="SECONDS", help="How long to wait for the app's stream."),
     ] = 30.0,
-    view: Annotated[
-        View, typer.Option(help="auto: a live view on a terminal, log lines otherwise.")
-    ] = View.auto,
+    view: ViewOption = View.auto,
     quiet: QuietFlag = False,
     wall_unit: WallUnitOption = DEFAULT_UNIT,
     editor_url: EditorUrlOption = None,

@@ -10,7 +10,13 @@ import typer
 
 from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
-from rokuprof.cli.options import EcpPortOption, InstallerPortOption, JsonFlag
+from rokuprof.cli.options import (
+    EcpPortOption,
+    HostArgument,
+    InstallerPortOption,
+    JsonFlag,
+    SessionsDirOption,
+)
 from rokuprof.cli.output import print_json, stderr_console
 from rokuprof.cli.root import app
 from rokuprof.device.constants import ECP_PORT, INSTALLER_PORT, PASSWORD_VARIABLE
@@ -23,12 +29,8 @@ PORTS = "--installer-port and --ecp-port"
 
 @app.command()
 def pull(
-    host: Annotated[
-        str, typer.Argument(help="The Roku's address (IP, IPv6 bare or in [], or host name).")
-    ],
-    out: Annotated[
-        Path, typer.Option("--out", "-o", metavar="DIR", help="Where sessions are written.")
-    ] = Path("rokuprof-data"),
+    host: HostArgument,
+    out: SessionsDirOption = Path("rokuprof-data"),
     installer_port: InstallerPortOption = INSTALLER_PORT,
     ecp_port: EcpPortOption = ECP_PORT,
     password_file: Annotated[

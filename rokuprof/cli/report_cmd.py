@@ -11,7 +11,7 @@ import typer
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, open_capture
-from rokuprof.cli.options import EditorUrlOption
+from rokuprof.cli.options import EditorUrlOption, InputArgument, OpenFlag
 from rokuprof.cli.output import stderr_console, stdout_console, write_bytes
 from rokuprof.cli.root import app
 from rokuprof.export_names import DEFAULT_EDITOR_URL
@@ -55,12 +55,7 @@ be written midway."""
 
 @app.command(name="report", help=HELP)
 def report_command(
-    input_: Annotated[
-        str,
-        typer.Argument(
-            metavar="INPUT", help="A .bsprof file, `-` (standard input) or a session directory."
-        ),
-    ],
+    input_: InputArgument,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -72,9 +67,7 @@ def report_command(
             f"`DIR/<stem>{SUFFIX}`; default: next to the input, `<stem>{SUFFIX}`).",
         ),
     ] = None,
-    open_: Annotated[
-        bool, typer.Option("--open", help="Open the report in the default web browser.")
-    ] = False,
+    open_: OpenFlag = False,
     wall_unit: WallUnitOption = DEFAULT_UNIT,
     app_source: Annotated[
         Path | None,

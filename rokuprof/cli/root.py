@@ -9,11 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import typer
-from typer import _click
-from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-from typer._coercion import build_runtime_param
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption, _TyperParameter
-from typer.exceptions import Abort
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from rokuprof.cli import exits
 
@@ -23,6 +19,10 @@ EXIT_USAGE = exits.USAGE
 EXIT_INCOMPLETE = exits.INCOMPLETE
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+#: Everything here goes through typer's public names (``typer``, ``typer.core``) and click's
+#: public hooks (``get_params``, ``collect_usage_pieces``, ``format_options``, ``main`` with
+#: ``standalone_mode=False``); tests/test_architecture.py holds that nothing private is used.
 
 
 def _type_placeholder(param: TyperOption) -> str:
@@ -34,49 +34,30 @@ def _type_placeholder(param: TyperOption) -> str:
     return {"str": "TEXT", "int": "N", "float": "NUMBER"}.get(name, name.upper())
 
 
-class _Argument(TyperArgument):
-    """An argument shown by its upper-case placeholder alone (``FILE``, not ``{file} <path>``)."""
-
-    def display_type_rich(self, ctx: _click.Context) -> str | None:
-        return None
-
-    def _usage_display_name(self) -> str:
-        name = self.display_name_raw + ("..." if self.nargs != 1 else "")
-        return name if self.required else f"[{name}]"
-
-
-class _NoneStaysNone:
-    """A parameter's coercion that answers an absent value (None) itself and builds typer's
-    pydantic adapter only for a value given: ``rokuprof COMMAND -h`` then never imports
-    pydantic for the options it was not given (typer builds the adapter first and then returns
-    None for None, ``RuntimeParam.coerce``)."""
-
-    def __init__(self, param: _TyperParameter) -> None:
-        self._param = param
-        self._built: Any = None
-
-    def coerce(self, value: Any, param: _TyperParameter, ctx: _click.Context) -> Any:
-        if value is None and not (param.multiple or param.nargs == -1):
-            return None
-        if self._built is None:
-            self._built = build_runtime_param(self._param.type_descriptor)
-        return self._built.coerce(value, param=param, ctx=ctx)
-
-
-def tidy_params(params: Sequence[_click.Parameter]) -> None:
-    """Placeholders as users expect them (see the module docstring)."""
+def tidy_params(params: Sequence[Any]) -> None:
+    """Placeholders as users expect them (see the module docstring), and a flag whose value no
+    command receives (``--install-completion``, ``--show-completion``) off by default: False,
+    not None, so typer answers it without building its pydantic adapter and ``rokuprof COMMAND
+    -h`` never imports pydantic."""
     for param in params:
-        if isinstance(param, _TyperParameter) and param._runtime_param is None:
-            param._runtime_param = _NoneStaysNone(param)  # type: ignore[assignment]
         if isinstance(param, TyperArgument):
-            param.__class__ = _Argument  # same state, different display
             if param.metavar is None:
                 param.metavar = (param.name or "arg").upper()
-        elif isinstance(param, TyperOption) and not param.hidden:
+        elif isinstance(param, TyperOption):
+            if param.is_flag and param.default is None and not param.expose_value:
+                param.default = False
+            if param.hidden:
+                continue
             if param.is_flag or param.count or param.bare_type().strip("<>") == "bool":
                 param.metavar = ""
             elif param.metavar is None:
                 param.metavar = _type_placeholder(param)
+
+
+def _argument_usage(param: TyperArgument) -> str:
+    """An argument in the usage line: ``FILE``, ``[FILE]``, ``FILE...`` (not ``{FILE}``)."""
+    name = f"{param.metavar}{'...' if param.nargs != 1 else ''}"
+    return name if param.required else f"[{name}]"
 
 
 class _Conventions:
@@ -86,22 +67,59 @@ class _Conventions:
         kwargs.setdefault("context_settings", CONTEXT)
         super().__init__(*args, **kwargs)
 
-    def get_params(self, ctx: _click.Context) -> list[_click.Parameter]:
+    def get_params(self, ctx: typer.Context) -> list[Any]:
         params = super().get_params(ctx)  # type: ignore[misc]
         tidy_params(params)  # here: typer adds its completion options after __init__
         return params
 
 
 class RokuCommand(_Conventions, TyperCommand):
-    """A command with the conventions above."""
+    """A command with the conventions above; an argument is shown by its upper-case
+    placeholder alone (``FILE``, not ``{file} <path>``)."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                pieces.append(_argument_usage(param))
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+    def format_options(self, ctx: typer.Context, formatter: Any) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if isinstance(param, TyperArgument):
+                sections["Arguments"].append((param.metavar, record[1]))
+            else:
+                sections["Options"].append(record)
+        for title, rows in sections.items():
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
 
-def _one_line(error: ClickException) -> str:
+def _one_line(error: typer.TyperException) -> str:
+    """The error as one line; a usage error (one that names its context) says where help is."""
     message = " ".join(error.format_message().split())
     ctx = getattr(error, "ctx", None)
-    if isinstance(error, UsageError) and ctx is not None:
+    if ctx is not None:
         message = f"{message.rstrip('.')} (try '{ctx.command_path} -h')"
     return message
+
+
+def help_when_bare(ctx: typer.Context) -> None:
+    """A group called with no command (``rokuprof``, ``rokuprof config``): its help on stderr
+    and exit status 2, a usage error. Called by the group's callback (the group is made with
+    ``invoke_without_command=True``)."""
+    if ctx.invoked_subcommand is None:
+        from rokuprof.cli.output import write_text
+
+        write_text(ctx.get_help().rstrip("\n") + "\n", sys.stderr)
+        raise typer.Exit(exits.USAGE)
 
 
 class RokuGroup(_Conventions, TyperGroup):
@@ -117,20 +135,15 @@ class RokuGroup(_Conventions, TyperGroup):
     ) -> Any:
         try:
             status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except NoArgsIsHelpError as error:  # `rokuprof`, `rokuprof config`: a usage error
-            from rokuprof.cli.output import write_text
-
-            write_text(error.format_message().rstrip("\n") + "\n", sys.stderr)  # the help
-            status = error.exit_code
-        except ClickException as error:
+        except typer.TyperException as error:  # typer's usage and file errors derive from it
             if not standalone_mode:
                 raise
-            _click.echo(f"error: {_one_line(error)}", err=True)
+            typer.echo(f"error: {_one_line(error)}", err=True)
             status = error.exit_code
-        except Abort:
+        except typer.Abort:
             if not standalone_mode:
                 raise
-            _click.echo("error: aborted", err=True)
+            typer.echo("error: aborted", err=True)
             status = exits.FAILED
         if not standalone_mode:
             return status
@@ -154,7 +167,7 @@ class RokuTyper(typer.Typer):
 
 app = RokuTyper(
     name="rokuprof",
-    no_args_is_help=True,
+    invoke_without_command=True,  # bare: help_when_bare
     add_completion=True,
 )
 
@@ -171,6 +184,7 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_show_version, is_eager=True, help="Show the version and exit."
     ),
@@ -185,3 +199,4 @@ def _root(
     before any work (missing or unreadable input, not a .bsprof, an output that cannot be
     written, a bad host); 3 the data was incomplete or corrupt (what could be read was used).
     """
+    help_when_bare(ctx)

@@ -14,10 +14,13 @@ from rokuprof.cli.options import (
     ChunkSecondsOption,
     ConsolePortOption,
     EcpPortOption,
+    HostArgument,
     JsonFlag,
     ProfilerPortOption,
     QuietFlag,
+    SessionsDirOption,
     View,
+    ViewOption,
 )
 from rokuprof.cli.output import on_output_closed, print_json, stdout_console
 from rokuprof.cli.root import app
@@ -43,6 +46,11 @@ def _size(option: str):
             raise typer.BadParameter(str(error), param_hint=option) from None
 
     return parse
+
+
+def _size_option(option: str, help_text: str) -> typer.models.OptionInfo:
+    """A byte size (``16MiB``, ``500MB``, ``0``), parsed as given; an error names ``option``."""
+    return typer.Option(callback=_size(option), metavar="SIZE", help=help_text)
 
 
 def _formats(value: str | None) -> tuple[str, ...]:
@@ -98,12 +106,8 @@ def report_summary(summary: CaptureSummary, as_json: bool) -> None:
 
 @app.command()
 def watch(
-    host: Annotated[
-        str, typer.Argument(help="The Roku's address (IP, IPv6 bare or in [], or host name).")
-    ],
-    out: Annotated[
-        Path, typer.Option("--out", "-o", metavar="DIR", help="Where sessions are written.")
-    ] = Path("rokuprof-data"),
+    host: HostArgument,
+    out: SessionsDirOption = Path("rokuprof-data"),
     chunk_seconds: ChunkSecondsOption = ChunkSettings.chunk_seconds,  # the settings' default
     profiler_port: ProfilerPortOption = PROFILER_PORT,
     ecp_port: EcpPortOption = ECP_PORT,
@@ -140,10 +144,7 @@ def watch(
     no_console: Annotated[
         bool, typer.Option("--no-console", help="Do not ask the debug console for bsprof-status.")
     ] = False,
-    view: Annotated[
-        View,
-        typer.Option(help="auto: a live view on a terminal, log lines otherwise."),
-    ] = View.auto,
+    view: ViewOption = View.auto,
     export: Annotated[
         str | None,
         typer.Option(
@@ -156,27 +157,24 @@ def watch(
     as_json: JsonFlag = False,
     max_bytes_after_error: Annotated[
         str,
-        typer.Option(
-            callback=_size("--max-bytes-after-error"),
-            metavar="SIZE",
-            help="After corrupt data keep archiving this much (a later rokuprof may read it), "
+        _size_option(
+            "--max-bytes-after-error",
+            "After corrupt data keep archiving this much (a later rokuprof may read it), "
             "then close the connection and end the run as failed. Sizes: 16MiB, 500MB, 0.",
         ),
     ] = "16MiB",
     max_session_bytes: Annotated[
         str,
-        typer.Option(
-            callback=_size("--max-session-bytes"),
-            metavar="SIZE",
-            help="End a run as truncated when its archive reaches this size (0: no cap).",
+        _size_option(
+            "--max-session-bytes",
+            "End a run as truncated when its archive reaches this size (0: no cap).",
         ),
     ] = "4GiB",
     min_free_bytes: Annotated[
         str,
-        typer.Option(
-            callback=_size("--min-free-bytes"),
-            metavar="SIZE",
-            help="End a run, and wait before the next, when the output file system has less "
+        _size_option(
+            "--min-free-bytes",
+            "End a run, and wait before the next, when the output file system has less "
             "free space than this (0: no floor).",
         ),
     ] = "1GiB",
