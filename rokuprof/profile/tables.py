@@ -59,10 +59,15 @@ from array import array
 from rokuprof.bsprof.model import Entry, Limits
 from rokuprof.path_model import (
     ALLOC_BYTES,
+    ALLOC_LINES_FULL_WARNING,
     ALLOCS,
     DEEP_PATHS_WARNING,
+    HEAP_FULL_WARNING,
+    LINES_FULL_WARNING,
+    SATURATED_WARNING,
     UNKNOWN_PATH,
     PathNode,
+    limit_warning,
 )
 from rokuprof.profile.table_reads import (
     _D,
@@ -392,44 +397,33 @@ class ProfileTables(TableReads):
         self._hot_alloc_lines.clear()
         self._stray_alloc_lines.clear()
 
+    def _first_warning(self, count: int, template: str) -> None:
+        """Give a limit's warning (a template of :mod:`rokuprof.path_model`) when ``count``, what
+        that limit has cost so far, is still 0."""
+        if not count:
+            self.warnings.append(limit_warning(template, self.limits))
+
     def _saturated(self) -> None:
-        if not self.saturated:
-            self.warnings.append("a counter reached 2**64 - 1 and stays there (saturated)")
+        self._first_warning(self.saturated, SATURATED_WARNING)
         self.saturated += 1
 
     def _deep_path(self) -> None:
-        if not self.deep_paths:
-            limits = self.limits
-            self.warnings.append(
-                DEEP_PATHS_WARNING.format(limits=limits, leaf=limits.max_stack_depth - 1)
-            )
+        self._first_warning(self.deep_paths, DEEP_PATHS_WARNING)
         self.deep_paths += 1
 
     def _heap_full(self) -> None:
-        if not self.untracked_allocations:
-            self.warnings.append(
-                f"live-heap tracking stopped at {self.limits.max_live_allocations} allocations "
-                "(limit); later allocations are counted but not tracked"
-            )
+        self._first_warning(self.untracked_allocations, HEAP_FULL_WARNING)
         self.untracked_allocations += 1
 
     def _line_table_full(self) -> None:
-        if not self.untracked_line_cpu:
-            self.warnings.append(
-                f"line-level CPU stopped at {self.limits.max_line_keys} (path, line) pairs "
-                "(limit); call-path totals are still complete"
-            )
+        self._first_warning(self.untracked_line_cpu, LINES_FULL_WARNING)
         self.untracked_line_cpu += 1
 
     def _alloc_line_table_full(self) -> int:
         """Warn once that the allocation-line table is full; -1, the slot of a line not kept
         (:meth:`_sync` counts its allocations as untracked)."""
-        if not self._alloc_lines_full:
-            self._alloc_lines_full = True
-            self.warnings.append(
-                f"allocations per line stopped at {self.limits.max_line_keys} (path, line) pairs "
-                "(limit); call-path totals are still complete"
-            )
+        self._first_warning(self._alloc_lines_full, ALLOC_LINES_FULL_WARNING)
+        self._alloc_lines_full = True
         return -1
 
     @property
