@@ -79,22 +79,23 @@ def function_figures(inp: ExportInput) -> dict[FunctionKey, Figures]:
             k = keys[(thread, frame)] = function_key(inp, thread, frame)
         return k
 
+    def figures(k: FunctionKey) -> Figures:
+        f = out.get(k)
+        if f is None:
+            f = out[k] = Figures()
+        return f
+
     for p in inp.paths:
         if not p.frames:
             continue
-        leaf = key(p.thread, p.frames[0])
-        f = out.get(leaf)
-        if f is None:
-            f = out[leaf] = Figures()
+        f = figures(key(p.thread, p.frames[0]))
         f.self_wall += p.wall
         f.self_cpu += p.cpu
         f.calls += p.calls
         f.self_alloc_bytes += p.alloc_bytes
         f.self_live_bytes += p.live_bytes
         for k in {key(p.thread, frame) for frame in p.frames}:
-            f = out.get(k)
-            if f is None:
-                f = out[k] = Figures()
+            f = figures(k)
             f.total_wall += p.wall
             f.total_cpu += p.cpu
             f.total_alloc_bytes += p.alloc_bytes
@@ -117,17 +118,12 @@ class RunSide:
     functions: int
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "app": self.app,
-            "app_version": self.app_version,
-            "status": self.status,
-            "problem": self.problem,
-            "seconds": round(self.seconds, 6),  # a float32 footer time: 45.12, not 45.119999
-            "timing": self.timing,
-            "wall_unit": self.wall_unit,
-            "functions": self.functions,
-            "totals": {m: plain_number(self.totals.get(m)) for m in SELF_METRICS},
-        }
+        """Every field as it is, in field order, but the run length rounded and the totals
+        (last) as their self figures."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "totals"}
+        out["seconds"] = round(self.seconds, 6)  # a float32 footer time: 45.12, not 45.119999
+        out["totals"] = {m: plain_number(self.totals.get(m)) for m in SELF_METRICS}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
