@@ -69,128 +69,74 @@ static inline size_t hash64(const hasher *h, uint64_t key, size_t mask)
     return (size_t)((h->a * (uint32_t)key + h->a2 * (key >> 32) + h->b) >> 32) & mask;
 }
 
-/* uint32 key (never 0) -> uint32 value. */
-typedef struct {
-    uint32_t key, value;
-} kv32;
-
-typedef struct {
-    kv32 *cells;
-    size_t mask; /* capacity - 1; capacity a power of two */
-    size_t count;
-} map32;
-
-/* uint64 key (never 0) -> uint32 value. */
-typedef struct {
-    uint64_t key;
-    uint32_t value;
-} kv64;
-
-typedef struct {
-    kv64 *cells;
-    size_t mask;
-    size_t count;
-} map64;
-
-static int map32_init(map32 *m, size_t cap)
-{
-    m->cells = calloc(cap, sizeof(kv32));
-    m->mask = cap - 1;
-    m->count = 0;
-    return m->cells != NULL;
-}
-
-static inline uint32_t *map32_get(const map32 *m, uint32_t key, const hasher *hs)
-{
-    size_t i = hash32(hs, key, m->mask);
-    for (;;) {
-        kv32 *c = &m->cells[i];
-        if (c->key == key)
-            return &c->value;
-        if (c->key == 0)
-            return NULL;
-        i = (i + 1) & m->mask;
+/* DEFINE_MAP(map, kv, key_t, hash): an open-addressing map from a key_t (never 0) to a uint32
+ * value, linear probing, at most 7/10 full (doubling when it would be fuller). Declares the
+ * cell type kv, the map type and map_init, map_get (the value's address or NULL) and map_put
+ * (0 when out of memory). One definition for each key width, so both probe alike. */
+#define DEFINE_MAP(map, kv, key_t, hash)                                                      \
+    typedef struct {                                                                          \
+        key_t key;                                                                            \
+        uint32_t value;                                                                       \
+    } kv;                                                                                     \
+                                                                                              \
+    typedef struct {                                                                          \
+        kv *cells;                                                                            \
+        size_t mask; /* capacity - 1; capacity a power of two */                              \
+        size_t count;                                                                         \
+    } map;                                                                                    \
+                                                                                              \
+    static int map##_init(map *m, size_t cap)                                                 \
+    {                                                                                         \
+        m->cells = calloc(cap, sizeof(kv));                                                   \
+        m->mask = cap - 1;                                                                    \
+        m->count = 0;                                                                         \
+        return m->cells != NULL;                                                              \
+    }                                                                                         \
+                                                                                              \
+    static inline uint32_t *map##_get(const map *m, key_t key, const hasher *hs)              \
+    {                                                                                         \
+        size_t i = hash(hs, key, m->mask);                                                    \
+        for (;;) {                                                                            \
+            kv *c = &m->cells[i];                                                             \
+            if (c->key == key)                                                                \
+                return &c->value;                                                             \
+            if (c->key == 0)                                                                  \
+                return NULL;                                                                  \
+            i = (i + 1) & m->mask;                                                            \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static int map##_put(map *m, key_t key, uint32_t value, const hasher *hs)                 \
+    {                                                                                         \
+        if ((m->count + 1) * 10 > (m->mask + 1) * 7) {                                        \
+            size_t cap = (m->mask + 1) * 2;                                                   \
+            kv *cells = calloc(cap, sizeof(kv));                                              \
+            if (!cells)                                                                       \
+                return 0;                                                                     \
+            for (size_t j = 0; j <= m->mask; j++) {                                           \
+                if (m->cells[j].key) {                                                        \
+                    size_t i = hash(hs, m->cells[j].key, (cap - 1));                          \
+                    while (cells[i].key)                                                      \
+                        i = (i + 1) & (cap - 1);                                              \
+                    cells[i] = m->cells[j];                                                   \
+                }                                                                             \
+            }                                                                                 \
+            free(m->cells);                                                                   \
+            m->cells = cells;                                                                 \
+            m->mask = cap - 1;                                                                \
+        }                                                                                     \
+        size_t i = hash(hs, key, m->mask);                                                    \
+        while (m->cells[i].key && m->cells[i].key != key)                                     \
+            i = (i + 1) & m->mask;                                                            \
+        if (!m->cells[i].key)                                                                 \
+            m->count++;                                                                       \
+        m->cells[i].key = key;                                                                \
+        m->cells[i].value = value;                                                            \
+        return 1;                                                                             \
     }
-}
 
-static int map32_put(map32 *m, uint32_t key, uint32_t value, const hasher *hs)
-{
-    if ((m->count + 1) * 10 > (m->mask + 1) * 7) {
-        size_t cap = (m->mask + 1) * 2;
-        kv32 *cells = calloc(cap, sizeof(kv32));
-        if (!cells)
-            return 0;
-        for (size_t j = 0; j <= m->mask; j++) {
-            if (m->cells[j].key) {
-                size_t i = hash32(hs, m->cells[j].key, (cap - 1));
-                while (cells[i].key)
-                    i = (i + 1) & (cap - 1);
-                cells[i] = m->cells[j];
-            }
-        }
-        free(m->cells);
-        m->cells = cells;
-        m->mask = cap - 1;
-    }
-    size_t i = hash32(hs, key, m->mask);
-    while (m->cells[i].key && m->cells[i].key != key)
-        i = (i + 1) & m->mask;
-    if (!m->cells[i].key)
-        m->count++;
-    m->cells[i].key = key;
-    m->cells[i].value = value;
-    return 1;
-}
-
-static int map64_init(map64 *m, size_t cap)
-{
-    m->cells = calloc(cap, sizeof(kv64));
-    m->mask = cap - 1;
-    m->count = 0;
-    return m->cells != NULL;
-}
-
-static inline uint32_t *map64_get(const map64 *m, uint64_t key, const hasher *hs)
-{
-    size_t i = hash64(hs, key, m->mask);
-    for (;;) {
-        kv64 *c = &m->cells[i];
-        if (c->key == key)
-            return &c->value;
-        if (c->key == 0)
-            return NULL;
-        i = (i + 1) & m->mask;
-    }
-}
-
-static int map64_put(map64 *m, uint64_t key, uint32_t value, const hasher *hs)
-{
-    if ((m->count + 1) * 10 > (m->mask + 1) * 7) {
-        size_t cap = (m->mask + 1) * 2;
-        kv64 *cells = calloc(cap, sizeof(kv64));
-        if (!cells)
-            return 0;
-        for (size_t j = 0; j <= m->mask; j++) {
-            if (m->cells[j].key) {
-                size_t i = hash64(hs, m->cells[j].key, (cap - 1));
-                while (cells[i].key)
-                    i = (i + 1) & (cap - 1);
-                cells[i] = m->cells[j];
-            }
-        }
-        free(m->cells);
-        m->cells = cells;
-        m->mask = cap - 1;
-    }
-    size_t i = hash64(hs, key, m->mask);
-    while (m->cells[i].key && m->cells[i].key != key)
-        i = (i + 1) & m->mask;
-    if (!m->cells[i].key)
-        m->count++;
-    m->cells[i].key = key;
-    m->cells[i].value = value;
-    return 1;
-}
+DEFINE_MAP(map32, kv32, uint32_t, hash32)
+DEFINE_MAP(map64, kv64, uint64_t, hash64)
 
 /* An index into records that hold their own keys: a cell is a record number + 1 (0 = empty),
  * so it costs 4 bytes per cell (linear probing, at most 7/10 full). Its user compares keys
