@@ -536,49 +536,48 @@ static PyObject *Core_memory(CoreObject *self, PyObject *Py_UNUSED(ignored))
     return PyLong_FromSize_t(bsp_memory(self->core));
 }
 
+/* A method of Core: its Python name is the name of its function without "Core_". */
+#define CORE_METHOD(name, flags, doc) {#name, (PyCFunction)Core_##name, flags, doc}
+
 static PyMethodDef Core_methods[] = {
-    {"feed", (PyCFunction)Core_feed, METH_O,
-     "feed(data) -> (status, used): decode body bytes (0 more, 1 end marker, 2 rejected)."},
-    {"pending", (PyCFunction)Core_pending, METH_NOARGS,
-     "The kept bytes of the partial or rejected entry."},
-    {"progress", (PyCFunction)Core_progress, METH_NOARGS,
-     "(body bytes consumed by whole entries, entries decoded)."},
-    {"definition_counts", (PyCFunction)Core_definition_counts, METH_NOARGS,
-     "(string, module, path definitions, string characters) counted against the limits."},
-    {"state", (PyCFunction)Core_state, METH_NOARGS,
-     "(dangling, replaced, untracked allocations, untracked line CPU, live bytes, live "
-     "count, saturations, (warning codes in order), untracked allocations per line, paths "
-     "deeper than max_stack_depth)."},
-    {"string", (PyCFunction)Core_string, METH_O, "The text of a string ID, or None."},
-    {"strings", (PyCFunction)Core_strings, METH_NOARGS, "[(ID, text)] in definition order."},
-    {"module", (PyCFunction)Core_module, METH_O, "The name string ID of a module, or None."},
-    {"modules", (PyCFunction)Core_modules, METH_NOARGS,
-     "[(ID, name string ID)] in definition order."},
-    {"path", (PyCFunction)Core_path, METH_O,
-     "(id, caller, module, file, line, function, caller line offset, depth) or None."},
-    {"paths", (PyCFunction)Core_paths, METH_NOARGS, "Every path node, in definition order."},
-    {"stack", (PyCFunction)Core_stack, METH_VARARGS,
-     "stack(id, max_nodes): the path nodes from the leaf toward the root, at most max_nodes."},
-    {"stats", (PyCFunction)Core_stats, METH_O, "(id, nine counters) of a path, or None."},
-    {"counters", (PyCFunction)Core_counters, METH_NOARGS,
-     "[(id, nine counters)] of every path, the unknown path (0) first."},
-    {"snapshot", (PyCFunction)Core_snapshot, METH_NOARGS,
-     "[(id, nine counters)] of the paths with any."},
-    {"take_delta", (PyCFunction)Core_take_delta, METH_O,
-     "take_delta(lines) -> (path changes, line changes) since the previous call."},
-    {"line_cpu", (PyCFunction)Core_line_cpu, METH_NOARGS, "[(path, line offset, cpu, wall)]."},
-    {"line_alloc", (PyCFunction)Core_line_alloc, METH_NOARGS,
-     "[(path, line offset, count, bytes)] of the allocations per line, in first-seen order."},
-    {"totals", (PyCFunction)Core_totals, METH_NOARGS,
-     "(strings, modules, paths, nine summed counters, live bytes, live count)."},
-    {"leak_sites", (PyCFunction)Core_leak_sites, METH_NOARGS,
-     "[(path, count, bytes)] of the live allocations, largest first."},
-    {"heap", (PyCFunction)Core_heap, METH_NOARGS, "[(address, path, size)] of the live heap."},
-    {"take_definitions", (PyCFunction)Core_take_definitions, METH_NOARGS,
-     "Packed uint32 (type, ID) pairs of the definitions since the previous call."},
-    {"take_records", (PyCFunction)Core_take_records, METH_NOARGS,
-     "Record mode: the entries decoded since the previous call, as entry tuples."},
-    {"memory", (PyCFunction)Core_memory, METH_NOARGS, "Bytes of memory the core holds."},
+    CORE_METHOD(feed, METH_O,
+        "feed(data) -> (status, used): decode body bytes (0 more, 1 end marker, 2 rejected)."),
+    CORE_METHOD(pending, METH_NOARGS, "The kept bytes of the partial or rejected entry."),
+    CORE_METHOD(progress, METH_NOARGS, "(body bytes consumed by whole entries, entries decoded)."),
+    CORE_METHOD(definition_counts, METH_NOARGS,
+        "(string, module, path definitions, string characters) counted against the limits."),
+    CORE_METHOD(state, METH_NOARGS,
+        "(dangling, replaced, untracked allocations, untracked line CPU, live bytes, live "
+        "count, saturations, (warning codes in order), untracked allocations per line, paths "
+        "deeper than max_stack_depth)."),
+    CORE_METHOD(string, METH_O, "The text of a string ID, or None."),
+    CORE_METHOD(strings, METH_NOARGS, "[(ID, text)] in definition order."),
+    CORE_METHOD(module, METH_O, "The name string ID of a module, or None."),
+    CORE_METHOD(modules, METH_NOARGS, "[(ID, name string ID)] in definition order."),
+    CORE_METHOD(path, METH_O,
+        "(id, caller, module, file, line, function, caller line offset, depth) or None."),
+    CORE_METHOD(paths, METH_NOARGS, "Every path node, in definition order."),
+    CORE_METHOD(stack, METH_VARARGS,
+        "stack(id, max_nodes): the path nodes from the leaf toward the root, at most max_nodes."),
+    CORE_METHOD(stats, METH_O, "(id, nine counters) of a path, or None."),
+    CORE_METHOD(counters, METH_NOARGS,
+        "[(id, nine counters)] of every path, the unknown path (0) first."),
+    CORE_METHOD(snapshot, METH_NOARGS, "[(id, nine counters)] of the paths with any."),
+    CORE_METHOD(take_delta, METH_O,
+        "take_delta(lines) -> (path changes, line changes) since the previous call."),
+    CORE_METHOD(line_cpu, METH_NOARGS, "[(path, line offset, cpu, wall)]."),
+    CORE_METHOD(line_alloc, METH_NOARGS,
+        "[(path, line offset, count, bytes)] of the allocations per line, in first-seen order."),
+    CORE_METHOD(totals, METH_NOARGS,
+        "(strings, modules, paths, nine summed counters, live bytes, live count)."),
+    CORE_METHOD(leak_sites, METH_NOARGS,
+        "[(path, count, bytes)] of the live allocations, largest first."),
+    CORE_METHOD(heap, METH_NOARGS, "[(address, path, size)] of the live heap."),
+    CORE_METHOD(take_definitions, METH_NOARGS,
+        "Packed uint32 (type, ID) pairs of the definitions since the previous call."),
+    CORE_METHOD(take_records, METH_NOARGS,
+        "Record mode: the entries decoded since the previous call, as entry tuples."),
+    CORE_METHOD(memory, METH_NOARGS, "Bytes of memory the core holds."),
     {NULL, NULL, 0, NULL},
 };
 
@@ -615,6 +614,18 @@ static struct PyModuleDef module = {
     module_methods, NULL, NULL, NULL, NULL,
 };
 
+/* The module's integer constants: each is the core's BSP_<name>. */
+#define CONSTANT(name) {#name, BSP_##name}
+
+static const struct {
+    const char *name;
+    int value;
+} constants[] = {
+    CONSTANT(MORE), CONSTANT(END), CONSTANT(REJECT), CONSTANT(REDEFINED),
+    CONSTANT(WARN_HEAP_FULL), CONSTANT(WARN_LINES_FULL), CONSTANT(WARN_SATURATED),
+    CONSTANT(WARN_ALLOC_LINES_FULL), CONSTANT(WARN_DEEP_PATHS),
+};
+
 PyMODINIT_FUNC PyInit__bsprof(void)
 {
     if (PyType_Ready(&CoreType) < 0)
@@ -623,16 +634,10 @@ PyMODINIT_FUNC PyInit__bsprof(void)
     if (!m)
         return NULL;
     Py_INCREF(&CoreType);
-    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0 ||
-        PyModule_AddIntConstant(m, "MORE", BSP_MORE) < 0 ||
-        PyModule_AddIntConstant(m, "END", BSP_END) < 0 ||
-        PyModule_AddIntConstant(m, "REJECT", BSP_REJECT) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_HEAP_FULL", BSP_WARN_HEAP_FULL) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_LINES_FULL", BSP_WARN_LINES_FULL) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_SATURATED", BSP_WARN_SATURATED) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_ALLOC_LINES_FULL", BSP_WARN_ALLOC_LINES_FULL) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_DEEP_PATHS", BSP_WARN_DEEP_PATHS) < 0 ||
-        PyModule_AddIntConstant(m, "REDEFINED", BSP_REDEFINED) < 0) {
+    int failed = PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0;
+    for (size_t i = 0; !failed && i < sizeof(constants) / sizeof(constants[0]); i++)
+        failed = PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0;
+    if (failed) {
         Py_DECREF(&CoreType);
         Py_DECREF(m);
         return NULL;
