@@ -37,6 +37,7 @@ from rokuprof.export_names import DIFF_FIGURES as METRICS  # their home: export_
 from rokuprof.export_names import SORT_KEYS as SORT_KEYS
 
 FunctionKey = tuple[str, str, str]  # (module, function, file)
+KEY_FIELDS = ("module", "function", "file")  # a FunctionKey's parts, by name
 
 #: The figures a function's own code accounts for: what ranks the functions.
 SELF_METRICS = ("self_wall", "self_cpu", "calls", "self_alloc_bytes", "self_live_bytes")
@@ -168,9 +169,7 @@ class FunctionDiff:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "module": self.module,
-            "function": self.function,
-            "file": self.file,
+            **dict(zip(KEY_FIELDS, self.key, strict=True)),
             "status": self.status,
             "score": round(self.score, 6),
             "self_wall_growth_pct": growth_pct(self.growth()),

@@ -183,7 +183,7 @@ class ProfileTables(TableReads):
                             self.replaced_allocations += 1
                         elif may_fill and len(heap) > max_live:
                             del heap[addr]
-                            self._heap_full()
+                            self._over_limit("untracked_allocations", HEAP_FULL_WARNING)
                         else:
                             live += size
                     else:
@@ -245,7 +245,7 @@ class ProfileTables(TableReads):
         j = self._line_at.get(key)
         if j is None:
             if len(self._line_keys) >= self.limits.max_line_keys:
-                self._line_table_full()
+                self._over_limit("untracked_line_cpu", LINES_FULL_WARNING)
                 return None
             j = self._line_at[key] = len(self._lines)
             self._line_keys.append(key)
@@ -337,7 +337,7 @@ class ProfileTables(TableReads):
             self.replaced_allocations += 1
             return size - (old & 0xFFFFFFFF)
         if len(heap) >= self.limits.max_live_allocations:
-            self._heap_full()
+            self._over_limit("untracked_allocations", HEAP_FULL_WARNING)
             return 0
         heap[addr] = size
         return size
@@ -357,7 +357,7 @@ class ProfileTables(TableReads):
                         counts[b + k] += row[k]
                     except OverflowError:
                         counts[b + k] = _U64
-                        self._saturated()
+                        self._over_limit("saturated", SATURATED_WARNING)
         values, flags = self._lines, self._line_changed
         for row in self._hot_lines.values():
             j = row[2]
@@ -368,7 +368,7 @@ class ProfileTables(TableReads):
                         values[j + i] += row[i]
                     except OverflowError:
                         values[j + i] = _U64
-                        self._saturated()
+                        self._over_limit("saturated", SATURATED_WARNING)
         for row in self._hot_alloc_lines.values():  # the path's allocation counters
             b = row[4]
             if row[0]:
@@ -378,7 +378,7 @@ class ProfileTables(TableReads):
                         counts[b + k] += row[k - ALLOCS]
                     except OverflowError:
                         counts[b + k] = _U64
-                        self._saturated()
+                        self._over_limit("saturated", SATURATED_WARNING)
         values = self._alloc_lines
         for row in (*self._hot_alloc_lines.values(), *self._stray_alloc_lines.values()):
             j = row[2]
@@ -391,7 +391,7 @@ class ProfileTables(TableReads):
                         values[j + i] += row[i]
                     except OverflowError:
                         values[j + i] = _U64
-                        self._saturated()
+                        self._over_limit("saturated", SATURATED_WARNING)
         self._hot.clear()
         self._hot_lines.clear()
         self._hot_alloc_lines.clear()
@@ -403,21 +403,12 @@ class ProfileTables(TableReads):
         if not count:
             self.warnings.append(limit_warning(template, self.limits))
 
-    def _saturated(self) -> None:
-        self._first_warning(self.saturated, SATURATED_WARNING)
-        self.saturated += 1
-
-    def _deep_path(self) -> None:
-        self._first_warning(self.deep_paths, DEEP_PATHS_WARNING)
-        self.deep_paths += 1
-
-    def _heap_full(self) -> None:
-        self._first_warning(self.untracked_allocations, HEAP_FULL_WARNING)
-        self.untracked_allocations += 1
-
-    def _line_table_full(self) -> None:
-        self._first_warning(self.untracked_line_cpu, LINES_FULL_WARNING)
-        self.untracked_line_cpu += 1
+    def _over_limit(self, counter: str, template: str) -> None:
+        """Count one more of what a limit costs (the attribute ``counter``: saturations, deep
+        paths, untracked allocations or line CPU), warning the first time."""
+        count = getattr(self, counter)
+        self._first_warning(count, template)
+        setattr(self, counter, count + 1)
 
     def _alloc_line_table_full(self) -> int:
         """Warn once that the allocation-line table is full; -1, the slot of a line not kept
@@ -449,7 +440,7 @@ class ProfileTables(TableReads):
         b = self._at.get(pid)
         if b is None:
             if depth >= self.limits.max_stack_depth:
-                self._deep_path()
+                self._over_limit("deep_paths", DEEP_PATHS_WARNING)
             self._at[pid] = len(self._counts)
             defs.extend(row)
             self._counts.extend(_ZEROS)
