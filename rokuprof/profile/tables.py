@@ -347,38 +347,26 @@ class ProfileTables(TableReads):
         that would pass 2**64 - 1 stops there."""
         if not (self._hot or self._hot_lines or self._hot_alloc_lines or self._stray_alloc_lines):
             return
-        counts, changed = self._counts, self._changed
+        counts, changed, add = self._counts, self._changed, self._add_saturating
         for row in self._hot.values():
             b = row[10]
             for k in range(_N):
                 if row[k]:
                     changed[b] = 1
-                    try:
-                        counts[b + k] += row[k]
-                    except OverflowError:
-                        counts[b + k] = _U64
-                        self._over_limit("saturated", SATURATED_WARNING)
+                    add(counts, b + k, row[k])
         values, flags = self._lines, self._line_changed
         for row in self._hot_lines.values():
             j = row[2]
             for i in (0, 1):
                 if row[i]:
                     flags[j] = 1
-                    try:
-                        values[j + i] += row[i]
-                    except OverflowError:
-                        values[j + i] = _U64
-                        self._over_limit("saturated", SATURATED_WARNING)
+                    add(values, j + i, row[i])
         for row in self._hot_alloc_lines.values():  # the path's allocation counters
             b = row[4]
             if row[0]:
                 changed[b] = 1
                 for k in (ALLOCS, ALLOC_BYTES):
-                    try:
-                        counts[b + k] += row[k - ALLOCS]
-                    except OverflowError:
-                        counts[b + k] = _U64
-                        self._over_limit("saturated", SATURATED_WARNING)
+                    add(counts, b + k, row[k - ALLOCS])
         values = self._alloc_lines
         for row in (*self._hot_alloc_lines.values(), *self._stray_alloc_lines.values()):
             j = row[2]
@@ -387,15 +375,19 @@ class ProfileTables(TableReads):
                 continue
             for i in (0, 1):
                 if row[i]:
-                    try:
-                        values[j + i] += row[i]
-                    except OverflowError:
-                        values[j + i] = _U64
-                        self._over_limit("saturated", SATURATED_WARNING)
+                    add(values, j + i, row[i])
         self._hot.clear()
         self._hot_lines.clear()
         self._hot_alloc_lines.clear()
         self._stray_alloc_lines.clear()
+
+    def _add_saturating(self, column: array, i: int, value: int) -> None:
+        """Add to a uint64 column; a sum past 2**64 - 1 stays there (and is counted)."""
+        try:
+            column[i] += value
+        except OverflowError:
+            column[i] = _U64
+            self._over_limit("saturated", SATURATED_WARNING)
 
     def _first_warning(self, count: int, template: str) -> None:
         """Give a limit's warning (a template of :mod:`rokuprof.path_model`) when ``count``, what
