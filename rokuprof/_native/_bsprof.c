@@ -54,88 +54,6 @@ static void Core_dealloc(CoreObject *self)
         }                                                                  \
     } while (0)
 
-static PyObject *Core_feed(CoreObject *self, PyObject *arg)
-{
-    CORE(self);
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    size_t used = 0;
-    int status = bsp_feed(self->core, view.buf, (size_t)view.len, &used);
-    PyBuffer_Release(&view);
-    if (status == BSP_NOMEM)
-        return no_memory();
-    return Py_BuildValue("in", status, (Py_ssize_t)used);
-}
-
-static PyObject *Core_pending(CoreObject *self, PyObject *Py_UNUSED(ignored))
-{
-    CORE(self);
-    size_t len;
-    const uint8_t *data = bsp_pending(self->core, &len);
-    return PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)len);
-}
-
-static PyObject *Core_progress(CoreObject *self, PyObject *Py_UNUSED(ignored))
-{
-    CORE(self);
-    return Py_BuildValue("KK", (unsigned long long)bsp_offset(self->core),
-                         (unsigned long long)bsp_entry_count(self->core));
-}
-
-static PyObject *Core_definition_counts(CoreObject *self, PyObject *Py_UNUSED(ignored))
-{
-    CORE(self);
-    bsp_definition_counts d;
-    bsp_get_definition_counts(self->core, &d);
-    return Py_BuildValue("KKKK", (unsigned long long)d.string_definitions,
-                         (unsigned long long)d.module_definitions,
-                         (unsigned long long)d.path_definitions,
-                         (unsigned long long)d.string_chars);
-}
-
-static PyObject *Core_state(CoreObject *self, PyObject *Py_UNUSED(ignored))
-{
-    CORE(self);
-    bsp_state s;
-    bsp_get_state(self->core, &s);
-    return Py_BuildValue("KKKKKKK(iiiii)KK", (unsigned long long)s.dangling,
-                         (unsigned long long)s.replaced_allocations,
-                         (unsigned long long)s.untracked_allocations,
-                         (unsigned long long)s.untracked_line_cpu,
-                         (unsigned long long)s.live_bytes, (unsigned long long)s.live_count,
-                         (unsigned long long)s.saturated, s.warnings[0], s.warnings[1],
-                         s.warnings[2], s.warnings[3], s.warnings[4],
-                         (unsigned long long)s.untracked_line_allocs,
-                         (unsigned long long)s.deep_paths);
-}
-
-static int as_id(PyObject *arg, uint32_t *id)
-{
-    /* IDs outside uint32 are simply never defined */
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    if (overflow || v < 0 || v > 0xFFFFFFFFLL)
-        return 0;
-    *id = (uint32_t)v;
-    return 1;
-}
-
-/* CORE_ID(self, arg, id): the core is initialised, and uint32_t id holds the ID argument arg;
- * returns NULL (an exception set) or None (an ID outside uint32 is never defined) otherwise. */
-#define CORE_ID(self, arg, id)                                                               \
-    uint32_t id;                                                                             \
-    do {                                                                                     \
-        CORE(self);                                                                          \
-        int ok_ = as_id((arg), &id);                                                         \
-        if (ok_ < 0)                                                                         \
-            return NULL;                                                                     \
-        if (!ok_)                                                                            \
-            Py_RETURN_NONE;                                                                  \
-    } while (0)
-
 static PyObject *none(void) { Py_RETURN_NONE; }
 
 /* The list [item(source, 0), ..., item(source, n - 1)]; NULL (an exception set) when an item
@@ -180,6 +98,87 @@ static PyObject *u64_tuple(const uint64_t *v, size_t n)
     }
     return out;
 }
+
+static PyObject *Core_feed(CoreObject *self, PyObject *arg)
+{
+    CORE(self);
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    size_t used = 0;
+    int status = bsp_feed(self->core, view.buf, (size_t)view.len, &used);
+    PyBuffer_Release(&view);
+    if (status == BSP_NOMEM)
+        return no_memory();
+    return Py_BuildValue("in", status, (Py_ssize_t)used);
+}
+
+static PyObject *Core_pending(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    size_t len;
+    const uint8_t *data = bsp_pending(self->core, &len);
+    return PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)len);
+}
+
+static PyObject *Core_progress(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    return Py_BuildValue("KK", (unsigned long long)bsp_offset(self->core),
+                         (unsigned long long)bsp_entry_count(self->core));
+}
+
+static PyObject *Core_definition_counts(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    bsp_definition_counts d;
+    bsp_get_definition_counts(self->core, &d);
+    uint64_t v[] = {d.string_definitions, d.module_definitions, d.path_definitions,
+                    d.string_chars};
+    return u64_tuple(v, sizeof(v) / sizeof(v[0]));
+}
+
+static PyObject *Core_state(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    bsp_state s;
+    bsp_get_state(self->core, &s);
+    return Py_BuildValue("KKKKKKK(iiiii)KK", (unsigned long long)s.dangling,
+                         (unsigned long long)s.replaced_allocations,
+                         (unsigned long long)s.untracked_allocations,
+                         (unsigned long long)s.untracked_line_cpu,
+                         (unsigned long long)s.live_bytes, (unsigned long long)s.live_count,
+                         (unsigned long long)s.saturated, s.warnings[0], s.warnings[1],
+                         s.warnings[2], s.warnings[3], s.warnings[4],
+                         (unsigned long long)s.untracked_line_allocs,
+                         (unsigned long long)s.deep_paths);
+}
+
+static int as_id(PyObject *arg, uint32_t *id)
+{
+    /* IDs outside uint32 are simply never defined */
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 0 || v > 0xFFFFFFFFLL)
+        return 0;
+    *id = (uint32_t)v;
+    return 1;
+}
+
+/* CORE_ID(self, arg, id): the core is initialised, and uint32_t id holds the ID argument arg;
+ * returns NULL (an exception set) or None (an ID outside uint32 is never defined) otherwise. */
+#define CORE_ID(self, arg, id)                                                               \
+    uint32_t id;                                                                             \
+    do {                                                                                     \
+        CORE(self);                                                                          \
+        int ok_ = as_id((arg), &id);                                                         \
+        if (ok_ < 0)                                                                         \
+            return NULL;                                                                     \
+        if (!ok_)                                                                            \
+            Py_RETURN_NONE;                                                                  \
+    } while (0)
 
 static PyObject *Core_string(CoreObject *self, PyObject *arg)
 {
