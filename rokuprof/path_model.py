@@ -39,10 +39,31 @@ FOLDED_FILE = FOLDED_PATH + 1
 #: Texts of the reserved string IDs (what :meth:`ProfileTables.string` gives for them).
 RESERVED_STRINGS = {FOLDED_FUNCTION: "[deeper frames folded]", FOLDED_FILE: "rokuprof:/folded"}
 
+# The warnings both table engines give, once each, when a limit is reached: templates formatted
+# with ``limits`` (the stream's :class:`~rokuprof.bsprof.model.Limits`) and ``leaf`` (its
+# ``max_stack_depth - 1``), so the two engines word them alike.
+HEAP_FULL_WARNING = (
+    "live-heap tracking stopped at {limits.max_live_allocations} allocations (limit); "
+    "later allocations are counted but not tracked"
+)
+LINES_FULL_WARNING = (
+    "line-level CPU stopped at {limits.max_line_keys} (path, line) pairs (limit); "
+    "call-path totals are still complete"
+)
+ALLOC_LINES_FULL_WARNING = (
+    "allocations per line stopped at {limits.max_line_keys} (path, line) pairs (limit); "
+    "call-path totals are still complete"
+)
+SATURATED_WARNING = "a counter reached 2**64 - 1 and stays there (saturated)"
 DEEP_PATHS_WARNING = (
     "call paths deeper than {limits.max_stack_depth} frames: each stack shows its leaf-most "
     "{leaf} frames and one '[deeper frames folded]' frame for the rest (limit)"
 )
+
+
+def limit_warning(template: str, limits) -> str:
+    """One of the warnings above, worded for ``limits``."""
+    return template.format(limits=limits, leaf=limits.max_stack_depth - 1)
 
 
 def fold_stack(nodes: list[PathNode] | tuple[PathNode, ...], limit: int) -> tuple[PathNode, ...]:

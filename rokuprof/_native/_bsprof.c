@@ -9,6 +9,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <string.h>
+
 #include "bsprof_core.h"
 
 typedef struct {
@@ -52,6 +54,51 @@ static void Core_dealloc(CoreObject *self)
         }                                                                  \
     } while (0)
 
+static PyObject *none(void) { Py_RETURN_NONE; }
+
+/* The list [item(source, 0), ..., item(source, n - 1)]; NULL (an exception set) when an item
+ * cannot be built. */
+static PyObject *list_of(const void *source, size_t n, PyObject *(*item)(const void *, size_t))
+{
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *x = item(source, i);
+        if (!x) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, x);
+    }
+    return out;
+}
+
+/* Append a new reference (NULL: it could not be built) to a list: -1 when either failed. */
+static int append_new(PyObject *list, PyObject *item)
+{
+    int rc = item ? PyList_Append(list, item) : -1;
+    Py_XDECREF(item);
+    return rc;
+}
+
+/* A tuple of n unsigned integers. */
+static PyObject *u64_tuple(const uint64_t *v, size_t n)
+{
+    PyObject *out = PyTuple_New((Py_ssize_t)n);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+        if (!x) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, x);
+    }
+    return out;
+}
+
 static PyObject *Core_feed(CoreObject *self, PyObject *arg)
 {
     CORE(self);
@@ -86,10 +133,9 @@ static PyObject *Core_definition_counts(CoreObject *self, PyObject *Py_UNUSED(ig
     CORE(self);
     bsp_definition_counts d;
     bsp_get_definition_counts(self->core, &d);
-    return Py_BuildValue("KKKK", (unsigned long long)d.string_definitions,
-                         (unsigned long long)d.module_definitions,
-                         (unsigned long long)d.path_definitions,
-                         (unsigned long long)d.string_chars);
+    uint64_t v[] = {d.string_definitions, d.module_definitions, d.path_definitions,
+                    d.string_chars};
+    return u64_tuple(v, sizeof(v) / sizeof(v[0]));
 }
 
 static PyObject *Core_state(CoreObject *self, PyObject *Py_UNUSED(ignored))
@@ -121,73 +167,65 @@ static int as_id(PyObject *arg, uint32_t *id)
     return 1;
 }
 
+/* CORE_ID(self, arg, id): the core is initialised, and uint32_t id holds the ID argument arg;
+ * returns NULL (an exception set) or None (an ID outside uint32 is never defined) otherwise. */
+#define CORE_ID(self, arg, id)                                                               \
+    uint32_t id;                                                                             \
+    do {                                                                                     \
+        CORE(self);                                                                          \
+        int ok_ = as_id((arg), &id);                                                         \
+        if (ok_ < 0)                                                                         \
+            return NULL;                                                                     \
+        if (!ok_)                                                                            \
+            Py_RETURN_NONE;                                                                  \
+    } while (0)
+
 static PyObject *Core_string(CoreObject *self, PyObject *arg)
 {
-    CORE(self);
-    uint32_t id;
-    int ok = as_id(arg, &id);
-    if (ok < 0)
-        return NULL;
+    CORE_ID(self, arg, id);
     const uint8_t *text;
     size_t len;
-    if (!ok || !bsp_string(self->core, id, &text, &len))
+    if (!bsp_string(self->core, id, &text, &len))
         Py_RETURN_NONE;
     return PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, "replace");
+}
+
+static PyObject *string_item(const void *core, size_t i)
+{
+    uint32_t id;
+    const uint8_t *text;
+    size_t len;
+    bsp_string_at(core, i, &id, &text, &len);
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, "replace");
+    return s ? Py_BuildValue("kN", (unsigned long)id, s) : NULL;
 }
 
 static PyObject *Core_strings(CoreObject *self, PyObject *Py_UNUSED(ignored))
 {
     CORE(self);
-    size_t n = bsp_string_count(self->core);
-    PyObject *out = PyList_New((Py_ssize_t)n);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t id;
-        const uint8_t *text;
-        size_t len;
-        bsp_string_at(self->core, i, &id, &text, &len);
-        PyObject *s = PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, "replace");
-        PyObject *item = s ? Py_BuildValue("kN", (unsigned long)id, s) : NULL;
-        if (!item) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
-    }
-    return out;
+    return list_of(self->core, bsp_string_count(self->core), string_item);
 }
 
 static PyObject *Core_module(CoreObject *self, PyObject *arg)
 {
-    CORE(self);
-    uint32_t id, name_id;
-    int ok = as_id(arg, &id);
-    if (ok < 0)
-        return NULL;
-    if (!ok || !bsp_module(self->core, id, &name_id))
+    CORE_ID(self, arg, id);
+    uint32_t name_id;
+    if (!bsp_module(self->core, id, &name_id))
         Py_RETURN_NONE;
     return PyLong_FromUnsignedLong(name_id);
+}
+
+static PyObject *module_item(const void *core, size_t i)
+{
+    uint32_t id, name_id;
+    bsp_module_at(core, i, &id, &name_id);
+    return Py_BuildValue("kk", (unsigned long)id, (unsigned long)name_id);
 }
 
 static PyObject *Core_modules(CoreObject *self, PyObject *Py_UNUSED(ignored))
 {
     CORE(self);
-    size_t n = bsp_module_count(self->core);
-    PyObject *out = PyList_New((Py_ssize_t)n);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t id, name_id;
-        bsp_module_at(self->core, i, &id, &name_id);
-        PyObject *item = Py_BuildValue("kk", (unsigned long)id, (unsigned long)name_id);
-        if (!item) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
-    }
-    return out;
+    return list_of(self->core, bsp_module_count(self->core), module_item);
 }
 
 static PyObject *node_tuple(const bsp_path *p)
@@ -200,33 +238,17 @@ static PyObject *node_tuple(const bsp_path *p)
 
 static PyObject *Core_path(CoreObject *self, PyObject *arg)
 {
-    CORE(self);
-    uint32_t id;
-    int ok = as_id(arg, &id);
-    if (ok < 0)
-        return NULL;
-    const bsp_path *p = ok ? bsp_find_path(self->core, id) : NULL;
-    if (!p)
-        Py_RETURN_NONE;
-    return node_tuple(p);
+    CORE_ID(self, arg, id);
+    const bsp_path *p = bsp_find_path(self->core, id);
+    return p ? node_tuple(p) : none();
 }
+
+static PyObject *path_item(const void *core, size_t i) { return node_tuple(bsp_path_at(core, i)); }
 
 static PyObject *Core_paths(CoreObject *self, PyObject *Py_UNUSED(ignored))
 {
     CORE(self);
-    size_t n = bsp_path_count(self->core);
-    PyObject *out = PyList_New((Py_ssize_t)n);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        PyObject *item = node_tuple(bsp_path_at(self->core, i));
-        if (!item) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
-    }
-    return out;
+    return list_of(self->core, bsp_path_count(self->core), path_item);
 }
 
 /* The call path leaf first, root last, at most max_nodes nodes; stops at an undefined caller
@@ -277,12 +299,8 @@ static PyObject *Core_stack(CoreObject *self, PyObject *args)
         }
         if (repeated)
             break;
-        PyObject *item = node_tuple(p);
-        if (!item || PyList_Append(nodes, item) < 0) {
-            Py_XDECREF(item);
+        if (append_new(nodes, node_tuple(p)) < 0)
             goto error;
-        }
-        Py_DECREF(item);
         id = p->caller;
     }
     Py_XDECREF(seen);
@@ -295,26 +313,19 @@ error:
     return NULL;
 }
 
+/* (id, the nine counters). */
 static PyObject *counts_tuple(uint32_t id, const uint64_t *c)
 {
-    return Py_BuildValue("kKKKKKKKKK", (unsigned long)id, (unsigned long long)c[0],
-                         (unsigned long long)c[1], (unsigned long long)c[2],
-                         (unsigned long long)c[3], (unsigned long long)c[4],
-                         (unsigned long long)c[5], (unsigned long long)c[6],
-                         (unsigned long long)c[7], (unsigned long long)c[8]);
+    uint64_t v[1 + BSP_NCOUNTERS] = {id};
+    memcpy(v + 1, c, sizeof(uint64_t) * BSP_NCOUNTERS);
+    return u64_tuple(v, 1 + BSP_NCOUNTERS);
 }
 
 static PyObject *Core_stats(CoreObject *self, PyObject *arg)
 {
-    CORE(self);
-    uint32_t id;
-    int ok = as_id(arg, &id);
-    if (ok < 0)
-        return NULL;
-    const uint64_t *c = ok ? bsp_counters(self->core, id) : NULL;
-    if (!c)
-        Py_RETURN_NONE;
-    return counts_tuple(id, c);
+    CORE_ID(self, arg, id);
+    const uint64_t *c = bsp_counters(self->core, id);
+    return c ? counts_tuple(id, c) : none();
 }
 
 /* Every path's counters (nonzero_only: those with any), the unknown path first. */
@@ -334,13 +345,10 @@ static PyObject *all_counters(CoreObject *self, int nonzero_only)
             if (!any)
                 continue;
         }
-        PyObject *item = counts_tuple(id, c);
-        if (!item || PyList_Append(out, item) < 0) {
-            Py_XDECREF(item);
+        if (append_new(out, counts_tuple(id, c)) < 0) {
             Py_DECREF(out);
             return NULL;
         }
-        Py_DECREF(item);
     }
     return out;
 }
@@ -363,6 +371,17 @@ static PyObject *line_tuple(const bsp_line_counts *l)
                          (unsigned long long)l->cpu, (unsigned long long)l->wall);
 }
 
+static PyObject *path_counts_item(const void *paths, size_t i)
+{
+    const bsp_path_counts *p = (const bsp_path_counts *)paths + i;
+    return counts_tuple(p->id, p->c);
+}
+
+static PyObject *line_counts_item(const void *lines, size_t i)
+{
+    return line_tuple((const bsp_line_counts *)lines + i);
+}
+
 static PyObject *Core_take_delta(CoreObject *self, PyObject *arg)
 {
     CORE(self);
@@ -374,69 +393,39 @@ static PyObject *Core_take_delta(CoreObject *self, PyObject *arg)
     size_t npaths, nlines;
     if (!bsp_take_delta(self->core, lines, &paths, &npaths, &line_records, &nlines))
         return no_memory();
-    PyObject *p = PyList_New((Py_ssize_t)npaths);
-    PyObject *l = p ? PyList_New((Py_ssize_t)nlines) : NULL;
-    if (!l)
-        goto error;
-    for (size_t i = 0; i < npaths; i++) {
-        PyObject *item = counts_tuple(paths[i].id, paths[i].c);
-        if (!item)
-            goto error;
-        PyList_SET_ITEM(p, (Py_ssize_t)i, item);
-    }
-    for (size_t i = 0; i < nlines; i++) {
-        PyObject *item = line_tuple(&line_records[i]);
-        if (!item)
-            goto error;
-        PyList_SET_ITEM(l, (Py_ssize_t)i, item);
+    PyObject *p = list_of(paths, npaths, path_counts_item);
+    PyObject *l = p ? list_of(line_records, nlines, line_counts_item) : NULL;
+    if (!l) {
+        Py_XDECREF(p);
+        return NULL;
     }
     return Py_BuildValue("NN", p, l);
-error:
-    Py_XDECREF(p);
-    Py_XDECREF(l);
-    return NULL;
+}
+
+static PyObject *line_item(const void *core, size_t i)
+{
+    bsp_line_counts l;
+    bsp_line_at(core, i, &l);
+    return line_tuple(&l);
 }
 
 static PyObject *Core_line_cpu(CoreObject *self, PyObject *Py_UNUSED(ignored))
 {
     CORE(self);
-    size_t n = bsp_line_count(self->core);
-    PyObject *out = PyList_New((Py_ssize_t)n);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        bsp_line_counts l;
-        bsp_line_at(self->core, i, &l);
-        PyObject *item = line_tuple(&l);
-        if (!item) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
-    }
-    return out;
+    return list_of(self->core, bsp_line_count(self->core), line_item);
+}
+
+static PyObject *alloc_line_item(const void *core, size_t i)
+{
+    const bsp_alloc_line *l = bsp_alloc_line_at(core, i);
+    return Py_BuildValue("kkKK", (unsigned long)l->path, (unsigned long)l->line_offset,
+                         (unsigned long long)l->count, (unsigned long long)l->bytes);
 }
 
 static PyObject *Core_line_alloc(CoreObject *self, PyObject *Py_UNUSED(ignored))
 {
     CORE(self);
-    size_t n = bsp_alloc_line_count(self->core);
-    PyObject *out = PyList_New((Py_ssize_t)n);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        const bsp_alloc_line *l = bsp_alloc_line_at(self->core, i);
-        PyObject *item = Py_BuildValue("kkKK", (unsigned long)l->path,
-                                       (unsigned long)l->line_offset,
-                                       (unsigned long long)l->count,
-                                       (unsigned long long)l->bytes);
-        if (!item) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
-    }
-    return out;
+    return list_of(self->core, bsp_alloc_line_count(self->core), alloc_line_item);
 }
 
 static PyObject *Core_totals(CoreObject *self, PyObject *Py_UNUSED(ignored))
@@ -444,14 +433,18 @@ static PyObject *Core_totals(CoreObject *self, PyObject *Py_UNUSED(ignored))
     CORE(self);
     bsp_totals t;
     bsp_get_totals(self->core, &t);
-    return Py_BuildValue("KKKKKKKKKKKKKK", (unsigned long long)t.strings,
-                         (unsigned long long)t.modules, (unsigned long long)t.paths,
-                         (unsigned long long)t.c[0], (unsigned long long)t.c[1],
-                         (unsigned long long)t.c[2], (unsigned long long)t.c[3],
-                         (unsigned long long)t.c[4], (unsigned long long)t.c[5],
-                         (unsigned long long)t.c[6], (unsigned long long)t.c[7],
-                         (unsigned long long)t.c[8], (unsigned long long)t.live_bytes,
-                         (unsigned long long)t.live_count);
+    uint64_t v[3 + BSP_NCOUNTERS + 2] = {t.strings, t.modules, t.paths};
+    memcpy(v + 3, t.c, sizeof(uint64_t) * BSP_NCOUNTERS);
+    v[3 + BSP_NCOUNTERS] = t.live_bytes;
+    v[3 + BSP_NCOUNTERS + 1] = t.live_count;
+    return u64_tuple(v, 3 + BSP_NCOUNTERS + 2);
+}
+
+static PyObject *site_item(const void *sites, size_t i)
+{
+    const bsp_site *s = (const bsp_site *)sites + i;
+    return Py_BuildValue("kKK", (unsigned long)s->path, (unsigned long long)s->count,
+                         (unsigned long long)s->bytes);
 }
 
 static PyObject *Core_leak_sites(CoreObject *self, PyObject *Py_UNUSED(ignored))
@@ -461,20 +454,7 @@ static PyObject *Core_leak_sites(CoreObject *self, PyObject *Py_UNUSED(ignored))
     size_t n;
     if (!bsp_leak_sites(self->core, &sites, &n))
         return no_memory();
-    PyObject *out = PyList_New((Py_ssize_t)n);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        PyObject *item = Py_BuildValue("kKK", (unsigned long)sites[i].path,
-                                       (unsigned long long)sites[i].count,
-                                       (unsigned long long)sites[i].bytes);
-        if (!item) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
-    }
-    return out;
+    return list_of(sites, n, site_item);
 }
 
 static PyObject *Core_heap(CoreObject *self, PyObject *Py_UNUSED(ignored))
@@ -488,12 +468,10 @@ static PyObject *Core_heap(CoreObject *self, PyObject *Py_UNUSED(ignored))
     while (bsp_heap_next(self->core, &iter, &address, &path, &size)) {
         PyObject *item = Py_BuildValue("kkk", (unsigned long)address, (unsigned long)path,
                                        (unsigned long)size);
-        if (!item || PyList_Append(out, item) < 0) {
-            Py_XDECREF(item);
+        if (append_new(out, item) < 0) {
             Py_DECREF(out);
             return NULL;
         }
-        Py_DECREF(item);
     }
     return out;
 }
@@ -557,49 +535,48 @@ static PyObject *Core_memory(CoreObject *self, PyObject *Py_UNUSED(ignored))
     return PyLong_FromSize_t(bsp_memory(self->core));
 }
 
+/* A method of Core: its Python name is the name of its function without "Core_". */
+#define CORE_METHOD(name, flags, doc) {#name, (PyCFunction)Core_##name, flags, doc}
+
 static PyMethodDef Core_methods[] = {
-    {"feed", (PyCFunction)Core_feed, METH_O,
-     "feed(data) -> (status, used): decode body bytes (0 more, 1 end marker, 2 rejected)."},
-    {"pending", (PyCFunction)Core_pending, METH_NOARGS,
-     "The kept bytes of the partial or rejected entry."},
-    {"progress", (PyCFunction)Core_progress, METH_NOARGS,
-     "(body bytes consumed by whole entries, entries decoded)."},
-    {"definition_counts", (PyCFunction)Core_definition_counts, METH_NOARGS,
-     "(string, module, path definitions, string characters) counted against the limits."},
-    {"state", (PyCFunction)Core_state, METH_NOARGS,
-     "(dangling, replaced, untracked allocations, untracked line CPU, live bytes, live "
-     "count, saturations, (warning codes in order), untracked allocations per line, paths "
-     "deeper than max_stack_depth)."},
-    {"string", (PyCFunction)Core_string, METH_O, "The text of a string ID, or None."},
-    {"strings", (PyCFunction)Core_strings, METH_NOARGS, "[(ID, text)] in definition order."},
-    {"module", (PyCFunction)Core_module, METH_O, "The name string ID of a module, or None."},
-    {"modules", (PyCFunction)Core_modules, METH_NOARGS,
-     "[(ID, name string ID)] in definition order."},
-    {"path", (PyCFunction)Core_path, METH_O,
-     "(id, caller, module, file, line, function, caller line offset, depth) or None."},
-    {"paths", (PyCFunction)Core_paths, METH_NOARGS, "Every path node, in definition order."},
-    {"stack", (PyCFunction)Core_stack, METH_VARARGS,
-     "stack(id, max_nodes): the path nodes from the leaf toward the root, at most max_nodes."},
-    {"stats", (PyCFunction)Core_stats, METH_O, "(id, nine counters) of a path, or None."},
-    {"counters", (PyCFunction)Core_counters, METH_NOARGS,
-     "[(id, nine counters)] of every path, the unknown path (0) first."},
-    {"snapshot", (PyCFunction)Core_snapshot, METH_NOARGS,
-     "[(id, nine counters)] of the paths with any."},
-    {"take_delta", (PyCFunction)Core_take_delta, METH_O,
-     "take_delta(lines) -> (path changes, line changes) since the previous call."},
-    {"line_cpu", (PyCFunction)Core_line_cpu, METH_NOARGS, "[(path, line offset, cpu, wall)]."},
-    {"line_alloc", (PyCFunction)Core_line_alloc, METH_NOARGS,
-     "[(path, line offset, count, bytes)] of the allocations per line, in first-seen order."},
-    {"totals", (PyCFunction)Core_totals, METH_NOARGS,
-     "(strings, modules, paths, nine summed counters, live bytes, live count)."},
-    {"leak_sites", (PyCFunction)Core_leak_sites, METH_NOARGS,
-     "[(path, count, bytes)] of the live allocations, largest first."},
-    {"heap", (PyCFunction)Core_heap, METH_NOARGS, "[(address, path, size)] of the live heap."},
-    {"take_definitions", (PyCFunction)Core_take_definitions, METH_NOARGS,
-     "Packed uint32 (type, ID) pairs of the definitions since the previous call."},
-    {"take_records", (PyCFunction)Core_take_records, METH_NOARGS,
-     "Record mode: the entries decoded since the previous call, as entry tuples."},
-    {"memory", (PyCFunction)Core_memory, METH_NOARGS, "Bytes of memory the core holds."},
+    CORE_METHOD(feed, METH_O,
+        "feed(data) -> (status, used): decode body bytes (0 more, 1 end marker, 2 rejected)."),
+    CORE_METHOD(pending, METH_NOARGS, "The kept bytes of the partial or rejected entry."),
+    CORE_METHOD(progress, METH_NOARGS, "(body bytes consumed by whole entries, entries decoded)."),
+    CORE_METHOD(definition_counts, METH_NOARGS,
+        "(string, module, path definitions, string characters) counted against the limits."),
+    CORE_METHOD(state, METH_NOARGS,
+        "(dangling, replaced, untracked allocations, untracked line CPU, live bytes, live "
+        "count, saturations, (warning codes in order), untracked allocations per line, paths "
+        "deeper than max_stack_depth)."),
+    CORE_METHOD(string, METH_O, "The text of a string ID, or None."),
+    CORE_METHOD(strings, METH_NOARGS, "[(ID, text)] in definition order."),
+    CORE_METHOD(module, METH_O, "The name string ID of a module, or None."),
+    CORE_METHOD(modules, METH_NOARGS, "[(ID, name string ID)] in definition order."),
+    CORE_METHOD(path, METH_O,
+        "(id, caller, module, file, line, function, caller line offset, depth) or None."),
+    CORE_METHOD(paths, METH_NOARGS, "Every path node, in definition order."),
+    CORE_METHOD(stack, METH_VARARGS,
+        "stack(id, max_nodes): the path nodes from the leaf toward the root, at most max_nodes."),
+    CORE_METHOD(stats, METH_O, "(id, nine counters) of a path, or None."),
+    CORE_METHOD(counters, METH_NOARGS,
+        "[(id, nine counters)] of every path, the unknown path (0) first."),
+    CORE_METHOD(snapshot, METH_NOARGS, "[(id, nine counters)] of the paths with any."),
+    CORE_METHOD(take_delta, METH_O,
+        "take_delta(lines) -> (path changes, line changes) since the previous call."),
+    CORE_METHOD(line_cpu, METH_NOARGS, "[(path, line offset, cpu, wall)]."),
+    CORE_METHOD(line_alloc, METH_NOARGS,
+        "[(path, line offset, count, bytes)] of the allocations per line, in first-seen order."),
+    CORE_METHOD(totals, METH_NOARGS,
+        "(strings, modules, paths, nine summed counters, live bytes, live count)."),
+    CORE_METHOD(leak_sites, METH_NOARGS,
+        "[(path, count, bytes)] of the live allocations, largest first."),
+    CORE_METHOD(heap, METH_NOARGS, "[(address, path, size)] of the live heap."),
+    CORE_METHOD(take_definitions, METH_NOARGS,
+        "Packed uint32 (type, ID) pairs of the definitions since the previous call."),
+    CORE_METHOD(take_records, METH_NOARGS,
+        "Record mode: the entries decoded since the previous call, as entry tuples."),
+    CORE_METHOD(memory, METH_NOARGS, "Bytes of memory the core holds."),
     {NULL, NULL, 0, NULL},
 };
 
@@ -636,6 +613,18 @@ static struct PyModuleDef module = {
     module_methods, NULL, NULL, NULL, NULL,
 };
 
+/* The module's integer constants: each is the core's BSP_<name>. */
+#define CONSTANT(name) {#name, BSP_##name}
+
+static const struct {
+    const char *name;
+    int value;
+} constants[] = {
+    CONSTANT(MORE), CONSTANT(END), CONSTANT(REJECT), CONSTANT(REDEFINED),
+    CONSTANT(WARN_HEAP_FULL), CONSTANT(WARN_LINES_FULL), CONSTANT(WARN_SATURATED),
+    CONSTANT(WARN_ALLOC_LINES_FULL), CONSTANT(WARN_DEEP_PATHS),
+};
+
 PyMODINIT_FUNC PyInit__bsprof(void)
 {
     if (PyType_Ready(&CoreType) < 0)
@@ -644,16 +633,10 @@ PyMODINIT_FUNC PyInit__bsprof(void)
     if (!m)
         return NULL;
     Py_INCREF(&CoreType);
-    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0 ||
-        PyModule_AddIntConstant(m, "MORE", BSP_MORE) < 0 ||
-        PyModule_AddIntConstant(m, "END", BSP_END) < 0 ||
-        PyModule_AddIntConstant(m, "REJECT", BSP_REJECT) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_HEAP_FULL", BSP_WARN_HEAP_FULL) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_LINES_FULL", BSP_WARN_LINES_FULL) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_SATURATED", BSP_WARN_SATURATED) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_ALLOC_LINES_FULL", BSP_WARN_ALLOC_LINES_FULL) < 0 ||
-        PyModule_AddIntConstant(m, "WARN_DEEP_PATHS", BSP_WARN_DEEP_PATHS) < 0 ||
-        PyModule_AddIntConstant(m, "REDEFINED", BSP_REDEFINED) < 0) {
+    int failed = PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0;
+    for (size_t i = 0; !failed && i < sizeof(constants) / sizeof(constants[0]); i++)
+        failed = PyModule_AddIntConstant(m, constants[i].name, constants[i].value) < 0;
+    if (failed) {
         Py_DECREF(&CoreType);
         Py_DECREF(m);
         return NULL;

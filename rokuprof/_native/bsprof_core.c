@@ -69,128 +69,81 @@ static inline size_t hash64(const hasher *h, uint64_t key, size_t mask)
     return (size_t)((h->a * (uint32_t)key + h->a2 * (key >> 32) + h->b) >> 32) & mask;
 }
 
-/* uint32 key (never 0) -> uint32 value. */
-typedef struct {
-    uint32_t key, value;
-} kv32;
+/* An open-addressing table t (fields cells, mask, count) of cap empty cells, cap a power of two;
+ * 0 when out of memory. */
+#define TABLE_INIT(t, cap)                                                                   \
+    table_init((void **)&(t)->cells, &(t)->mask, &(t)->count, (cap), sizeof(*(t)->cells))
 
-typedef struct {
-    kv32 *cells;
-    size_t mask; /* capacity - 1; capacity a power of two */
-    size_t count;
-} map32;
-
-/* uint64 key (never 0) -> uint32 value. */
-typedef struct {
-    uint64_t key;
-    uint32_t value;
-} kv64;
-
-typedef struct {
-    kv64 *cells;
-    size_t mask;
-    size_t count;
-} map64;
-
-static int map32_init(map32 *m, size_t cap)
+static int table_init(void **cells, size_t *mask, size_t *count, size_t cap, size_t elem)
 {
-    m->cells = calloc(cap, sizeof(kv32));
-    m->mask = cap - 1;
-    m->count = 0;
-    return m->cells != NULL;
+    *cells = calloc(cap, elem);
+    *mask = cap - 1;
+    *count = 0;
+    return *cells != NULL;
 }
 
-static inline uint32_t *map32_get(const map32 *m, uint32_t key, const hasher *hs)
-{
-    size_t i = hash32(hs, key, m->mask);
-    for (;;) {
-        kv32 *c = &m->cells[i];
-        if (c->key == key)
-            return &c->value;
-        if (c->key == 0)
-            return NULL;
-        i = (i + 1) & m->mask;
+/* DEFINE_MAP(map, kv, key_t, hash): an open-addressing map from a key_t (never 0) to a uint32
+ * value, linear probing, at most 7/10 full (doubling when it would be fuller). Declares the
+ * cell type kv, the map type and map_init, map_get (the value's address or NULL) and map_put
+ * (0 when out of memory). One definition for each key width, so both probe alike. */
+#define DEFINE_MAP(map, kv, key_t, hash)                                                      \
+    typedef struct {                                                                          \
+        key_t key;                                                                            \
+        uint32_t value;                                                                       \
+    } kv;                                                                                     \
+                                                                                              \
+    typedef struct {                                                                          \
+        kv *cells;                                                                            \
+        size_t mask; /* capacity - 1; capacity a power of two */                              \
+        size_t count;                                                                         \
+    } map;                                                                                    \
+                                                                                              \
+    static int map##_init(map *m, size_t cap) { return TABLE_INIT(m, cap); }                  \
+                                                                                              \
+    static inline uint32_t *map##_get(const map *m, key_t key, const hasher *hs)              \
+    {                                                                                         \
+        size_t i = hash(hs, key, m->mask);                                                    \
+        for (;;) {                                                                            \
+            kv *c = &m->cells[i];                                                             \
+            if (c->key == key)                                                                \
+                return &c->value;                                                             \
+            if (c->key == 0)                                                                  \
+                return NULL;                                                                  \
+            i = (i + 1) & m->mask;                                                            \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static int map##_put(map *m, key_t key, uint32_t value, const hasher *hs)                 \
+    {                                                                                         \
+        if ((m->count + 1) * 10 > (m->mask + 1) * 7) {                                        \
+            size_t cap = (m->mask + 1) * 2;                                                   \
+            kv *cells = calloc(cap, sizeof(kv));                                              \
+            if (!cells)                                                                       \
+                return 0;                                                                     \
+            for (size_t j = 0; j <= m->mask; j++) {                                           \
+                if (m->cells[j].key) {                                                        \
+                    size_t i = hash(hs, m->cells[j].key, (cap - 1));                          \
+                    while (cells[i].key)                                                      \
+                        i = (i + 1) & (cap - 1);                                              \
+                    cells[i] = m->cells[j];                                                   \
+                }                                                                             \
+            }                                                                                 \
+            free(m->cells);                                                                   \
+            m->cells = cells;                                                                 \
+            m->mask = cap - 1;                                                                \
+        }                                                                                     \
+        size_t i = hash(hs, key, m->mask);                                                    \
+        while (m->cells[i].key && m->cells[i].key != key)                                     \
+            i = (i + 1) & m->mask;                                                            \
+        if (!m->cells[i].key)                                                                 \
+            m->count++;                                                                       \
+        m->cells[i].key = key;                                                                \
+        m->cells[i].value = value;                                                            \
+        return 1;                                                                             \
     }
-}
 
-static int map32_put(map32 *m, uint32_t key, uint32_t value, const hasher *hs)
-{
-    if ((m->count + 1) * 10 > (m->mask + 1) * 7) {
-        size_t cap = (m->mask + 1) * 2;
-        kv32 *cells = calloc(cap, sizeof(kv32));
-        if (!cells)
-            return 0;
-        for (size_t j = 0; j <= m->mask; j++) {
-            if (m->cells[j].key) {
-                size_t i = hash32(hs, m->cells[j].key, (cap - 1));
-                while (cells[i].key)
-                    i = (i + 1) & (cap - 1);
-                cells[i] = m->cells[j];
-            }
-        }
-        free(m->cells);
-        m->cells = cells;
-        m->mask = cap - 1;
-    }
-    size_t i = hash32(hs, key, m->mask);
-    while (m->cells[i].key && m->cells[i].key != key)
-        i = (i + 1) & m->mask;
-    if (!m->cells[i].key)
-        m->count++;
-    m->cells[i].key = key;
-    m->cells[i].value = value;
-    return 1;
-}
-
-static int map64_init(map64 *m, size_t cap)
-{
-    m->cells = calloc(cap, sizeof(kv64));
-    m->mask = cap - 1;
-    m->count = 0;
-    return m->cells != NULL;
-}
-
-static inline uint32_t *map64_get(const map64 *m, uint64_t key, const hasher *hs)
-{
-    size_t i = hash64(hs, key, m->mask);
-    for (;;) {
-        kv64 *c = &m->cells[i];
-        if (c->key == key)
-            return &c->value;
-        if (c->key == 0)
-            return NULL;
-        i = (i + 1) & m->mask;
-    }
-}
-
-static int map64_put(map64 *m, uint64_t key, uint32_t value, const hasher *hs)
-{
-    if ((m->count + 1) * 10 > (m->mask + 1) * 7) {
-        size_t cap = (m->mask + 1) * 2;
-        kv64 *cells = calloc(cap, sizeof(kv64));
-        if (!cells)
-            return 0;
-        for (size_t j = 0; j <= m->mask; j++) {
-            if (m->cells[j].key) {
-                size_t i = hash64(hs, m->cells[j].key, (cap - 1));
-                while (cells[i].key)
-                    i = (i + 1) & (cap - 1);
-                cells[i] = m->cells[j];
-            }
-        }
-        free(m->cells);
-        m->cells = cells;
-        m->mask = cap - 1;
-    }
-    size_t i = hash64(hs, key, m->mask);
-    while (m->cells[i].key && m->cells[i].key != key)
-        i = (i + 1) & m->mask;
-    if (!m->cells[i].key)
-        m->count++;
-    m->cells[i].key = key;
-    m->cells[i].value = value;
-    return 1;
-}
+DEFINE_MAP(map32, kv32, uint32_t, hash32)
+DEFINE_MAP(map64, kv64, uint64_t, hash64)
 
 /* An index into records that hold their own keys: a cell is a record number + 1 (0 = empty),
  * so it costs 4 bytes per cell (linear probing, at most 7/10 full). Its user compares keys
@@ -201,13 +154,7 @@ typedef struct {
     size_t count;
 } index32;
 
-static int index32_init(index32 *x, size_t cap)
-{
-    x->cells = calloc(cap, sizeof(uint32_t));
-    x->mask = cap - 1;
-    x->count = 0;
-    return x->cells != NULL;
-}
+static int index32_init(index32 *x, size_t cap) { return TABLE_INIT(x, cap); }
 
 /* ---------------------------------------------------------------------------------------- */
 /* the live heap                                                                             */
@@ -228,11 +175,8 @@ typedef struct {
 
 static int heap_init(heap *h, size_t cap)
 {
-    h->cells = calloc(cap, sizeof(cell));
-    h->mask = cap - 1;
-    h->count = 0;
     h->has_zero = 0;
-    return h->cells != NULL;
+    return TABLE_INIT(h, cap);
 }
 
 static int heap_grow(heap *h, const hasher *hs)
@@ -882,6 +826,17 @@ size_t bsp_utf8_replace_length(const uint8_t *s, size_t n)
 enum { P_MORE, P_END, P_REJECT, P_NOMEM };
 
 /* A uint32 varint: 0 read, 1 cut short, 2 too long or over 32 bits. */
+/* ENTRY_READ(read): a read of the entry's fields (0 done, 1 the bytes end first, 2 malformed);
+ * when it fails, the entry is left at its start: cut (wait for more bytes) or bad (rejected). */
+#define ENTRY_READ(read)                                                                     \
+    do {                                                                                     \
+        int r_ = (read);                                                                     \
+        if (r_ == 1)                                                                         \
+            goto cut;                                                                        \
+        if (r_ == 2)                                                                         \
+            goto bad;                                                                        \
+    } while (0)
+
 static inline int read_u32(const uint8_t **pp, const uint8_t *end, uint32_t *out)
 {
     const uint8_t *p = *pp;
@@ -955,11 +910,7 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
             tag = (uint64_t)(p[0] & 0x7F) | (uint64_t)p[1] << 7;
             p += 2;
         } else {
-            int r = read_tag(&p, end, &tag);
-            if (r == 1)
-                goto cut;
-            if (r == 2)
-                goto bad;
+            ENTRY_READ(read_tag(&p, end, &tag));
         }
         switch (tag & 7) {
         case 3: { /* memory operation */
@@ -997,11 +948,7 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
             uint32_t count;
             if (tag >> 35)
                 goto bad;
-            int r = read_u32(&p, end, &count);
-            if (r == 1)
-                goto cut;
-            if (r == 2)
-                goto bad;
+            ENTRY_READ(read_u32(&p, end, &count));
             if (!apply_calls(c, (uint32_t)(tag >> 3), count))
                 goto nomem;
             break;
@@ -1067,11 +1014,7 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
             uint32_t name_id;
             if (id == 0 || id > 0xFFFFFFFFu)
                 goto bad;
-            int r = read_u32(&p, end, &name_id);
-            if (r == 1)
-                goto cut;
-            if (r == 2)
-                goto bad;
+            ENTRY_READ(read_u32(&p, end, &name_id));
             if (!definition_fits(c, 1, 0))
                 goto bad;
             c->defs[1]++;

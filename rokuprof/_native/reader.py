@@ -25,13 +25,18 @@ from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.errors import BsprofError, InvalidValue
 from rokuprof.bsprof.model import MODULE, PATH, STRING, Entry, Header, Limits
 from rokuprof.path_model import (
+    ALLOC_LINES_FULL_WARNING,
     DEEP_PATHS_WARNING,
+    HEAP_FULL_WARNING,
+    LINES_FULL_WARNING,
     RESERVED_STRINGS,
+    SATURATED_WARNING,
     Delta,
     PathNode,
     PathStats,
     Totals,
     fold_stack,
+    limit_warning,
 )
 
 
@@ -148,23 +153,20 @@ class NativeDecoder(Framing):
 
 
 _WARNINGS = {
-    _bsprof.WARN_HEAP_FULL: (
-        "live-heap tracking stopped at {limits.max_live_allocations} allocations (limit); "
-        "later allocations are counted but not tracked"
-    ),
-    _bsprof.WARN_LINES_FULL: (
-        "line-level CPU stopped at {limits.max_line_keys} (path, line) pairs (limit); "
-        "call-path totals are still complete"
-    ),
-    _bsprof.WARN_SATURATED: "a counter reached 2**64 - 1 and stays there (saturated)",
+    _bsprof.WARN_HEAP_FULL: HEAP_FULL_WARNING,
+    _bsprof.WARN_LINES_FULL: LINES_FULL_WARNING,
+    _bsprof.WARN_SATURATED: SATURATED_WARNING,
     _bsprof.WARN_DEEP_PATHS: DEEP_PATHS_WARNING,
-    _bsprof.WARN_ALLOC_LINES_FULL: (
-        "allocations per line stopped at {limits.max_line_keys} (path, line) pairs (limit); "
-        "call-path totals are still complete"
-    ),
+    _bsprof.WARN_ALLOC_LINES_FULL: ALLOC_LINES_FULL_WARNING,
 }
 
 _UNBOUNDED = 2**64 - 1
+
+
+def _state_field(position: int, doc: str | None = None) -> property:
+    """A read-only attribute of :class:`NativeTables`: one scalar of the core's ``state()``."""
+    return property(lambda self: self._core.state()[position], doc=doc)
+
 
 #: Bounds of the caches of decoded strings and built stacks (cleared when full).
 STRING_CACHE = 65_536
@@ -355,45 +357,24 @@ class NativeTables:
 
     # -- the plain attributes of ProfileTables -----------------------------------------------
 
-    @property
-    def live_bytes(self) -> int:
-        return self._core.state()[4]
-
-    @property
-    def dangling(self) -> int:
-        return self._core.state()[0]
-
-    @property
-    def replaced_allocations(self) -> int:
-        return self._core.state()[1]
-
-    @property
-    def untracked_allocations(self) -> int:
-        return self._core.state()[2]
-
-    @property
-    def untracked_line_cpu(self) -> int:
-        return self._core.state()[3]
-
-    @property
-    def untracked_line_allocs(self) -> int:
-        """Allocations whose line was not kept (the allocation-line table was full)."""
-        return self._core.state()[8]
-
-    @property
-    def saturated(self) -> int:
-        return self._core.state()[6]
+    # Each of these is its position in the tuple Core.state() returns (_bsprof.c says which).
+    dangling = _state_field(0)
+    replaced_allocations = _state_field(1)
+    untracked_allocations = _state_field(2)
+    untracked_line_cpu = _state_field(3)
+    live_bytes = _state_field(4)
+    saturated = _state_field(6)
+    untracked_line_allocs = _state_field(
+        8, "Allocations whose line was not kept (the allocation-line table was full)."
+    )
+    deep_paths = _state_field(
+        9, "Paths defined deeper than ``limits.max_stack_depth`` frames (their stacks fold)."
+    )
 
     @property
     def warnings(self) -> list[str]:
         codes = self._core.state()[7]
-        leaf = self.limits.max_stack_depth - 1
-        return [_WARNINGS[code].format(limits=self.limits, leaf=leaf) for code in codes if code]
-
-    @property
-    def deep_paths(self) -> int:
-        """Paths defined deeper than ``limits.max_stack_depth`` frames (their stacks fold)."""
-        return self._core.state()[9]
+        return [limit_warning(_WARNINGS[code], self.limits) for code in codes if code]
 
     def memory(self) -> int:
         """Bytes the native tables and buffers hold."""

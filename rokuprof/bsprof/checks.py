@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from rokuprof.bsprof.errors import BadMagic, LimitExceeded
 from rokuprof.bsprof.model import MAGIC, MODULE, PATH, STRING, SUPPORTED_MAJOR, Header, Limits
 
@@ -23,24 +25,12 @@ def header_size_error(header_size: int, limits: Limits) -> LimitExceeded | None:
 
 
 def header_from_fields(c) -> Header:
-    """Build a :class:`Header` from parsed grammar fields."""
-    return Header(
-        major=c.major,
-        minor=c.minor,
-        patch=c.patch,
-        header_size=c.header_size,
-        requested_sample_ratio=c.requested_sample_ratio,
-        actual_sample_ratio=c.actual_sample_ratio,
-        line_data=bool(c.line_data),
-        memory_ops=bool(c.memory_ops),
-        start_ms=c.start_ms,
-        target_name=c.target_name,
-        supplemental=c.supplemental,
-        target_version=c.target_version,
-        vendor=c.vendor,
-        model=c.model,
-        firmware=c.firmware,
-    )
+    """Build a :class:`Header` from parsed grammar fields, which have its fields' names (its
+    two flags are numbers there)."""
+    values = {f.name: getattr(c, f.name) for f in fields(Header)}
+    values["line_data"] = bool(c.line_data)
+    values["memory_ops"] = bool(c.memory_ops)
+    return Header(**values)
 
 
 def version_warning(header: Header) -> str | None:

@@ -76,6 +76,10 @@ class Reading:
         return json.dumps(self.to_json(), separators=(", ", ": ")) + "\n"
 
 
+#: The fields of :class:`VitalsState` that sum up a run (``session.json``'s ``"vitals"``).
+_SUMMARY = ("source", "readings", "max_cpu_percent", "max_mem_bytes", "unavailable")
+
+
 @dataclass
 class VitalsState:
     """Where to ask for vitals, when, and what a run's answers sum up to."""
@@ -151,13 +155,7 @@ class VitalsState:
 
     def summary(self) -> dict[str, object]:
         """``session.json``'s ``"vitals"``."""
-        return {
-            "source": self.source,
-            "readings": self.readings,
-            "max_cpu_percent": self.max_cpu_percent,
-            "max_mem_bytes": self.max_mem_bytes,
-            "unavailable": self.unavailable,
-        }
+        return {name: getattr(self, name) for name in _SUMMARY}
 
 
 @dataclass

@@ -37,6 +37,7 @@ from rokuprof.export_names import DIFF_FIGURES as METRICS  # their home: export_
 from rokuprof.export_names import SORT_KEYS as SORT_KEYS
 
 FunctionKey = tuple[str, str, str]  # (module, function, file)
+KEY_FIELDS = ("module", "function", "file")  # a FunctionKey's parts, by name
 
 #: The figures a function's own code accounts for: what ranks the functions.
 SELF_METRICS = ("self_wall", "self_cpu", "calls", "self_alloc_bytes", "self_live_bytes")
@@ -79,22 +80,23 @@ def function_figures(inp: ExportInput) -> dict[FunctionKey, Figures]:
             k = keys[(thread, frame)] = function_key(inp, thread, frame)
         return k
 
+    def figures(k: FunctionKey) -> Figures:
+        f = out.get(k)
+        if f is None:
+            f = out[k] = Figures()
+        return f
+
     for p in inp.paths:
         if not p.frames:
             continue
-        leaf = key(p.thread, p.frames[0])
-        f = out.get(leaf)
-        if f is None:
-            f = out[leaf] = Figures()
+        f = figures(key(p.thread, p.frames[0]))
         f.self_wall += p.wall
         f.self_cpu += p.cpu
         f.calls += p.calls
         f.self_alloc_bytes += p.alloc_bytes
         f.self_live_bytes += p.live_bytes
         for k in {key(p.thread, frame) for frame in p.frames}:
-            f = out.get(k)
-            if f is None:
-                f = out[k] = Figures()
+            f = figures(k)
             f.total_wall += p.wall
             f.total_cpu += p.cpu
             f.total_alloc_bytes += p.alloc_bytes
@@ -117,17 +119,12 @@ class RunSide:
     functions: int
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "app": self.app,
-            "app_version": self.app_version,
-            "status": self.status,
-            "problem": self.problem,
-            "seconds": round(self.seconds, 6),  # a float32 footer time: 45.12, not 45.119999
-            "timing": self.timing,
-            "wall_unit": self.wall_unit,
-            "functions": self.functions,
-            "totals": {m: plain_number(self.totals.get(m)) for m in SELF_METRICS},
-        }
+        """Every field as it is, in field order, but the run length rounded and the totals
+        (last) as their self figures."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "totals"}
+        out["seconds"] = round(self.seconds, 6)  # a float32 footer time: 45.12, not 45.119999
+        out["totals"] = {m: plain_number(self.totals.get(m)) for m in SELF_METRICS}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +169,7 @@ class FunctionDiff:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "module": self.module,
-            "function": self.function,
-            "file": self.file,
+            **dict(zip(KEY_FIELDS, self.key, strict=True)),
             "status": self.status,
             "score": round(self.score, 6),
             "self_wall_growth_pct": growth_pct(self.growth()),

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from rokuprof.export.interning import Interner
 from rokuprof.path_model import PathNode
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
@@ -152,18 +153,12 @@ def function_key(inp: ExportInput, thread: int, frame: int) -> tuple[str, str, s
     return (inp.threads.get(thread, f"<module {thread}>"), f.function, f.file)
 
 
-class _Frames:
-    def __init__(self) -> None:
-        self.frames: list[Frame] = []
-        self._ids: dict[Frame, int] = {}
-        self._of_node: dict[tuple[int, int, int], int] = {}  # string IDs and line -> frame
+class _Frames(Interner[Frame]):
+    __slots__ = ("_of_node",)
 
-    def id(self, frame: Frame) -> int:
-        fid = self._ids.get(frame)
-        if fid is None:
-            fid = self._ids[frame] = len(self.frames)
-            self.frames.append(frame)
-        return fid
+    def __init__(self) -> None:
+        super().__init__()
+        self._of_node: dict[tuple[int, int, int], int] = {}  # string IDs and line -> frame
 
     def node_id(self, tables: ProfileTables, node: PathNode) -> int:
         """The frame of a path element, its names looked up once per (function, file, line)."""
@@ -389,7 +384,7 @@ def build_input(
         line_data=bool(header and header.line_data),
         memory_ops=bool(header and header.memory_ops),
     )
-    return ExportInput(run, threads, frames.frames, paths, timeline, summary, reader, settings)
+    return ExportInput(run, threads, frames.items, paths, timeline, summary, reader, settings)
 
 
 def input_from_bytes(data: bytes, **converter_options) -> ExportInput:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 
+from rokuprof.export.interning import Interner
 from rokuprof.export.model import ExportInput
 from rokuprof.export.protobuf import (
     bytes_field,
@@ -38,19 +39,6 @@ _TIME_NANOS, _DURATION_NANOS, _PERIOD_TYPE, _PERIOD, _COMMENT, _DEFAULT_SAMPLE_T
 MAPPING_ID = 1
 
 
-class _Strings:
-    def __init__(self) -> None:
-        self.table: list[str] = [""]
-        self._ids: dict[str, int] = {"": 0}
-
-    def __call__(self, text: str) -> int:
-        sid = self._ids.get(text)
-        if sid is None:
-            sid = self._ids[text] = len(self.table)
-            self.table.append(text)
-        return sid
-
-
 def sample_types(inp: ExportInput) -> list[tuple[str, str]]:
     return [
         ("cpu", "operations"),
@@ -69,7 +57,8 @@ def export(inp: ExportInput) -> bytes:
 
 def encode(inp: ExportInput) -> bytes:
     """The uncompressed protobuf message."""
-    s = _Strings()
+    strings = Interner([""])  # pprof's string table: "" first, at index 0
+    s = strings.id
     out = bytearray()
     types = sample_types(inp)
     for name, unit in types:
@@ -146,8 +135,8 @@ def encode(inp: ExportInput) -> bytes:
     out += int_field(_PERIOD, 1)
     out += int_field(_COMMENT, comment)
     out += int_field(_DEFAULT_SAMPLE_TYPE, s("wall"))
-    strings = b"".join(string_field(_STRING_TABLE, text) for text in s.table)
-    return strings + bytes(out)
+    table = b"".join(string_field(_STRING_TABLE, text) for text in strings.items)
+    return table + bytes(out)
 
 
 def _by_line(p) -> dict[int, list[int]]:

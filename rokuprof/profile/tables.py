@@ -59,10 +59,15 @@ from array import array
 from rokuprof.bsprof.model import Entry, Limits
 from rokuprof.path_model import (
     ALLOC_BYTES,
+    ALLOC_LINES_FULL_WARNING,
     ALLOCS,
     DEEP_PATHS_WARNING,
+    HEAP_FULL_WARNING,
+    LINES_FULL_WARNING,
+    SATURATED_WARNING,
     UNKNOWN_PATH,
     PathNode,
+    limit_warning,
 )
 from rokuprof.profile.table_reads import (
     _D,
@@ -178,7 +183,7 @@ class ProfileTables(TableReads):
                             self.replaced_allocations += 1
                         elif may_fill and len(heap) > max_live:
                             del heap[addr]
-                            self._heap_full()
+                            self._over_limit("untracked_allocations", HEAP_FULL_WARNING)
                         else:
                             live += size
                     else:
@@ -240,7 +245,7 @@ class ProfileTables(TableReads):
         j = self._line_at.get(key)
         if j is None:
             if len(self._line_keys) >= self.limits.max_line_keys:
-                self._line_table_full()
+                self._over_limit("untracked_line_cpu", LINES_FULL_WARNING)
                 return None
             j = self._line_at[key] = len(self._lines)
             self._line_keys.append(key)
@@ -332,7 +337,7 @@ class ProfileTables(TableReads):
             self.replaced_allocations += 1
             return size - (old & 0xFFFFFFFF)
         if len(heap) >= self.limits.max_live_allocations:
-            self._heap_full()
+            self._over_limit("untracked_allocations", HEAP_FULL_WARNING)
             return 0
         heap[addr] = size
         return size
@@ -342,38 +347,26 @@ class ProfileTables(TableReads):
         that would pass 2**64 - 1 stops there."""
         if not (self._hot or self._hot_lines or self._hot_alloc_lines or self._stray_alloc_lines):
             return
-        counts, changed = self._counts, self._changed
+        counts, changed, add = self._counts, self._changed, self._add_saturating
         for row in self._hot.values():
             b = row[10]
             for k in range(_N):
                 if row[k]:
                     changed[b] = 1
-                    try:
-                        counts[b + k] += row[k]
-                    except OverflowError:
-                        counts[b + k] = _U64
-                        self._saturated()
+                    add(counts, b + k, row[k])
         values, flags = self._lines, self._line_changed
         for row in self._hot_lines.values():
             j = row[2]
             for i in (0, 1):
                 if row[i]:
                     flags[j] = 1
-                    try:
-                        values[j + i] += row[i]
-                    except OverflowError:
-                        values[j + i] = _U64
-                        self._saturated()
+                    add(values, j + i, row[i])
         for row in self._hot_alloc_lines.values():  # the path's allocation counters
             b = row[4]
             if row[0]:
                 changed[b] = 1
                 for k in (ALLOCS, ALLOC_BYTES):
-                    try:
-                        counts[b + k] += row[k - ALLOCS]
-                    except OverflowError:
-                        counts[b + k] = _U64
-                        self._saturated()
+                    add(counts, b + k, row[k - ALLOCS])
         values = self._alloc_lines
         for row in (*self._hot_alloc_lines.values(), *self._stray_alloc_lines.values()):
             j = row[2]
@@ -382,54 +375,38 @@ class ProfileTables(TableReads):
                 continue
             for i in (0, 1):
                 if row[i]:
-                    try:
-                        values[j + i] += row[i]
-                    except OverflowError:
-                        values[j + i] = _U64
-                        self._saturated()
+                    add(values, j + i, row[i])
         self._hot.clear()
         self._hot_lines.clear()
         self._hot_alloc_lines.clear()
         self._stray_alloc_lines.clear()
 
-    def _saturated(self) -> None:
-        if not self.saturated:
-            self.warnings.append("a counter reached 2**64 - 1 and stays there (saturated)")
-        self.saturated += 1
+    def _add_saturating(self, column: array, i: int, value: int) -> None:
+        """Add to a uint64 column; a sum past 2**64 - 1 stays there (and is counted)."""
+        try:
+            column[i] += value
+        except OverflowError:
+            column[i] = _U64
+            self._over_limit("saturated", SATURATED_WARNING)
 
-    def _deep_path(self) -> None:
-        if not self.deep_paths:
-            limits = self.limits
-            self.warnings.append(
-                DEEP_PATHS_WARNING.format(limits=limits, leaf=limits.max_stack_depth - 1)
-            )
-        self.deep_paths += 1
+    def _first_warning(self, count: int, template: str) -> None:
+        """Give a limit's warning (a template of :mod:`rokuprof.path_model`) when ``count``, what
+        that limit has cost so far, is still 0."""
+        if not count:
+            self.warnings.append(limit_warning(template, self.limits))
 
-    def _heap_full(self) -> None:
-        if not self.untracked_allocations:
-            self.warnings.append(
-                f"live-heap tracking stopped at {self.limits.max_live_allocations} allocations "
-                "(limit); later allocations are counted but not tracked"
-            )
-        self.untracked_allocations += 1
-
-    def _line_table_full(self) -> None:
-        if not self.untracked_line_cpu:
-            self.warnings.append(
-                f"line-level CPU stopped at {self.limits.max_line_keys} (path, line) pairs "
-                "(limit); call-path totals are still complete"
-            )
-        self.untracked_line_cpu += 1
+    def _over_limit(self, counter: str, template: str) -> None:
+        """Count one more of what a limit costs (the attribute ``counter``: saturations, deep
+        paths, untracked allocations or line CPU), warning the first time."""
+        count = getattr(self, counter)
+        self._first_warning(count, template)
+        setattr(self, counter, count + 1)
 
     def _alloc_line_table_full(self) -> int:
         """Warn once that the allocation-line table is full; -1, the slot of a line not kept
         (:meth:`_sync` counts its allocations as untracked)."""
-        if not self._alloc_lines_full:
-            self._alloc_lines_full = True
-            self.warnings.append(
-                f"allocations per line stopped at {self.limits.max_line_keys} (path, line) pairs "
-                "(limit); call-path totals are still complete"
-            )
+        self._first_warning(self._alloc_lines_full, ALLOC_LINES_FULL_WARNING)
+        self._alloc_lines_full = True
         return -1
 
     @property
@@ -455,7 +432,7 @@ class ProfileTables(TableReads):
         b = self._at.get(pid)
         if b is None:
             if depth >= self.limits.max_stack_depth:
-                self._deep_path()
+                self._over_limit("deep_paths", DEEP_PATHS_WARNING)
             self._at[pid] = len(self._counts)
             defs.extend(row)
             self._counts.extend(_ZEROS)

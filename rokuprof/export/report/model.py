@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from rokuprof import __version__
+from rokuprof.export.interning import Interner
 from rokuprof.export.model import IDLE, ExportInput
 from rokuprof.export.report.cold import (
     COLD_SHARE,
@@ -57,20 +58,9 @@ MEMORY_COLUMNS = ("allocCount", "allocBytes", "frees", "reallocs", "freedBytes")
 MAX_MEMORY_ROWS = 25_000
 
 
-class StringTable:
-    """The model's ``strings``: each text once, referred to by its index (``id``). Given an
-    existing list, it interns into it (a diff page adds A's names to B's model)."""
-
-    def __init__(self, items: list[str] | None = None) -> None:
-        self.items: list[str] = [] if items is None else items
-        self._ids: dict[str, int] = {text: i for i, text in enumerate(self.items)}
-
-    def id(self, text: str) -> int:
-        i = self._ids.get(text)
-        if i is None:
-            i = self._ids[text] = len(self.items)
-            self.items.append(text)
-        return i
+#: The model's ``strings``: each text once, referred to by its index (``id``). Given an existing
+#: list, it interns into it (a diff page adds A's names to B's model).
+StringTable = Interner[str]
 
 
 def _number(value: float | None) -> float | None:
