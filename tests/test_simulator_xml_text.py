@@ -24,4 +24,3 @@ def test_a_parser_reads_back_what_was_written(content: str, attribute: str) -> N
     assert element.get("id") == attribute
     # In content, a parser folds line ends to \n (XML 1.0 §2.11); nothing else changes.
     assert (element.text or "") == content.replace("\r\n", "\n").replace("\r", "\n")
-
