@@ -22,7 +22,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 #: Everything here goes through typer's public names (``typer``, ``typer.core``) and click's
 #: public hooks (``get_params``, ``collect_usage_pieces``, ``format_options``, ``main`` with
-#: ``standalone_mode=False``); tests/test_architecture.py holds that nothing private is used.
+#: ``standalone_mode=False``); tests/test_cli_public_api.py holds that nothing private is used.
 
 
 def _type_placeholder(param: TyperOption) -> str:
