@@ -31,10 +31,11 @@ import math
 from collections.abc import Iterator
 
 from rokuprof import __version__
-from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.model import ExportInput
 from rokuprof.export.names import JsonWriter, drawn, dumps
 from rokuprof.export.threadclock import ThreadClock, cpu_shares
 from rokuprof.export.walk import OPEN, frame_events, slot_us, stack_cpu_rates
+from rokuprof.timeline import IDLE
 
 PID = 1
 CATEGORY = "brightscript"

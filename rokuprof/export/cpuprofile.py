@@ -31,9 +31,10 @@ import re
 from collections.abc import Iterator
 
 from rokuprof.export.calltree import CallTree
-from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.model import ExportInput
 from rokuprof.export.names import JsonWriter, drawn, dumps
 from rokuprof.export.walk import samples_in_order, slot_us
+from rokuprof.timeline import IDLE
 
 #: The most characters of a thread's name kept in a file name.
 FILE_PART_LIMIT = 64

@@ -6,9 +6,11 @@
 * **call paths** with their exact counters, straight from the profile tables (the numbers
   ``inspect`` adds up per function), the live heap at the end per allocating path, and the
   line-level CPU of each path's leaf;
-* **the timeline**: the 101 Hz synthetic samples of the Sentry chunks the same converter lays out,
-  read back from those chunks, so that every timeline view shows exactly what the chunks show;
-  plus the live-heap values the chunks carry.
+* **the timeline** (:class:`~rokuprof.timeline.Timeline`): the 101 Hz synthetic samples the same
+  converter lays out for its Sentry chunks, built from the placed windows with no chunk written
+  (:meth:`OfflineConverter.layouts`), so that every timeline view shows exactly what the chunks
+  show, for the whole run (the Sentry byte budgets bound what is sent, not the timeline); plus
+  the live-heap values the chunks carry.
 
 Frames are deduplicated by ``(function, file, definition line)``; a call path's thread is the
 executable module of its root, as in the chunks. Pure: no I/O, no clock.
@@ -16,7 +18,6 @@ executable module of its root, as in the chunks. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -25,13 +26,24 @@ from rokuprof.export.interning import Interner
 from rokuprof.path_model import PathNode
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
-from rokuprof.sentry.assemble import HEAP_MEASUREMENT, Chunk, Layout
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
 from rokuprof.sentry.sampling import WALL_UNITS
 from rokuprof.sentry.settings import ChunkSettings
+from rokuprof.timeline import IDLE, Timeline, TimelineBuilder
 
-#: Stack index of an idle sample in :attr:`Timeline.stacks`.
-IDLE = 0
+__all__ = [
+    "IDLE",
+    "WALL_UNIT_NAMES",
+    "CallPath",
+    "ExportInput",
+    "Frame",
+    "RunInfo",
+    "Timeline",
+    "build_input",
+    "frame_label",
+    "function_key",
+    "input_from_bytes",
+]
 
 WALL_UNIT_NAMES = {"ns": "nanoseconds", "us": "microseconds", "ms": "milliseconds", "s": "seconds"}
 
@@ -63,31 +75,6 @@ class CallPath:
     live_bytes: int = 0
     line_cpu: tuple[tuple[int, int, int], ...] = ()  # (source line, cpu, wall) of the leaf
     line_alloc: tuple[tuple[int, int, int], ...] = ()  # (source line, count, bytes) of the leaf
-
-
-@dataclass
-class Timeline:
-    """The synthetic samples: per thread, runs of equal stacks on a grid of ``1/hz`` slots."""
-
-    hz: int
-    origin: float | None  # epoch seconds of slot 0 (the run start); None without a header
-    stacks: list[tuple[int, ...]] = field(default_factory=lambda: [()])  # frame indexes, leaf first
-    runs: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)  # thread -> runs
-    heap: list[tuple[int, int]] = field(default_factory=list)  # (slot, live bytes)
-    #: memory operations by when they arrived: (slot, call path ID -> the differences of
-    #: :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS`), slots increasing, on the live heap's steps
-    memory: list[tuple[int, dict[int, list[int]]]] = field(default_factory=list)
-
-    @property
-    def period_us(self) -> float:
-        return 1e6 / self.hz
-
-    def last_slot(self) -> int:
-        """One past the last sample of any thread (0 when there are none)."""
-        return max((r[-1][0] + r[-1][2] for r in self.runs.values() if r), default=0)
-
-    def samples(self, thread: int) -> int:
-        return sum(n for _, _, n in self.runs.get(thread, ()))
 
 
 @dataclass
@@ -184,129 +171,6 @@ def _call_lines(stack: tuple[PathNode, ...]) -> tuple[int, ...]:
     return tuple(lines)
 
 
-class _TimelineReader:
-    """Reads the samples of Sentry chunks back into per-thread runs: from the layout the
-    builder placed them by (:class:`~rokuprof.sentry.assemble.Layout`, run by run) when the chunk
-    has one, else from its JSON, sample by sample; both give the same timeline."""
-
-    def __init__(
-        self, timeline: Timeline, frames: _Frames, threads: dict[int, str], tables: ProfileTables
-    ) -> None:
-        self.t = timeline
-        self.frames = frames
-        self.threads = threads
-        self.tables = tables
-        self._stack_ids: dict[tuple[int, ...], int] = {(): IDLE}
-        self._path_stacks: dict[int, int] = {IDLE: IDLE}
-
-    def add(self, chunk: Chunk) -> None:
-        if chunk.layout is not None:
-            self._add_layout(chunk.layout)
-        else:
-            self._add_json(chunk)
-
-    def _stack_id(self, key: tuple[int, ...]) -> int:
-        sid = self._stack_ids.get(key)
-        if sid is None:
-            sid = self._stack_ids[key] = len(self.t.stacks)
-            self.t.stacks.append(key)
-        return sid
-
-    def _path_stack(self, path: int) -> int:
-        sid = self._path_stacks.get(path)
-        if sid is None:
-            tables = self.tables
-            key = tuple(self.frames.node_id(tables, node) for node in tables.stack(path))
-            sid = self._path_stacks[path] = self._stack_id(key)
-        return sid
-
-    def _add_run(self, thread: int, slot: int, sid: int, n: int) -> None:
-        lane = self.t.runs.get(thread)
-        if lane is None:
-            lane = self.t.runs[thread] = []
-        if lane:
-            first, last_sid, count = lane[-1]
-            if last_sid == sid and first + count == slot:
-                lane[-1] = (first, sid, count + n)
-                return
-        lane.append((slot, sid, n))
-
-    def _add_layout(self, layout: Layout) -> None:
-        t = self.t
-        assert t.origin is not None
-        origin, hz = t.origin, t.hz
-        base, step = layout.origin, layout.hz
-
-        def read_back(slot: int) -> int:  # as a reader of the JSON reads the sample's slot
-            return round((base + slot / step - origin) * hz)
-
-        shift = (base - origin) * hz
-        exact = step == hz and abs(shift - round(shift)) < 0.01  # every slot moves alike
-        # Number frames, stacks and threads in the order the chunk's JSON has them: stacks by
-        # their first sample (time, then thread ID as text), threads by their ID as text,
-        # lanes by their first sample.
-        first_use: dict[int, tuple[int, str]] = {}
-        for module, runs in layout.threads:
-            tid = str(module)
-            for slot, path, _ in runs:
-                seen = first_use.get(path)
-                if seen is None or (slot, tid) < seen:
-                    first_use[path] = (slot, tid)
-        for path in sorted(first_use, key=lambda path: (*first_use[path], path)):
-            self._path_stack(path)
-        for module, _ in sorted(layout.threads, key=lambda thread: str(thread[0])):
-            self.threads.setdefault(module, self.tables.module_name(module))
-        lanes = sorted((t for t in layout.threads if t[1]), key=lambda t: (t[1][0][0], str(t[0])))
-        for module, runs in lanes:
-            for slot, path, n in runs:
-                sid = self._path_stack(path)
-                if exact:
-                    self._add_run(module, slot + round(shift), sid, n)
-                else:
-                    for i in range(n):
-                        self._add_run(module, read_back(slot + i), sid, 1)
-        t.heap.extend((read_back(slot), value) for slot, value in layout.heap)
-
-    def _add_json(self, chunk: Chunk) -> None:
-        t = self.t
-        assert t.origin is not None
-        payload = chunk.payload
-        profile = payload["profile"]
-        frame_ids = [
-            self.frames.id(Frame(f.get("function", ""), f.get("abs_path", ""), f.get("lineno", 0)))
-            for f in profile["frames"]
-        ]
-        stack_ids = [self._stack_id(tuple(frame_ids[i] for i in s)) for s in profile["stacks"]]
-        for tid, meta in profile["thread_metadata"].items():
-            self.threads.setdefault(int(tid), meta.get("name", tid))
-        origin, hz = t.origin, t.hz
-        for s in profile["samples"]:
-            slot = round((s["timestamp"] - origin) * hz)
-            self._add_run(int(s["thread_id"]), slot, stack_ids[s["stack_id"]], 1)
-        heap = payload.get("measurements", {}).get(HEAP_MEASUREMENT)
-        if heap:
-            t.heap.extend(
-                (round((v["timestamp"] - origin) * hz), v["value"]) for v in heap["values"]
-            )
-
-
-def _memory_buckets(timeline: Timeline, converter: OfflineConverter) -> None:
-    """The converter's memory operations per slice on the timeline's slots, where the chunk
-    builder puts the live heap of the same slice (its slot: the arrival's, never earlier than the
-    previous one's); slices that land on one slot are one bucket."""
-    assert timeline.origin is not None
-    origin, hz, last = timeline.origin, timeline.hz, 0
-    for at, ops in converter.memory_ops():
-        slot = last = max(last, math.floor((at - origin) * hz + 1e-6))
-        if timeline.memory and timeline.memory[-1][0] == slot:
-            into = timeline.memory[-1][1]
-            for path, row in ops.items():
-                old = into.get(path)
-                into[path] = row if old is None else [a + b for a, b in zip(old, row, strict=True)]
-        else:
-            timeline.memory.append((slot, ops))
-
-
 def build_input(
     converter: OfflineConverter, *, progress: Callable[[int, int], None] | None = None
 ) -> ExportInput:
@@ -317,19 +181,19 @@ def build_input(
     tables = reader.tables
     settings = converter.settings
     frames = _Frames()
-    threads: dict[int, str] = {}
-    timeline = Timeline(settings.hz, None)
-    reading = _TimelineReader(timeline, frames, threads, tables)
-    for chunk in converter.chunks(progress):
-        if timeline.origin is None:
-            assert reader.header is not None  # no header, no chunks
-            timeline.origin = reader.header.start_ms / 1000
-        reading.add(chunk)
-    del reading  # its per-path stack map is as large as the paths: gone before they are built
     header = reader.header
+    origin = header.start_ms / 1000 if header is not None else None
+
+    def stack_of(path: int) -> tuple[int, ...]:
+        return tuple(frames.node_id(tables, node) for node in tables.stack(path))
+
+    building = TimelineBuilder(settings.hz, origin, stack_of, tables.module_name)
+    for layout in converter.layouts(progress):
+        building.add_window(layout.threads, layout.heap)
     if header is not None:
-        timeline.origin = header.start_ms / 1000
-        _memory_buckets(timeline, converter)
+        building.add_memory(converter.memory_ops())
+    threads = building.threads
+    timeline = building.release()  # the per-path stack map goes before the paths are built
     summary = converter.summary
     assert summary is not None
 

@@ -13,7 +13,7 @@ their file and line, and samples their thread (``samples_tid``, param ``has_samp
 from __future__ import annotations
 
 from rokuprof.export.calltree import CallTree
-from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.model import ExportInput
 from rokuprof.export.names import drawn
 from rokuprof.export.protobuf import (
     bytes_field,
@@ -24,6 +24,7 @@ from rokuprof.export.protobuf import (
     required_int_field,
     string_field,
 )
+from rokuprof.timeline import IDLE
 
 # nflxprofile.Profile fields
 _START_TIME, _END_TIME, _SAMPLES, _TIME_DELTAS, _NODES, _TITLE, _PARAMS, _SAMPLES_TID = (

@@ -25,13 +25,14 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from rokuprof.export.model import IDLE, ExportInput, Frame
+from rokuprof.export.model import ExportInput, Frame
 from rokuprof.sentry.assemble import CLIENT_SDK, HEAP_MEASUREMENT, PLATFORM
 from rokuprof.sentry.envelope import Envelope, EnvelopeItem
 from rokuprof.sentry.frames import is_in_app, module_name, release_name, split_scheme
 from rokuprof.sentry.validate import Problem
 from rokuprof.sentry.validate_v1 import validate_profile_v1, validate_transaction_v1
 from rokuprof.timefmt import utc_iso
+from rokuprof.timeline import IDLE
 
 SEGMENT_SLOTS = 3029  # 29.99 s at 101 Hz: under Relay's 30 s limit for a V1 profile
 OS_NAME = "Roku OS"

@@ -9,8 +9,9 @@ stands still while it is idle; between two times it advances in proportion to th
 
 from __future__ import annotations
 
-from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.model import ExportInput
 from rokuprof.export.walk import stack_cpu_rates
+from rokuprof.timeline import IDLE
 
 
 def cpu_shares(inp: ExportInput) -> dict[tuple[int, int], float]:

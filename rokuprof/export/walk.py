@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rokuprof.export.model import IDLE, ExportInput, Timeline
+from rokuprof.export.model import ExportInput
+from rokuprof.timeline import IDLE, Timeline
 
 OPEN, CLOSE = "O", "C"
 

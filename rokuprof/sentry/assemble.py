@@ -16,8 +16,8 @@ from rokuprof import __version__
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
 from rokuprof.sentry.frames import FRAME_TEXT_LIMIT, FrameName, FrameTable
-from rokuprof.sentry.timeline import IDLE
 from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
+from rokuprof.timeline.lane import IDLE
 
 PLATFORM = "brightscript"
 CLIENT_SDK = {"name": "rokuprof", "version": __version__}
@@ -40,7 +40,7 @@ def new_uuid() -> str:
 @dataclass(frozen=True)
 class Layout:
     """A chunk's samples as the builder placed them: per thread (module ID) runs of
-    ``(slot, path, count)`` (path :data:`~rokuprof.sentry.timeline.IDLE` for idle samples; a
+    ``(slot, path, count)`` (path :data:`~rokuprof.timeline.lane.IDLE` for idle samples; a
     sample's timestamp is ``origin + slot / hz``), and the heap values ``(slot, bytes)``."""
 
     origin: float

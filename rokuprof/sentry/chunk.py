@@ -81,6 +81,7 @@ from rokuprof.sentry.assemble import (
     Chunk,
     Group,
     Head,
+    Layout,
     Written,
     estimate_bytes,
     new_uuid,
@@ -94,7 +95,7 @@ from rokuprof.sentry.settings import (
     ChunkSettings,
 )
 from rokuprof.sentry.side_measurements import Measure, SideValues
-from rokuprof.sentry.timeline import Lane
+from rokuprof.timeline.lane import IDLE, Lane
 
 #: Names a chunk's users import from here; each has its own home module.
 __all__ = [
@@ -181,11 +182,15 @@ class ChunkBuilder:
         settings: ChunkSettings | None = None,
         profiler_id: str | None = None,
         new_id: Callable[[], str] = new_uuid,
+        write: bool = True,
     ) -> None:
         if not math.isfinite(start):
             raise ValueError("start must be a finite epoch time in seconds")
         self.tables = tables
         self.settings = settings or ChunkSettings()
+        #: False: hand out each cut window's :class:`Layout` (the placed samples) instead of a
+        #: chunk, with no JSON written, no chunk check and no byte budget (a timeline's input)
+        self.write = write
         self.origin = float(start)
         self.header: Header | None = None
         self._new_id = new_id
@@ -286,9 +291,27 @@ class ChunkBuilder:
 
     def _built(self) -> Iterator[Chunk]:
         while self._ready:
-            chunk = self._build(self._ready.popleft())
+            group = self._ready.popleft()
+            if not self.write:
+                yield self._layout_of(group)  # type: ignore[misc]  # a Layout (see write)
+                continue
+            chunk = self._build(group)
             if chunk is not None:
                 yield chunk
+
+    def _layout_of(self, group: Group) -> Layout:
+        """A cut window's group as its placed samples, counted as its chunk would be."""
+        report = self.report
+        report.chunks += 1
+        report.samples += group.samples()
+        for module, runs in group.threads:
+            report.threads[str(module)] = self.tables.module_name(module)
+            for _, path, n in runs:
+                if path != IDLE:
+                    report.busy_samples += n
+                    self.path_samples[path] = self.path_samples.get(path, 0) + n
+        threads = tuple((module, tuple(runs)) for module, runs in group.threads)
+        return Layout(self.origin, self.hz, threads, tuple(group.heap))
 
     def finish(self, end: float | None = None, *, after_end: bool = False) -> Flush:
         """End of the run: place everything still waiting as late as it fits before the run's

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from rokuprof.bsprof.model import Limits
 from rokuprof.path_model import root_module
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.sentry.assemble import Chunk, new_uuid
+from rokuprof.sentry.assemble import Chunk, Layout, new_uuid
 from rokuprof.sentry.build_report import BuildReport
 from rokuprof.sentry.chunk import ChunkBuilder, delta_memory, delta_walls, merge_memory
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
@@ -308,6 +308,16 @@ class OfflineConverter:
     def chunks(self, progress: Callable[[int, int], None] | None = None) -> Iterator[Chunk]:
         """Lay out the samples and yield the chunks, in order; :attr:`summary` is complete once
         the iterator is exhausted. ``progress(done, total)`` is called per slice."""
+        return self._laid_out(progress, write=True)
+
+    def layouts(self, progress: Callable[[int, int], None] | None = None) -> Iterator[Layout]:
+        """:meth:`chunks` without the chunks: each cut window's placed samples (the
+        :class:`~rokuprof.sentry.assemble.Layout` its chunk would carry), no JSON written and no
+        Sentry byte budget applied, so the whole run is laid out however long it is (the
+        timeline's input, :func:`~rokuprof.export.model.build_input`)."""
+        return self._laid_out(progress, write=False)
+
+    def _laid_out(self, progress: Callable[[int, int], None] | None, *, write: bool) -> Iterator:
         self.close()
         reader = self.reader
         header = reader.header
@@ -331,6 +341,7 @@ class OfflineConverter:
             settings=self.settings,
             profiler_id=self.profiler_id,
             new_id=self.new_id,
+            write=write,
         )
         summary.report = builder.report
         start = header.start_ms / 1000

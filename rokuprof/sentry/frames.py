@@ -145,7 +145,7 @@ class FrameTable:
         return fid
 
     def stack_id(self, path: int) -> int:
-        """Stack index of a call path (``0`` = :data:`~rokuprof.sentry.timeline.IDLE` gives the
+        """Stack index of a call path (``0`` = :data:`~rokuprof.timeline.lane.IDLE` gives the
         idle stack ``[]``)."""
         sid = self._path_stacks.get(path)
         if sid is not None:

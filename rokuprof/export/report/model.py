@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 from rokuprof import __version__
 from rokuprof.export.interning import Interner
-from rokuprof.export.model import IDLE, ExportInput
+from rokuprof.export.model import ExportInput
 from rokuprof.export.report.cold import (
     COLD_SHARE,
     OTHER_FILE,
@@ -32,6 +32,7 @@ from rokuprof.export.report.cold import (
 )
 from rokuprof.export.report.tree import NodeColumns
 from rokuprof.path_model import root_module
+from rokuprof.timeline import IDLE
 
 SCHEMA = "rokuprof-report/1"
 
