@@ -1,0 +1,101 @@
+"""The aggregate outputs made from the tables alone (:mod:`rokuprof.export.aggregate`) are the
+outputs made through the laid-out timeline: the same pprof bytes (after gunzip), the same folded
+text for every metric, the same ``diff --json`` and gate verdict, on the samples and on
+generated streams (with and without a usable footer), on both engines."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import streams
+
+from rokuprof.bsprof.grammar import build_stream
+from rokuprof.bsprof.model import CPU, Footer
+from rokuprof.export import METRICS, export, input_from_bytes
+from rokuprof.export.aggregate import AggregateInput, aggregates_from_bytes
+from rokuprof.export.diff import compare, regressions
+from rokuprof.sentry.settings import ChunkSettings
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.bsprof"))
+START_MS = 1_795_273_445_000
+
+
+def outputs(inp) -> dict[str, object]:
+    return {
+        "pprof": gzip.decompress(export(inp, "pprof")),
+        **{f"folded {m}": export(inp, "folded", metric=m) for m in METRICS},
+    }
+
+
+def diff_json(a, b, per_second: bool) -> str:
+    comparison = compare(a, b, per_second=per_second)
+    failed = regressions(comparison, 5.0, 0.5)
+    return json.dumps([comparison.to_json(None), [d.key for d in failed]])
+
+
+def assert_same(data: bytes, wall_unit: str = "us") -> None:
+    chunk_settings = ChunkSettings(wall_unit=wall_unit)
+    timeline = input_from_bytes(data, settings=chunk_settings)
+    tables = aggregates_from_bytes(data, chunk_settings)
+    assert isinstance(tables, AggregateInput)
+    assert outputs(tables) == outputs(timeline)
+    assert tables.run == timeline.run
+    assert tables.summary.timing == timeline.summary.timing
+    assert tables.summary.warnings == timeline.summary.warnings
+    for per_second in (False, True):
+        assert diff_json(tables, tables, per_second) == diff_json(timeline, timeline, per_second)
+
+
+@pytest.mark.parametrize("name", SAMPLE_FILES)
+def test_samples_aggregate_as_the_timeline_path(name, engine_env):
+    assert_same((SAMPLES / name).read_bytes())
+
+
+@pytest.mark.parametrize("wall_unit", ["ns", "ms"])
+def test_wall_units_aggregate_as_the_timeline_path(wall_unit, engine_env):
+    assert_same((SAMPLES / "cafe-tv-full.bsprof").read_bytes(), wall_unit)
+
+
+def test_diff_of_two_samples_is_the_timeline_paths(engine_env):
+    a, b = (SAMPLES / "cafe-tv-full.bsprof").read_bytes(), (SAMPLES / "cafe-tv-long.bsprof")
+    b = b.read_bytes()
+    for per_second in (False, True):
+        got = diff_json(aggregates_from_bytes(a), aggregates_from_bytes(b), per_second)
+        assert got == diff_json(input_from_bytes(a), input_from_bytes(b), per_second)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(streams(max_actions=60), st.none() | st.integers(-5, 400_000))
+def test_generated_streams_aggregate_as_the_timeline_path(engine_env, spec, run_ms):
+    """A footer at, before or after the start (an implausible one is ignored: the run's length
+    is then its busiest thread's wall time, found from the tables alone)."""
+    header = dataclasses.replace(spec.header, start_ms=START_MS)
+    footer = Footer(START_MS + run_ms) if run_ms is not None else None
+    entries = [(*e[:4], e[4] % 3_000_000) if e[0] == CPU else e for e in spec.entries]
+    assert_same(build_stream(header, entries, footer))
+
+
+@settings(max_examples=15, deadline=None)
+@given(streams())
+def test_raw_generated_streams_aggregate_as_the_timeline_path(spec):
+    """Whatever the stream says (times far off, huge walls, cut short)."""
+    assert_same(spec.data)
+
+
+def test_pprof_names_threads_in_module_order_however_they_were_met():
+    inp = aggregates_from_bytes((SAMPLES / "cafe-tv-full.bsprof").read_bytes())
+    assert len(inp.threads) > 1
+    shuffled = dataclasses.replace(inp, threads=dict(reversed(inp.threads.items())))
+    assert list(shuffled.threads) != list(inp.threads)
+    assert export(shuffled, "pprof") == export(inp, "pprof")
