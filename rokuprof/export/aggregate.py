@@ -41,10 +41,6 @@ class AggregateInput:
     paths: list[CallPath]  # sorted by path ID
     summary: ConversionSummary
 
-    def thread_order(self) -> list[int]:
-        """Threads in module-ID order."""
-        return sorted(self.threads)
-
 
 #: The export formats made from an :class:`AggregateInput` alone.
 AGGREGATE_FORMATS = frozenset({"pprof", "folded"})
