@@ -5,13 +5,17 @@
     python benchmarks/aggregates.py                    # a generated 40 MB stream (cached)
     python benchmarks/aggregates.py --mb 8             # a smaller one, for iteration
     python benchmarks/aggregates.py --before /tmp/old  # also a tree of an older rokuprof
+    python benchmarks/aggregates.py --hours 8.9        # the same bytes as a run of 8.9 hours
 
 ``--before DIR`` is a checkout of another version (``git archive <commit> rokuprof | tar -x -C
 DIR``, its native core built there): its commands run alternately with this tree's, each with
 its own ``inspect`` baseline, and the outputs of the two are compared (pprof after gunzip, the
 folded text, ``diff --json``). ``diff`` and the gate compare the stream with a second one made
-with the next seed. The targets: pprof at most 2x one ``inspect --json``; ``diff`` (and the
-gate) at most 3x two; CPU is the process's user + system time (``os.wait4``).
+with the next seed. ``--hours H`` moves the streams' footers to H hours after their start: the
+same entries spread over a long run, as a long capture of an app that is mostly idle (the
+timeline outputs cost more the longer the run; the tables do not). The targets: pprof at most
+2x one ``inspect --json``; ``diff`` (and the gate) at most 3x two; CPU is the process's user +
+system time (``os.wait4``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from decode import CACHE, synthetic_stream
+from decode import CACHE, START_MS, synthetic_stream
+
+from rokuprof.bsprof.grammar import build_footer
+from rokuprof.bsprof.model import Footer
+from rokuprof.profile.reader import ProfileReader
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"export -f pprof": 2.0, "export -f folded": 2.0, "diff A B": 3.0, "gate": 3.0}
@@ -78,13 +86,24 @@ def ratios(cpu: dict[str, float]) -> dict[str, float]:
     }
 
 
-def stream(mb: int, seed: int) -> Path:
+def stream(mb: int, seed: int, hours: float | None) -> Path:
     CACHE.mkdir(exist_ok=True)
     path = CACHE / f"synthetic-{mb}mb-seed{seed}.bsprof"
     if not path.exists():
         print(f"building {mb} MB synthetic stream (cached in {path}) ...", flush=True)
         path.write_bytes(synthetic_stream(mb * 1_000_000, seed))
-    return path
+    if hours is None:
+        return path
+    long = CACHE / f"synthetic-{mb}mb-seed{seed}-{hours:g}h.bsprof"
+    if not long.exists():
+        data = path.read_bytes()
+        footer = ProfileReader.from_bytes(data).footer
+        assert footer is not None
+        old = build_footer(footer)
+        assert data.endswith(old)
+        new = build_footer(Footer(START_MS + round(hours * 3_600_000)))
+        long.write_bytes(data[: -len(old)] + new)
+    return long
 
 
 def main() -> int:
@@ -92,9 +111,10 @@ def main() -> int:
     parser.add_argument("--mb", type=int, default=40, help="generated stream size")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="runs per tree (best kept)")
+    parser.add_argument("--hours", type=float, help="the run's length (its footer), in hours")
     parser.add_argument("--before", type=Path, help="a tree of another rokuprof to compare")
     args = parser.parse_args()
-    a, b = stream(args.mb, args.seed), stream(args.mb, args.seed + 1)
+    a, b = stream(args.mb, args.seed, args.hours), stream(args.mb, args.seed + 1, args.hours)
     print(f"A {a.name} ({a.stat().st_size / 1e6:.1f} MB), B {b.name}")
     trees = {"this tree": ROOT} | ({"before": args.before.resolve()} if args.before else {})
     best: dict[str, dict[str, float]] = {}
