@@ -14,9 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import any_streams, streams
+from typer.testing import CliRunner
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer
+from rokuprof.cli import app
+from rokuprof.cli.diff_cmd import EXIT_REGRESSION
+from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK
 from rokuprof.export import METRICS, export, input_from_bytes
 from rokuprof.export.aggregate import AggregateInput, aggregates_from_bytes
 from rokuprof.export.diff import compare, regressions
@@ -25,6 +29,7 @@ from rokuprof.sentry.settings import ChunkSettings
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.bsprof"))
 START_MS = 1_795_273_445_000
+runner = CliRunner()
 
 
 def outputs(inp) -> dict[str, object]:
@@ -100,3 +105,39 @@ def test_pprof_names_threads_in_module_order_however_they_were_met():
     shuffled = dataclasses.replace(inp, threads=dict(reversed(inp.threads.items())))
     assert list(shuffled.threads) != list(inp.threads)
     assert export(shuffled, "pprof") == export(inp, "pprof")
+
+
+@pytest.mark.parametrize("name", ["cafe-tv-cut-short", "cafe-tv-corrupt", "cafe-tv-full"])
+def test_export_command_writes_the_timeline_paths_bytes(tmp_path, name):
+    """``export -f pprof,folded`` (the tables alone) and ``-f pprof,speedscope`` (laid out)
+    write the same pprof, the timeline path's; an input cut short still exits 3 and says so."""
+    source = SAMPLES / f"{name}.bsprof"
+    inp = input_from_bytes(source.read_bytes())
+    for formats in ("pprof,folded", "pprof,speedscope"):
+        out = tmp_path / formats
+        out.mkdir()
+        result = runner.invoke(app, ["export", str(source), "-f", formats, "-o", str(out)])
+        assert result.exit_code == (EXIT_OK if name == "cafe-tv-full" else EXIT_INCOMPLETE)
+        assert (out / f"{name}.pb.gz").read_bytes() == export(inp, "pprof")
+        if "folded" in formats:
+            assert (out / f"{name}.folded").read_bytes() == export(inp, "folded")
+        if name != "cafe-tv-full":
+            assert "exported what was read" in result.stderr
+
+
+def test_diff_command_json_and_gate_are_the_timeline_paths():
+    a, b = SAMPLES / "cafe-tv-full.bsprof", SAMPLES / "cafe-tv-long.bsprof"
+    args = ["diff", str(a), str(b), "--json", "--per-second", "--fail-over", "1", "--top", "0"]
+    result = runner.invoke(app, args)
+    got = json.loads(result.stdout)
+    comparison = compare(
+        input_from_bytes(a.read_bytes()), input_from_bytes(b.read_bytes()), per_second=True
+    )
+    want = comparison.to_json(None)
+    for side in ("a", "b"):
+        assert got[side] == {**want[side], "input": str(a if side == "a" else b)}
+    assert got["functions"] == want["functions"]
+    assert got["lines"] == want["lines"] and got["leak_sites"] == want["leak_sites"]
+    failed = [list(d.key) for d in regressions(comparison, 1, 1.0)]
+    assert [[f["module"], f["function"], f["file"]] for f in got["fail_over"]["failed"]] == failed
+    assert result.exit_code == (EXIT_REGRESSION if failed else EXIT_OK)
