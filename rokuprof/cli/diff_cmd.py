@@ -113,7 +113,7 @@ def diff_command(
     wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Compare two captures (see HELP)."""
-    from rokuprof.cli.layout import load_capture
+    from rokuprof.cli.layout import load_aggregates, load_capture
     from rokuprof.export.diff import compare, regressions
     from rokuprof.export.diff_summary import gate_verdict
     from rokuprof.views.diff_view import render_diff
@@ -133,7 +133,8 @@ def diff_command(
             for opened in sources:
                 opened.stream.close()
             exits.fail(exc)
-    inputs = [load_capture(source, err, wall_unit.value) for source in sources]
+    load = load_aggregates if html is None else load_capture  # only the page draws timelines
+    inputs = [load(source, err, wall_unit.value) for source in sources]
     comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort.value)
     failed = regressions(comparison, fail_over, min_share) if fail_over is not None else []
     labels = (sources[0].label, sources[1].label)

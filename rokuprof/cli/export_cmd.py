@@ -99,7 +99,8 @@ def export_command(
         thread_file,
         write_parts,
     )
-    from rokuprof.cli.layout import load_capture
+    from rokuprof.cli.layout import load_aggregates, load_capture
+    from rokuprof.export.aggregate import AGGREGATE_FORMATS
     from rokuprof.export.report.session import export_with_session
     from rokuprof.store.writable import output_dir_problem
 
@@ -128,7 +129,8 @@ def export_command(
             if (problem := output_dir_problem(where)) is not None:
                 source.close()
                 _fail(err, problem)
-    inp = load_capture(source, err, wall_unit)
+    load = load_aggregates if AGGREGATE_FORMATS.issuperset(names) else load_capture
+    inp = load(source, err, wall_unit)
 
     if to_stdout:
         (data,) = export_with_session(inp, names[0], source.session, metric=metric)[0].values()

@@ -39,7 +39,7 @@ from rokuprof.store.writable import output_dir_problem
 if TYPE_CHECKING:  # the command's, not its help's
     from rich.console import Console
 
-    from rokuprof.export import ExportInput
+    from rokuprof.export.aggregate import AggregateInput
     from rokuprof.workflows.profile import Load
 
 HELP = """Profile an app in one command: package it with the profiler switched on, sideload it,
@@ -205,20 +205,21 @@ def profile_command(
 
 def _capture_loader(wall_unit: str) -> Load:
     """How ``profile`` opens a capture given by name (the baseline, then its own run): the
-    commands' opener and layout, with progress on a terminal unless ``quiet``."""
+    commands' opener, decoded to the tables the gate compares (nothing laid out), with progress
+    on a terminal unless ``quiet``."""
     from rich.console import Console
 
     from rokuprof.cli.inputs import CaptureInputError, open_capture
-    from rokuprof.cli.layout import load_capture
+    from rokuprof.cli.layout import load_aggregates
     from rokuprof.workflows.errors import Stop
 
-    def load(name: str, quiet: bool) -> tuple[ExportInput, str]:
+    def load(name: str, quiet: bool) -> tuple[AggregateInput, str]:
         try:
             source = open_capture(name)
         except CaptureInputError as error:
             raise Stop(error) from None
         err = Console(stderr=True, quiet=True) if quiet else stderr_console()
-        return load_capture(source, err, wall_unit), source.label
+        return load_aggregates(source, err, wall_unit), source.label
 
     return load
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from rokuprof.export.aggregate import AnyInput
 from rokuprof.export.diff_rows import (
     LINE_METRICS,
     SITE_METRICS,
@@ -32,7 +33,7 @@ from rokuprof.export.diff_rows import (
     plain_number,
     site_figures,
 )
-from rokuprof.export.model import ExportInput, function_key
+from rokuprof.export.model import function_key
 from rokuprof.export_names import DIFF_FIGURES as METRICS  # their home: export_names
 from rokuprof.export_names import SORT_KEYS as SORT_KEYS
 
@@ -69,7 +70,7 @@ class Figures:
         return {m: plain_number(getattr(self, m)) for m in METRICS}
 
 
-def function_figures(inp: ExportInput) -> dict[FunctionKey, Figures]:
+def function_figures(inp: AnyInput) -> dict[FunctionKey, Figures]:
     """Per function, the figures of one capture (integers, exactly as the tables count)."""
     out: dict[FunctionKey, Figures] = {}
     keys: dict[tuple[int, int], FunctionKey] = {}
@@ -233,7 +234,7 @@ class Comparison:
         }
 
 
-def _side(inp: ExportInput, figures: dict[FunctionKey, Figures]) -> RunSide:
+def _side(inp: AnyInput, figures: dict[FunctionKey, Figures]) -> RunSide:
     totals = Figures()
     for f in figures.values():
         for m in SELF_METRICS:
@@ -259,7 +260,7 @@ def _sort_key(sort: str):
 
 
 def compare(
-    a: ExportInput, b: ExportInput, *, per_second: bool = False, sort: str = "change"
+    a: AnyInput, b: AnyInput, *, per_second: bool = False, sort: str = "change"
 ) -> Comparison:
     """Compare capture ``a`` (before) with ``b`` (after); see the module docstring.
 

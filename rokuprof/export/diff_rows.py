@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from rokuprof.export.model import ExportInput, function_key
+from rokuprof.export.aggregate import AnyInput
+from rokuprof.export.model import function_key
 
 
 def growth(before: float, after: float) -> float | None:
@@ -97,7 +98,7 @@ class RowDiff:
         }
 
 
-def line_figures(inp: ExportInput) -> dict[LineKey, tuple[int, int]]:
+def line_figures(inp: AnyInput) -> dict[LineKey, tuple[int, int]]:
     """Per source line of a function (keyed as ``inspect`` keys the function, plus the line):
     its CPU and wall, summed over the call paths the function is the leaf of."""
     out: dict[LineKey, tuple[int, int]] = {}
@@ -111,7 +112,7 @@ def line_figures(inp: ExportInput) -> dict[LineKey, tuple[int, int]]:
     return out
 
 
-def site_figures(inp: ExportInput) -> dict[SiteKey, tuple[int, int]]:
+def site_figures(inp: AnyInput) -> dict[SiteKey, tuple[int, int]]:
     """Per leak site (a call path by its functions from the thread's root, the allocating one
     last): the bytes and blocks it allocated that were still live at the end."""
     out: dict[SiteKey, tuple[int, int]] = {}

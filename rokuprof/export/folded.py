@@ -8,14 +8,16 @@ that functions of the same name in different files stay apart; ``;`` inside name
 sequences) becomes ``\\xNN``, always, so the output is plain text for the folded readers and
 never drives a terminal it is printed to; a function or file name longer than
 :data:`~rokuprof.export.names.NAME_LIMIT` characters is cut with an ellipsis, so that no line
-grows with the length of names. Stacks whose value is 0 are left out.
+grows with the length of names. Stacks whose value is 0 are left out. Made from the tables alone
+(:class:`~rokuprof.export.aggregate.AggregateInput`): no timeline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rokuprof.export.model import ExportInput, Frame, frame_label
+from rokuprof.export.aggregate import AnyInput
+from rokuprof.export.model import Frame, frame_label
 from rokuprof.export.names import drawn
 
 _FIELDS = {
@@ -33,7 +35,7 @@ def clean(name: str) -> str:
     return name.translate(_CLEAN)
 
 
-def stacks(inp: ExportInput, metric: str = "wall") -> dict[str, int]:
+def stacks(inp: AnyInput, metric: str = "wall") -> dict[str, int]:
     """``{folded stack: value}`` in first-seen order."""
     try:
         attr = _FIELDS[metric]
@@ -53,11 +55,11 @@ def stacks(inp: ExportInput, metric: str = "wall") -> dict[str, int]:
     return out
 
 
-def export(inp: ExportInput, metric: str = "wall") -> bytes:
+def export(inp: AnyInput, metric: str = "wall") -> bytes:
     return b"".join(pieces(inp, metric))
 
 
-def pieces(inp: ExportInput, metric: str = "wall", block: int = 1 << 16) -> Iterator[bytes]:
+def pieces(inp: AnyInput, metric: str = "wall", block: int = 1 << 16) -> Iterator[bytes]:
     """:func:`export`'s lines in blocks of UTF-8 of about ``block`` characters."""
     lines: list[str] = []
     size = 0

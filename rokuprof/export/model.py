@@ -22,8 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from rokuprof.bsprof.model import Header
 from rokuprof.export.interning import Interner
 from rokuprof.path_model import PathNode
+from rokuprof.profile.protocol import TablesView
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.convert import ConversionSummary, OfflineConverter
@@ -140,7 +142,7 @@ def function_key(inp: ExportInput, thread: int, frame: int) -> tuple[str, str, s
     return (inp.threads.get(thread, f"<module {thread}>"), f.function, f.file)
 
 
-class _Frames(Interner[Frame]):
+class Frames(Interner[Frame]):
     __slots__ = ("_of_node",)
 
     def __init__(self) -> None:
@@ -180,7 +182,7 @@ def build_input(
     reader = converter.reader
     tables = reader.tables
     settings = converter.settings
-    frames = _Frames()
+    frames = Frames()
     header = reader.header
     origin = header.start_ms / 1000 if header is not None else None
 
@@ -197,6 +199,15 @@ def build_input(
     summary = converter.summary
     assert summary is not None
 
+    paths = call_paths(tables, frames, threads)
+    run = run_info(summary, header, settings)
+    return ExportInput(run, threads, frames.items, paths, timeline, summary, reader, settings)
+
+
+def call_paths(tables: TablesView, frames: Frames, threads: dict[int, str]) -> list[CallPath]:
+    """Every defined call path with its exact counters, sorted by path ID, straight from the
+    tables; the threads of their roots are added to ``threads`` (every name as the tables have
+    it). Takes the tables' line delta (the line CPU since the previous line delta)."""
     line_cpu: dict[int, list[tuple[int, int, int]]] = {}
     for (pid, offset), (cpu, wall) in tables.take_delta(lines=True).line_cpu.items():
         line_cpu.setdefault(pid, []).append((tables.line_number(pid, offset), cpu, wall))
@@ -233,7 +244,12 @@ def build_input(
         )
     for thread in threads:
         threads[thread] = tables.module_name(thread)
-    run = RunInfo(
+    return paths
+
+
+def run_info(summary: ConversionSummary, header: Header | None, settings: ChunkSettings) -> RunInfo:
+    """The run as the header, the footer and the conversion's summary describe it."""
+    return RunInfo(
         status=summary.status,
         problem=summary.problem,
         warnings=list(summary.warnings),
@@ -248,7 +264,6 @@ def build_input(
         line_data=bool(header and header.line_data),
         memory_ops=bool(header and header.memory_ops),
     )
-    return ExportInput(run, threads, frames.items, paths, timeline, summary, reader, settings)
 
 
 def input_from_bytes(data: bytes, **converter_options) -> ExportInput:

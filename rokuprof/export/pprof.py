@@ -8,15 +8,17 @@ at the line they made the call from. Sample types, in order: ``cpu/operations``,
 ``calls/count``, ``alloc_objects/count``, ``alloc_space/bytes``, ``inuse_objects/count``,
 ``inuse_space/bytes`` (the live heap at the end); ``wall`` is the default. Each sample has a
 ``thread`` label (the executable module). There is exactly one Mapping and every Location points
-at it; ``string_table[0]`` is ``""``.
+at it; ``string_table[0]`` is ``""``; the threads' names follow the sample types in module-ID
+order. Made from the tables alone (:class:`~rokuprof.export.aggregate.AggregateInput`): no
+timeline.
 """
 
 from __future__ import annotations
 
 import gzip
 
+from rokuprof.export.aggregate import AnyInput
 from rokuprof.export.interning import Interner
-from rokuprof.export.model import ExportInput
 from rokuprof.export.protobuf import (
     bytes_field,
     int_field,
@@ -39,7 +41,7 @@ _TIME_NANOS, _DURATION_NANOS, _PERIOD_TYPE, _PERIOD, _COMMENT, _DEFAULT_SAMPLE_T
 MAPPING_ID = 1
 
 
-def sample_types(inp: ExportInput) -> list[tuple[str, str]]:
+def sample_types(inp: AnyInput) -> list[tuple[str, str]]:
     return [
         ("cpu", "operations"),
         ("wall", inp.run.wall_unit_name),
@@ -51,11 +53,11 @@ def sample_types(inp: ExportInput) -> list[tuple[str, str]]:
     ]
 
 
-def export(inp: ExportInput) -> bytes:
+def export(inp: AnyInput) -> bytes:
     return gzip.compress(encode(inp), compresslevel=6, mtime=0)
 
 
-def encode(inp: ExportInput) -> bytes:
+def encode(inp: AnyInput) -> bytes:
     """The uncompressed protobuf message."""
     strings = Interner([""])  # pprof's string table: "" first, at index 0
     s = strings.id
@@ -97,9 +99,9 @@ def encode(inp: ExportInput) -> bytes:
         return loc
 
     thread_key = s("thread")
-    labels = {
-        t: bytes_field(3, int_field(1, thread_key) + int_field(2, s(name)))
-        for t, name in inp.threads.items()
+    labels = {  # in module-ID order, however the input came to know its threads
+        t: bytes_field(3, int_field(1, thread_key) + int_field(2, s(inp.threads[t])))
+        for t in sorted(inp.threads)
     }
     for p in inp.paths:
         callers = [location(f, line) for f, line in zip(p.frames[1:], p.lines[1:], strict=True)]

@@ -32,7 +32,7 @@ from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.assemble import Chunk, Layout, new_uuid
 from rokuprof.sentry.build_report import BuildReport
 from rokuprof.sentry.chunk import ChunkBuilder, delta_memory, delta_walls, merge_memory
-from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT
+from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, units_per_second
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.timefmt import utc_iso
 
@@ -321,22 +321,15 @@ class OfflineConverter:
         self.close()
         reader = self.reader
         header = reader.header
-        summary = self.summary = ConversionSummary(
-            status=reader.status,
-            problem=reader.problem(),
-            warnings=list(reader.warnings),
-            bytes_read=self.received,
-            entries=reader.entry_count,
-            timing=None,
-            run_start=None,
-            run_end=None,
-            wall_unit=self.settings.wall_unit,
+        summary = self.summary = conversion_summary(
+            reader, self.settings, self.received, self._busiest_thread_seconds
         )
-        if header is None:
+        if header is None or summary.run_start is None or summary.run_end is None:
             return
+        start, end = summary.run_start, summary.run_end
         builder = ChunkBuilder(
             reader.tables,
-            header.start_ms / 1000,
+            start,
             header=header,
             settings=self.settings,
             profiler_id=self.profiler_id,
@@ -344,25 +337,6 @@ class OfflineConverter:
             write=write,
         )
         summary.report = builder.report
-        start = header.start_ms / 1000
-        if not PLAUSIBLE_START[0] <= start < PLAUSIBLE_START[1]:
-            summary.warnings.append(
-                f"the run start in the header ({header.start_ms} ms since 1970) is implausible: "
-                "sample times will be too"
-            )
-        footer = reader.footer
-        if footer is not None and 0 < footer.end_ms - header.start_ms <= MAX_RUN_SECONDS * 1000:
-            end = footer.end_ms / 1000
-            summary.timing = TIMING_FOOTER
-        else:
-            if footer is not None:
-                summary.warnings.append(
-                    f"footer end time ({footer.end_ms} ms) is not a plausible end of a run "
-                    f"starting at {header.start_ms} ms: ignored"
-                )
-            end = start + self._busiest_thread_seconds(builder.sampler.units)
-            summary.timing = TIMING_BUSIEST
-        summary.run_start, summary.run_end = start, end
         body_start = header.header_size
         body_end = max(self._slices[-1].offset, body_start + 1)
         self._span = (start, end, body_start, body_end)
@@ -396,6 +370,52 @@ class OfflineConverter:
         if self._span is None:
             return
         yield from ((self.slice_time(s.offset), s.ops_map()) for s in self._slices if s.ops)
+
+
+def conversion_summary(
+    reader: ProfileReader,
+    settings: ChunkSettings,
+    bytes_read: int,
+    busiest_thread_seconds: Callable[[int], float],
+) -> ConversionSummary:
+    """What a closed reader's stream says about its run (status, warnings, start and end),
+    without laying anything out: the one rule for the run's length, shared by the conversion and
+    the outputs that need no timeline. ``busiest_thread_seconds(units per second)`` is asked
+    only when there is no usable footer."""
+    summary = ConversionSummary(
+        status=reader.status,
+        problem=reader.problem(),
+        warnings=list(reader.warnings),
+        bytes_read=bytes_read,
+        entries=reader.entry_count,
+        timing=None,
+        run_start=None,
+        run_end=None,
+        wall_unit=settings.wall_unit,
+    )
+    header = reader.header
+    if header is None:
+        return summary
+    start = header.start_ms / 1000
+    if not PLAUSIBLE_START[0] <= start < PLAUSIBLE_START[1]:
+        summary.warnings.append(
+            f"the run start in the header ({header.start_ms} ms since 1970) is implausible: "
+            "sample times will be too"
+        )
+    footer = reader.footer
+    if footer is not None and 0 < footer.end_ms - header.start_ms <= MAX_RUN_SECONDS * 1000:
+        end = footer.end_ms / 1000
+        summary.timing = TIMING_FOOTER
+    else:
+        if footer is not None:
+            summary.warnings.append(
+                f"footer end time ({footer.end_ms} ms) is not a plausible end of a run "
+                f"starting at {header.start_ms} ms: ignored"
+            )
+        end = start + busiest_thread_seconds(units_per_second(settings.wall_unit))
+        summary.timing = TIMING_BUSIEST
+    summary.run_start, summary.run_end = start, end
+    return summary
 
 
 def convert_bytes(

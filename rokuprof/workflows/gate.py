@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from rokuprof.export import ExportInput
+from rokuprof.export.aggregate import AnyInput
 from rokuprof.export.diff import Comparison, FunctionDiff, compare, regressions
 from rokuprof.export.diff_summary import verdict_text
 from rokuprof.views.diff_view import render_diff
@@ -15,7 +15,7 @@ from rokuprof.views.text import printable
 LENGTH_TOLERANCE = 0.02
 
 
-def lengths_differ(a: ExportInput, b: ExportInput) -> bool:
+def lengths_differ(a: AnyInput, b: AnyInput) -> bool:
     """True when the runs' lengths differ by more than :data:`LENGTH_TOLERANCE`."""
     la, lb = a.run.duration, b.run.duration
     longer = max(la, lb)
@@ -23,8 +23,8 @@ def lengths_differ(a: ExportInput, b: ExportInput) -> bool:
 
 
 def gate(
-    baseline: ExportInput,
-    run: ExportInput,
+    baseline: AnyInput,
+    run: AnyInput,
     out: Console,
     *,
     labels: tuple[str, str],

@@ -26,7 +26,7 @@ from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerAuthError, InstallFailed, read_password
 from rokuprof.exit_status import FAILED as EXIT_FAILED
 from rokuprof.exit_status import INCOMPLETE, OK, USAGE
-from rokuprof.export import ExportInput
+from rokuprof.export.aggregate import AnyInput
 from rokuprof.scenario.model import ScenarioError, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.units import size
@@ -40,7 +40,7 @@ from rokuprof.workflows.watch import summary_lines
 @dataclass(frozen=True)
 class Prepared:
     plan: ProfilePlan
-    baseline: ExportInput | None
+    baseline: AnyInput | None
     baseline_label: str
     #: The app's source (its directory or zip): the report shows the hot functions' lines.
     app_path: Path | None = None
@@ -49,7 +49,7 @@ class Prepared:
 #: Opens a capture given by name (a ``.bsprof`` file or a session directory) and lays it out:
 #: ``(capture, how messages name it)``; ``quiet``: no progress shown. Raises :class:`Stop` when
 #: the input cannot be read as a capture.
-Load = Callable[[str, bool], tuple[ExportInput, str]]
+Load = Callable[[str, bool], tuple[AnyInput, str]]
 
 
 def prepare(
