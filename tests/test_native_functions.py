@@ -74,3 +74,15 @@ def test_a_name_on_two_ids_counts_once_per_stack():
     native.apply(entries)
     (only,) = aggregate_functions(native)
     assert (only.function, only.self_wall, only.total_wall, only.total_cpu) == ("b", 70, 70, 7)
+
+
+def test_a_huge_stack_limit_needs_no_huge_buffer():
+    # the walk's buffer is bounded by the paths defined, not by max_stack_depth
+    limits = Limits(max_stack_depth=2**62)
+    entries = [(STRING, 1, "a"), (MODULE, 1, 1), (PATH, 1, 0, 1, 0, 1, 1, 1)]
+    entries += [(PATH, 2, 1, 0, 1, 1, 1, 1), (CPU, 2, 0, 3, 4)]
+    native = NativeTables(limits)
+    native.apply(entries)
+    (only,) = aggregate_functions(native)
+    assert (only.self_cpu, only.total_wall) == (3, 4)
+    assert [only] == _ranked(_walk(native, False).values())

@@ -107,7 +107,7 @@ static const uint64_t *counted(const bsp_core *core, const bsp_functions *f, siz
 static size_t frames(bsp_core *core, bsp_functions *f, uint32_t id, int add)
 {
     size_t limit = bsp_stack_limit(core);
-    size_t n = bsp_stack(core, id, limit + 1, f->stack);
+    size_t n = bsp_stack(core, id, f->stack_cap, f->stack);
     if (n == (size_t)-1)
         return n;
     size_t keep = n;
@@ -148,10 +148,9 @@ bsp_functions *bsp_functions_new(bsp_core *core, int allocations, uint64_t seed)
         return NULL;
     f->allocations = allocations != 0;
     f->seed = seed;
-    size_t limit = bsp_stack_limit(core);
-    f->stack_cap = limit + 1;
-    if (f->stack_cap == 0 || f->stack_cap > ((size_t)-1) / 2 / sizeof(void *))
-        goto nomem;
+    /* a stack holds at most limit + 1 nodes, and no path twice */
+    size_t limit = bsp_stack_limit(core), paths = bsp_path_count(core);
+    f->stack_cap = (limit < paths ? limit : paths) + 1;
     f->stack = malloc(f->stack_cap * sizeof(*f->stack));
     f->frames = malloc(f->stack_cap * sizeof(*f->frames));
     if (!f->stack || !f->frames || !index_grow(f))
