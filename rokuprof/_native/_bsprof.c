@@ -264,53 +264,26 @@ static PyObject *Core_stack(CoreObject *self, PyObject *args)
     int ok = as_id(arg, &id);
     if (ok < 0)
         return NULL;
-    PyObject *nodes = PyList_New(0);
+    if (!ok || max_nodes <= 0)
+        return PyTuple_New(0);
+    /* no path twice on a stack: at most every defined path */
+    size_t cap = bsp_path_count(self->core);
+    if ((size_t)max_nodes < cap)
+        cap = (size_t)max_nodes;
+    const bsp_path **nodes = PyMem_Malloc((cap ? cap : 1) * sizeof(*nodes));
     if (!nodes)
-        return NULL;
-    PyObject *seen = NULL; /* only for long stacks; short ones are checked by scanning */
-    while (ok && id && PyList_GET_SIZE(nodes) < max_nodes) {
-        const bsp_path *p = bsp_find_path(self->core, id);
-        if (!p)
-            break;
-        Py_ssize_t n = PyList_GET_SIZE(nodes);
-        int repeated = 0;
-        if (n < 32) {
-            for (Py_ssize_t k = 0; k < n && !repeated; k++)
-                repeated = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(PyList_GET_ITEM(nodes, k),
-                                                                  0)) == id;
-        } else {
-            if (!seen) {
-                seen = PySet_New(NULL);
-                if (!seen)
-                    goto error;
-                for (Py_ssize_t k = 0; k < n; k++)
-                    if (PySet_Add(seen, PyTuple_GET_ITEM(PyList_GET_ITEM(nodes, k), 0)) < 0)
-                        goto error;
-            }
-            PyObject *key = PyLong_FromUnsignedLong(id);
-            if (!key)
-                goto error;
-            repeated = PySet_Contains(seen, key);
-            if (repeated == 0 && PySet_Add(seen, key) < 0)
-                repeated = -1;
-            Py_DECREF(key);
-            if (repeated < 0)
-                goto error;
-        }
-        if (repeated)
-            break;
-        if (append_new(nodes, node_tuple(p)) < 0)
-            goto error;
-        id = p->caller;
+        return no_memory();
+    size_t n = bsp_stack(self->core, id, cap, nodes);
+    PyObject *out = n == (size_t)-1 ? no_memory() : PyTuple_New((Py_ssize_t)n);
+    for (size_t k = 0; out && k < n; k++) {
+        PyObject *node = node_tuple(nodes[k]);
+        if (!node)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, (Py_ssize_t)k, node);
     }
-    Py_XDECREF(seen);
-    PyObject *out = PyList_AsTuple(nodes);
-    Py_DECREF(nodes);
+    PyMem_Free(nodes);
     return out;
-error:
-    Py_XDECREF(seen);
-    Py_DECREF(nodes);
-    return NULL;
 }
 
 /* (id, the nine counters). */
