@@ -67,7 +67,8 @@ static uint32_t *map_find(map *m, uint32_t k, int add)
 
 static void map_put(map *m, uint32_t k, uint32_t v) { *map_find(m, k, 1) = v; }
 
-/* the live heap: address -> size (one 8-byte cell each); address 0 beside it */
+/* the live heap: address -> size (one 8-byte cell each, at most half full); address 0 beside
+ * it */
 typedef struct {
     uint32_t address, size;
 } cell;
@@ -99,7 +100,7 @@ static void heap_grow(heap *h)
 
 static void heap_add(heap *h, uint32_t a, uint32_t size, uint64_t *live_bytes)
 {
-    if ((h->count + 1) * 4 > (h->mask + 1) * 3)
+    if ((h->count + 1) * 2 > (h->mask + 1))
         heap_grow(h);
     size_t i = hash(a, h->mask);
     while (h->cells[i].address && h->cells[i].address != a)
