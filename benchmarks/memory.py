@@ -5,6 +5,7 @@
     python benchmarks/memory.py --quick               # counts / 10 (fixed caches weigh more)
     python benchmarks/memory.py --all-limits          # also fill every default limit at once
     python benchmarks/memory.py --only "stream of line allocs"   # some kinds only
+    python benchmarks/memory.py --inspect-paths       # `rokuprof inspect` of 100 k and 1 M paths
 
 The streams are decoded by ``ProfileReader``: the native core when it is built, the pure tables
 with ``ROKUPROF_PURE_PYTHON=1`` (the environment reaches every child).
@@ -37,6 +38,14 @@ range (large ints cost more than small ones). The worst case per device multipli
 by the default ``Limits`` (paths at the larger of the two path figures, characters at the
 astral-plane rate); ``--all-limits`` fills every default limit of the tables in one process and
 reports its RSS. Only public APIs are used, so ``--baseline`` works on older checkouts.
+
+``--inspect-paths`` runs ``rokuprof inspect`` as a user does, as a process, on streams of
+100,000 and 1,000,000 call paths (the stream of paths above; ``--quick``: 10,000 and 100,000) and
+on the realistic stream of ``benchmarks/decode.py`` (the synthetic app, 20 MB), and prints each
+one's CPU (user + system), CPU per MB, microseconds per path and peak RSS (``ru_maxrss``), with
+the goals of issue 30: 1,000,000 paths under 500 MiB and at most 5x the realistic stream's CPU
+per MB, and the cost per path flat as paths grow (each path from 100 k to 1 M costs at most
+1.25x a path of the 100 k stream, start-up included).
 """
 
 from __future__ import annotations
@@ -390,6 +399,80 @@ def human(nbytes: float) -> str:
     return f"{nbytes:.0f} B"
 
 
+INSPECT_PATHS = (100_000, 1_000_000)
+
+
+def inspect_run(tree: Path, stream: Path) -> tuple[float, float]:
+    """(CPU seconds, peak RSS MiB) of ``rokuprof inspect STREAM`` run from ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    cmd = [sys.executable, "-m", "rokuprof", "inspect", str(stream)]
+    with open(os.devnull, "wb") as sink:
+        proc = subprocess.Popen(cmd, env=env, cwd=tree, stdout=sink, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+    if proc.returncode != 0:
+        sys.exit(f"inspect {stream} in {tree} failed:\n{err}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def inspect_paths(trees: list[tuple[str, Path]], quick: bool) -> int:
+    """``rokuprof inspect`` of many call paths against the realistic stream (see the module
+    docstring)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import decode  # the realistic stream, built and cached as benchmarks/decode.py does
+
+    cache = decode.CACHE
+    cache.mkdir(exist_ok=True)
+    realistic = cache / "synthetic-20mb-seed1.bsprof"
+    if not realistic.exists():
+        realistic.write_bytes(decode.synthetic_stream(20_000_000, 1))
+    counts = [n // 10 for n in INSPECT_PATHS] if quick else list(INSPECT_PATHS)
+    streams = [("realistic", realistic, 0)]
+    for n in counts:
+        path = cache / f"paths-{n}.bsprof"
+        if not path.exists():
+            path.write_bytes(capture_stream(n))
+        streams.append((f"{n:,} paths", path, n))
+    ok = True
+    for name, tree in trees:
+        print(f"\n`rokuprof inspect` ({name}: {tree}, core {core_name(tree)})")
+        print(
+            f"{'stream':18} {'MB':>6} {'CPU s':>7} {'CPU s/MB':>9} {'vs real':>8} "
+            f"{'us/path':>8} {'peak MiB':>9}"
+        )
+        base = None
+        per_path = []
+        for label, path, n in streams:
+            mb = path.stat().st_size / 1e6
+            cpu, peak = inspect_run(tree, path)
+            rate = cpu / mb
+            base = base or rate
+            us = cpu / n * 1e6 if n else 0.0
+            if n:
+                per_path.append((us, peak, rate / base, cpu, n))
+            print(
+                f"{label:18} {mb:6.1f} {cpu:7.2f} {rate:9.3f} {rate / base:7.1f}x "
+                f"{us:8.2f} {peak:9.0f}"
+            )
+        if name == "this" and not quick:
+            (small, _, _, cpu_small, n_small), (_, peak, ratio, cpu_large, n_large) = per_path
+            large = (cpu_large - cpu_small) / (n_large - n_small) * 1e6  # the paths added
+            for what, good in (
+                (f"peak RSS of 1 M paths {peak:.0f} MiB <= 500", peak <= 500),
+                (f"CPU per MB of 1 M paths {ratio:.1f}x the realistic stream's <= 5x", ratio <= 5),
+                (
+                    f"us a path 100 k -> 1 M / us a path at 100 k: {large / small:.2f} <= 1.25",
+                    large / small <= 1.25,
+                ),
+            ):
+                print(f"  {'meets' if good else 'MISSES'}: {what}")
+                ok = ok and good
+    return 0 if ok else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, help="another checkout to measure alongside")
@@ -402,6 +485,9 @@ def main() -> int:
         metavar="KIND",
         help=f"measure only this kind (repeatable; no worst case): {', '.join(COUNTS)}",
     )
+    parser.add_argument(
+        "--inspect-paths", action="store_true", help="rokuprof inspect of 100 k and 1 M paths"
+    )
     parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -411,6 +497,8 @@ def main() -> int:
     trees = [("this", ROOT)]
     if args.baseline:
         trees.insert(0, ("baseline", args.baseline.resolve()))
+    if args.inspect_paths:
+        return inspect_paths(trees, args.quick)
     per: dict[str, dict[str, float]] = {name: {} for name, _ in trees}
     for name, tree in trees:
         print(f"{name}: {tree}, decoder core: {core_name(tree)}")

@@ -264,53 +264,26 @@ static PyObject *Core_stack(CoreObject *self, PyObject *args)
     int ok = as_id(arg, &id);
     if (ok < 0)
         return NULL;
-    PyObject *nodes = PyList_New(0);
+    if (!ok || max_nodes <= 0)
+        return PyTuple_New(0);
+    /* no path twice on a stack: at most every defined path */
+    size_t cap = bsp_path_count(self->core);
+    if ((size_t)max_nodes < cap)
+        cap = (size_t)max_nodes;
+    const bsp_path **nodes = PyMem_Malloc((cap ? cap : 1) * sizeof(*nodes));
     if (!nodes)
-        return NULL;
-    PyObject *seen = NULL; /* only for long stacks; short ones are checked by scanning */
-    while (ok && id && PyList_GET_SIZE(nodes) < max_nodes) {
-        const bsp_path *p = bsp_find_path(self->core, id);
-        if (!p)
-            break;
-        Py_ssize_t n = PyList_GET_SIZE(nodes);
-        int repeated = 0;
-        if (n < 32) {
-            for (Py_ssize_t k = 0; k < n && !repeated; k++)
-                repeated = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(PyList_GET_ITEM(nodes, k),
-                                                                  0)) == id;
-        } else {
-            if (!seen) {
-                seen = PySet_New(NULL);
-                if (!seen)
-                    goto error;
-                for (Py_ssize_t k = 0; k < n; k++)
-                    if (PySet_Add(seen, PyTuple_GET_ITEM(PyList_GET_ITEM(nodes, k), 0)) < 0)
-                        goto error;
-            }
-            PyObject *key = PyLong_FromUnsignedLong(id);
-            if (!key)
-                goto error;
-            repeated = PySet_Contains(seen, key);
-            if (repeated == 0 && PySet_Add(seen, key) < 0)
-                repeated = -1;
-            Py_DECREF(key);
-            if (repeated < 0)
-                goto error;
-        }
-        if (repeated)
-            break;
-        if (append_new(nodes, node_tuple(p)) < 0)
-            goto error;
-        id = p->caller;
+        return no_memory();
+    size_t n = bsp_stack(self->core, id, cap, nodes);
+    PyObject *out = n == (size_t)-1 ? no_memory() : PyTuple_New((Py_ssize_t)n);
+    for (size_t k = 0; out && k < n; k++) {
+        PyObject *node = node_tuple(nodes[k]);
+        if (!node)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, (Py_ssize_t)k, node);
     }
-    Py_XDECREF(seen);
-    PyObject *out = PyList_AsTuple(nodes);
-    Py_DECREF(nodes);
+    PyMem_Free(nodes);
     return out;
-error:
-    Py_XDECREF(seen);
-    Py_DECREF(nodes);
-    return NULL;
 }
 
 /* (id, the nine counters). */
@@ -536,6 +509,99 @@ static PyObject *Core_memory(CoreObject *self, PyObject *Py_UNUSED(ignored))
 }
 
 /* A method of Core: its Python name is the name of its function without "Core_". */
+/* A 128-bit sum (lo, hi) as a Python int. */
+static PyObject *u128(uint64_t lo, uint64_t hi)
+{
+    if (!hi)
+        return PyLong_FromUnsignedLongLong(lo);
+    PyObject *h = PyLong_FromUnsignedLongLong(hi), *l = PyLong_FromUnsignedLongLong(lo);
+    PyObject *shift = PyLong_FromLong(64);
+    PyObject *high = h && shift ? PyNumber_Lshift(h, shift) : NULL;
+    PyObject *out = high && l ? PyNumber_Or(high, l) : NULL;
+    Py_XDECREF(h);
+    Py_XDECREF(l);
+    Py_XDECREF(shift);
+    Py_XDECREF(high);
+    return out;
+}
+
+static PyObject *function_row(const bsp_function_sums *s, size_t group)
+{
+    PyObject *row = PyTuple_New(1 + BSP_NSUMS);
+    if (!row)
+        return NULL;
+    PyObject *g = PyLong_FromSize_t(group);
+    if (!g) {
+        Py_DECREF(row);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(row, 0, g);
+    for (int k = 0; k < BSP_NSUMS; k++) {
+        PyObject *v = u128(s->lo[k], s->hi[k]);
+        if (!v) {
+            Py_DECREF(row);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(row, 1 + k, v);
+    }
+    return row;
+}
+
+/* functions(allocations, seed, name) -> [(group, self cpu, self wall, total cpu, total wall,
+ * calls, alloc bytes)]: name(triples) gets the distinct (module, function, file) ID triples
+ * (a flat list) and returns (groups, ngroups): a uint32 buffer, a group per triple. */
+static PyObject *Core_functions(CoreObject *self, PyObject *args)
+{
+    CORE(self);
+    int allocations;
+    unsigned long long seed;
+    PyObject *name;
+    if (!PyArg_ParseTuple(args, "pKO", &allocations, &seed, &name))
+        return NULL;
+    bsp_functions *f = bsp_functions_new(self->core, allocations, seed);
+    if (!f)
+        return no_memory();
+    PyObject *out = NULL, *named = NULL;
+    Py_buffer groups = {0};
+    const uint64_t *words;
+    size_t n = bsp_functions_triples(f, &words);
+    PyObject *triples = u64_tuple(words, 3 * n);
+    if (!triples)
+        goto done;
+    named = PyObject_CallOneArg(name, triples);
+    Py_DECREF(triples);
+    Py_ssize_t ngroups;
+    if (!named || !PyArg_ParseTuple(named, "y*n", &groups, &ngroups))
+        goto done;
+    if (groups.len != (Py_ssize_t)(n * sizeof(uint32_t)) || ngroups < 0) {
+        PyErr_SetString(PyExc_ValueError, "functions: one group per triple");
+        goto done;
+    }
+    const uint32_t *g = groups.buf;
+    for (size_t i = 0; i < n; i++) {
+        if (g[i] >= (size_t)ngroups) {
+            PyErr_SetString(PyExc_ValueError, "functions: a group out of range");
+            goto done;
+        }
+    }
+    const bsp_function_sums *sums;
+    if (!bsp_functions_sum(self->core, f, g, (size_t)ngroups, &sums)) {
+        no_memory();
+        goto done;
+    }
+    out = PyList_New(0);
+    for (Py_ssize_t k = 0; out && k < ngroups; k++) {
+        if (sums[k].seen && append_new(out, function_row(&sums[k], (size_t)k)) < 0)
+            Py_CLEAR(out);
+    }
+done:
+    if (groups.obj)
+        PyBuffer_Release(&groups);
+    Py_XDECREF(named);
+    bsp_functions_free(f);
+    return out;
+}
+
 #define CORE_METHOD(name, flags, doc) {#name, (PyCFunction)Core_##name, flags, doc}
 
 static PyMethodDef Core_methods[] = {
@@ -556,6 +622,8 @@ static PyMethodDef Core_methods[] = {
     CORE_METHOD(path, METH_O,
         "(id, caller, module, file, line, function, caller line offset, depth) or None."),
     CORE_METHOD(paths, METH_NOARGS, "Every path node, in definition order."),
+    CORE_METHOD(functions, METH_VARARGS,
+        "functions(allocations, seed, name) -> per-function sums (see bsprof_core.h)."),
     CORE_METHOD(stack, METH_VARARGS,
         "stack(id, max_nodes): the path nodes from the leaf toward the root, at most max_nodes."),
     CORE_METHOD(stats, METH_O, "(id, nine counters) of a path, or None."),

@@ -349,6 +349,9 @@ struct bsp_core {
     VEC(uint32_t, defs_log);
     VEC(uint32_t, records);
     VEC(uint32_t, out_words); /* what bsp_take_definitions / bsp_take_records hand out */
+    uint32_t *marks;          /* per slot: the walk (bsp_stack) that last reached it */
+    size_t marks_cap;
+    uint32_t mark;
 };
 
 bsp_core *bsp_new(const bsp_limits *limits, int line_data, int record, uint64_t seed)
@@ -400,6 +403,7 @@ void bsp_free(bsp_core *c)
     free(c->defs_log);
     free(c->records);
     free(c->out_words);
+    free(c->marks);
     free(c);
 }
 
@@ -416,7 +420,8 @@ size_t bsp_memory(const bsp_core *c)
            (c->dirty_slots_cap + c->dirty_lines_cap + c->defs_log_cap + c->records_cap +
             c->out_words_cap) * sizeof(uint32_t) +
            c->delta_paths_cap * sizeof(bsp_path_counts) +
-           c->delta_lines_cap * sizeof(bsp_line_counts) + c->sites_cap * sizeof(bsp_site);
+           c->delta_lines_cap * sizeof(bsp_line_counts) + c->sites_cap * sizeof(bsp_site) +
+           c->marks_cap * sizeof(uint32_t);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1183,6 +1188,8 @@ int bsp_module(const bsp_core *c, uint32_t id, uint32_t *name_id)
 
 size_t bsp_path_count(const bsp_core *c) { return c->slots_len - 1; }
 
+size_t bsp_stack_limit(const bsp_core *c) { return (size_t)c->lim.max_stack_depth; }
+
 const bsp_path *bsp_path_at(const bsp_core *c, size_t i) { return &c->slots[i + 1].node; }
 
 const bsp_path *bsp_find_path(const bsp_core *c, uint32_t id)
@@ -1203,6 +1210,32 @@ const uint64_t *bsp_counters_at(const bsp_core *c, size_t i, uint32_t *id)
 {
     *id = c->slots[i].node.id;
     return c->slots[i].c;
+}
+
+size_t bsp_stack(bsp_core *c, uint32_t id, size_t max_nodes, const bsp_path **out)
+{
+    if (c->marks_cap < c->slots_len) { /* new marks, all unset */
+        free(c->marks);
+        c->marks = calloc(c->slots_cap, sizeof(uint32_t));
+        c->marks_cap = c->marks ? c->slots_cap : 0;
+        c->mark = 0;
+        if (!c->marks)
+            return (size_t)-1;
+    }
+    if (++c->mark == 0) { /* the stamps wrapped: unset them all */
+        memset(c->marks, 0, c->marks_cap * sizeof(uint32_t));
+        c->mark = 1;
+    }
+    size_t n = 0;
+    while (id && n < max_nodes) {
+        uint32_t *s = map32_get(&c->path_index, id, &c->hs);
+        if (!s || c->marks[*s] == c->mark)
+            break; /* an undefined caller, or a path already on this stack */
+        c->marks[*s] = c->mark;
+        out[n++] = &c->slots[*s].node;
+        id = c->slots[*s].node.caller;
+    }
+    return n;
 }
 
 static int cmp_u32(const void *a, const void *b)

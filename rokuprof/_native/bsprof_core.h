@@ -162,6 +162,11 @@ int bsp_module(const bsp_core *core, uint32_t id, uint32_t *name_id);
 size_t bsp_path_count(const bsp_core *core); /* defined paths */
 const bsp_path *bsp_path_at(const bsp_core *core, size_t i);
 const bsp_path *bsp_find_path(const bsp_core *core, uint32_t id);
+/* The nodes of a call path, leaf first, following callers up to max_nodes nodes: the walk
+ * stops at an undefined caller or at a path already on the stack (a redefinition can make a
+ * cycle). Fills out[0:n] and returns n; (size_t)-1 when out of memory. Constant time a node
+ * (a 4-byte mark per path, made on the first walk). */
+size_t bsp_stack(bsp_core *core, uint32_t id, size_t max_nodes, const bsp_path **out);
 /* Counters of a path ID (0: the entries on undefined paths); NULL when it has none. */
 const uint64_t *bsp_counters(const bsp_core *core, uint32_t id);
 /* Counters of every path in definition order, the unknown path (ID 0) first. i < count+1. */
@@ -192,6 +197,35 @@ const uint32_t *bsp_take_definitions(bsp_core *core, size_t *npairs);
 const uint32_t *bsp_take_records(bsp_core *core, size_t *nentries);
 /* Bytes of the string arena (record mode resolves string records with it). */
 const uint8_t *bsp_arena(const bsp_core *core, size_t *len);
+
+/* Per-function figures (rokuprof.profile.functions.aggregate_functions) in two passes over
+ * the paths with counters (CPU, wall, calls, or allocated bytes when `allocations`), each stack
+ * walked and folded as bsp_stack and fold_stack do (at most max_stack_depth frames, the rest
+ * one marked frame). bsp_functions_new collects the distinct (module, function, file) ID
+ * triples of those stacks; the caller names them and gives each triple a group (one per
+ * distinct name), and bsp_functions_sum adds the counters per group: self to the leaf's group,
+ * total once per stack to every group on it. Sums are 128-bit (lo, hi). */
+#define BSP_FOLDED_FUNCTION ((uint64_t)1 << 32) /* the marked frame's IDs (path_model) */
+#define BSP_FOLDED_FILE (((uint64_t)1 << 32) + 1)
+enum { BSP_SELF_CPU, BSP_SELF_WALL, BSP_TOTAL_CPU, BSP_TOTAL_WALL, BSP_FN_CALLS,
+       BSP_FN_ALLOC_BYTES, BSP_NSUMS };
+typedef struct {
+    uint64_t lo[BSP_NSUMS];
+    uint64_t hi[BSP_NSUMS];
+    int seen; /* some stack holds the group */
+} bsp_function_sums;
+typedef struct bsp_functions bsp_functions;
+/* NULL when out of memory. seed: hashes the triples. */
+bsp_functions *bsp_functions_new(bsp_core *core, int allocations, uint64_t seed);
+/* The triples, three words each: module, function ID, file ID (the marked frame's IDs are
+ * BSP_FOLDED_FUNCTION and BSP_FOLDED_FILE). */
+size_t bsp_functions_triples(const bsp_functions *f, const uint64_t **words);
+/* groups[i]: the group of triple i, each < ngroups. 0 when out of memory. The sums stay
+ * owned by f. */
+int bsp_functions_sum(bsp_core *core, bsp_functions *f, const uint32_t *groups, size_t ngroups,
+                      const bsp_function_sums **sums);
+void bsp_functions_free(bsp_functions *f);
+size_t bsp_stack_limit(const bsp_core *core);
 
 /* Characters Python's bytes.decode("utf-8", "replace") gives for these bytes. */
 size_t bsp_utf8_replace_length(const uint8_t *s, size_t n);

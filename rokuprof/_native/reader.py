@@ -289,6 +289,27 @@ class NativeTables:
             node = self._nodes[fields[0]] = PathNode(*fields)
         return node
 
+    def function_sums(self, allocations: bool, key) -> list[tuple]:
+        """Per-function sums in C (``aggregate_functions`` on the native tables), without an
+        object per path: ``(key, self cpu, self wall, total cpu, total wall, calls, alloc
+        bytes)`` for each distinct ``key(module, function ID, file ID)`` of the counted stacks
+        (one group per key, so a name is counted once per stack however many IDs carry it)."""
+        keys: list = []
+
+        def name(words: tuple[int, ...]) -> tuple[array, int]:
+            groups, index = array("I"), {}
+            for i in range(0, len(words), 3):
+                k = key(words[i], words[i + 1], words[i + 2])
+                group = index.get(k)
+                if group is None:
+                    group = index[k] = len(keys)
+                    keys.append(k)
+                groups.append(group)
+            return groups, len(keys)
+
+        rows = self._core.functions(allocations, _seed(), name)
+        return [(keys[row[0]], *row[1:]) for row in rows]
+
     def line_number(self, path_id: int, line_offset: int) -> int:
         """Source line of a line offset within the function at the leaf of ``path_id``."""
         node = self._core.path(path_id)

@@ -40,11 +40,12 @@ class FunctionStats:
 
 
 def function_key(tables: ProfileTables, node: PathNode) -> FunctionKey:
-    return (
-        tables.module_name(node.module),
-        tables.string(node.function_id),
-        tables.string(node.file_id),
-    )
+    return key_of(tables, node.module, node.function_id, node.file_id)
+
+
+def key_of(tables: ProfileTables, module: int, function_id: int, file_id: int) -> FunctionKey:
+    """The name of a (module, function, file) ID triple."""
+    return (tables.module_name(module), tables.string(function_id), tables.string(file_id))
 
 
 def aggregate_functions(tables: ProfileTables, *, allocations: bool = False) -> list[FunctionStats]:
@@ -54,7 +55,25 @@ def aggregate_functions(tables: ProfileTables, *, allocations: bool = False) -> 
     it anywhere on its stack, once per path even when it recurses; calls are the call counts of
     the paths whose leaf it is. ``allocations`` also counts each function's self allocated bytes
     (``alloc_bytes``), listing the functions that only allocated too.
+
+    The native tables sum in C by the same rule (``function_sums``: no object per call path,
+    constant time per frame); the pure tables walk each path's stack here.
     """
+    sums = getattr(tables, "function_sums", None)
+    if sums is not None:
+        rows = sums(allocations, lambda *ids: key_of(tables, *ids))
+        return _ranked(FunctionStats(*key, *figures) for key, *figures in rows)
+    return _ranked(_walk(tables, allocations).values())
+
+
+def _ranked(functions) -> list[FunctionStats]:
+    return sorted(
+        functions, key=lambda f: (-f.self_wall, -f.total_wall, f.module, f.function, f.file)
+    )
+
+
+def _walk(tables: ProfileTables, allocations: bool) -> dict[FunctionKey, FunctionStats]:
+    """The functions of every counted path's stack, walked in Python (the pure tables)."""
     result: dict[FunctionKey, FunctionStats] = {}
     by_ids: dict[tuple[int, int, int], FunctionStats] = {}  # names looked up once per function
 
@@ -84,6 +103,4 @@ def aggregate_functions(tables: ProfileTables, *, allocations: bool = False) -> 
         for stats in {id(s): s for s in map(get, stack)}.values():  # once per stack
             stats.total_cpu += c.cpu
             stats.total_wall += c.wall
-    return sorted(
-        result.values(), key=lambda f: (-f.self_wall, -f.total_wall, f.module, f.function, f.file)
-    )
+    return result
