@@ -13,7 +13,11 @@ setup(
     ext_modules=[
         Extension(
             "rokuprof._native._bsprof",
-            sources=[f"{NATIVE}/_bsprof.c", f"{NATIVE}/bsprof_core.c", f"{NATIVE}/bsprof_functions.c"],
+            sources=[
+                f"{NATIVE}/_bsprof.c",
+                f"{NATIVE}/bsprof_core.c",
+                f"{NATIVE}/bsprof_functions.c",
+            ],
             depends=[f"{NATIVE}/bsprof_core.h"],
             optional=True,
         )
