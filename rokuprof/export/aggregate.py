@@ -12,41 +12,25 @@ run's length without a usable footer is its busiest thread's wall time, as the c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rokuprof.bsprof.model import Limits
 from rokuprof.export.model import (
-    CallPath,
-    ExportInput,
-    Frame,
+    AggregateInput,
     Frames,
-    RunInfo,
     call_paths,
     run_info,
 )
 from rokuprof.path_model import root_module
 from rokuprof.profile.protocol import TablesView
 from rokuprof.profile.reader import ProfileReader
-from rokuprof.sentry.convert import ConversionSummary, conversion_summary
+from rokuprof.sentry.convert import conversion_summary
 from rokuprof.sentry.settings import ChunkSettings
-
-
-@dataclass
-class AggregateInput:
-    """A capture's call paths and run facts, without a timeline (see the module docstring)."""
-
-    run: RunInfo
-    threads: dict[int, str]  # module ID -> name
-    frames: list[Frame]
-    paths: list[CallPath]  # sorted by path ID
-    summary: ConversionSummary
-
 
 #: The export formats made from an :class:`AggregateInput` alone.
 AGGREGATE_FORMATS = frozenset({"pprof", "folded"})
 
-#: What the aggregate outputs read: either input.
-AnyInput = ExportInput | AggregateInput
+#: What the aggregate outputs read: an :class:`AggregateInput`, or an :class:`ExportInput`,
+#: which is one with a timeline.
+AnyInput = AggregateInput
 
 
 class AggregateReader:

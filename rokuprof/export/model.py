@@ -113,15 +113,23 @@ class RunInfo:
 
 
 @dataclass
-class ExportInput:
-    """Everything an exporter needs (see the module docstring)."""
+class AggregateInput:
+    """A capture's call paths and run facts, without a timeline: all that pprof, folded, diff
+    and the gate read (built from the tables alone by :mod:`rokuprof.export.aggregate`)."""
 
     run: RunInfo
     threads: dict[int, str]  # module ID -> name
     frames: list[Frame]
     paths: list[CallPath]  # sorted by path ID
-    timeline: Timeline
     summary: ConversionSummary
+
+
+@dataclass
+class ExportInput(AggregateInput):
+    """Everything an exporter needs (see the module docstring): the aggregates and the
+    timeline laid out from them."""
+
+    timeline: Timeline
     reader: ProfileReader
     settings: ChunkSettings = field(default_factory=ChunkSettings)  # the chunks' (release, ...)
 
@@ -201,7 +209,16 @@ def build_input(
 
     paths = call_paths(tables, frames, threads)
     run = run_info(summary, header, settings)
-    return ExportInput(run, threads, frames.items, paths, timeline, summary, reader, settings)
+    return ExportInput(
+        run,
+        threads,
+        frames.items,
+        paths,
+        summary,
+        timeline=timeline,
+        reader=reader,
+        settings=settings,
+    )
 
 
 def call_paths(tables: TablesView, frames: Frames, threads: dict[int, str]) -> list[CallPath]:
