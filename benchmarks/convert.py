@@ -4,6 +4,7 @@
     python benchmarks/convert.py --file X.bsprof        # your own file
     python benchmarks/convert.py --baseline /tmp/before # also an earlier checkout, same run
     python benchmarks/convert.py --cores native         # only the native core
+    python benchmarks/convert.py --only-dumps --mb 20   # convert against json.dumps + fsync
 
 Each measurement is a child process (``python -m rokuprof ...``), timed from start to exit; its
 peak memory is the child's own maximum RSS and its CPU time the child's user + system time
@@ -18,6 +19,10 @@ The cores: ``native`` (the C decoder and tables, when built) and ``pure``
 of ``python -m rokuprof inspect -h`` (the same imports as ``inspect``, no work). Everything is
 measured in the same run; on a shared machine the wall-clock figures move with the load
 (printed), CPU seconds much less.
+
+``convert`` is also compared with ``json.dumps`` + an atomic, fsynced write of the same chunks
+(the files it wrote, read back; only the writing is timed, in a child process), and with that
+plus ``inspect --json`` of the stream: the target is convert at most 1.2x the first.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGET_MB_S = 40.0
 TARGET_RSS_MB = 150.0
 INSPECT_FACTOR = 2.0
+DUMPS_TARGET = 1.2
 
 
 @dataclass
@@ -119,6 +125,64 @@ def decode_seconds(path: Path, repeat: int) -> tuple[float, float]:
     return wall, cpu
 
 
+#: json.dumps + an atomic, fsynced write of each chunk file of a directory; prints the CPU time
+#: of that alone (reading the files back into objects is not counted).
+DUMPS = """\
+import json, os, resource, sys
+from pathlib import Path
+chunks = [json.loads(p.read_bytes()) for p in sorted(Path(sys.argv[1]).glob("*.json"))]
+out = Path(sys.argv[2])
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+start = cpu()
+for i, chunk in enumerate(chunks):
+    data = json.dumps(chunk, ensure_ascii=False, separators=(",", ":")).encode()
+    tmp = out / f"{i:06d}.json.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, out / f"{i:06d}.json")
+print(cpu() - start)
+"""
+
+
+def dumps_fsync_cpu(chunks: Path) -> float:
+    """CPU seconds of ``json.dumps`` + fsync of the chunk files in ``chunks`` (a child)."""
+    with tempfile.TemporaryDirectory(prefix="rokuprof-dumps-") as out:
+        done = subprocess.run(
+            [sys.executable, "-c", DUMPS, str(chunks), out],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return float(done.stdout)
+
+
+def against_dumps(path: Path, trees: list[tuple[str, Path]], repeat: int) -> dict[str, float]:
+    """Per tree (native core, wall unit us): convert's CPU against json.dumps + fsync of the
+    chunks it wrote, and against that plus ``inspect --json`` of the stream (decoding and
+    writing: the least a conversion does). Returns the first ratio per tree."""
+    print("\nconvert against json.dumps + fsync of the same chunks (native core, CPU s):")
+    ratios = {}
+    for name, tree in trees:
+        convert_cpu, dumps_cpu, inspect_cpu = [], [], []
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory(prefix="rokuprof-convert-") as out:
+                convert_cpu.append(child(["convert", str(path), "--out", out], tree=tree,
+                                         pure=False).cpu)  # fmt: skip
+                dumps_cpu.append(dumps_fsync_cpu(Path(out) / "chunks"))
+            inspect_cpu.append(child(["inspect", str(path), "--json"], tree=tree, pure=False).cpu)
+        c, d, i = min(convert_cpu), min(dumps_cpu), min(inspect_cpu)
+        ratios[name] = c / d
+        print(
+            f"  {name:9} convert {c:6.2f}  json.dumps+fsync {d:6.3f}  ratio {c / d:6.2f}x;  "
+            f"inspect --json {i:5.2f}  convert / (inspect + dumps) {c / (i + d):5.2f}x"
+        )
+    return ratios
+
+
 def best(runs: list[Run]) -> Run:
     return min(runs, key=lambda r: r.seconds)
 
@@ -136,6 +200,9 @@ def main() -> int:
         "--cores", choices=["both", "native", "pure"], default="both", help="which cores to run"
     )
     parser.add_argument("--no-backlog", action="store_true", help="skip the --wall-unit ms case")
+    parser.add_argument(
+        "--only-dumps", action="store_true", help="only convert against json.dumps + fsync"
+    )
     args = parser.parse_args()
 
     if args.file:
@@ -153,6 +220,10 @@ def main() -> int:
     cases = [("us", [])] + ([] if args.no_backlog else [("ms", ["--wall-unit", "ms"])])
     load_before = os.getloadavg()
     print(f"stream: {path}, {mb:.1f} MB; {os.cpu_count()} CPUs, load {load_before[0]:.1f}")
+    if args.only_dumps:
+        ratio = against_dumps(path, trees, args.repeat)["current"]
+        print(f"convert: {ratio:.2f}x json.dumps + fsync (target at most {DUMPS_TARGET:g}x)")
+        return 0 if ratio <= DUMPS_TARGET else 1
 
     rows: dict[tuple[str, bool, str], Run] = {}
     print(

@@ -1,5 +1,7 @@
 """Decode throughput: the construct reference parser vs the hand-tuned decoder (+ tables), and
-the native core (decoder + tables in C, when built) vs the pure-Python decoder + tables.
+the native core (decoder + tables in C, when built) vs the pure-Python decoder + tables, and
+the pure-Python engine vs a plain pure-Python reader keeping the same per-path totals
+(``plain_reader.py``; its totals are checked equal to the engine's first; target: >= 1x).
 
     python benchmarks/decode.py                 # build (once, cached) a >= 20 MB stream and measure
     python benchmarks/decode.py --file X.bsprof # measure on your own file
@@ -41,6 +43,9 @@ from rokuprof.profile.reader import ProfileReader
 from rokuprof.simulator.app import AppConfig, SyntheticApp
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from plain_reader import PlainReader  # noqa: E402  (the baseline, beside this script)
+
 CACHE = HERE / ".cache"
 PLAIN = HERE / "plain_decoder.c"
 PLAIN_TARGET = 1.5  # native decoder + tables / plain decoder keeping a live table, at most
@@ -74,6 +79,14 @@ def load(args: argparse.Namespace) -> tuple[bytes, str]:
         print(f"building {args.mb} MB synthetic stream (cached in {path}) ...", flush=True)
         path.write_bytes(synthetic_stream(args.mb * 1_000_000, args.seed))
     return path.read_bytes(), str(path)
+
+
+def vars_of(stats) -> tuple[int, ...]:
+    """A :class:`PathStats`' nine counters, in order."""
+    return (
+        stats.cpu, stats.wall, stats.calls, stats.alloc_count, stats.alloc_bytes,
+        stats.free_count, stats.free_realloc_count, stats.freed_bytes, stats.unknown_frees,
+    )  # fmt: skip
 
 
 def timed(fn, repeat: int) -> float:
@@ -195,6 +208,20 @@ def main() -> int:
         for p in pieces:
             r.feed(p)
 
+    def plain_reader() -> PlainReader:
+        r = PlainReader()
+        for p in pieces:
+            r.feed(p)
+        return r
+
+    pure = ProfileReader(engine=engines.PURE)
+    for p in pieces:
+        pure.feed(p)
+    plain = plain_reader()
+    totals = {pid: list(vars_of(st)) for pid, st in pure.tables.snapshot().items()}
+    if totals != {pid: c for pid, c in plain.paths.items() if any(c)}:
+        sys.exit("the plain reader's per-path totals differ from the engine's")
+
     ref_bytes = len(data) if args.reference_mb <= 0 else int(args.reference_mb * 1_000_000)
     ref_data = data[:ref_bytes]
     ref_entries = len(reference.parse(ref_data).entries)
@@ -206,6 +233,8 @@ def main() -> int:
     rows.append(("decoder", len(data), entries, t))
     t = timed(decoder_tables, args.repeat)
     rows.append(("decoder + tables", len(data), entries, t))
+    t = timed(plain_reader, args.repeat)
+    rows.append(("plain pure-Python reader", len(data), entries, t))
     if _native.built():
         t = timed(native_tables, args.repeat)
         rows.append(("native decoder + tables", len(data), entries, t))
@@ -223,10 +252,16 @@ def main() -> int:
     achieved = rows[2][1] / rows[2][3] / 1e6
     verdict = "meets" if achieved >= target else "MISSES"
     print(f"\ndecoder + tables {verdict} the {target:.0f} MB/s target ({achieved:.2f} MB/s)")
+    plain_rate = rows[3][1] / rows[3][3] / 1e6
+    verdict = "meets" if achieved >= plain_rate else "MISSES"
+    print(
+        f"decoder + tables {verdict} the plain reader's speed: {achieved / plain_rate:.2f}x "
+        f"({achieved:.2f} MB/s vs {plain_rate:.2f} MB/s, the same per-path totals; target >= 1x)"
+    )
     if not _native.built():
         print("native core: not built (pip install . with a C compiler)")
         return 0
-    native = rows[3][1] / rows[3][3] / 1e6
+    native = rows[4][1] / rows[4][3] / 1e6
     ratio = native / achieved
     verdict = "meets" if native >= 200 and ratio >= 30 else "MISSES"
     print(

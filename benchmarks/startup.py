@@ -7,7 +7,8 @@ prints per row (after one uncounted run of each, which caches the bytecode as an
 does) the median CPU time (user + system of the child process, from
 ``getrusage(RUSAGE_CHILDREN)``), its ratio to the baseline and the number of modules the
 process imported. The target: ``rokuprof --help`` at most ``--target`` (2.5) times the
-baseline's CPU; the script exits 1 when it is missed, 0 otherwise.
+baseline's CPU, and ``rokuprof inspect --json`` of a generated 3 KB capture at most
+``--inspect-target`` (3) times; the script exits 1 when one is missed, 0 otherwise.
 
 ``--baseline DIR`` also runs every row on an earlier tree (``git archive REV rokuprof | tar -x
 -C DIR``, its native core copied in), in the same run, and prints its figures beside::
@@ -22,9 +23,11 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +93,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=7, help="runs of each row (median taken)")
     parser.add_argument("--target", type=float, default=2.5, help="most `--help` may cost")
+    parser.add_argument(
+        "--inspect-target", type=float, default=3.0, help="most `inspect` of 3 KB may cost"
+    )
     parser.add_argument("--baseline", type=Path, help="an earlier tree, run beside this one")
     opts = parser.parse_args()
     if opts.reps < 1:
@@ -102,6 +108,10 @@ def main() -> int:
     baseline_cmd = [sys.executable, "-c", "import typer"]
     table = [("python -c 'import typer'", baseline_cmd, [])]
     table += [(label, [sys.executable, "-m", "rokuprof", *args], args) for label, args in rows()]
+    small = small_capture(Path(tempfile.mkdtemp(prefix="rokuprof-startup-")))
+    inspect_args = ["inspect", str(small), "--json"]
+    inspect_label = f"rokuprof inspect ({small.stat().st_size / 1024:.0f} KB)"
+    table += [(inspect_label, [sys.executable, "-m", "rokuprof", *inspect_args], inspect_args)]
 
     for path in trees.values():  # a first run of each row writes its bytecode: not counted
         for _label, command, _args in table:
@@ -126,13 +136,37 @@ def main() -> int:
             line += f"{median * 1000:>12.0f}ms{ratio:>7.2f}x{count:>9}"
         print(line)
     help_ratio = ratios[("this", "rokuprof --help")]
+    inspect_ratio = ratios[("this", inspect_label)]
+    print(
+        f"{inspect_label}: {inspect_ratio:.2f}x import typer (target at most "
+        f"{opts.inspect_target:g}x)"
+    )
+    if "baseline" in trees:
+        print(f"  baseline tree: {ratios[('baseline', inspect_label)]:.2f}x import typer")
     worst = max((r, label) for (tree, label), r in ratios.items() if tree == "this")
     print(f"rokuprof --help: {help_ratio:.2f}x import typer (target at most {opts.target:g}x)")
     print(f"costliest row: {worst[1]} at {worst[0]:.2f}x")
     if "baseline" in trees:
         before = ratios[("baseline", "rokuprof --help")]
         print(f"rokuprof --help against the baseline tree: {before / help_ratio:.2f}x less CPU")
-    return 0 if help_ratio <= opts.target else 1
+    shutil.rmtree(small.parent)
+    return 0 if help_ratio <= opts.target and inspect_ratio <= opts.inspect_target else 1
+
+
+def small_capture(directory: Path) -> Path:
+    """A capture of about 3 KB (100 call paths, one thread), the size a quick look reads."""
+    from rokuprof.bsprof.grammar import build_stream
+    from rokuprof.bsprof.model import CPU, MODULE, PATH, STRING, Footer, Header
+
+    header = Header(1, 0, 0, 0, 1.0, 1.0, False, False, 1_700_000_000_000, "small", "", "1",
+                    "Roku", "3930X", "12.0")  # fmt: skip
+    entries: list = [(STRING, 1, "main"), (STRING, 2, "pkg:/source/main.brs"), (MODULE, 1, 1)]
+    for i in range(1, 101):
+        entries += [(STRING, 2 + i, f"function_{i}"), (PATH, i, i - 1 if i > 1 else 0, 1, 0, 2,
+                    i, 2 + i), (CPU, i, 0, 10 * i, 100 * i), (CPU, i, 0, 5, 50)]  # fmt: skip
+    path = directory / "small.bsprof"
+    path.write_bytes(build_stream(header, entries, Footer(1_700_000_001_000)))
+    return path
 
 
 def _typer_modules(tree: Path) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rokuprof import _native
 from rokuprof.cli import COMMAND_MODULES
 
 #: The tree whose ``rokuprof`` the processes import.
@@ -80,3 +81,45 @@ def test_config_subcommand_help_imports_nothing_heavy() -> None:
     assert code in (0, None)
     assert "rokuprof config check" in shown
     assert _heavy(modules) == []
+
+
+def _small_capture(tmp_path: Path) -> Path:
+    from rokuprof.bsprof.grammar import build_stream
+    from rokuprof.bsprof.model import CPU, MODULE, PATH, STRING, Footer, Header
+
+    header = Header(
+        major=1, minor=0, patch=0, header_size=0, requested_sample_ratio=1.0,
+        actual_sample_ratio=1.0, line_data=False, memory_ops=False, start_ms=1_700_000_000_000,
+        target_name="small", supplemental="", target_version="1", vendor="Roku", model="m",
+        firmware="f",
+    )  # fmt: skip
+    entries = [
+        (STRING, 1, "main"), (STRING, 2, "pkg:/source/main.brs"), (STRING, 3, "Main"),
+        (MODULE, 1, 1), (PATH, 1, 0, 1, 0, 2, 1, 3), (CPU, 1, 0, 10, 100),
+    ]  # fmt: skip
+    path = tmp_path / "small.bsprof"
+    path.write_bytes(build_stream(header, entries, Footer(1_700_000_001_000)))
+    return path
+
+
+@pytest.mark.skipif(not _native.built(), reason="the native core is not built")
+def test_inspect_of_a_small_capture_loads_neither_pydantic_nor_construct(tmp_path):
+    """The native path: typer's value coercion (pydantic) and the grammar (construct) are
+    skipped for a plain invocation of a well-formed capture, and it still answers."""
+    capture = _small_capture(tmp_path)
+    for args in ([], ["--json"], ["-n", "3", "--wall-unit", "ms"]):
+        code, modules, shown = _run("inspect", str(capture), *args)
+        assert code == 0, shown
+        assert "Main" in shown
+        loaded = [m for m in modules if m.split(".")[0] in ("pydantic", "construct")]
+        assert loaded == []
+    code, _modules, shown = _run("inspect", str(capture), "--json")
+    assert json.loads(shown)["header"]["target_name"] == "small"
+
+
+def test_inspect_invocations_that_are_not_plain_still_get_typers_answers(tmp_path):
+    capture = _small_capture(tmp_path)
+    code, modules, _shown = _run("inspect", str(capture), "--top", "-1")
+    assert code == 2 and "pydantic" in modules  # typer read it, and refused it
+    code, _modules, shown = _run("inspect", "--help")
+    assert code in (0, None) and "rokuprof inspect" in shown

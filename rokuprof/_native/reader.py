@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from rokuprof._native import _bsprof
-from rokuprof.bsprof import checks, reference
+from rokuprof.bsprof import checks
 from rokuprof.bsprof.decoder import Bytes, Framing
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.errors import BsprofError, InvalidValue
@@ -112,6 +112,8 @@ class NativeBody:
 
     def _explain(self, rest: memoryview) -> None:
         """The core rejected the entry at its offset: let the grammar say why."""
+        from rokuprof.bsprof import reference  # the grammar loads when it has something to say
+
         where = self.offset
         buf = self.core.pending() + bytes(rest)
         definitions = checks.DefinitionLimits(self.limits)

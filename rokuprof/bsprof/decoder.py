@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from rokuprof.bsprof import checks, reference
+from rokuprof.bsprof import checks
 from rokuprof.bsprof.errors import BsprofError, DecoderStateError
-from rokuprof.bsprof.grammar import FooterGrammar, GrammarFault
+from rokuprof.bsprof.header_reader import NotPlain, read_header
 from rokuprof.bsprof.model import PATH, Entry, Footer, Header, Limits
 
 HEADER, BODY, FOOTER, DONE, FAILED = "header", "body", "footer", "done", "failed"
@@ -57,6 +57,21 @@ def _varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
             return result, pos
         shift += 7
     raise _Reject
+
+
+def _header(buf: bytes, limits: Limits) -> tuple[Header, int] | None:
+    """The header and its size, ``None`` while cut short. The fast reader reads a well-formed
+    one; when it refuses, the grammar reads it or says what is wrong."""
+    try:
+        return read_header(buf, limits)
+    except NotPlain:
+        pass
+    from rokuprof.bsprof import reference  # the grammar loads when it has something to say
+
+    try:
+        return reference.parse_header(buf, limits)
+    except reference.Truncated:
+        return None
 
 
 def _u32(buf: bytes, pos: int) -> tuple[int, int]:
@@ -222,12 +237,13 @@ class Framing:
 
     def _read_header(self, buf: bytes) -> int:
         try:
-            header, size = reference.parse_header(buf, self.limits)
-        except reference.Truncated:
-            return 0
+            read = _header(buf, self.limits)
         except BsprofError as error:
             self._fail(error)
             return 0
+        if read is None:
+            return 0
+        header, size = read
         self.header = header
         warning = checks.version_warning(header)
         if warning:
@@ -248,6 +264,8 @@ class Framing:
         except IndexError:
             return pos
         except _Reject:
+            from rokuprof.bsprof.grammar import FooterGrammar, GrammarFault
+
             try:
                 FooterGrammar.parse(bytes(buf[pos:]))
             except GrammarFault as fault:
@@ -290,6 +308,8 @@ class PythonBody:
 
     def _explain(self, buf: bytes, start: int, out: list[Entry], base: int) -> int:
         """The fast path rejected the entry at ``start``: let the grammar say why."""
+        from rokuprof.bsprof import reference  # the grammar loads when it has something to say
+
         try:
             entry, end = reference.parse_entry(
                 buf, start, self._line, self.limits, self._definitions, base

@@ -3,7 +3,9 @@
 A command module registers its command on the root application (``root.app``) when it is
 imported. ``main()`` imports only the module of the command being run, so ``rokuprof inspect``
 does not pay for the daemon's or the capture's imports; anything else (``--help``, ``--version``,
-shell completion, a mistyped command that needs suggestions) loads every command.
+shell completion, a mistyped command that needs suggestions) loads every command. A plain
+invocation of a command in ``PLAIN_COMMANDS`` (``rokuprof inspect FILE``) calls the command
+function directly (``quick_args``): typer's value coercion would import pydantic.
 ``rokuprof.cli.app`` is the root application with every command loaded.
 
 So that loading every command stays cheap, a command module imports at its top only what its
@@ -41,6 +43,10 @@ COMMAND_MODULES = {
     "watch": "watch_cmd",
 }
 
+#: Commands whose plain invocations run without typer's value coercion, which imports pydantic
+#: (``quick_args``): the ones whose start-up is most of their cost on a small input.
+PLAIN_COMMANDS = ("inspect",)
+
 
 def command_named(args: Sequence[str]) -> str | None:
     """The command ``args`` run (the first word that is not an option), if it is one of ours."""
@@ -62,6 +68,11 @@ def load_commands(names: Iterable[str] | None = None) -> RokuTyper:
 def main() -> None:
     """The ``rokuprof`` program (also ``python -m rokuprof``)."""
     name = command_named(sys.argv[1:])
+    if name in PLAIN_COMMANDS and sys.argv[1] == name:
+        from rokuprof.cli.quick_args import run_plain
+
+        module = importlib.import_module(f"rokuprof.cli.{COMMAND_MODULES[name]}")
+        run_plain(getattr(module, name), sys.argv[2:])  # exits when the words were plain
     root = load_commands(None if name is None else [name])
     root(prog_name="rokuprof")  # help and hints name the command, not ``__main__.py``
 
