@@ -51,6 +51,17 @@ def test_samples_are_written_as_json_dumps_writes_them(threads):
         assert json.loads(f"[{text}]") == reference(case)
 
 
+@given(thread_runs, st.integers(5, 2000))
+def test_samples_far_apart_in_time_are_written_as_json_dumps_writes_them(threads, spread):
+    """Runs spread over a span many times their samples (a long, mostly idle run: the writer
+    then sorts the samples instead of filling the grid of the whole span) give the same text."""
+    for case in (disjoint(threads), threads):
+        far = [(tid, [(slot * spread, sid, n) for slot, sid, n in rs]) for tid, rs in case]
+        text = samples_json(far, ORIGIN, HZ)
+        assert text == dumps(reference(far))[1:-1]
+        assert json.loads(f"[{text}]") == reference(far)
+
+
 def test_runs_given_in_any_order_come_out_in_time_then_thread_order():
     threads = [("2", [(5, 1, 2), (0, 0, 1)]), ("10", [(1, 3, 5)]), ("1", [(6, 2, 1)])]
     samples = json.loads(f"[{samples_json(threads, ORIGIN, HZ)}]")
@@ -87,7 +98,9 @@ def test_the_whole_chunk_is_json_dumps_byte_for_byte(name, path, stacks):
         payload = {**head, "profile": {**profile, "samples": reference(threads)}}
         if m is not None:
             payload["measurements"] = m
-        assert data == dumps(payload).encode("utf-8")
+        # json.dumps itself, not the writer's own helper (the head and tables go through orjson)
+        expected = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        assert data == expected.encode("utf-8")
 
 
 # -- the same rules on facts as on samples -----------------------------------------------------
