@@ -169,25 +169,33 @@ def dumps_fsync_cpu(chunks: Path) -> float:
 def against_dumps(path: Path, trees: list[tuple[str, Path]], repeat: int) -> dict[str, float]:
     """Per tree (native core, wall unit us): convert's CPU against json.dumps + fsync of the
     chunks it wrote, and against that plus ``inspect --json`` of the stream (decoding and
-    writing: the least a conversion does). Returns the first ratio per tree."""
+    writing: the least a conversion does); the trees take turns. Returns the first ratio per
+    tree."""
     print("\nconvert against json.dumps + fsync of the same chunks (native core, CPU s):")
-    ratios = {}
-    for name, tree in trees:
-        convert_cpu, dumps_cpu, inspect_cpu, files = [], [], [], 0
-        for _ in range(repeat):
+    cpu = {name: {"convert": [], "dumps": [], "inspect": []} for name, _ in trees}
+    files = 0
+    for _ in range(repeat):
+        for name, tree in trees:  # alternating, so load changes hit both
+            runs = cpu[name]
             with tempfile.TemporaryDirectory(prefix="rokuprof-convert-") as out:
-                convert_cpu.append(child(["convert", str(path), "--out", out], tree=tree,
-                                         pure=False).cpu)  # fmt: skip
-                dumps_cpu.append(dumps_fsync_cpu(Path(out) / "chunks"))
+                argv = ["convert", str(path), "--out", out]
+                runs["convert"].append(child(argv, tree=tree, pure=False).cpu)
+                runs["dumps"].append(dumps_fsync_cpu(Path(out) / "chunks"))
                 files = len(list((Path(out) / "chunks").glob("*.json")))
-            inspect_cpu.append(child(["inspect", str(path), "--json"], tree=tree, pure=False).cpu)
-        c, d, i = min(convert_cpu), min(dumps_cpu), min(inspect_cpu)
+            argv = ["inspect", str(path), "--json"]
+            runs["inspect"].append(child(argv, tree=tree, pure=False).cpu)
+    ratios = {}
+    for name, _ in trees:
+        c, d, i = (min(cpu[name][k]) for k in ("convert", "dumps", "inspect"))
         ratios[name] = c / d
         print(
             f"  {name:9} {files:5} chunks: convert {c:6.2f}  json.dumps+fsync {d:6.3f}  "
             f"ratio {c / d:6.2f}x;  "
             f"inspect --json {i:5.2f}  convert / (inspect + dumps) {c / (i + d):5.2f}x"
         )
+    if "baseline" in ratios:
+        then, now = min(cpu["baseline"]["convert"]), min(cpu["current"]["convert"])
+        print(f"  convert: {then / now:.2f}x less CPU than the baseline")
     return ratios
 
 
