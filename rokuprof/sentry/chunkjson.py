@@ -29,6 +29,9 @@ Run = tuple[int, int, int]
 #: A chunk whose grid of (slot, thread) cells has more than this many cells per sample is
 #: written from its samples sorted rather than from the grid (each costs about as much).
 SPARSE = 4
+#: Floats whose orjson text is the text ``repr`` gives (outside it ``repr`` writes exponents
+#: such as ``1e+16`` and ``1e-05``, orjson ``1e16``; sample times are epoch seconds, inside).
+REPR_RANGE = (1.0, 1e15)
 
 
 def dumps(value: object) -> str:
@@ -80,11 +83,16 @@ def _tail_texts(tid: str) -> Callable[[int], str]:
 
 
 def _stamps(slots: Iterable[int], origin: float, hz: int) -> list[str]:
-    """``'{"timestamp":' + repr(origin + slot / hz)`` per slot, the loop in C."""
-    per_slot = map(float(hz).__rtruediv__, slots)
-    return list(
-        map('{"timestamp":'.__add__, map(float.__repr__, map(float(origin).__add__, per_slot)))
-    )
+    """``'{"timestamp":' + repr(origin + slot / hz)`` per slot, the loop in C: by orjson when
+    every time lies where its text is ``repr``'s (:data:`REPR_RANGE`: both the shortest
+    round-trip digits, neither with an exponent), else by ``repr`` itself."""
+    times = list(map(float(origin).__add__, map(float(hz).__rtruediv__, slots)))
+    low, high = REPR_RANGE
+    if times and low <= min(times) and max(times) < high:
+        texts: Iterable[str] = orjson.dumps(times).decode()[1:-1].split(",")
+    else:
+        texts = map(float.__repr__, times)
+    return list(map('{"timestamp":'.__add__, texts))
 
 
 def _sparse_samples_json(
