@@ -5,6 +5,7 @@
     python benchmarks/convert.py --baseline /tmp/before # also an earlier checkout, same run
     python benchmarks/convert.py --cores native         # only the native core
     python benchmarks/convert.py --only-dumps --mb 20   # convert against json.dumps + fsync
+    python benchmarks/convert.py --only-dumps --mb 20 --hours 8.9  # also the stream over 8.9 h
 
 Each measurement is a child process (``python -m rokuprof ...``), timed from start to exit; its
 peak memory is the child's own maximum RSS and its CPU time the child's user + system time
@@ -22,7 +23,11 @@ measured in the same run; on a shared machine the wall-clock figures move with t
 
 ``convert`` is also compared with ``json.dumps`` + an atomic, fsynced write of the same chunks
 (the files it wrote, read back; only the writing is timed, in a child process), and with that
-plus ``inspect --json`` of the stream: the target is convert at most 1.2x the first.
+plus ``inspect --json`` of the stream: the target is convert at most 1.2x the first. With
+``--hours H`` it is measured twice: on the generated (dense) stream, and on the same bytes
+stretched over H hours (``benchmarks/aggregates.py``'s stream: its footer moved, as a long
+capture of a mostly idle app, like the audit's 41 MB over 8.9 hours): many more chunks, each
+with few busy samples, so the writing weighs more and the decoding less.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from decode import CACHE, PIECE, synthetic_stream
+from aggregates import stream as generated_stream
+from decode import PIECE
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_MB_S = 40.0
@@ -163,23 +169,33 @@ def dumps_fsync_cpu(chunks: Path) -> float:
 def against_dumps(path: Path, trees: list[tuple[str, Path]], repeat: int) -> dict[str, float]:
     """Per tree (native core, wall unit us): convert's CPU against json.dumps + fsync of the
     chunks it wrote, and against that plus ``inspect --json`` of the stream (decoding and
-    writing: the least a conversion does). Returns the first ratio per tree."""
+    writing: the least a conversion does); the trees take turns. Returns the first ratio per
+    tree."""
     print("\nconvert against json.dumps + fsync of the same chunks (native core, CPU s):")
-    ratios = {}
-    for name, tree in trees:
-        convert_cpu, dumps_cpu, inspect_cpu = [], [], []
-        for _ in range(repeat):
+    cpu = {name: {"convert": [], "dumps": [], "inspect": []} for name, _ in trees}
+    files = 0
+    for _ in range(repeat):
+        for name, tree in trees:  # alternating, so load changes hit both
+            runs = cpu[name]
             with tempfile.TemporaryDirectory(prefix="rokuprof-convert-") as out:
-                convert_cpu.append(child(["convert", str(path), "--out", out], tree=tree,
-                                         pure=False).cpu)  # fmt: skip
-                dumps_cpu.append(dumps_fsync_cpu(Path(out) / "chunks"))
-            inspect_cpu.append(child(["inspect", str(path), "--json"], tree=tree, pure=False).cpu)
-        c, d, i = min(convert_cpu), min(dumps_cpu), min(inspect_cpu)
+                argv = ["convert", str(path), "--out", out]
+                runs["convert"].append(child(argv, tree=tree, pure=False).cpu)
+                runs["dumps"].append(dumps_fsync_cpu(Path(out) / "chunks"))
+                files = len(list((Path(out) / "chunks").glob("*.json")))
+            argv = ["inspect", str(path), "--json"]
+            runs["inspect"].append(child(argv, tree=tree, pure=False).cpu)
+    ratios = {}
+    for name, _ in trees:
+        c, d, i = (min(cpu[name][k]) for k in ("convert", "dumps", "inspect"))
         ratios[name] = c / d
         print(
-            f"  {name:9} convert {c:6.2f}  json.dumps+fsync {d:6.3f}  ratio {c / d:6.2f}x;  "
+            f"  {name:9} {files:5} chunks: convert {c:6.2f}  json.dumps+fsync {d:6.3f}  "
+            f"ratio {c / d:6.2f}x;  "
             f"inspect --json {i:5.2f}  convert / (inspect + dumps) {c / (i + d):5.2f}x"
         )
+    if "baseline" in ratios:
+        then, now = min(cpu["baseline"]["convert"]), min(cpu["current"]["convert"])
+        print(f"  convert: {then / now:.2f}x less CPU than the baseline")
     return ratios
 
 
@@ -199,20 +215,17 @@ def main() -> int:
     parser.add_argument(
         "--cores", choices=["both", "native", "pure"], default="both", help="which cores to run"
     )
+    parser.add_argument(
+        "--hours", type=float, help="with --only-dumps: also the stream stretched over H hours"
+    )
     parser.add_argument("--no-backlog", action="store_true", help="skip the --wall-unit ms case")
     parser.add_argument(
         "--only-dumps", action="store_true", help="only convert against json.dumps + fsync"
     )
     args = parser.parse_args()
 
-    if args.file:
-        path = args.file.resolve()  # the children run in their tree
-    else:
-        CACHE.mkdir(exist_ok=True)
-        path = CACHE / f"synthetic-{args.mb}mb-seed{args.seed}.bsprof"
-        if not path.exists():
-            print(f"building {args.mb} MB synthetic stream (cached in {path}) ...", flush=True)
-            path.write_bytes(synthetic_stream(args.mb * 1_000_000, args.seed))
+    # a file is resolved: the children run in their tree
+    path = args.file.resolve() if args.file else generated_stream(args.mb, args.seed, None)
     size = path.stat().st_size
     mb = size / 1e6
     trees = [("current", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
@@ -221,9 +234,19 @@ def main() -> int:
     load_before = os.getloadavg()
     print(f"stream: {path}, {mb:.1f} MB; {os.cpu_count()} CPUs, load {load_before[0]:.1f}")
     if args.only_dumps:
-        ratio = against_dumps(path, trees, args.repeat)["current"]
-        print(f"convert: {ratio:.2f}x json.dumps + fsync (target at most {DUMPS_TARGET:g}x)")
-        return 0 if ratio <= DUMPS_TARGET else 1
+        paths = [("dense", path)]
+        if args.hours:
+            long = generated_stream(args.mb, args.seed, args.hours) if not args.file else None
+            if long is None:
+                sys.exit("--hours stretches a generated stream: leave out --file")
+            paths.append((f"over {args.hours:g} h", long))
+        worst = 0.0
+        for label, stream in paths:
+            print(f"\n== {label}: {stream.name}")
+            ratio = against_dumps(stream, trees, args.repeat)["current"]
+            worst = max(worst, ratio)
+            print(f"convert: {ratio:.2f}x json.dumps + fsync (target at most {DUMPS_TARGET:g}x)")
+        return 0 if worst <= DUMPS_TARGET else 1
 
     rows: dict[tuple[str, bool, str], Run] = {}
     print(

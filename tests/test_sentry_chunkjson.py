@@ -51,6 +51,43 @@ def test_samples_are_written_as_json_dumps_writes_them(threads):
         assert json.loads(f"[{text}]") == reference(case)
 
 
+@given(thread_runs, st.integers(5, 2000))
+def test_samples_far_apart_in_time_are_written_as_json_dumps_writes_them(threads, spread):
+    """Runs spread over a span many times their samples (a long, mostly idle run: the writer
+    then sorts the samples instead of filling the grid of the whole span) give the same text."""
+    for case in (disjoint(threads), threads):
+        far = [(tid, [(slot * spread, sid, n) for slot, sid, n in rs]) for tid, rs in case]
+        text = samples_json(far, ORIGIN, HZ)
+        assert text == dumps(reference(far))[1:-1]
+        assert json.loads(f"[{text}]") == reference(far)
+
+
+origins = (
+    st.floats(1.0, 1e15)
+    | st.floats(-1e20, 1e20, allow_nan=False)
+    | st.sampled_from([0.0, 1e-7, 0.5, 1e15 - 0.5, 1e15, 2.5e16, -3.0])
+)
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(1, 5)), max_size=6), origins, st.data())
+def test_timestamps_are_written_as_repr_writes_them_whatever_the_origin(runs, origin, data):
+    """Times inside the range orjson writes as ``repr`` does and outside it (exponents, sign,
+    zero) come out as json.dumps writes them, on the grid and on the sorted path."""
+    hz = data.draw(st.sampled_from([1, 7, 101, 1000]))
+    threads = disjoint([("1", [(gap, 0, n) for gap, n in runs])])
+    for spread in (1, 500):
+        far = [(tid, [(slot * spread, sid, n) for slot, sid, n in rs]) for tid, rs in threads]
+        text = samples_json(far, origin, hz)
+        assert text == dumps(reference(far, origin, hz))[1:-1]
+
+
+@pytest.mark.parametrize("origin", [0.0, 1e-7, 3e-5, 0.5, 1e15 - 0.5, 1e15, 2.5e16, -3.0, -1e-6])
+def test_times_around_the_edges_of_the_orjson_range_are_written_as_repr(origin):
+    for hz, runs in ((1, [(0, 0, 3)]), (101, [(0, 0, 2), (900, 1, 2)])):
+        text = samples_json([("1", runs)], origin, hz)
+        assert text == dumps(reference([("1", runs)], origin, hz))[1:-1]
+
+
 def test_runs_given_in_any_order_come_out_in_time_then_thread_order():
     threads = [("2", [(5, 1, 2), (0, 0, 1)]), ("10", [(1, 3, 5)]), ("1", [(6, 2, 1)])]
     samples = json.loads(f"[{samples_json(threads, ORIGIN, HZ)}]")
@@ -87,7 +124,9 @@ def test_the_whole_chunk_is_json_dumps_byte_for_byte(name, path, stacks):
         payload = {**head, "profile": {**profile, "samples": reference(threads)}}
         if m is not None:
             payload["measurements"] = m
-        assert data == dumps(payload).encode("utf-8")
+        # json.dumps itself, not the writer's own helper (the head and tables go through orjson)
+        expected = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        assert data == expected.encode("utf-8")
 
 
 # -- the same rules on facts as on samples -----------------------------------------------------

@@ -116,6 +116,10 @@ CASES = [
     ("profile.samples.2.stack_id", 2, MALFORMED_SAMPLES),  # its thread keeps 2 valid ones
     ("profile.stacks", [[1, 0], [], [5]], MALFORMED_STACKS),  # unused, still checked
     ("profile.stacks.0", [1, -1], INVALID_JSON),
+    ("profile.stacks.0", [1, True], INVALID_JSON),
+    ("profile.stacks.0", [1.0, 0], INVALID_JSON),
+    ("profile.stacks.0", ["1", 0], INVALID_JSON),
+    ("profile.stacks.0", [1, None], INVALID_JSON),
     ("profile.stacks", None, INVALID_JSON),
     # rule 8: frames
     ("profile.frames.0.lineno", -1, INVALID_JSON),

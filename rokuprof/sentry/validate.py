@@ -99,6 +99,14 @@ def _is_index(value: object) -> bool:
     return _is_int(value) and value >= 0
 
 
+def _all_indexes(values: list) -> bool:
+    """Every value an index (:func:`_is_index`); a list of plain ints, the usual case, is
+    checked in C."""
+    if not values or (set(map(type, values)) == {int} and min(values) >= 0):
+        return True
+    return all(map(_is_index, values))
+
+
 def _is_finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -189,7 +197,7 @@ def _check_profile_types(c: _Checker, profile: Mapping) -> SampleFacts | None:
         return None
     facts = _sample_facts(c, samples, stacks)
     for i, stack in enumerate(stacks):
-        if not isinstance(stack, list) or not all(_is_index(f) for f in stack):
+        if not isinstance(stack, list) or not _all_indexes(stack):
             c.json(f"profile.stacks[{i}]: not a list of frame indexes")
             sound = False
     for i, frame in enumerate(frames):
