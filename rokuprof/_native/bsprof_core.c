@@ -169,14 +169,28 @@ typedef struct {
     cell *cells;
     size_t mask;
     size_t count; /* cells in use, address 0 included */
+    size_t full_cap; /* the capacity that holds the most allocations the limit allows */
     int has_zero;
     cell zero;
 } heap;
 
-static int heap_init(heap *h, size_t cap)
+/* The heap starts with cap cells and stays at most half full (short probe runs) until it has
+ * full_cap cells, the capacity a 3/4-full table needs for `limit` allocations; from there on it
+ * may be up to 3/4 full. So the most memory it can take is what a 3/4-full table takes. */
+static int heap_init(heap *h, size_t cap, uint64_t limit)
 {
     h->has_zero = 0;
+    h->full_cap = cap;
+    while ((limit + 1) * 4 > (uint64_t)h->full_cap * 3 && h->full_cap < ((size_t)1 << 40))
+        h->full_cap *= 2;
     return TABLE_INIT(h, cap);
+}
+
+/* Whether one more cell needs a bigger table. */
+static inline int heap_needs_room(const heap *h)
+{
+    size_t cap = h->mask + 1;
+    return (h->count + 1) * 4 > cap * 3 || ((h->count + 1) * 2 > cap && cap < h->full_cap);
 }
 
 static int heap_grow(heap *h, const hasher *hs)
@@ -207,7 +221,7 @@ static cell *heap_claim(heap *h, uint32_t address, const hasher *hs, int *found)
         *found = h->has_zero;
         return &h->zero;
     }
-    if ((h->count + 1) * 4 > (h->mask + 1) * 3 && !heap_grow(h, hs))
+    if (heap_needs_room(h) && !heap_grow(h, hs))
         return NULL;
     size_t i = hash32(hs, address, h->mask);
     for (;;) {
@@ -368,7 +382,7 @@ bsp_core *bsp_new(const bsp_limits *limits, int line_data, int record, uint64_t 
     if (!map32_init(&c->string_index, 64) || !map32_init(&c->module_index, 16) ||
         !map32_init(&c->path_index, 256) || !map64_init(&c->line_index, 256) ||
         !index32_init(&c->alloc_line_index, 16) ||
-        !heap_init(&c->live, 1024) || !GROW(c->slots, c->slots_cap, 64) ||
+        !heap_init(&c->live, 1024, limits->max_live_allocations) || !GROW(c->slots, c->slots_cap, 64) ||
         !GROW(c->dirty_slots, c->dirty_slots_cap, 64)) {
         bsp_free(c);
         return NULL;
