@@ -345,6 +345,8 @@ struct bsp_core {
     uint32_t last_path, last_slot;
     VEC(line_entry, lines);
     map64 line_index; /* (path << 32 | line offset) -> index in lines */
+    uint64_t last_line_key, last_alloc_key; /* the previous key found (0: none) and its index */
+    uint32_t last_line, last_alloc;
     VEC(bsp_alloc_line, alloc_lines);
     index32 alloc_line_index; /* (path << 32 | line offset) -> record number + 1 */
     heap live;
@@ -665,8 +667,9 @@ static int alloc_line_index_grow(bsp_core *c)
 static int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t size)
 {
     uint64_t key = (uint64_t)path << 32 | line_offset;
-    uint32_t *cell_of_new;
-    bsp_alloc_line *e = alloc_line_find(c, key, &cell_of_new);
+    uint32_t *cell_of_new = NULL;
+    bsp_alloc_line *e = key == c->last_alloc_key ? &c->alloc_lines[c->last_alloc]
+                                                 : alloc_line_find(c, key, &cell_of_new);
     if (e) {
         /* counted below */
     } else if (c->alloc_lines_len < c->lim.max_line_keys && c->alloc_lines_len < 0xFFFFFFFEu) {
@@ -691,6 +694,8 @@ static int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, ui
         c->untracked_line_allocs++;
         return 1;
     }
+    c->last_alloc_key = key;
+    c->last_alloc = (uint32_t)(e - c->alloc_lines);
     add(c, &e->count, 1);
     add(c, &e->bytes, size);
     return 1;
@@ -753,7 +758,8 @@ static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t 
     add(c, &k[BSP_WALL], wall);
     if (line_offset) { /* keyed by the path named, defined or not */
         uint64_t key = (uint64_t)path << 32 | line_offset;
-        uint32_t *i = map64_get(&c->line_index, key, &c->hs);
+        uint32_t *i = key == c->last_line_key ? &c->last_line
+                                              : map64_get(&c->line_index, key, &c->hs);
         line_entry *e;
         if (i) {
             e = &c->lines[*i];
@@ -776,6 +782,8 @@ static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t 
             c->untracked_lines++;
             return 1;
         }
+        c->last_line_key = key;
+        c->last_line = (uint32_t)(e - c->lines);
         if (!e->dirty) {
             e->dirty = 1;
             c->dirty_lines[c->dirty_lines_len++] = (uint32_t)(e - c->lines);
