@@ -9,8 +9,10 @@
  *   - allocations per line: 24-byte {path, line offset, count, bytes} records (no delta
  *     baseline: no consumer needs their changes), bounded by max_line_keys like line CPU, and
  *     found through an index of 4-byte cells (record number + 1) that holds no keys itself;
- *   - the live heap: open addressing of 12-byte {address, path, size} cells, deleted with
- *     backward shifts (no tombstones), address 0 kept beside the table.
+ *   - the live heap: open addressing of 8-byte {address, size} cells and a parallel array of
+ *     4-byte allocating paths (12 bytes a cell), deleted with backward shifts (no tombstones),
+ *     address 0 kept beside the table; at most half full until it reaches the capacity its
+ *     limit needs at 3/4 full, then up to 3/4 full.
  * The semantics follow rokuprof.profile.tables.ProfileTables exactly; the tests compare them.
  */
 #include "bsprof_core.h"
@@ -159,14 +161,17 @@ static int index32_init(index32 *x, size_t cap) { return TABLE_INIT(x, cap); }
 /* ---------------------------------------------------------------------------------------- */
 /* the live heap                                                                             */
 
+/* A probe touches only the 8-byte {address, size} cells; the allocating path of cell i is
+ * owners[i] (read when an allocation is made, replaced or listed). */
 typedef struct {
     uint32_t address; /* 0 = empty cell (address 0 lives in heap.zero) */
-    uint32_t path;
     uint32_t size;
 } cell;
 
 typedef struct {
     cell *cells;
+    uint32_t *owners;
+    uint32_t zero_owner;
     size_t mask;
     size_t count; /* cells in use, address 0 included */
     size_t full_cap; /* the capacity that holds the most allocations the limit allows */
@@ -183,7 +188,14 @@ static int heap_init(heap *h, size_t cap, uint64_t limit)
     h->full_cap = cap;
     while ((limit + 1) * 4 > (uint64_t)h->full_cap * 3 && h->full_cap < ((size_t)1 << 40))
         h->full_cap *= 2;
-    return TABLE_INIT(h, cap);
+    h->owners = calloc(cap, sizeof(uint32_t));
+    return TABLE_INIT(h, cap) && h->owners;
+}
+
+/* The allocating path's place of a cell. */
+static inline uint32_t *heap_owner(heap *h, const cell *c)
+{
+    return c == &h->zero ? &h->zero_owner : &h->owners[c - h->cells];
 }
 
 /* Whether one more cell needs a bigger table. */
@@ -197,18 +209,25 @@ static int heap_grow(heap *h, const hasher *hs)
 {
     size_t cap = (h->mask + 1) * 2;
     cell *cells = calloc(cap, sizeof(cell));
-    if (!cells)
+    uint32_t *owners = calloc(cap, sizeof(uint32_t));
+    if (!cells || !owners) {
+        free(cells);
+        free(owners);
         return 0;
+    }
     for (size_t j = 0; j <= h->mask; j++) {
         if (h->cells[j].address) {
             size_t i = hash32(hs, h->cells[j].address, (cap - 1));
             while (cells[i].address)
                 i = (i + 1) & (cap - 1);
             cells[i] = h->cells[j];
+            owners[i] = h->owners[j];
         }
     }
     free(h->cells);
+    free(h->owners);
     h->cells = cells;
+    h->owners = owners;
     h->mask = cap - 1;
     return 1;
 }
@@ -243,7 +262,7 @@ static inline void heap_fill(heap *h, cell *c, uint32_t address, uint32_t path, 
     if (c == &h->zero)
         h->has_zero = 1;
     c->address = address;
-    c->path = path;
+    *heap_owner(h, c) = path;
     c->size = size;
     h->count++;
 }
@@ -283,6 +302,7 @@ static int heap_remove(heap *h, uint32_t address, uint32_t *size, const hasher *
         int inside = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
         if (!inside) {
             h->cells[hole] = h->cells[j];
+            h->owners[hole] = h->owners[j];
             hole = j;
         }
     }
@@ -411,6 +431,7 @@ void bsp_free(bsp_core *c)
     free(c->alloc_lines);
     free(c->alloc_line_index.cells);
     free(c->live.cells);
+    free(c->live.owners);
     free(c->dirty_slots);
     free(c->dirty_lines);
     free(c->delta_paths);
@@ -432,7 +453,7 @@ size_t bsp_memory(const bsp_core *c)
            (c->line_index.mask + 1) * sizeof(kv64) +
            c->alloc_lines_cap * sizeof(bsp_alloc_line) +
            (c->alloc_line_index.mask + 1) * sizeof(uint32_t) +
-           (c->live.mask + 1) * sizeof(cell) +
+           (c->live.mask + 1) * (sizeof(cell) + sizeof(uint32_t)) +
            (c->dirty_slots_cap + c->dirty_lines_cap + c->defs_log_cap + c->records_cap +
             c->out_words_cap) * sizeof(uint32_t) +
            c->delta_paths_cap * sizeof(bsp_path_counts) +
@@ -722,7 +743,7 @@ static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_o
         uint32_t owner = s ? path : 0; /* an allocation on an undefined path: the unknown one */
         if (found) {                   /* the address was still live: replace it */
             c->live_bytes += (uint64_t)size - slot->size;
-            slot->path = owner;
+            *heap_owner(&c->live, slot) = owner;
             slot->size = size;
             c->replaced++;
         } else if (c->live.count >= c->lim.max_live_allocations) {
@@ -1397,7 +1418,7 @@ int bsp_heap_next(const bsp_core *c, size_t *iter, uint32_t *address, uint32_t *
         *iter = 1;
         if (c->live.has_zero) {
             *address = 0;
-            *path = c->live.zero.path;
+            *path = c->live.zero_owner;
             *size = c->live.zero.size;
             return 1;
         }
@@ -1407,7 +1428,7 @@ int bsp_heap_next(const bsp_core *c, size_t *iter, uint32_t *address, uint32_t *
         (*iter)++;
         if (e->address) {
             *address = e->address;
-            *path = e->path;
+            *path = c->live.owners[*iter - 2];
             *size = e->size;
             return 1;
         }
