@@ -338,7 +338,8 @@ def test_an_allocation_line_key_costs_at_most_48_bytes(native_engine):
 
 
 def test_a_live_allocation_costs_at_most_64_bytes(native_engine):
-    """The live heap is an open-addressing table: 12-byte cells at most 3/4 full."""
+    """The live heap is an open-addressing table: 12-byte cells (8 probed, 4 for the path) at
+    most half full below the capacity its limit needs at 3/4 full."""
     header = Header(1, 0, 0, 0, 1.0, 1.0, False, True, 0, "heap", "", "1", "R", "X", "1")
     define = [(0, 1, "f"), (1, 1, 1), (2, 1, 0, 1, 0, 1, 10, 1)]
     reader = ProfileReader(engine=native_engine)
@@ -348,3 +349,19 @@ def test_a_live_allocation_costs_at_most_64_bytes(native_engine):
     reader.feed(encode_entries(((MEMORY, 1, ALLOC, 0, 16 * i, 32) for i in range(n)), False))
     assert reader.tables.totals().live_count == n
     assert (reader.tables.memory() - empty) / n <= 64
+
+
+@pytest.mark.parametrize(("limit", "cells"), [(700, 1024), (3000, 4096), (3100, 8192)])
+def test_the_live_heap_at_its_limit_is_at_most_3_4_full(native_engine, limit, cells):
+    """Below its limit the heap stays at most half full (short probes); at the limit it takes no
+    more than a 3/4-full table: `cells` 12-byte cells, never the next doubling."""
+    header = Header(1, 0, 0, 0, 1.0, 1.0, False, True, 0, "heap", "", "1", "R", "X", "1")
+    define = [(0, 1, "f"), (1, 1, 1), (2, 1, 0, 1, 0, 1, 10, 1)]
+    reader = ProfileReader(Limits(max_live_allocations=limit), engine=native_engine)
+    reader.feed(build_header(header) + encode_entries(define, False))
+    empty = reader.tables.memory()
+    allocs = ((MEMORY, 1, ALLOC, 0, 16 * i + 16, 32) for i in range(2 * limit))
+    reader.feed(encode_entries(allocs, False))
+    assert reader.tables.totals().live_count == limit
+    assert reader.tables.untracked_allocations == limit
+    assert (cells - 1024) * 12 <= reader.tables.memory() - empty <= (cells - 1024) * 12 + 4096

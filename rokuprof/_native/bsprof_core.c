@@ -9,8 +9,10 @@
  *   - allocations per line: 24-byte {path, line offset, count, bytes} records (no delta
  *     baseline: no consumer needs their changes), bounded by max_line_keys like line CPU, and
  *     found through an index of 4-byte cells (record number + 1) that holds no keys itself;
- *   - the live heap: open addressing of 12-byte {address, path, size} cells, deleted with
- *     backward shifts (no tombstones), address 0 kept beside the table.
+ *   - the live heap: open addressing of 8-byte {address, size} cells and a parallel array of
+ *     4-byte allocating paths (12 bytes a cell), deleted with backward shifts (no tombstones),
+ *     address 0 kept beside the table; at most half full until it reaches the capacity its
+ *     limit needs at 3/4 full, then up to 3/4 full.
  * The semantics follow rokuprof.profile.tables.ProfileTables exactly; the tests compare them.
  */
 #include "bsprof_core.h"
@@ -159,42 +161,73 @@ static int index32_init(index32 *x, size_t cap) { return TABLE_INIT(x, cap); }
 /* ---------------------------------------------------------------------------------------- */
 /* the live heap                                                                             */
 
+/* A probe touches only the 8-byte {address, size} cells; the allocating path of cell i is
+ * owners[i] (read when an allocation is made, replaced or listed). */
 typedef struct {
     uint32_t address; /* 0 = empty cell (address 0 lives in heap.zero) */
-    uint32_t path;
     uint32_t size;
 } cell;
 
 typedef struct {
     cell *cells;
+    uint32_t *owners;
+    uint32_t zero_owner;
     size_t mask;
     size_t count; /* cells in use, address 0 included */
+    size_t full_cap; /* the capacity that holds the most allocations the limit allows */
     int has_zero;
     cell zero;
 } heap;
 
-static int heap_init(heap *h, size_t cap)
+/* The heap starts with cap cells and stays at most half full (short probe runs) until it has
+ * full_cap cells, the capacity a 3/4-full table needs for `limit` allocations; from there on it
+ * may be up to 3/4 full. So the most memory it can take is what a 3/4-full table takes. */
+static int heap_init(heap *h, size_t cap, uint64_t limit)
 {
     h->has_zero = 0;
-    return TABLE_INIT(h, cap);
+    h->full_cap = cap;
+    while ((limit + 1) * 4 > (uint64_t)h->full_cap * 3 && h->full_cap < ((size_t)1 << 40))
+        h->full_cap *= 2;
+    h->owners = calloc(cap, sizeof(uint32_t));
+    return TABLE_INIT(h, cap) && h->owners;
+}
+
+/* The allocating path's place of a cell. */
+static inline uint32_t *heap_owner(heap *h, const cell *c)
+{
+    return c == &h->zero ? &h->zero_owner : &h->owners[c - h->cells];
+}
+
+/* Whether one more cell needs a bigger table. */
+static inline int heap_needs_room(const heap *h)
+{
+    size_t cap = h->mask + 1;
+    return (h->count + 1) * 4 > cap * 3 || ((h->count + 1) * 2 > cap && cap < h->full_cap);
 }
 
 static int heap_grow(heap *h, const hasher *hs)
 {
     size_t cap = (h->mask + 1) * 2;
     cell *cells = calloc(cap, sizeof(cell));
-    if (!cells)
+    uint32_t *owners = calloc(cap, sizeof(uint32_t));
+    if (!cells || !owners) {
+        free(cells);
+        free(owners);
         return 0;
+    }
     for (size_t j = 0; j <= h->mask; j++) {
         if (h->cells[j].address) {
             size_t i = hash32(hs, h->cells[j].address, (cap - 1));
             while (cells[i].address)
                 i = (i + 1) & (cap - 1);
             cells[i] = h->cells[j];
+            owners[i] = h->owners[j];
         }
     }
     free(h->cells);
+    free(h->owners);
     h->cells = cells;
+    h->owners = owners;
     h->mask = cap - 1;
     return 1;
 }
@@ -207,7 +240,7 @@ static cell *heap_claim(heap *h, uint32_t address, const hasher *hs, int *found)
         *found = h->has_zero;
         return &h->zero;
     }
-    if ((h->count + 1) * 4 > (h->mask + 1) * 3 && !heap_grow(h, hs))
+    if (heap_needs_room(h) && !heap_grow(h, hs))
         return NULL;
     size_t i = hash32(hs, address, h->mask);
     for (;;) {
@@ -229,7 +262,7 @@ static inline void heap_fill(heap *h, cell *c, uint32_t address, uint32_t path, 
     if (c == &h->zero)
         h->has_zero = 1;
     c->address = address;
-    c->path = path;
+    *heap_owner(h, c) = path;
     c->size = size;
     h->count++;
 }
@@ -269,6 +302,7 @@ static int heap_remove(heap *h, uint32_t address, uint32_t *size, const hasher *
         int inside = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
         if (!inside) {
             h->cells[hole] = h->cells[j];
+            h->owners[hole] = h->owners[j];
             hole = j;
         }
     }
@@ -331,6 +365,8 @@ struct bsp_core {
     uint32_t last_path, last_slot;
     VEC(line_entry, lines);
     map64 line_index; /* (path << 32 | line offset) -> index in lines */
+    uint64_t last_line_key, last_alloc_key; /* the previous key found (0: none) and its index */
+    uint32_t last_line, last_alloc;
     VEC(bsp_alloc_line, alloc_lines);
     index32 alloc_line_index; /* (path << 32 | line offset) -> record number + 1 */
     heap live;
@@ -368,7 +404,7 @@ bsp_core *bsp_new(const bsp_limits *limits, int line_data, int record, uint64_t 
     if (!map32_init(&c->string_index, 64) || !map32_init(&c->module_index, 16) ||
         !map32_init(&c->path_index, 256) || !map64_init(&c->line_index, 256) ||
         !index32_init(&c->alloc_line_index, 16) ||
-        !heap_init(&c->live, 1024) || !GROW(c->slots, c->slots_cap, 64) ||
+        !heap_init(&c->live, 1024, limits->max_live_allocations) || !GROW(c->slots, c->slots_cap, 64) ||
         !GROW(c->dirty_slots, c->dirty_slots_cap, 64)) {
         bsp_free(c);
         return NULL;
@@ -395,6 +431,7 @@ void bsp_free(bsp_core *c)
     free(c->alloc_lines);
     free(c->alloc_line_index.cells);
     free(c->live.cells);
+    free(c->live.owners);
     free(c->dirty_slots);
     free(c->dirty_lines);
     free(c->delta_paths);
@@ -416,7 +453,7 @@ size_t bsp_memory(const bsp_core *c)
            (c->line_index.mask + 1) * sizeof(kv64) +
            c->alloc_lines_cap * sizeof(bsp_alloc_line) +
            (c->alloc_line_index.mask + 1) * sizeof(uint32_t) +
-           (c->live.mask + 1) * sizeof(cell) +
+           (c->live.mask + 1) * (sizeof(cell) + sizeof(uint32_t)) +
            (c->dirty_slots_cap + c->dirty_lines_cap + c->defs_log_cap + c->records_cap +
             c->out_words_cap) * sizeof(uint32_t) +
            c->delta_paths_cap * sizeof(bsp_path_counts) +
@@ -651,8 +688,9 @@ static int alloc_line_index_grow(bsp_core *c)
 static int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t size)
 {
     uint64_t key = (uint64_t)path << 32 | line_offset;
-    uint32_t *cell_of_new;
-    bsp_alloc_line *e = alloc_line_find(c, key, &cell_of_new);
+    uint32_t *cell_of_new = NULL;
+    bsp_alloc_line *e = key == c->last_alloc_key ? &c->alloc_lines[c->last_alloc]
+                                                 : alloc_line_find(c, key, &cell_of_new);
     if (e) {
         /* counted below */
     } else if (c->alloc_lines_len < c->lim.max_line_keys && c->alloc_lines_len < 0xFFFFFFFEu) {
@@ -677,6 +715,8 @@ static int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, ui
         c->untracked_line_allocs++;
         return 1;
     }
+    c->last_alloc_key = key;
+    c->last_alloc = (uint32_t)(e - c->alloc_lines);
     add(c, &e->count, 1);
     add(c, &e->bytes, size);
     return 1;
@@ -703,7 +743,7 @@ static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_o
         uint32_t owner = s ? path : 0; /* an allocation on an undefined path: the unknown one */
         if (found) {                   /* the address was still live: replace it */
             c->live_bytes += (uint64_t)size - slot->size;
-            slot->path = owner;
+            *heap_owner(&c->live, slot) = owner;
             slot->size = size;
             c->replaced++;
         } else if (c->live.count >= c->lim.max_live_allocations) {
@@ -739,7 +779,8 @@ static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t 
     add(c, &k[BSP_WALL], wall);
     if (line_offset) { /* keyed by the path named, defined or not */
         uint64_t key = (uint64_t)path << 32 | line_offset;
-        uint32_t *i = map64_get(&c->line_index, key, &c->hs);
+        uint32_t *i = key == c->last_line_key ? &c->last_line
+                                              : map64_get(&c->line_index, key, &c->hs);
         line_entry *e;
         if (i) {
             e = &c->lines[*i];
@@ -762,6 +803,8 @@ static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t 
             c->untracked_lines++;
             return 1;
         }
+        c->last_line_key = key;
+        c->last_line = (uint32_t)(e - c->lines);
         if (!e->dirty) {
             e->dirty = 1;
             c->dirty_lines[c->dirty_lines_len++] = (uint32_t)(e - c->lines);
@@ -1375,7 +1418,7 @@ int bsp_heap_next(const bsp_core *c, size_t *iter, uint32_t *address, uint32_t *
         *iter = 1;
         if (c->live.has_zero) {
             *address = 0;
-            *path = c->live.zero.path;
+            *path = c->live.zero_owner;
             *size = c->live.zero.size;
             return 1;
         }
@@ -1385,7 +1428,7 @@ int bsp_heap_next(const bsp_core *c, size_t *iter, uint32_t *address, uint32_t *
         (*iter)++;
         if (e->address) {
             *address = e->address;
-            *path = e->path;
+            *path = c->live.owners[*iter - 2];
             *size = e->size;
             return 1;
         }
