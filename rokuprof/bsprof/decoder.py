@@ -326,18 +326,22 @@ class PythonBody:
             out.append(entry)
         return end
 
-    def _read_body(self, buf: bytes, pos: int, out: list[Entry], base: int) -> int:
+    def _read_body(
+        self, buf: bytes, pos: int, out: list[Entry], base: int, stop: int | None = None
+    ) -> int:
         """Decode whole entries from ``buf[pos:]`` (``buf[0]`` at stream offset ``base``); return
-        where the first partial one starts."""
+        where the first partial one starts. With ``stop``, only the entries that start before
+        it (``pos + 1``: the one entry at ``pos``)."""
         line = self._line
         append = out.append
         n = len(buf)
+        stop = n if stop is None else stop
         max_string = self.limits.max_string_bytes
         define = self._definitions.check
         start = pos
         while True:
             try:
-                while pos < n:
+                while pos < stop:
                     start = pos
                     tag = buf[pos]
                     if tag < 0x80:
