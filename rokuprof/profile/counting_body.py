@@ -135,6 +135,9 @@ class CountingBody(PythonBody):
                         size = buf[pos]
                         if size < 0x80:
                             pos += 1
+                        elif buf[pos + 1] < 0x80:
+                            size = (size & 0x7F) | buf[pos + 1] << 7
+                            pos += 2
                         else:
                             size, pos = _u32(buf, pos)
                         if lo:  # the line's row, which the tables add to the path's too
@@ -173,11 +176,17 @@ class CountingBody(PythonBody):
                         cpu = buf[pos]
                         if cpu < 0x80:
                             pos += 1
+                        elif buf[pos + 1] < 0x80:
+                            cpu = (cpu & 0x7F) | buf[pos + 1] << 7
+                            pos += 2
                         else:
                             cpu, pos = _u32(buf, pos)
                         wall = buf[pos]
                         if wall < 0x80:
                             pos += 1
+                        elif buf[pos + 1] < 0x80:
+                            wall = (wall & 0x7F) | buf[pos + 1] << 7
+                            pos += 2
                         else:
                             wall, pos = _u32(buf, pos)
                         pid = tag >> 3
