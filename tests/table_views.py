@@ -8,7 +8,19 @@ import random
 
 from rokuprof.bsprof.encoder import encode_entries
 from rokuprof.bsprof.grammar import END_MARKER, build_footer, build_header
-from rokuprof.bsprof.model import ALLOC, CPU, FREE, FREE_REALLOC, MEMORY, Footer, Header
+from rokuprof.bsprof.model import ALLOC, CPU, FREE, FREE_REALLOC, MEMORY, Footer, Header, Limits
+
+#: Limits small enough that generated streams run into every one of them.
+TIGHT = Limits(
+    max_string_bytes=6,
+    max_header_size=120,
+    max_strings=5,
+    max_modules=2,
+    max_paths=6,
+    max_string_table_chars=30,
+    max_live_allocations=3,
+    max_line_keys=4,
+)
 
 
 def walk(paths, path_id: int) -> tuple:

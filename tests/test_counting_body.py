@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import any_streams, chunk, splits, stretched_streams
-from table_views import heap_stream, ids_of, table_view
+from table_views import TIGHT, heap_stream, ids_of, table_view
 
 from rokuprof.bsprof.decoder import Bytes, PythonBody
 from rokuprof.bsprof.model import Limits
@@ -17,17 +17,6 @@ from rokuprof.profile.counting_body import CountingBody
 from rokuprof.profile.engine import PURE, Engine
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.profile.tables import ProfileTables
-
-TIGHT = Limits(
-    max_string_bytes=6,
-    max_header_size=120,
-    max_strings=5,
-    max_modules=2,
-    max_paths=6,
-    max_string_table_chars=30,
-    max_live_allocations=3,
-    max_line_keys=4,
-)
 
 
 class TwoPassBody(PythonBody):

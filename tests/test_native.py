@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import any_streams, chunk, splits, streams, stretched_streams
-from table_views import heap_stream, ids_of, table_view, walk
+from table_views import TIGHT, heap_stream, ids_of, table_view, walk
 
 from rokuprof import _native
 from rokuprof.bsprof.encoder import encode_entries
@@ -43,17 +43,6 @@ if not _native.built():
 from rokuprof._native import _bsprof
 from rokuprof._native.reader import NativeDecoder, NativeTables
 from rokuprof.profile.tables import ProfileTables
-
-TIGHT = Limits(
-    max_string_bytes=6,
-    max_header_size=120,
-    max_strings=5,
-    max_modules=2,
-    max_paths=6,
-    max_string_table_chars=30,
-    max_live_allocations=3,
-    max_line_keys=4,
-)
 
 
 @given(st.data(), streams(ended=True, footer=True))

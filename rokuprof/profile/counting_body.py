@@ -78,10 +78,7 @@ class CountingBody(PythonBody):
                         tag = (tag & 0x7F) | (b << 7)
                         pos += 2
                     kind = tag & 7
-                    if kind == 3:  # memory operation
-                        op = (tag >> 3) & 3
-                        if op == 3:
-                            raise _Reject
+                    if kind == 3 or kind == 4:  # both start with the line offset
                         if line:
                             lo = buf[pos]
                             if lo < 0x80:
@@ -90,6 +87,10 @@ class CountingBody(PythonBody):
                                 lo, pos = _u32(buf, pos)
                         else:
                             lo = 0
+                    if kind == 3:  # memory operation
+                        op = (tag >> 3) & 3
+                        if op == 3:
+                            raise _Reject
                         addr = buf[pos]  # an address: most often five bytes, unrolled
                         pos += 1
                         if addr >= 0x80:
@@ -165,14 +166,6 @@ class CountingBody(PythonBody):
                         else:
                             live += size
                     elif kind == 4:  # CPU and wall time
-                        if line:
-                            lo = buf[pos]
-                            if lo < 0x80:
-                                pos += 1
-                            else:
-                                lo, pos = _u32(buf, pos)
-                        else:
-                            lo = 0
                         cpu = buf[pos]
                         if cpu < 0x80:
                             pos += 1
