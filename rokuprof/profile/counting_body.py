@@ -5,7 +5,7 @@ The common entries - CPU and wall time, call counts and memory operations, nearl
 a real stream - are decoded straight into the write-back cache of
 :class:`~rokuprof.profile.tables.ProfileTables` (see :meth:`ProfileTables.apply`), with no entry
 tuple and no second pass. Everything else - definitions (strings, modules, paths), the end
-marker, a tag of more than two bytes, a path never defined, anything out of bounds or malformed
+marker, a tag over 32 bits, a path never defined, anything out of bounds or malformed
 - is one entry read by the decoder's loop (:class:`~rokuprof.bsprof.decoder.PythonBody`, which
 checks every limit and names what is wrong and where) and applied the general way. So the
 answers, limits and errors are the decoder's and the tables' own, in stream order, and the loop
@@ -17,7 +17,7 @@ end), and the loop stops before it, as the decoder does.
 
 from __future__ import annotations
 
-from rokuprof.bsprof.decoder import Bytes, PythonBody, _Reject, _u32
+from rokuprof.bsprof.decoder import Bytes, PythonBody, _Reject, _u32, _varint
 from rokuprof.bsprof.model import Limits
 from rokuprof.path_model import HEAP_FULL_WARNING
 from rokuprof.profile.tables import ProfileTables
@@ -71,12 +71,13 @@ class CountingBody(PythonBody):
                     tag = buf[pos]
                     if tag < 0x80:
                         pos += 1
-                    else:  # two bytes, else the decoder's loop
-                        b = buf[pos + 1]
-                        if b >= 0x80:
-                            raise _Reject
-                        tag = (tag & 0x7F) | (b << 7)
+                    elif buf[pos + 1] < 0x80:
+                        tag = (tag & 0x7F) | (buf[pos + 1] << 7)
                         pos += 2
+                    else:  # many paths; a tag over 32 bits is for the decoder's loop
+                        tag, pos = _varint(buf, pos, 10)
+                        if tag >> 35:
+                            raise _Reject
                     kind = tag & 7
                     if kind == 3 or kind == 4:  # both start with the line offset
                         if line:
