@@ -105,6 +105,24 @@ def _any_u32(buf: bytes, pos: int) -> tuple[int, int]:
     return _u32(buf, pos)
 
 
+def path_element(buf: bytes, pos: int, tag: int, line: bool) -> tuple[Entry, int]:
+    """The path element whose fields start at ``buf[pos]`` (after its ``tag``) and where it
+    ends; ``IndexError`` if cut short, ``_Reject`` if malformed."""
+    ident = tag >> 3
+    if ident == 0 or ident > U32:
+        raise _Reject
+    caller, pos = _any_u32(buf, pos)
+    module = lo = 0
+    if caller == 0:
+        module, pos = _any_u32(buf, pos)
+    elif line:
+        lo, pos = _any_u32(buf, pos)
+    file_id, pos = _any_u32(buf, pos)
+    line_no, pos = _any_u32(buf, pos)
+    function_id, pos = _any_u32(buf, pos)
+    return (2, ident, caller, module, lo, file_id, line_no, function_id), pos
+
+
 class BodyEngine(Protocol):
     """Decodes the body of one stream: the entries between the header and the end marker.
 
@@ -381,20 +399,9 @@ class PythonBody:
                         count, pos = _any_u32(buf, pos)
                         append((5, tag >> 3, count))
                     elif kind == 2:  # path element
-                        ident = tag >> 3
-                        if ident == 0 or ident > U32:
-                            raise _Reject
-                        caller, pos = _any_u32(buf, pos)
-                        module = lo = 0
-                        if caller == 0:
-                            module, pos = _any_u32(buf, pos)
-                        elif line:
-                            lo, pos = _any_u32(buf, pos)
-                        file_id, pos = _any_u32(buf, pos)
-                        line_no, pos = _any_u32(buf, pos)
-                        function_id, pos = _any_u32(buf, pos)
+                        entry, pos = path_element(buf, pos, tag, line)
                         define(PATH, base + start)
-                        append((2, ident, caller, module, lo, file_id, line_no, function_id))
+                        append(entry)
                     elif kind == 0:  # string, or the end marker
                         if tag == 0:
                             self.ended = True

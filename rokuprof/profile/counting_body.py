@@ -4,12 +4,13 @@
 The common entries - CPU and wall time, call counts and memory operations, nearly every byte of
 a real stream - are decoded straight into the write-back cache of
 :class:`~rokuprof.profile.tables.ProfileTables` (see :meth:`ProfileTables.apply`), with no entry
-tuple and no second pass. Everything else - definitions (strings, modules, paths), the end
-marker, a tag over 32 bits, a path never defined, anything out of bounds or malformed
-- is one entry read by the decoder's loop (:class:`~rokuprof.bsprof.decoder.PythonBody`, which
-checks every limit and names what is wrong and where) and applied the general way. So the
-answers, limits and errors are the decoder's and the tables' own, in stream order, and the loop
-here only has to be right about the well-formed common case.
+tuple and no second pass; call paths (many in a row, for many paths) are defined as they are
+read. Everything else - strings and modules, the end marker, a tag over 32 bits, a path never
+defined, anything out of bounds or malformed - is one entry read by the decoder's loop
+(:class:`~rokuprof.bsprof.decoder.PythonBody`, which checks every limit and names what is wrong
+and where) and applied the general way. So the answers, limits and errors are the decoder's and
+the tables' own, in stream order, and the loop here only has to be right about the well-formed
+common case.
 
 Feeding stays exact for every split: a cut entry raises ``IndexError`` (bytes indexing past the
 end), and the loop stops before it, as the decoder does.
@@ -17,8 +18,9 @@ end), and the loop stops before it, as the decoder does.
 
 from __future__ import annotations
 
-from rokuprof.bsprof.decoder import Bytes, PythonBody, _Reject, _u32, _varint
-from rokuprof.bsprof.model import Limits
+from rokuprof.bsprof.decoder import Bytes, PythonBody, _Reject, _u32, _varint, path_element
+from rokuprof.bsprof.errors import BsprofError
+from rokuprof.bsprof.model import PATH, Limits
 from rokuprof.path_model import HEAP_FULL_WARNING
 from rokuprof.profile.tables import ProfileTables
 
@@ -60,6 +62,8 @@ class CountingBody(PythonBody):
         heap_setdefault = heap.setdefault
         heap_pop = heap.pop
         max_live = t.limits.max_live_allocations
+        define = self._definitions.check
+        define_path = t._define_path
         n = len(buf)
         may_fill = len(heap) + n - pos > max_live  # an entry is at least one byte
         count = 0
@@ -204,20 +208,27 @@ class CountingBody(PythonBody):
                         if c is None:
                             raise _Reject
                         c[2] += calls
+                    elif kind == 2:  # a call path (many of them in a row, for many paths)
+                        entry, pos = path_element(buf, pos, tag, line)
+                        define(PATH, base + start)
+                        define_path(entry)
                     else:
                         raise _Reject
                     count += 1
                 return pos, live, count
             except IndexError:
                 return start, live, count
+            except BsprofError as error:  # a definition over a limit
+                self.error = error
+                return start, live, count
             except _Reject:  # nothing of the entry at start is counted yet
                 t.live_bytes = live
-                pos = self._one(buf, start, base)
+                pos = self._general(buf, start, base)
                 live = t.live_bytes
                 if pos == start or self.error is not None or self.ended:
                     return pos, live, count
 
-    def _one(self, buf: bytes, start: int, base: int) -> int:
+    def _general(self, buf: bytes, start: int, base: int) -> int:
         """Read the entry at ``start`` with the decoder's loop and apply it; return where it ends
         (``start`` if it is cut short or unreadable: then :attr:`error` says why)."""
         out: list = []
