@@ -16,12 +16,14 @@ the types in :mod:`rokuprof.bsprof.errors`, with the byte offset of the entry).
 
 :class:`Framing` is the state machine of a stream (header, body, end marker, footer, trailing
 bytes), written once; the body between header and end marker belongs to a :class:`BodyEngine`.
-:class:`PythonBody` is the pure-Python engine (``rokuprof._native`` has the C one), and
-:class:`Decoder` is the framing over it.
+:class:`PythonBody` decodes the body in pure Python into entries (the pure engine builds on it,
+``rokuprof._native`` has the C one), and :class:`Decoder` is the framing over it.
 
-The body loop is hand-tuned (bytes indexing, inlined one-byte varints, ``IndexError`` as the
-"need more bytes" signal). When it rejects an entry, :func:`rokuprof.bsprof.reference.parse_entry`
-- the construct grammar - says exactly what is wrong, so both parsers report identical errors.
+The body loop reads bytes by index with ``IndexError`` as the "need more bytes" signal. It is
+the reference of the pure engine, whose hot loop (:mod:`rokuprof.profile.counting_body`) decodes
+and counts the common entries in one pass and hands every other entry to this one. When it
+rejects an entry, :func:`rokuprof.bsprof.reference.parse_entry` - the construct grammar - says
+exactly what is wrong, so both parsers report identical errors.
 """
 
 from __future__ import annotations
@@ -101,6 +103,24 @@ def _any_u32(buf: bytes, pos: int) -> tuple[int, int]:
     if b < 0x80:
         return b, pos + 1
     return _u32(buf, pos)
+
+
+def path_element(buf: bytes, pos: int, tag: int, line: bool) -> tuple[Entry, int]:
+    """The path element whose fields start at ``buf[pos]`` (after its ``tag``) and where it
+    ends; ``IndexError`` if cut short, ``_Reject`` if malformed."""
+    ident = tag >> 3
+    if ident == 0 or ident > U32:
+        raise _Reject
+    caller, pos = _any_u32(buf, pos)
+    module = lo = 0
+    if caller == 0:
+        module, pos = _any_u32(buf, pos)
+    elif line:
+        lo, pos = _any_u32(buf, pos)
+    file_id, pos = _any_u32(buf, pos)
+    line_no, pos = _any_u32(buf, pos)
+    function_id, pos = _any_u32(buf, pos)
+    return (2, ident, caller, module, lo, file_id, line_no, function_id), pos
 
 
 class BodyEngine(Protocol):
@@ -326,53 +346,40 @@ class PythonBody:
             out.append(entry)
         return end
 
-    def _read_body(self, buf: bytes, pos: int, out: list[Entry], base: int) -> int:
+    def _read_body(
+        self, buf: bytes, pos: int, out: list[Entry], base: int, stop: int | None = None
+    ) -> int:
         """Decode whole entries from ``buf[pos:]`` (``buf[0]`` at stream offset ``base``); return
-        where the first partial one starts."""
+        where the first partial one starts. With ``stop``, only the entries that start before
+        it (``pos + 1``: the one entry at ``pos``)."""
         line = self._line
         append = out.append
         n = len(buf)
+        stop = n if stop is None else stop
         max_string = self.limits.max_string_bytes
         define = self._definitions.check
         start = pos
         while True:
             try:
-                while pos < n:
+                while pos < stop:
                     start = pos
                     tag = buf[pos]
                     if tag < 0x80:
                         pos += 1
                     else:
-                        b = buf[pos + 1]
-                        if b < 0x80:
-                            tag = (tag & 0x7F) | (b << 7)
-                            pos += 2
-                        else:
-                            tag, pos = _varint(buf, pos, 10)
+                        tag, pos = _varint(buf, pos, 10)
                     kind = tag & 7
                     if kind == 3:  # memory operation
                         op = (tag >> 3) & 3
                         if tag >> 37 or op == 3:
                             raise _Reject
                         if line:
-                            lo = buf[pos]
-                            if lo < 0x80:
-                                pos += 1
-                            else:
-                                lo, pos = _u32(buf, pos)
+                            lo, pos = _any_u32(buf, pos)
                         else:
                             lo = 0
-                        addr = buf[pos]
-                        if addr < 0x80:
-                            pos += 1
-                        else:
-                            addr, pos = _u32(buf, pos)
+                        addr, pos = _any_u32(buf, pos)
                         if op == 0:
-                            size = buf[pos]
-                            if size < 0x80:
-                                pos += 1
-                            else:
-                                size, pos = _u32(buf, pos)
+                            size, pos = _any_u32(buf, pos)
                         else:
                             size = 0
                         append((3, tag >> 5, op, lo, addr, size))
@@ -380,48 +387,21 @@ class PythonBody:
                         if tag >> 35:
                             raise _Reject
                         if line:
-                            lo = buf[pos]
-                            if lo < 0x80:
-                                pos += 1
-                            else:
-                                lo, pos = _u32(buf, pos)
+                            lo, pos = _any_u32(buf, pos)
                         else:
                             lo = 0
-                        cpu = buf[pos]
-                        if cpu < 0x80:
-                            pos += 1
-                        else:
-                            cpu, pos = _u32(buf, pos)
-                        wall = buf[pos]
-                        if wall < 0x80:
-                            pos += 1
-                        else:
-                            wall, pos = _u32(buf, pos)
+                        cpu, pos = _any_u32(buf, pos)
+                        wall, pos = _any_u32(buf, pos)
                         append((4, tag >> 3, lo, cpu, wall))
                     elif kind == 5:  # call count
                         if tag >> 35:
                             raise _Reject
-                        count = buf[pos]
-                        if count < 0x80:
-                            pos += 1
-                        else:
-                            count, pos = _u32(buf, pos)
+                        count, pos = _any_u32(buf, pos)
                         append((5, tag >> 3, count))
                     elif kind == 2:  # path element
-                        ident = tag >> 3
-                        if ident == 0 or ident > U32:
-                            raise _Reject
-                        caller, pos = _any_u32(buf, pos)
-                        module = lo = 0
-                        if caller == 0:
-                            module, pos = _any_u32(buf, pos)
-                        elif line:
-                            lo, pos = _any_u32(buf, pos)
-                        file_id, pos = _any_u32(buf, pos)
-                        line_no, pos = _any_u32(buf, pos)
-                        function_id, pos = _any_u32(buf, pos)
+                        entry, pos = path_element(buf, pos, tag, line)
                         define(PATH, base + start)
-                        append((2, ident, caller, module, lo, file_id, line_no, function_id))
+                        append(entry)
                     elif kind == 0:  # string, or the end marker
                         if tag == 0:
                             self.ended = True

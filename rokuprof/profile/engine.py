@@ -1,7 +1,8 @@
 """Body engines of :class:`~rokuprof.profile.reader.ProfileReader`, and which one it uses.
 
 An engine decodes a stream's body and counts it into tables: :data:`PURE` (the Python body
-loop, :class:`~rokuprof.profile.tables.ProfileTables`) or the native core (C, decoding and
+loop, :class:`~rokuprof.profile.counting_body.CountingBody`, counting into
+:class:`~rokuprof.profile.tables.ProfileTables`) or the native core (C, decoding and
 counting in one pass; :func:`native`). Both give identical answers. :func:`select` picks the
 engine of new readers; it is the only place that reads ``ROKUPROF_PURE_PYTHON``.
 """
@@ -13,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rokuprof import _native
-from rokuprof.bsprof.decoder import BodyEngine, Bytes, PythonBody
+from rokuprof.bsprof.decoder import BodyEngine
 from rokuprof.bsprof.model import Limits
+from rokuprof.profile.counting_body import CountingBody
 from rokuprof.profile.protocol import TablesView
 from rokuprof.profile.tables import ProfileTables
 
@@ -34,24 +36,9 @@ class Engine:
     open: Callable[[Limits], tuple[BodyEngine, TablesView]]
 
 
-class TablesBody(PythonBody):
-    """The pure engine's body: the Python loop, each feed's entries applied to the tables."""
-
-    def __init__(self, limits: Limits, tables: ProfileTables) -> None:
-        super().__init__(limits)
-        self.tables = tables
-
-    def feed(self, buf: Bytes, pos: int, base: int) -> int:
-        pos = super().feed(buf, pos, base)
-        entries = self.take()
-        if entries:
-            self.tables.apply(entries)
-        return pos
-
-
 def _open_pure(limits: Limits) -> tuple[BodyEngine, TablesView]:
     tables = ProfileTables(limits)
-    return TablesBody(limits, tables), tables
+    return CountingBody(limits, tables), tables
 
 
 def _open_native(limits: Limits) -> tuple[BodyEngine, TablesView]:

@@ -129,7 +129,7 @@ class ProfileTables(TableReads):
         self._hot: dict[int, list[int]] = {}  # path ID (-1: UNKNOWN_PATH) -> row
         self._hot_lines: dict[tuple[int, int], list[int]] = {}  # (path, offset) -> row
         self._hot_alloc_lines: dict[tuple[int, int], list[int]] = {}  # (path, offset) -> row
-        self._stray_alloc_lines: dict[tuple[int, int], list[int]] = {}  # of undefined paths
+        self._stray_alloc_lines: dict[tuple[int, int], list[int]] = {}  # the line's alone
         self._nodes: dict[int, PathNode] = {}  # slot -> node (bounded cache)
         self._stacks: dict[int, tuple[PathNode, ...]] = {}  # path ID -> stack (bounded cache)
 
@@ -141,91 +141,20 @@ class ProfileTables(TableReads):
         Counting in Python is fastest in plain lists, so the paths and line keys being counted
         have a row of Python ints in a bounded write-back cache (:data:`HOT_ROWS` of each);
         :meth:`_sync` adds them to the compact columns before anything reads counters, and when
-        the cache is full. An allocation at a line is counted in its (path, line) row only, which
-        :meth:`_sync` adds to the path's counters as well: one look-up per allocation."""
-        row_of = self._hot.get
-        line_of = self._hot_lines.get
-        alloc_line_of = self._hot_alloc_lines.get
-        heap = self._heap
-        heap_setdefault = heap.setdefault
-        heap_pop = heap.pop
-        live = self.live_bytes
-        max_live = self.limits.max_live_allocations
-        may_fill = len(heap) + len(entries) > max_live  # else no need to check on each insert
-        try:
-            for e in entries:
-                kind = e[0]
-                if kind == 3:  # memory operation
-                    _, pid, op, line_offset, addr, size = e
-                    if op == 0:
-                        if line_offset:  # the line's row, which _sync() adds to the path's too
-                            c = alloc_line_of((pid, line_offset)) or self._alloc_line_row(
-                                pid, line_offset
-                            )
-                            if c is None:  # an undefined path (or 0): the slow way
-                                live += self._stray(e)
-                                continue
-                            c[0] += 1
-                            c[1] += size
-                            new = c[3] | size  # never a shared small int: the slot is >= 1
-                        else:
-                            c = row_of(pid) or self._row(pid)
-                            if c is None:
-                                live += self._stray(e)
-                                continue
-                            c[3] += 1
-                            c[4] += size
-                            new = c[9] | size
-                        old = heap_setdefault(addr, new)
-                        if old is not new:  # the address was still live: replace it
-                            heap[addr] = new
-                            live += size - (old & 0xFFFFFFFF)
-                            self.replaced_allocations += 1
-                        elif may_fill and len(heap) > max_live:
-                            del heap[addr]
-                            self._over_limit("untracked_allocations", HEAP_FULL_WARNING)
-                        else:
-                            live += size
-                    else:
-                        c = row_of(pid) or self._row(pid)
-                        if c is None:
-                            live += self._stray(e)
-                            continue
-                        c[op + 4] += 1  # FREE (1) -> 5, FREE_REALLOC (2) -> 6
-                        old = heap_pop(addr, None)
-                        if old is None:
-                            c[8] += 1
-                        else:
-                            old &= 0xFFFFFFFF
-                            c[7] += old
-                            live -= old
-                elif kind == 4:  # CPU
-                    _, pid, line_offset, cpu, wall = e
-                    c = row_of(pid) or self._row(pid)
-                    if c is None:
-                        self._stray(e)
-                        continue
-                    c[0] += cpu
-                    c[1] += wall
-                    if line_offset:
-                        lc = line_of((pid, line_offset)) or self._line_row(pid, line_offset)
-                        if lc is not None:
-                            lc[0] += cpu
-                            lc[1] += wall
-                elif kind == 5:  # call count
-                    c = row_of(e[1]) or self._row(e[1])
-                    if c is None:
-                        self._stray(e)
-                    else:
-                        c[2] += e[2]
-                elif kind == 2:
-                    self._define_path(e)
-                elif kind == 0:
-                    self.strings[e[1]] = e[2]
-                elif kind == 1:
-                    self.modules[e[1]] = e[2]
-        finally:
-            self.live_bytes = live
+        the cache is full. This is the general way, one entry at a time; the pure engine's body
+        (:mod:`rokuprof.profile.counting_body`) counts the common entries into the same rows as
+        it decodes them, with one look-up per entry (an allocation at a line is counted in its
+        (path, line) row only, which :meth:`_sync` adds to the path's counters as well)."""
+        for e in entries:
+            kind = e[0]
+            if kind == 2:
+                self._define_path(e)
+            elif kind == 0:
+                self.strings[e[1]] = e[2]
+            elif kind == 1:
+                self.modules[e[1]] = e[2]
+            else:
+                self.live_bytes += self._count(e)
 
     def _row(self, pid: int) -> list[int] | None:
         """A new cache row for a defined path: its nine counters to add, ``slot << 32`` (for
@@ -285,18 +214,20 @@ class ProfileTables(TableReads):
                 j = self._alloc_line_table_full()
         return j
 
-    def _stray(self, e: Entry) -> int:
-        """Apply an entry that names an undefined path (or path 0): its counters and heap entry
-        go to :data:`UNKNOWN_PATH`, its line CPU and allocations keep the path it named. Returns
-        the change of the live bytes."""
+    def _count(self, e: Entry) -> int:
+        """Count a CPU, call or memory entry. One that names an undefined path (or path 0) has
+        its counters and heap entry go to :data:`UNKNOWN_PATH`, its line CPU and allocations
+        keep the path it named. Returns the change of the live bytes."""
         pid = e[1]
-        if pid:
-            self.dangling += 1
-        c = self._hot.get(-1)
+        c = self._hot.get(pid) or self._row(pid)
         if c is None:
-            if len(self._hot) >= HOT_ROWS:
-                self._sync()
-            c = self._hot[-1] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]  # UNKNOWN_PATH's row
+            if pid:
+                self.dangling += 1
+            c = self._hot.get(-1)
+            if c is None:
+                if len(self._hot) >= HOT_ROWS:
+                    self._sync()
+                c = self._hot[-1] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]  # UNKNOWN_PATH's row
         kind = e[0]
         if kind == 5:
             c[2] += e[2]
@@ -322,7 +253,7 @@ class ProfileTables(TableReads):
             return -(old & 0xFFFFFFFF)
         c[3] += 1
         c[4] += size
-        if offset:  # the line keeps the path it named; the counters are UNKNOWN_PATH's
+        if offset:  # the line's row (the line keeps the path it named)
             lc = self._stray_alloc_lines.get((pid, offset))
             if lc is None:
                 j = self._alloc_line_slot(pid, offset)
@@ -333,13 +264,13 @@ class ProfileTables(TableReads):
             lc[1] += size
         old = heap.get(addr)
         if old is not None:
-            heap[addr] = size  # slot 0 << 32 | size
+            heap[addr] = c[9] | size  # slot << 32 | size (slot 0: UNKNOWN_PATH)
             self.replaced_allocations += 1
             return size - (old & 0xFFFFFFFF)
         if len(heap) >= self.limits.max_live_allocations:
             self._over_limit("untracked_allocations", HEAP_FULL_WARNING)
             return 0
-        heap[addr] = size
+        heap[addr] = c[9] | size
         return size
 
     def _sync(self) -> None:
