@@ -2,6 +2,7 @@
 
     python benchmarks/timeline_cost.py                  # generated runs of 30 and 120 minutes
     python benchmarks/timeline_cost.py --minutes 10 --baseline /tmp/before   # and an earlier tree
+    python benchmarks/timeline_cost.py --hours 8.9 --mb 40   # and a long sparse run, as the audit's
 
 For each generated stream (the synthetic app for ``--minutes`` and four times as long, cached in
 benchmarks/.cache), each command runs as its own process, the
@@ -12,6 +13,9 @@ speedscope``. Printed per command: CPU seconds (user + system of the child), pea
 CPU ratio to the same tree's ``inspect --json`` of the same stream, best of ``--repeat``. The
 last lines give issue 30's targets: ``report`` at most 4x ``inspect --json``; speedscope's peak
 memory growing from the short stream to the long one by no more than its output grows.
+``--hours H`` adds a third stream, "sparse": aggregates.py's generated ``--mb`` stream with its
+footer moved to H hours after its start (the same entries over a long, mostly idle run, like the
+audit's 41 MB over 8.9 hours); the ``report`` target then holds for it too.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from aggregates import stream as sparse_stream
 from decode import CACHE, START_MS
 
 from rokuprof.bsprof.encoder import encode_entries
@@ -80,11 +85,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=2, help="runs per command, best kept")
     parser.add_argument("--baseline", type=Path, help="an earlier tree to measure alternately")
+    parser.add_argument("--hours", type=float, help="also a sparse stream this many hours long")
+    parser.add_argument("--mb", type=int, default=40, help="the sparse stream's size")
     args = parser.parse_args()
     trees = {"this": ROOT}
     if args.baseline:
         trees["base"] = args.baseline.resolve()
     inputs = {"short": stream(args.minutes, args.seed), "long": stream(4 * args.minutes, args.seed)}
+    if args.hours:
+        inputs["sparse"] = sparse_stream(args.mb, args.seed, args.hours)
     best: dict[tuple[str, str, str], tuple[float, float]] = {}
     sizes: dict[tuple[str, str], int] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,7 +112,7 @@ def main() -> int:
     for (label, which, name), (cpu, rss) in sorted(best.items()):
         base = best[(label, which, "inspect --json")][0]
         mb = inputs[which].stat().st_size / 2**20
-        print(f"{label:5} {which:5} {mb:5.1f}MB {name:15} {cpu:8.2f} {rss:9.0f} {cpu / base:8.1f}x")
+        print(f"{label:5} {which:6} {mb:5.1f}MB {name:15} {cpu:8.2f} {rss:9.0f} {cpu / base:8.1f}x")
     ok = True
     for label in trees:
         ratio = max(
