@@ -125,6 +125,42 @@ class Delta:
         return sum(p.wall for p in self.paths.values())
 
 
+#: The memory counters of a :class:`WallDelta`'s rows (:class:`PathStats` names, in order).
+MEMORY_COUNTERS = ("alloc_count", "alloc_bytes", "free_count", "free_realloc_count", "freed_bytes")
+
+
+@dataclass(frozen=True, slots=True)
+class WallDelta:
+    """A :class:`Delta` as the chunk builder and the timeline use it (``take_walls``): no
+    object per call path, so taking one every few kilobytes of a stream stays cheap."""
+
+    walls: dict[int, int]  # call path -> its wall-self difference, for the paths that have one
+    #: per call path with memory operations: its ID and its :data:`MEMORY_COUNTERS`
+    #: differences, six numbers a row, one flat list (empty: no memory operation)
+    memory: list[int]
+    live_bytes: int  # current, not a difference
+
+
+def wall_delta(delta: Delta) -> WallDelta:
+    """The :class:`WallDelta` of a :class:`Delta` (the definition both engines' ``take_walls``
+    are checked against)."""
+    walls: dict[int, int] = {}
+    memory: list[int] = []
+    for path, st in delta.paths.items():
+        if st.wall:
+            walls[path] = st.wall
+        if st.alloc_count or st.free_count or st.free_realloc_count:
+            memory += (
+                path,
+                st.alloc_count,
+                st.alloc_bytes,
+                st.free_count,
+                st.free_realloc_count,
+                st.freed_bytes,
+            )
+    return WallDelta(walls, memory, delta.live_bytes)
+
+
 @dataclass(frozen=True, slots=True)
 class Totals:
     strings: int

@@ -30,6 +30,7 @@ from rokuprof.bsprof.model import (
     Header,
     Limits,
 )
+from rokuprof.path_model import wall_delta
 from rokuprof.profile.engine import PURE
 from rokuprof.profile.reader import ProfileReader
 
@@ -78,10 +79,15 @@ def test_utf8_replacement_edge_cases(native_engine, data):
 def compare_readers(native_engine, chunks, delta_after, limits: Limits | None = None) -> None:
     pure = ProfileReader(limits, PURE)
     native = ProfileReader(limits, native_engine)
-    for piece, (take, lines) in zip(chunks, delta_after, strict=False):
+    for piece, (take, kind) in zip(chunks, delta_after, strict=False):
         assert native.feed(piece) == pure.feed(piece)
         if take:
-            assert native.tables.take_delta(lines) == pure.tables.take_delta(lines)
+            if kind == "walls":  # the C-built WallDelta against its definition
+                expected_walls = wall_delta(pure.tables.take_delta(lines=False))
+                assert native.tables.take_walls() == expected_walls
+            else:
+                lines = kind == "lines"
+                assert native.tables.take_delta(lines) == pure.tables.take_delta(lines)
             # stacks and strings are cached between feeds: ask for them mid-stream too
             ids = ids_of(pure)
             paths = pure.tables.paths
@@ -107,7 +113,10 @@ def compare_readers(native_engine, chunks, delta_after, limits: Limits | None = 
     )
 
 
-deltas_when = st.lists(st.tuples(st.booleans(), st.booleans()), max_size=40)
+#: after which pieces a delta is taken, and which: with line CPU, call paths only, or walls
+deltas_when = st.lists(
+    st.tuples(st.booleans(), st.sampled_from(["lines", "paths", "walls"])), max_size=40
+)
 
 
 @given(st.data(), any_streams(max_actions=60), deltas_when)
@@ -136,9 +145,10 @@ def test_tables_match_on_non_minimal_varints(native_engine, data, stretched, whe
 def test_tables_match_on_a_busy_heap(native_engine, seed, operations, addresses, line_data, cuts):
     stream = heap_stream(seed, operations, addresses, line_data)
     chunks = chunk(stream, cuts)
-    compare_readers(native_engine, chunks, [(True, True)] * len(chunks))
+    compare_readers(native_engine, chunks, [(True, "lines")] * len(chunks))
     limits = Limits(max_live_allocations=100, max_line_keys=30)
-    compare_readers(native_engine, chunks, [(True, False)] * len(chunks), limits)
+    compare_readers(native_engine, chunks, [(True, "paths")] * len(chunks), limits)
+    compare_readers(native_engine, chunks, [(True, "walls")] * len(chunks), limits)
 
 
 # --- allocations per line --------------------------------------------------------------------

@@ -375,6 +375,44 @@ static PyObject *Core_take_delta(CoreObject *self, PyObject *arg)
     return Py_BuildValue("NN", p, l);
 }
 
+/* take_delta(False) shaped as path_model.WallDelta wants it: ({path: wall} for the paths
+ * with wall time, [path, the five memory counters, ...] for those with memory operations). */
+static PyObject *Core_take_walls(CoreObject *self, PyObject *Py_UNUSED(ignored))
+{
+    CORE(self);
+    const bsp_path_counts *paths;
+    const bsp_line_counts *unused;
+    size_t npaths, nlines;
+    if (!bsp_take_delta(self->core, 0, &paths, &npaths, &unused, &nlines))
+        return no_memory();
+    PyObject *walls = PyDict_New();
+    PyObject *memory = walls ? PyList_New(0) : NULL;
+    for (size_t i = 0; memory && i < npaths; i++) {
+        const bsp_path_counts *p = paths + i;
+        if (p->c[BSP_WALL]) {
+            PyObject *key = PyLong_FromUnsignedLong(p->id);
+            PyObject *value = key ? PyLong_FromUnsignedLongLong(p->c[BSP_WALL]) : NULL;
+            int failed = !value || PyDict_SetItem(walls, key, value) < 0;
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            if (failed)
+                Py_CLEAR(memory);
+        }
+        if (memory && (p->c[BSP_ALLOCS] || p->c[BSP_FREES] || p->c[BSP_FREE_REALLOCS])) {
+            uint64_t row[6] = {p->id, p->c[BSP_ALLOCS], p->c[BSP_ALLOC_BYTES], p->c[BSP_FREES],
+                               p->c[BSP_FREE_REALLOCS], p->c[BSP_FREED_BYTES]};
+            for (size_t k = 0; memory && k < 6; k++)
+                if (append_new(memory, PyLong_FromUnsignedLongLong(row[k])) < 0)
+                    Py_CLEAR(memory);
+        }
+    }
+    if (!memory) {
+        Py_XDECREF(walls);
+        return NULL;
+    }
+    return Py_BuildValue("NN", walls, memory);
+}
+
 static PyObject *line_item(const void *core, size_t i)
 {
     bsp_line_counts l;
@@ -632,6 +670,8 @@ static PyMethodDef Core_methods[] = {
     CORE_METHOD(snapshot, METH_NOARGS, "[(id, nine counters)] of the paths with any."),
     CORE_METHOD(take_delta, METH_O,
         "take_delta(lines) -> (path changes, line changes) since the previous call."),
+    CORE_METHOD(take_walls, METH_NOARGS,
+        "take_delta(False) as ({path: wall}, [path, five memory counters, ...])."),
     CORE_METHOD(line_cpu, METH_NOARGS, "[(path, line offset, cpu, wall)]."),
     CORE_METHOD(line_alloc, METH_NOARGS,
         "[(path, line offset, count, bytes)] of the allocations per line, in first-seen order."),

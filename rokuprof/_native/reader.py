@@ -35,6 +35,7 @@ from rokuprof.path_model import (
     PathNode,
     PathStats,
     Totals,
+    WallDelta,
     fold_stack,
     limit_warning,
 )
@@ -335,6 +336,11 @@ class NativeTables:
             state[4],
             state[5],
         )
+
+    def take_walls(self) -> WallDelta:
+        """``take_delta(lines=False)`` as a :class:`WallDelta`, built in C (no object per path)."""
+        walls, memory = self._core.take_walls()
+        return WallDelta(walls, memory, self._core.state()[4])
 
     def totals(self) -> Totals:
         return Totals(*self._core.totals())

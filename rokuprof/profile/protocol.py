@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
 from rokuprof.bsprof.model import Limits
-from rokuprof.path_model import Delta, PathNode, PathStats, Totals
+from rokuprof.path_model import Delta, PathNode, PathStats, Totals, WallDelta
 
 
 @runtime_checkable
@@ -46,6 +46,10 @@ class TablesView(Protocol):
 
     def take_delta(self, lines: bool = True) -> Delta:
         """What changed per path (and per line, with ``lines``) since the previous call."""
+        ...
+
+    def take_walls(self) -> WallDelta:
+        """``take_delta(lines=False)`` as a :class:`WallDelta` (the same baseline advances)."""
         ...
 
     def totals(self) -> Totals:

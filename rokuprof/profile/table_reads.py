@@ -24,7 +24,9 @@ from rokuprof.path_model import (
     PathNode,
     PathStats,
     Totals,
+    WallDelta,
     fold_stack,
+    wall_delta,
 )
 
 _N = 9  # counters per path (PathStats' fields)
@@ -200,6 +202,11 @@ class TableReads:
                     line_base[j : j + 2] = values[j : j + 2]
                 j = find(1, j + 2)
         return Delta(paths, line_changes, self.live_bytes, len(self._heap))
+
+    def take_walls(self) -> WallDelta:
+        """``take_delta(lines=False)`` as a :class:`WallDelta` (what the chunk builder and the
+        timeline take every slice)."""
+        return wall_delta(self.take_delta(lines=False))
 
     def totals(self) -> Totals:
         self._sync()

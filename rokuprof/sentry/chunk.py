@@ -75,7 +75,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from rokuprof.bsprof.model import Header
-from rokuprof.path_model import Delta, root_module
+from rokuprof.path_model import MEMORY_COUNTERS, Delta, root_module, wall_delta
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.assemble import (
     Chunk,
@@ -102,43 +102,15 @@ __all__ = [
     "MEMORY_COUNTERS",
     "ChunkBuilder",
     "Flush",
-    "delta_memory",
     "delta_walls",
     "merge_memory",
 ]
 
 
-#: The memory counters of :func:`delta_memory`'s rows (:class:`PathStats` names, in order).
-MEMORY_COUNTERS = ("alloc_count", "alloc_bytes", "free_count", "free_realloc_count", "freed_bytes")
-
-
 def delta_walls(delta: Delta) -> tuple[dict[int, int], bool]:
     """Wall-self time per call path that has any in ``delta``, and whether it has memory ops."""
-    walls = {}
-    memory = False
-    for path, stats in delta.paths.items():
-        if stats.wall:
-            walls[path] = stats.wall
-        if stats.alloc_count or stats.free_count or stats.free_realloc_count:
-            memory = True
-    return walls, memory
-
-
-def delta_memory(delta: Delta) -> list[int]:
-    """Per call path with memory operations in ``delta``: its ID and :data:`MEMORY_COUNTERS`,
-    six numbers a row, one flat list."""
-    out: list[int] = []
-    for path, st in delta.paths.items():
-        if st.alloc_count or st.free_count or st.free_realloc_count:
-            out += (
-                path,
-                st.alloc_count,
-                st.alloc_bytes,
-                st.free_count,
-                st.free_realloc_count,
-                st.freed_bytes,
-            )
-    return out
+    wd = wall_delta(delta)
+    return wd.walls, bool(wd.memory)
 
 
 def merge_memory(a: Sequence[int], b: Sequence[int]) -> list[int]:

@@ -31,7 +31,7 @@ from rokuprof.path_model import root_module
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.assemble import Chunk, Layout, new_uuid
 from rokuprof.sentry.build_report import BuildReport
-from rokuprof.sentry.chunk import ChunkBuilder, delta_memory, delta_walls, merge_memory
+from rokuprof.sentry.chunk import ChunkBuilder, merge_memory
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, units_per_second
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.timefmt import utc_iso
@@ -75,7 +75,7 @@ class _Slice:
     live_bytes: int
     memory: bool
     #: per call path with memory operations in the slice: its ID, then the differences of the
-    #: :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS` (six numbers a row)
+    #: :data:`~rokuprof.path_model.MEMORY_COUNTERS` (six numbers a row)
     ops: Sequence[int] = ()
 
     @classmethod
@@ -244,12 +244,11 @@ class OfflineConverter:
 
     def _record(self) -> None:
         """What changed since the previous slice: wall per path, memory operations, live heap."""
-        delta = self.reader.tables.take_delta(lines=False)
-        walls, memory = delta_walls(delta)
-        ops = delta_memory(delta) if memory else None
-        self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, memory, ops))
+        delta = self.reader.tables.take_walls()
+        walls, ops = delta.walls, delta.memory
+        self._slices.append(_Slice.of(self.received, walls, delta.live_bytes, bool(ops), ops))
         self._entries += len(walls)
-        self._memory_entries += len(ops or ()) // 6
+        self._memory_entries += len(ops) // 6
         while len(self._slices) > 1 and (
             self._entries > self.max_slice_entries or len(self._slices) >= self.max_slices
         ):
@@ -365,7 +364,7 @@ class OfflineConverter:
     def memory_ops(self) -> Iterator[tuple[float, dict[int, list[int]]]]:
         """Once :meth:`chunks` has run: per slice with memory operations, its arrival time (as
         the chunks and their live heap have it) and, per call path, the differences of its
-        :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS` in the slice. The stream carries no time
+        :data:`~rokuprof.path_model.MEMORY_COUNTERS` in the slice. The stream carries no time
         for a memory operation: the slice it arrived in is the finest there is."""
         if self._span is None:
             return

@@ -24,7 +24,7 @@ class Timeline:
     runs: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)  # thread -> runs
     heap: list[tuple[int, int]] = field(default_factory=list)  # (slot, live bytes)
     #: memory operations by when they arrived: (slot, call path ID -> the differences of
-    #: :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS`), slots increasing, on the live heap's steps
+    #: :data:`~rokuprof.path_model.MEMORY_COUNTERS`), slots increasing, on the live heap's steps
     memory: list[tuple[int, dict[int, list[int]]]] = field(default_factory=list)
 
     @property

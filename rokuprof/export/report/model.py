@@ -52,7 +52,7 @@ PATH_COLUMNS = (
 )
 
 #: The memory columns of ``memory`` rows after the path, in order (the model's names of the
-#: :data:`~rokuprof.sentry.chunk.MEMORY_COUNTERS`).
+#: :data:`~rokuprof.path_model.MEMORY_COUNTERS`).
 MEMORY_COLUMNS = ("allocCount", "allocBytes", "frees", "reallocs", "freedBytes")
 #: Rows (call path, bucket) of ``memory`` the page carries at most: past it, neighbouring
 #: buckets merge (a coarser time step, said in the page), so the page stays small.
