@@ -23,13 +23,14 @@ from importlib import resources
 
 from rokuprof.export.report.script import page_script
 
-_ESCAPES = {
-    ord("<"): "\\u003c",
-    ord(">"): "\\u003e",
-    ord("&"): "\\u0026",
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
+#: (character, its JSON escape): what may not appear as itself inside a ``<script>`` element
+_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
 
 
 @cache
@@ -53,7 +54,9 @@ def embed_json(data: object) -> str:
     text = json.dumps(
         data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain
     )
-    return text.translate(_ESCAPES)
+    for char, escaped in _ESCAPES:  # one replace per character: a scan in C, unlike translate
+        text = text.replace(char, escaped)
+    return text
 
 
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
