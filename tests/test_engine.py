@@ -101,7 +101,7 @@ def test_the_variable_is_read_in_one_module():
 
 def test_the_tables_of_both_engines_have_every_member_of_the_protocol():
     names = members(TablesView)
-    assert len(names) == 27
+    assert len(names) == 28
     tables = [ProfileTables]
     if _native.built():
         from rokuprof._native.reader import NativeTables
