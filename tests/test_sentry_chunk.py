@@ -28,7 +28,7 @@ from rokuprof.bsprof.model import ALLOC, CPU, FREE, MEMORY
 from rokuprof.sentry.assemble import HEAP_MEASUREMENT
 from rokuprof.sentry.chunk import ChunkBuilder
 from rokuprof.sentry.flamegraph import stack_times
-from rokuprof.sentry.frames import FrameTable
+from rokuprof.sentry.frames import FrameTable, RunFrames
 from rokuprof.sentry.settings import ChunkSettings, ChunkSettingsError
 from rokuprof.sentry.validate import INVALID_JSON, validate_chunk
 
@@ -415,7 +415,7 @@ def compact(payload: dict) -> bytes:
 def dict_per_sample(payload: dict, tables, origin: float) -> dict:
     """``payload`` made again the way the builder first made chunks: a (slot, thread id, path)
     row per sample, sorted, then frames and stacks numbered in order of first use."""
-    frames = FrameTable(tables)
+    frames = FrameTable(RunFrames(tables))
     path_of = {}
     for path in (0, *PATHS):
         stack = frames.stacks[frames.stack_id(path)]
@@ -431,7 +431,7 @@ def dict_per_sample(payload: dict, tables, origin: float) -> dict:
         )
         for s in profile["samples"]
     )
-    again = FrameTable(tables)
+    again = FrameTable(RunFrames(tables))
     samples = [
         {"timestamp": origin + slot / 101, "thread_id": tid, "stack_id": again.stack_id(path)}
         for slot, tid, path in rows

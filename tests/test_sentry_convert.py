@@ -27,6 +27,7 @@ from strategies import splits, streams
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer
 from rokuprof.profile import ProfileReader
+from rokuprof.sentry import frames
 from rokuprof.sentry.assemble import HEAP_MEASUREMENT
 from rokuprof.sentry.convert import (
     TIMING_BUSIEST,
@@ -132,6 +133,16 @@ def test_split_invariance_of_a_whole_run():
     for i in range(len(data)):
         bytewise.feed(data[i : i + 1])
     assert [c.data for c in bytewise.chunks()] == expected
+
+
+def test_the_runs_frame_cache_starting_over_changes_no_chunk(monkeypatch):
+    """A run's stacks are remembered up to a bound (then the cache starts over): the chunks are
+    the same bytes whether it never fills or fills at every call path."""
+    data = synthetic_stream(150.0, seed=3)
+    expected = [c.data for c in convert_bytes(data, new_id=counter_ids())[0]]
+    monkeypatch.setattr(frames, "MAX_REMEMBERED_STACKS", 1)
+    assert [c.data for c in convert_bytes(data, new_id=counter_ids())[0]] == expected
+    assert len(expected) > 1
 
 
 @settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow])

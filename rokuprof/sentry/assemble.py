@@ -15,7 +15,7 @@ from functools import cached_property
 from rokuprof import __version__
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
-from rokuprof.sentry.frames import FRAME_TEXT_LIMIT, FrameName, FrameTable
+from rokuprof.sentry.frames import FRAME_TEXT_LIMIT, FrameTable, RunFrames
 from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
 from rokuprof.timeline.lane import IDLE
 
@@ -195,7 +195,7 @@ def split_group(group: Group) -> tuple[Group, Group] | None:
 def write_group(
     group: Group,
     tables: ProfileTables,
-    frame_cache: dict[FrameName, dict[str, object]],
+    run_frames: RunFrames,
     head: Head,
     chunk_id: str,
     max_bytes: int,
@@ -213,7 +213,7 @@ def write_group(
             seen = first_use.get(path)
             if seen is None or (slot, tid) < seen:
                 first_use[path] = (slot, tid)
-    frames = FrameTable(tables, frame_cache)
+    frames = FrameTable(run_frames)
     stack_of = {
         path: frames.stack_id(path)
         for path in sorted(first_use, key=lambda path: (*first_use[path], path))

@@ -73,6 +73,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rokuprof.bsprof.model import Header
 from rokuprof.path_model import MEMORY_COUNTERS, Delta, root_module, wall_delta
@@ -89,7 +90,7 @@ from rokuprof.sentry.assemble import (
     write_group,
 )
 from rokuprof.sentry.build_report import BuildReport, Leftover
-from rokuprof.sentry.frames import FrameName, release_name
+from rokuprof.sentry.frames import RunFrames, release_name
 from rokuprof.sentry.sampling import Sampler
 from rokuprof.sentry.settings import (
     ChunkSettings,
@@ -142,6 +143,9 @@ class Flush:
     report: BuildReport
 
 
+#: A call path whose thread is not yet looked up (``None`` is a path without one).
+_UNSEEN: Any = object()
+
 class ChunkBuilder:
     """Deltas in, validated V2 chunks out; see the module docstring for the life cycle."""
 
@@ -182,7 +186,7 @@ class ChunkBuilder:
         self._threads: dict[int, int | None] = {}  # path -> module ID (None: no stack)
         self._last_slot = 0
         self._ready: deque[Group] = deque()  # cut windows' chunks, built when handed out
-        self._frames: dict[FrameName, dict[str, object]] = {}  # made once per run
+        self._frames = RunFrames(tables)  # frames and stacks made once per run
         self._heap: list[tuple[int, int]] = []  # (slot, live bytes) not yet in a chunk
         self.side = SideValues()  # vitals and marks not yet in a chunk
         self._memory = False
@@ -228,15 +232,21 @@ class ChunkBuilder:
         # time before it is cut only once this data is queued, so the cut can place it there.
         self._advance(slot - self._settle)
         sampler = self.sampler
+        threads, lanes = self._threads, self._lanes
         items = []
         for path, wall in walls.items():
-            module = self._thread_of(path)
+            module = threads.get(path, _UNSEEN)
+            if module is _UNSEEN:
+                module = self._thread_of(path)
             if module is None:
                 self.report.unattributed_seconds += sampler.seconds(wall)
             else:
                 items.append((module, path, wall))
         for module, path, n in sampler.take(items):
-            self._lane(module).push(path, n)
+            lane = lanes.get(module)
+            if lane is None:
+                lane = self._lane(module)
+            lane.push(path, n)
         self._advance(slot)
         self._last_slot = slot
         for lane in self._lanes.values():

@@ -109,40 +109,61 @@ def frame_for(tables: ProfileTables, node: PathNode) -> dict[str, object]:
 FrameName = tuple[str, str, int]
 
 
-class FrameTable:
-    """Frames and stacks of one chunk, deduplicated, indexed in order of first use.
+#: Call paths whose stacks a run's :class:`RunFrames` remembers before it starts over (a cache:
+#: the stacks come out the same either way; this bounds its memory on a run of many paths).
+MAX_REMEMBERED_STACKS = 200_000
 
-    ``known`` (shared by the chunks of a run) keeps the frame made for each
-    :data:`FrameName`, so each is made once per run rather than once per chunk."""
 
-    def __init__(
-        self, tables: ProfileTables, known: dict[FrameName, dict[str, object]] | None = None
-    ) -> None:
+class RunFrames:
+    """A run's frames, each made once, and each call path's stack as run-wide frame numbers
+    (leaf first), each walked once: what every chunk of the run shares. Frames are numbered by
+    :data:`FrameName` (the same names through other string IDs are the same frame)."""
+
+    __slots__ = ("_by_ids", "_by_name", "_stacks", "frames", "tables")
+
+    def __init__(self, tables: ProfileTables) -> None:
         self.tables = tables
+        self.frames: list[dict[str, object]] = []  # by run-wide number
+        self._by_name: dict[FrameName, int] = {}
+        self._by_ids: dict[tuple[int, int, int], int] = {}  # (function, file, line) IDs
+        self._stacks: dict[int, tuple[int, ...]] = {}
+
+    def stack(self, path: int) -> tuple[int, ...]:
+        """The run-wide frame numbers of ``path``'s stack, leaf first."""
+        made = self._stacks.get(path)
+        if made is None:
+            if len(self._stacks) >= MAX_REMEMBERED_STACKS:
+                self._stacks.clear()
+            made = self._stacks[path] = tuple(map(self._frame, self.tables.stack(path)))
+        return made
+
+    def _frame(self, node: PathNode) -> int:
+        ids = (node.function_id, node.file_id, node.line)
+        number = self._by_ids.get(ids)  # names looked up once per (function, file, line)
+        if number is None:
+            tables = self.tables
+            name = (tables.string(node.function_id), tables.string(node.file_id), node.line)
+            number = self._by_name.get(name)
+            if number is None:
+                number = self._by_name[name] = len(self.frames)
+                self.frames.append(frame_for(tables, node))
+            self._by_ids[ids] = number
+        return number
+
+
+class FrameTable:
+    """Frames and stacks of one chunk, deduplicated, indexed in order of first use; the frames
+    themselves and the stacks' walks come from the run's :class:`RunFrames`."""
+
+    __slots__ = ("_local", "_path_stacks", "_stack_ids", "frames", "run", "stacks")
+
+    def __init__(self, run: RunFrames) -> None:
+        self.run = run
         self.frames: list[dict[str, object]] = []
         self.stacks: list[list[int]] = []
-        self._known = {} if known is None else known
-        self._frame_ids: dict[FrameName, int] = {}
-        self._of_node: dict[tuple[int, int, int], int] = {}
-        self._stack_ids: dict[tuple[int, ...], int] = {}
+        self._local: dict[int, int] = {}  # run-wide frame number -> index in this chunk
+        self._stack_ids: dict[tuple[int, ...], int] = {}  # by run-wide numbers
         self._path_stacks: dict[int, int] = {}
-
-    def frame_id(self, node: PathNode) -> int:
-        ids = (node.function_id, node.file_id, node.line)
-        fid = self._of_node.get(ids)  # names looked up once per (function, file, line)
-        if fid is not None:
-            return fid
-        tables = self.tables
-        name = (tables.string(node.function_id), tables.string(node.file_id), node.line)
-        fid = self._frame_ids.get(name)
-        if fid is None:
-            frame = self._known.get(name)
-            if frame is None:
-                frame = self._known[name] = frame_for(tables, node)
-            fid = self._frame_ids[name] = len(self.frames)
-            self.frames.append(frame)
-        self._of_node[ids] = fid
-        return fid
 
     def stack_id(self, path: int) -> int:
         """Stack index of a call path (``0`` = :data:`~rokuprof.timeline.lane.IDLE` gives the
@@ -150,11 +171,15 @@ class FrameTable:
         sid = self._path_stacks.get(path)
         if sid is not None:
             return sid
-        nodes = self.tables.stack(path) if path else ()
-        key = tuple(self.frame_id(node) for node in nodes)  # leaf first, root last
-        sid = self._stack_ids.get(key)
+        numbers = self.run.stack(path) if path else ()
+        sid = self._stack_ids.get(numbers)
         if sid is None:
-            sid = self._stack_ids[key] = len(self.stacks)
-            self.stacks.append(list(key))
+            local = self._local
+            for number in numbers:
+                if number not in local:
+                    local[number] = len(self.frames)
+                    self.frames.append(self.run.frames[number])
+            sid = self._stack_ids[numbers] = len(self.stacks)
+            self.stacks.append(list(map(local.__getitem__, numbers)))
         self._path_stacks[path] = sid
         return sid

@@ -346,7 +346,8 @@ def _check_rules(
             MALFORMED_SAMPLES,
             f"{outside} samples name a stack outside the {len(stacks)} stacks{where}",
         )
-    bad = [i for i, stack in enumerate(stacks) if any(f >= len(frames) for f in stack)]
+    n_frames = len(frames)  # the stacks' types are checked: lists of ints >= 0
+    bad = [i for i, stack in enumerate(stacks) if stack and max(stack) >= n_frames]
     if bad:
         c.fail(
             MALFORMED_STACKS,
