@@ -146,6 +146,7 @@ class Flush:
 #: A call path whose thread is not yet looked up (``None`` is a path without one).
 _UNSEEN: Any = object()
 
+
 class ChunkBuilder:
     """Deltas in, validated V2 chunks out; see the module docstring for the life cycle."""
 
