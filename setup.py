@@ -17,8 +17,9 @@ setup(
                 f"{NATIVE}/_bsprof.c",
                 f"{NATIVE}/bsprof_core.c",
                 f"{NATIVE}/bsprof_functions.c",
+                f"{NATIVE}/samples_text.c",
             ],
-            depends=[f"{NATIVE}/bsprof_core.h"],
+            depends=[f"{NATIVE}/bsprof_core.h", f"{NATIVE}/samples_text.h"],
             optional=True,
         )
     ]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rokuprof.sentry.chunkjson import chunk_json, dumps, samples_json
+from rokuprof import _native
+from rokuprof.sentry.chunkjson import _samples_text, chunk_json, dumps, native_writer, samples_json
 from rokuprof.sentry.validate import SampleFacts, validate_chunk
 
 ORIGIN = 1_795_000_000.123
@@ -43,21 +44,25 @@ def disjoint(threads):
     return out
 
 
+@pytest.mark.usefixtures("engine_env")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(thread_runs)
 def test_samples_are_written_as_json_dumps_writes_them(threads):
     for case in (disjoint(threads), threads):  # the grid, and overlapping runs (sorted)
-        text = samples_json(case, ORIGIN, HZ)
+        text = samples_json(case, ORIGIN, HZ).decode()
         assert text == dumps(reference(case))[1:-1]
         assert json.loads(f"[{text}]") == reference(case)
 
 
+@pytest.mark.usefixtures("engine_env")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(thread_runs, st.integers(5, 2000))
 def test_samples_far_apart_in_time_are_written_as_json_dumps_writes_them(threads, spread):
     """Runs spread over a span many times their samples (a long, mostly idle run: the writer
     then sorts the samples instead of filling the grid of the whole span) give the same text."""
     for case in (disjoint(threads), threads):
         far = [(tid, [(slot * spread, sid, n) for slot, sid, n in rs]) for tid, rs in case]
-        text = samples_json(far, ORIGIN, HZ)
+        text = samples_json(far, ORIGIN, HZ).decode()
         assert text == dumps(reference(far))[1:-1]
         assert json.loads(f"[{text}]") == reference(far)
 
@@ -69,6 +74,8 @@ origins = (
 )
 
 
+@pytest.mark.usefixtures("engine_env")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(1, 5)), max_size=6), origins, st.data())
 def test_timestamps_are_written_as_repr_writes_them_whatever_the_origin(runs, origin, data):
     """Times inside the range orjson writes as ``repr`` does and outside it (exponents, sign,
@@ -77,27 +84,30 @@ def test_timestamps_are_written_as_repr_writes_them_whatever_the_origin(runs, or
     threads = disjoint([("1", [(gap, 0, n) for gap, n in runs])])
     for spread in (1, 500):
         far = [(tid, [(slot * spread, sid, n) for slot, sid, n in rs]) for tid, rs in threads]
-        text = samples_json(far, origin, hz)
+        text = samples_json(far, origin, hz).decode()
         assert text == dumps(reference(far, origin, hz))[1:-1]
 
 
+@pytest.mark.usefixtures("engine_env")
 @pytest.mark.parametrize("origin", [0.0, 1e-7, 3e-5, 0.5, 1e15 - 0.5, 1e15, 2.5e16, -3.0, -1e-6])
 def test_times_around_the_edges_of_the_orjson_range_are_written_as_repr(origin):
     for hz, runs in ((1, [(0, 0, 3)]), (101, [(0, 0, 2), (900, 1, 2)])):
-        text = samples_json([("1", runs)], origin, hz)
+        text = samples_json([("1", runs)], origin, hz).decode()
         assert text == dumps(reference([("1", runs)], origin, hz))[1:-1]
 
 
+@pytest.mark.usefixtures("engine_env")
 def test_runs_given_in_any_order_come_out_in_time_then_thread_order():
     threads = [("2", [(5, 1, 2), (0, 0, 1)]), ("10", [(1, 3, 5)]), ("1", [(6, 2, 1)])]
-    samples = json.loads(f"[{samples_json(threads, ORIGIN, HZ)}]")
+    samples = json.loads(b"[" + samples_json(threads, ORIGIN, HZ) + b"]")
     keys = [(round((s["timestamp"] - ORIGIN) * HZ), s["thread_id"]) for s in samples]
     # thread ids compare as strings: "10" before "2"
     expected = [(0, "2"), (1, "10"), (2, "10"), (3, "10"), (4, "10"), (5, "10"), (5, "2")]
     assert keys == [*expected, (6, "1"), (6, "2")]
-    assert samples_json([], ORIGIN, HZ) == samples_json([("1", [])], ORIGIN, HZ) == ""
+    assert samples_json([], ORIGIN, HZ) == samples_json([("1", [])], ORIGIN, HZ) == b""
 
 
+@pytest.mark.usefixtures("engine_env")
 def test_a_timestamp_json_cannot_hold_is_refused():
     with pytest.raises(ValueError, match="not JSON compliant"):
         samples_json([("1", [(0, 0, 2)])], float("inf"), HZ)
@@ -106,6 +116,8 @@ def test_a_timestamp_json_cannot_hold_is_refused():
 odd_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 
 
+@pytest.mark.usefixtures("engine_env")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(odd_text, odd_text, st.lists(st.lists(st.integers(0, 5), max_size=4), max_size=3))
 def test_the_whole_chunk_is_json_dumps_byte_for_byte(name, path, stacks):
     head = {"version": "2", "platform": "brightscript", "release": name, "client_sdk": {"n": path}}
@@ -196,3 +208,72 @@ def test_a_non_finite_timestamp_in_the_facts_is_invalid_json():
     facts = SampleFacts(2, {}, {"1": (ORIGIN, float("nan"))})
     (problem,) = validate_chunk(payload, size=100, samples=facts)
     assert problem.reason == "profiling_invalid_json" and "'1'" in problem.detail
+
+
+@pytest.mark.usefixtures("native_engine")
+@given(thread_runs, st.sampled_from([1, 3, 500]))
+def test_the_native_writer_writes_the_python_writers_bytes(threads, spread):
+    """The native core's writer against the Python one on the runs the builder lays (it must
+    not decline them: that would hide it); runs it declines (two samples in one cell) are
+    written in Python."""
+    native = native_writer()
+    assert native is not None
+    for case in (disjoint(threads), threads):
+        far = [(t, [(slot * spread, sid, n) for slot, sid, n in rs]) for t, rs in case if rs]
+        far.sort(key=lambda t: t[0])
+        if not far:
+            continue
+        tails = [(f',"thread_id":{dumps(t)},"stack_id":'.encode(), rs) for t, rs in far]
+        text = native(tails, ORIGIN, HZ)
+        expected = _samples_text(far, ORIGIN, HZ).encode()
+        if case is threads and text is None:
+            continue  # overlapping runs: declined
+        assert text == expected
+
+
+def test_the_native_writer_declines_what_it_does_not_write():
+    if not _native.built():
+        pytest.skip("the native core is not built")
+    write = _native._bsprof.samples_text
+    tail = b',"thread_id":"1","stack_id":'
+    assert (
+        write([(tail, [(0, 1, 2)])], ORIGIN, HZ)
+        == dumps(reference([("1", [(0, 1, 2)])]))[1:-1].encode()
+    )
+    for runs in (
+        [(0, 1, 2), (1, 1, 1)],
+        [(-1, 0, 1)],
+        [(0, 0, 0)],
+        [(0, -1, 1)],
+        [(2**62, 0, 1)],
+        ((0, 0, 1),),
+        [(0, 0, True)],
+    ):
+        assert write([(tail, runs)], ORIGIN, HZ) is None, runs
+    assert write([(tail, [(0, 0, 1)])], float("inf"), HZ) is None
+    assert write([("1", [(0, 0, 1)])], ORIGIN, HZ) is None
+
+
+@pytest.mark.usefixtures("native_engine")
+def test_the_native_writer_orders_many_threads_by_a_sort():
+    """More threads than it merges: the same bytes, ordered by a sort."""
+    threads = sorted(
+        ((str(t), [(t % 5 + 7 * i, i % 3, 1 + (t + i) % 4) for i in range(30)]) for t in range(40)),
+        key=lambda t: t[0],
+    )
+    threads = disjoint(threads)
+    tails = [(f',"thread_id":{dumps(t)},"stack_id":'.encode(), rs) for t, rs in threads]
+    assert native_writer()(tails, ORIGIN, HZ) == dumps(reference(threads))[1:-1].encode()
+
+
+@pytest.mark.usefixtures("native_engine")
+@pytest.mark.parametrize(
+    "dumps_times", [lambda times: b"[1.5,2.5", lambda times: b"[]", lambda times: "[1.0]", None]
+)
+def test_the_native_writer_writes_times_itself_when_the_fast_writer_gives_other_text(
+    dumps_times,
+):
+    runs = [(0, 1, 3), (9, 2, 1)]
+    tails = [(b',"thread_id":"7","stack_id":', runs)]
+    got = native_writer()(tails, ORIGIN, HZ, dumps_times)
+    assert got == dumps(reference([("7", runs)]))[1:-1].encode()

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bsprof_core.h"
+#include "samples_text.h"
 
 typedef struct {
     PyObject_HEAD bsp_core *core;
@@ -713,6 +714,9 @@ static PyObject *utf8_replace_length(PyObject *Py_UNUSED(module), PyObject *arg)
 static PyMethodDef module_methods[] = {
     {"utf8_replace_length", utf8_replace_length, METH_O,
      "Characters of bytes.decode('utf-8', 'replace'), counted by the core."},
+    {"samples_text", samples_text, METH_VARARGS,
+     "samples_text(threads, origin, hz[, dumps]): a chunk's samples as JSON text, or None "
+     "(rokuprof/_native/samples_text.c)."},
     {NULL, NULL, 0, NULL},
 };
 
