@@ -17,9 +17,10 @@ setup(
                 f"{NATIVE}/_bsprof.c",
                 f"{NATIVE}/bsprof_core.c",
                 f"{NATIVE}/bsprof_functions.c",
+                f"{NATIVE}/sampler_take.c",
                 f"{NATIVE}/samples_text.c",
             ],
-            depends=[f"{NATIVE}/bsprof_core.h", f"{NATIVE}/samples_text.h"],
+            depends=[f"{NATIVE}/bsprof_core.h", f"{NATIVE}/sampler_take.h", f"{NATIVE}/samples_text.h"],
             optional=True,
         )
     ]

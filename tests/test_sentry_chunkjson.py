@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rokuprof import _native
-from rokuprof.sentry.chunkjson import _samples_text, chunk_json, dumps, native_writer, samples_json
+from rokuprof.profile import engine
+from rokuprof.sentry.chunkjson import _samples_text, chunk_json, dumps, samples_json
 from rokuprof.sentry.validate import SampleFacts, validate_chunk
 
 ORIGIN = 1_795_000_000.123
@@ -216,7 +217,7 @@ def test_the_native_writer_writes_the_python_writers_bytes(threads, spread):
     """The native core's writer against the Python one on the runs the builder lays (it must
     not decline them: that would hide it); runs it declines (two samples in one cell) are
     written in Python."""
-    native = native_writer()
+    native = engine.native_function("samples_text")
     assert native is not None
     for case in (disjoint(threads), threads):
         far = [(t, [(slot * spread, sid, n) for slot, sid, n in rs]) for t, rs in case if rs]
@@ -263,7 +264,10 @@ def test_the_native_writer_orders_many_threads_by_a_sort():
     )
     threads = disjoint(threads)
     tails = [(f',"thread_id":{dumps(t)},"stack_id":'.encode(), rs) for t, rs in threads]
-    assert native_writer()(tails, ORIGIN, HZ) == dumps(reference(threads))[1:-1].encode()
+    assert (
+        engine.native_function("samples_text")(tails, ORIGIN, HZ)
+        == dumps(reference(threads))[1:-1].encode()
+    )
 
 
 @pytest.mark.usefixtures("native_engine")
@@ -275,5 +279,5 @@ def test_the_native_writer_writes_times_itself_when_the_fast_writer_gives_other_
 ):
     runs = [(0, 1, 3), (9, 2, 1)]
     tails = [(b',"thread_id":"7","stack_id":', runs)]
-    got = native_writer()(tails, ORIGIN, HZ, dumps_times)
+    got = engine.native_function("samples_text")(tails, ORIGIN, HZ, dumps_times)
     assert got == dumps(reference([("7", runs)]))[1:-1].encode()

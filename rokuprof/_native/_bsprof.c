@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bsprof_core.h"
+#include "sampler_take.h"
 #include "samples_text.h"
 
 typedef struct {
@@ -714,6 +715,9 @@ static PyObject *utf8_replace_length(PyObject *Py_UNUSED(module), PyObject *arg)
 static PyMethodDef module_methods[] = {
     {"utf8_replace_length", utf8_replace_length, METH_O,
      "Characters of bytes.decode('utf-8', 'replace'), counted by the core."},
+    {"sampler_take", sampler_take, METH_VARARGS,
+     "sampler_take(items, rest, carry, units, hz): Sampler.take in C, or None "
+     "(rokuprof/_native/sampler_take.c)."},
     {"samples_text", samples_text, METH_VARARGS,
      "samples_text(threads, origin, hz[, dumps]): a chunk's samples as JSON text, or None "
      "(rokuprof/_native/samples_text.c)."},

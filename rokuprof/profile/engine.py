@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rokuprof import _native
 from rokuprof.bsprof.decoder import BodyEngine
@@ -64,6 +65,15 @@ def select(environ: Mapping[str, str] | None = None) -> Engine:
     if env.get(PURE_PYTHON_VARIABLE, "") not in ("", "0"):
         return PURE
     return native() or PURE
+
+
+def native_function(name: str) -> Callable[..., Any] | None:
+    """The native core's function ``name`` (a C twin of a Python routine, giving the same
+    results: the chunk samples' writer, the sampler's step) when new readers use the native
+    engine, else ``None``: the pure-Python engine uses no C at all."""
+    if select() is PURE or _native._bsprof is None:
+        return None
+    return getattr(_native._bsprof, name)
 
 
 def describe(environ: Mapping[str, str] | None = None) -> str:

@@ -77,6 +77,7 @@ from typing import Any
 
 from rokuprof.bsprof.model import Header
 from rokuprof.path_model import MEMORY_COUNTERS, Delta, root_module, wall_delta
+from rokuprof.profile import engine
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.assemble import (
     Chunk,
@@ -172,7 +173,9 @@ class ChunkBuilder:
         self.header: Header | None = None
         self._new_id = new_id
         self.profiler_id = profiler_id or new_id()
-        self.sampler = Sampler(self.settings.wall_unit, self.settings.hz)
+        self.sampler = Sampler(
+            self.settings.wall_unit, self.settings.hz, engine.native_function("sampler_take")
+        )
         self.hz = self.settings.hz
         self.report = BuildReport()
         #: samples of each call path in emitted chunks

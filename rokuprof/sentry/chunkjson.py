@@ -24,7 +24,6 @@ from operator import itemgetter
 
 import orjson
 
-from rokuprof import _native
 from rokuprof.profile import engine
 
 #: A run of samples on one thread: (first slot, stack id, number of samples, one slot apart).
@@ -49,20 +48,13 @@ def samples_json(threads: Sequence[tuple[str, Sequence[Run]]], origin: float, hz
     threads = sorted(((tid, runs) for tid, runs in threads if runs), key=lambda t: t[0])
     if not threads:
         return b""
-    native = native_writer()
+    native = engine.native_function("samples_text")
     if native is not None:
         tails = [(f',"thread_id":{dumps(tid)},"stack_id":'.encode(), runs) for tid, runs in threads]
         text = native(tails, float(origin), hz, orjson.dumps)
         if text is not None:
             return text
     return _samples_text(threads, origin, hz).encode()
-
-
-def native_writer() -> Callable[..., bytes | None] | None:
-    """The native core's samples writer when the native engine is in use, else ``None``."""
-    if engine.select().name != "native" or _native._bsprof is None:
-        return None
-    return _native._bsprof.samples_text
 
 
 def _samples_text(threads: Sequence[tuple[str, Sequence[Run]]], origin: float, hz: int) -> str:

@@ -52,11 +52,19 @@ class Sampler:
     """Turns per-path wall-self deltas into sample counts, carrying remainders per call path and
     per thread (see the module docstring)."""
 
-    __slots__ = ("carry", "hz", "rest", "units")
+    __slots__ = ("_native", "carry", "hz", "rest", "units")
 
-    def __init__(self, wall_unit: str = DEFAULT_WALL_UNIT, hz: int = SAMPLE_RATE_HZ) -> None:
+    def __init__(
+        self,
+        wall_unit: str = DEFAULT_WALL_UNIT,
+        hz: int = SAMPLE_RATE_HZ,
+        native: Callable[..., list[tuple[int, int, int]] | None] | None = None,
+    ) -> None:
         self.units = units_per_second(wall_unit)
         self.hz = hz
+        #: the C twin of :meth:`take` (``_native/sampler_take.c``: the same results; it declines
+        #: numbers beyond 64 bits, which this class then handles), or ``None``
+        self._native = native
         #: path -> ticks not yet sampled, -units < rest < units (paths at 0 are not kept)
         self.rest: dict[int, int] = {}
         #: thread -> the sum of its paths' rests, less what it :meth:`owe`\ s
@@ -75,6 +83,11 @@ class Sampler:
         """One delta: ``(thread, call path, wall)`` for each path with new wall time, in stream
         order (a path at most once). Returns ``(thread, call path, samples)`` for the paths that
         get samples now, in the same order."""
+        if self._native is not None:
+            items = items if isinstance(items, list) else list(items)
+            taken = self._native(items, self.rest, self.carry, self.units, self.hz)
+            if taken is not None:
+                return taken
         units, hz = self.units, self.hz
         rest, carry = self.rest, self.carry
         threads: list[int] = []
