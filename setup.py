@@ -20,7 +20,7 @@ setup(
                 f"{NATIVE}/sampler_take.c",
                 f"{NATIVE}/samples_text.c",
             ],
-            depends=[f"{NATIVE}/bsprof_core.h", f"{NATIVE}/sampler_take.h", f"{NATIVE}/samples_text.h"],
+            depends=[f"{NATIVE}/{h}.h" for h in ("bsprof_core", "sampler_take", "samples_text")],
             optional=True,
         )
     ]
