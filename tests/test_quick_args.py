@@ -1,8 +1,9 @@
 """``quick_args`` binds a plain invocation exactly as typer would, and hands everything else back.
 
-The property, over generated words for ``rokuprof inspect``: whenever ``bind`` accepts the words,
-typer accepts them too and calls the command with the same values (defaults filled in); whenever
-typer refuses them, ``bind`` has refused them first, so typer's own message is what the user sees.
+The property, over generated words for ``rokuprof inspect`` and ``rokuprof convert``: whenever
+``bind`` accepts the words, typer accepts them too and calls the command with the same values
+(defaults filled in); whenever typer refuses them, ``bind`` has refused them first, so typer's own
+message is what the user sees.
 The typer side is the real framework parsing the command's own declarations (a recorder wrapped
 around the command, so nothing runs)."""
 
@@ -18,10 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from rokuprof.cli import inspect_cmd
+from rokuprof.cli import convert_cmd, inspect_cmd
 from rokuprof.cli.quick_args import bind
 
 COMMAND = inspect_cmd.inspect
+CONVERT = convert_cmd.convert
 
 #: Words a user might type after ``rokuprof inspect``: files, options in every spelling, values
 #: in and out of range, choices right and wrong, and words only typer understands.
@@ -34,11 +36,11 @@ WORDS = st.sampled_from(
 )  # fmt: skip
 
 
-def typer_call(args: list[str]) -> tuple[int, dict[str, Any]]:
+def typer_call(args: list[str], command=COMMAND) -> tuple[int, dict[str, Any]]:
     """typer's exit status and the values it would call the command with."""
     seen: dict[str, Any] = {}
 
-    @functools.wraps(COMMAND)
+    @functools.wraps(command)
     def record(**kwargs: Any) -> None:
         seen.update(kwargs)
 
@@ -48,18 +50,18 @@ def typer_call(args: list[str]) -> tuple[int, dict[str, Any]]:
     return result.exit_code, seen
 
 
-def with_defaults(bound: dict[str, Any]) -> dict[str, Any]:
+def with_defaults(bound: dict[str, Any], command=COMMAND) -> dict[str, Any]:
     defaults = {
         name: param.default
-        for name, param in pyinspect.signature(COMMAND).parameters.items()
+        for name, param in pyinspect.signature(command).parameters.items()
         if param.default is not pyinspect.Parameter.empty
     }
     return {**defaults, **bound}
 
 
-def bound_or_none(args: list[str]) -> dict[str, Any] | None:
+def bound_or_none(args: list[str], command=COMMAND) -> dict[str, Any] | None:
     try:
-        return bind(COMMAND, args)
+        return bind(command, args)
     except Exception as exc:  # only its refusal may escape
         assert type(exc).__name__ == "_NotPlain", exc
         return None
@@ -117,3 +119,62 @@ def test_the_everyday_invocations_are_plain(args):
 )
 def test_anything_else_is_left_to_typer(args):
     assert bound_or_none(args) is None
+
+
+#: Words after ``rokuprof convert``: paths (empty too), numbers as people and only typer write
+#: them, the optional text options, choices in other cases.
+CONVERT_WORDS = st.sampled_from(
+    [
+        "cap.bsprof", "-", "out", "", "--out", "-o", "--out=dir", "--to", "sentry", "SENTRY",
+        "--envelopes", "--release", "app@1", "--environment", "--environment=qa",
+        "--wall-unit", "ms", "--chunk-seconds", "--chunk-seconds=30", "10", "2.5", "1e1",
+        "inf", "0", "-3", "61", "--force", "--json", "-j", "--help", "--bogus", "--",
+    ]
+)  # fmt: skip
+CONVERT_INVOCATIONS = st.one_of(
+    st.tuples(st.lists(CONVERT_WORDS, max_size=5), st.randoms()).map(
+        lambda t: t[1].sample(["cap.bsprof", "-o", "out", *t[0]], len(t[0]) + 3)
+    ),
+    st.lists(CONVERT_WORDS, max_size=7),
+)
+
+
+@settings(max_examples=400)
+@given(CONVERT_INVOCATIONS)
+def test_what_bind_accepts_for_convert_typer_accepts_with_the_same_values(args):
+    """Paths, decimal numbers within bounds and ``X | None`` options bound as typer binds
+    them (the settings' own checks, such as the chunk length, run inside the command)."""
+    bound = bound_or_none(args, CONVERT)
+    if bound is None:
+        return
+    code, seen = typer_call(args, CONVERT)
+    assert code == 0, (args, bound)
+    assert seen == with_defaults(bound, CONVERT)
+    assert all(type(seen[k]) is type(v) for k, v in bound.items())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cap.bsprof", "--out", "dir"],
+        ["cap.bsprof", "-o", "dir", "--chunk-seconds", "2.5", "--release", "app@1"],
+        ["-", "--out=dir", "--wall-unit", "ms", "--envelopes", "--force", "--json"],
+    ],
+)
+def test_the_everyday_conversions_are_plain(args):
+    bound = bound_or_none(args, CONVERT)
+    assert bound is not None, args
+    assert typer_call(args, CONVERT) == (0, with_defaults(bound, CONVERT))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cap.bsprof"],  # --out is required
+        ["cap.bsprof", "-o", ""],  # an empty path
+        ["cap.bsprof", "-o", "d", "--chunk-seconds", "1e1"],  # typer's spelling of a number
+        ["cap.bsprof", "-o", "d", "--to", "SENTRY"],  # a choice in another case
+    ],
+)
+def test_anything_else_for_convert_is_left_to_typer(args):
+    assert bound_or_none(args, CONVERT) is None

@@ -45,7 +45,7 @@ COMMAND_MODULES = {
 
 #: Commands whose plain invocations run without typer's value coercion, which imports pydantic
 #: (``quick_args``): the ones whose start-up is most of their cost on a small input.
-PLAIN_COMMANDS = ("inspect",)
+PLAIN_COMMANDS = ("convert", "inspect")
 
 
 def command_named(args: Sequence[str]) -> str | None:

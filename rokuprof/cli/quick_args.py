@@ -15,17 +15,26 @@ from __future__ import annotations
 
 import errno
 import inspect
+import re
 import sys
+import types
 import typing
 from collections.abc import Callable, Sequence
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import typer
 from typer.models import ArgumentInfo, OptionInfo
 
-#: Declarations a plain invocation may not carry (each changes how a value is read).
-_NOT_PLAIN = ("envvar", "callback", "parser", "click_type", "is_eager", "clamp", "count")
+#: Declarations a plain invocation may not carry (each changes how a value is read or checked).
+_NOT_PLAIN = (
+    "envvar", "callback", "parser", "click_type", "is_eager", "clamp", "count", "prompt",
+    "default_factory", "exists", "writable", "resolve_path", "allow_dash", "path_type",
+    "formats",
+)  # fmt: skip
+#: A number as a plain invocation writes it (anything else, such as ``1e3`` or ``inf``, is typer's).
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 
 class _NotPlain(Exception):
@@ -60,7 +69,7 @@ def bind(command: Callable[..., Any], args: Sequence[str]) -> dict[str, Any]:
         if word == "-" or not word.startswith("-"):
             if not positional:
                 raise _NotPlain(word)
-            name, kind, info, _required = positional.pop(0)
+            name, kind, info = positional.pop(0)
             values[name] = _value(kind, info, word)
             continue
         flag, equals, text = word.partition("=")
@@ -79,18 +88,19 @@ def bind(command: Callable[..., Any], args: Sequence[str]) -> dict[str, Any]:
             if text is None:
                 raise _NotPlain(word)
         values[name] = _value(kind, info, text)
-    if any(required for *_declared, required in positional):
-        raise _NotPlain("a required argument is missing")
+    for name, param in inspect.signature(command).parameters.items():
+        if name not in values and param.default is inspect.Parameter.empty:
+            raise _NotPlain(f"{name} is required")  # an argument or an option without default
     return values
 
 
 def _declarations(
     command: Callable[..., Any],
-) -> tuple[list[tuple[str, Any, Any, bool]], dict[str, tuple[str, Any, Any]]]:
-    """(the arguments in order as (parameter, type, ArgumentInfo, required), option word →
+) -> tuple[list[tuple[str, Any, Any]], dict[str, tuple[str, Any, Any]]]:
+    """(the arguments in order as (parameter, type, ArgumentInfo), option word →
     (parameter, type, OptionInfo))."""
     hints = typing.get_type_hints(command, include_extras=True)
-    positional: list[tuple[str, Any, Any, bool]] = []
+    positional: list[tuple[str, Any, Any]] = []
     options: dict[str, tuple[str, Any, Any]] = {}
     for param in inspect.signature(command).parameters.values():
         hint = hints.get(param.name)
@@ -98,13 +108,16 @@ def _declarations(
             raise _NotPlain(param.name)
         kind, *extras = typing.get_args(hint)
         infos = [x for x in extras if isinstance(x, (ArgumentInfo, OptionInfo))]
+        kind = _optional(kind)
         if len(infos) != 1 or not _plain_type(kind):
             raise _NotPlain(param.name)
         info = infos[0]
         if any(getattr(info, attr, None) for attr in _NOT_PLAIN):
             raise _NotPlain(param.name)
+        if not all(getattr(info, attr, True) for attr in ("file_okay", "dir_okay", "readable")):
+            raise _NotPlain(param.name)
         if isinstance(info, ArgumentInfo):
-            positional.append((param.name, kind, info, param.default is inspect.Parameter.empty))
+            positional.append((param.name, kind, info))
             continue
         words = tuple(info.param_decls or ())
         if isinstance(info.default, str):  # inside Annotated, typer reads the first as a name
@@ -117,18 +130,34 @@ def _declarations(
     return positional, options
 
 
+def _optional(kind: Any) -> Any:
+    """``X`` for ``X | None`` (an option whose default is ``None``) other than a flag; else
+    ``kind`` itself."""
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        inner = [x for x in typing.get_args(kind) if x is not type(None)]
+        if len(inner) == 1 and len(typing.get_args(kind)) == 2 and inner[0] is not bool:
+            return inner[0]
+    return kind
+
+
 def _plain_type(kind: Any) -> bool:
-    return kind in (str, int, bool) or (isinstance(kind, type) and issubclass(kind, Enum))
+    return kind in (str, int, bool, float, Path) or (
+        isinstance(kind, type) and issubclass(kind, Enum)
+    )
 
 
 def _value(kind: Any, info: Any, text: str) -> Any:
     """``text`` as ``kind``, within ``info``'s bounds; ``_NotPlain`` otherwise."""
     if kind is str:
         return text
-    if kind is int:
-        if not text.isascii() or not text.isdigit():
+    if kind is Path:
+        if not text:
             raise _NotPlain(text)
-        number = int(text)
+        return Path(text)
+    if kind in (int, float):
+        if not text.isascii() or not (text.isdigit() if kind is int else _DECIMAL.fullmatch(text)):
+            raise _NotPlain(text)
+        number = kind(text)
         low, high = getattr(info, "min", None), getattr(info, "max", None)
         if (low is not None and number < low) or (high is not None and number > high):
             raise _NotPlain(text)
