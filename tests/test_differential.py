@@ -24,19 +24,11 @@ from strategies import (
     stretched_streams,
     truncated_streams,
 )
+from table_views import TIGHT
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import MAGIC, Footer, Header, Limits
 from rokuprof.profile.engine import PURE, Engine
-
-TIGHT = Limits(
-    max_string_bytes=6,
-    max_header_size=120,
-    max_strings=5,
-    max_modules=2,
-    max_paths=6,
-    max_string_table_chars=30,
-)
 
 
 def decode_on(engine: Engine, chunks, limits: Limits | None = None, close: bool = True) -> Outcome:
