@@ -42,12 +42,12 @@ U32 = 0xFFFFFFFF
 Bytes = bytes | bytearray | memoryview
 
 
-class _Reject(Exception):
+class Rejected(Exception):
     """The fast path found something wrong; the reference parser will say what."""
 
 
-def _varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
-    """Multi-byte varint at ``buf[pos]``; ``IndexError`` if cut short, ``_Reject`` if too long."""
+def read_varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+    """Multi-byte varint at ``buf[pos]``; ``IndexError`` if cut short, ``Rejected`` if too long."""
     result = 0
     shift = 0
     end = pos + max_bytes
@@ -58,7 +58,7 @@ def _varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
         if byte < 0x80:
             return result, pos
         shift += 7
-    raise _Reject
+    raise Rejected
 
 
 def _header(buf: bytes, limits: Limits) -> tuple[Header, int] | None:
@@ -76,7 +76,7 @@ def _header(buf: bytes, limits: Limits) -> tuple[Header, int] | None:
         return None
 
 
-def _u32(buf: bytes, pos: int) -> tuple[int, int]:
+def read_u32(buf: bytes, pos: int) -> tuple[int, int]:
     """A uint32 varint of two or more bytes at ``buf[pos]`` (unrolled: this is the hot path)."""
     r = buf[pos] & 0x7F
     b = buf[pos + 1]
@@ -94,7 +94,7 @@ def _u32(buf: bytes, pos: int) -> tuple[int, int]:
     b = buf[pos + 4]
     if b < 0x10:
         return r | (b << 28), pos + 5
-    raise _Reject  # a fifth byte over 0x0f: longer than 5 bytes or above 32 bits
+    raise Rejected  # a fifth byte over 0x0f: longer than 5 bytes or above 32 bits
 
 
 def _any_u32(buf: bytes, pos: int) -> tuple[int, int]:
@@ -102,15 +102,15 @@ def _any_u32(buf: bytes, pos: int) -> tuple[int, int]:
     b = buf[pos]
     if b < 0x80:
         return b, pos + 1
-    return _u32(buf, pos)
+    return read_u32(buf, pos)
 
 
 def path_element(buf: bytes, pos: int, tag: int, line: bool) -> tuple[Entry, int]:
     """The path element whose fields start at ``buf[pos]`` (after its ``tag``) and where it
-    ends; ``IndexError`` if cut short, ``_Reject`` if malformed."""
+    ends; ``IndexError`` if cut short, ``Rejected`` if malformed."""
     ident = tag >> 3
     if ident == 0 or ident > U32:
-        raise _Reject
+        raise Rejected
     caller, pos = _any_u32(buf, pos)
     module = lo = 0
     if caller == 0:
@@ -278,12 +278,12 @@ class Framing:
             if byte < 0x80:
                 end_ms, end = byte, pos + 1
             else:
-                end_ms, end = _varint(buf, pos, 10)
+                end_ms, end = read_varint(buf, pos, 10)
                 if end_ms >> 64:
-                    raise _Reject
+                    raise Rejected
         except IndexError:
             return pos
-        except _Reject:
+        except Rejected:
             from rokuprof.bsprof.grammar import FooterGrammar, GrammarFault
 
             try:
@@ -367,12 +367,12 @@ class PythonBody:
                     if tag < 0x80:
                         pos += 1
                     else:
-                        tag, pos = _varint(buf, pos, 10)
+                        tag, pos = read_varint(buf, pos, 10)
                     kind = tag & 7
                     if kind == 3:  # memory operation
                         op = (tag >> 3) & 3
                         if tag >> 37 or op == 3:
-                            raise _Reject
+                            raise Rejected
                         if line:
                             lo, pos = _any_u32(buf, pos)
                         else:
@@ -385,7 +385,7 @@ class PythonBody:
                         append((3, tag >> 5, op, lo, addr, size))
                     elif kind == 4:  # CPU
                         if tag >> 35:
-                            raise _Reject
+                            raise Rejected
                         if line:
                             lo, pos = _any_u32(buf, pos)
                         else:
@@ -395,7 +395,7 @@ class PythonBody:
                         append((4, tag >> 3, lo, cpu, wall))
                     elif kind == 5:  # call count
                         if tag >> 35:
-                            raise _Reject
+                            raise Rejected
                         count, pos = _any_u32(buf, pos)
                         append((5, tag >> 3, count))
                     elif kind == 2:  # path element
@@ -407,11 +407,11 @@ class PythonBody:
                             self.ended = True
                             return pos
                         if tag >> 35:
-                            raise _Reject
+                            raise Rejected
                         nul = buf.find(b"\x00", pos, pos + max_string + 1)
                         if nul < 0:
                             if n - pos > max_string:
-                                raise _Reject
+                                raise Rejected
                             raise IndexError
                         text = buf[pos:nul].decode("utf-8", "replace")
                         pos = nul + 1
@@ -420,16 +420,16 @@ class PythonBody:
                     elif kind == 1:  # executable module
                         ident = tag >> 3
                         if ident == 0 or ident > U32:
-                            raise _Reject
+                            raise Rejected
                         name_id, pos = _any_u32(buf, pos)
                         define(1, base + start)
                         append((1, ident, name_id))
                     else:
-                        raise _Reject
+                        raise Rejected
                 return pos
             except IndexError:
                 return start
-            except _Reject:
+            except Rejected:
                 pos = self._explain(buf, start, out, base)
                 if self.error is not None or self.ended or pos == start:
                     return pos

@@ -18,7 +18,7 @@ end), and the loop stops before it, as the decoder does.
 
 from __future__ import annotations
 
-from rokuprof.bsprof.decoder import Bytes, PythonBody, _Reject, _u32, _varint, path_element
+from rokuprof.bsprof.decoder import Bytes, PythonBody, Rejected, path_element, read_u32, read_varint
 from rokuprof.bsprof.errors import BsprofError
 from rokuprof.bsprof.model import PATH, Limits
 from rokuprof.path_model import HEAP_FULL_WARNING
@@ -52,18 +52,16 @@ class CountingBody(PythonBody):
         entries taken."""
         t = self.tables
         line = self._line
-        row_of = t._hot.get
-        new_row = t._row
-        line_of = t._hot_lines.get
-        new_line_row = t._line_row
-        alloc_line_of = t._hot_alloc_lines.get
-        new_alloc_line_row = t._alloc_line_row
-        heap = t._heap
+        rows = t.write_back()
+        row_of, new_row = rows.row_of, rows.new_row
+        line_of, new_line_row = rows.line_of, rows.new_line_row
+        alloc_line_of, new_alloc_line_row = rows.alloc_line_of, rows.new_alloc_line_row
+        heap = rows.heap
         heap_setdefault = heap.setdefault
         heap_pop = heap.pop
         max_live = t.limits.max_live_allocations
         define = self._definitions.check
-        define_path = t._define_path
+        define_path = rows.define_path
         n = len(buf)
         may_fill = len(heap) + n - pos > max_live  # an entry is at least one byte
         count = 0
@@ -79,9 +77,9 @@ class CountingBody(PythonBody):
                         tag = (tag & 0x7F) | (buf[pos + 1] << 7)
                         pos += 2
                     else:  # many paths; a tag over 32 bits is for the decoder's loop
-                        tag, pos = _varint(buf, pos, 10)
+                        tag, pos = read_varint(buf, pos, 10)
                         if tag >> 35:
-                            raise _Reject
+                            raise Rejected
                     kind = tag & 7
                     if kind == 3 or kind == 4:  # both start with the line offset
                         if line:
@@ -89,13 +87,13 @@ class CountingBody(PythonBody):
                             if lo < 0x80:
                                 pos += 1
                             else:
-                                lo, pos = _u32(buf, pos)
+                                lo, pos = read_u32(buf, pos)
                         else:
                             lo = 0
                     if kind == 3:  # memory operation
                         op = (tag >> 3) & 3
                         if op == 3:
-                            raise _Reject
+                            raise Rejected
                         addr = buf[pos]  # an address: most often five bytes, unrolled
                         pos += 1
                         if addr >= 0x80:
@@ -121,13 +119,13 @@ class CountingBody(PythonBody):
                                         b = buf[pos]
                                         pos += 1
                                         if b >= 0x10:  # over five bytes or 32 bits
-                                            raise _Reject
+                                            raise Rejected
                                         addr |= b << 28
                         pid = tag >> 5
                         if op:  # a free (1) or a free by realloc (2)
                             c = row_of(pid) or new_row(pid)
                             if c is None:
-                                raise _Reject
+                                raise Rejected
                             c[op + 4] += 1
                             old = heap_pop(addr, None)
                             if old is None:
@@ -145,18 +143,18 @@ class CountingBody(PythonBody):
                             size = (size & 0x7F) | buf[pos + 1] << 7
                             pos += 2
                         else:
-                            size, pos = _u32(buf, pos)
+                            size, pos = read_u32(buf, pos)
                         if lo:  # the line's row, which the tables add to the path's too
                             c = alloc_line_of((pid, lo)) or new_alloc_line_row(pid, lo)
                             if c is None:
-                                raise _Reject
+                                raise Rejected
                             c[0] += 1
                             c[1] += size
                             new = c[3] | size  # never a shared small int: the slot is >= 1
                         else:
                             c = row_of(pid) or new_row(pid)
                             if c is None:
-                                raise _Reject
+                                raise Rejected
                             c[3] += 1
                             c[4] += size
                             new = c[9] | size
@@ -167,7 +165,7 @@ class CountingBody(PythonBody):
                             t.replaced_allocations += 1
                         elif may_fill and len(heap) > max_live:
                             del heap[addr]
-                            t._over_limit("untracked_allocations", HEAP_FULL_WARNING)
+                            rows.over_limit("untracked_allocations", HEAP_FULL_WARNING)
                         else:
                             live += size
                     elif kind == 4:  # CPU and wall time
@@ -178,7 +176,7 @@ class CountingBody(PythonBody):
                             cpu = (cpu & 0x7F) | buf[pos + 1] << 7
                             pos += 2
                         else:
-                            cpu, pos = _u32(buf, pos)
+                            cpu, pos = read_u32(buf, pos)
                         wall = buf[pos]
                         if wall < 0x80:
                             pos += 1
@@ -186,11 +184,11 @@ class CountingBody(PythonBody):
                             wall = (wall & 0x7F) | buf[pos + 1] << 7
                             pos += 2
                         else:
-                            wall, pos = _u32(buf, pos)
+                            wall, pos = read_u32(buf, pos)
                         pid = tag >> 3
                         c = row_of(pid) or new_row(pid)
                         if c is None:
-                            raise _Reject
+                            raise Rejected
                         c[0] += cpu
                         c[1] += wall
                         if lo:
@@ -203,17 +201,17 @@ class CountingBody(PythonBody):
                         if calls < 0x80:
                             pos += 1
                         else:
-                            calls, pos = _u32(buf, pos)
+                            calls, pos = read_u32(buf, pos)
                         c = row_of(tag >> 3) or new_row(tag >> 3)
                         if c is None:
-                            raise _Reject
+                            raise Rejected
                         c[2] += calls
                     elif kind == 2:  # a call path (many of them in a row, for many paths)
                         entry, pos = path_element(buf, pos, tag, line)
                         define(PATH, base + start)
                         define_path(entry)
                     else:
-                        raise _Reject
+                        raise Rejected
                     count += 1
                 return pos, live, count
             except IndexError:
@@ -221,7 +219,7 @@ class CountingBody(PythonBody):
             except BsprofError as error:  # a definition over a limit
                 self.error = error
                 return start, live, count
-            except _Reject:  # nothing of the entry at start is counted yet
+            except Rejected:  # nothing of the entry at start is counted yet
                 t.live_bytes = live
                 pos = self._general(buf, start, base)
                 live = t.live_bytes

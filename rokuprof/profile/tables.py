@@ -55,6 +55,8 @@ says so).
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
+from typing import NamedTuple
 
 from rokuprof.bsprof.model import Entry, Limits
 from rokuprof.path_model import (
@@ -88,6 +90,25 @@ __all__ = [
 
 #: Bound of the caches of rows being counted (each is emptied when full).
 HOT_ROWS = 8_192
+
+
+class WriteBack(NamedTuple):
+    """The tables' write-back rows as a body loop counts into them while it decodes
+    (:mod:`rokuprof.profile.counting_body`): the cached rows' look-ups and the makers of new ones
+    (``None`` for an undefined path or a full table; see :meth:`ProfileTables.apply`), the live
+    heap (address -> ``slot << 32 | size``), the definer of call paths and the count of what a
+    limit turned away (with its warning). Valid as long as the tables are: their caches are
+    emptied in place, never replaced."""
+
+    row_of: Callable[[int], list[int] | None]
+    new_row: Callable[[int], list[int] | None]
+    line_of: Callable[[tuple[int, int]], list[int] | None]
+    new_line_row: Callable[[int, int], list[int] | None]
+    alloc_line_of: Callable[[tuple[int, int]], list[int] | None]
+    new_alloc_line_row: Callable[[int, int], list[int] | None]
+    heap: dict[int, int]
+    define_path: Callable[[Entry], None]
+    over_limit: Callable[[str, str], None]
 
 
 class ProfileTables(TableReads):
@@ -155,6 +176,20 @@ class ProfileTables(TableReads):
                 self.modules[e[1]] = e[2]
             else:
                 self.live_bytes += self._count(e)
+
+    def write_back(self) -> WriteBack:
+        """What a body loop needs to count into the write-back rows (see :class:`WriteBack`)."""
+        return WriteBack(
+            self._hot.get,
+            self._row,
+            self._hot_lines.get,
+            self._line_row,
+            self._hot_alloc_lines.get,
+            self._alloc_line_row,
+            self._heap,
+            self._define_path,
+            self._over_limit,
+        )
 
     def _row(self, pid: int) -> list[int] | None:
         """A new cache row for a defined path: its nine counters to add, ``slot << 32`` (for
