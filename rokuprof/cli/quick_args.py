@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import errno
 import inspect
+import os
 import sys
+import types
 import typing
 from collections.abc import Callable, Sequence
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -26,6 +29,18 @@ from typer.models import ArgumentInfo, OptionInfo
 
 #: Declarations a plain invocation may not carry (each changes how a value is read).
 _NOT_PLAIN = ("envvar", "callback", "parser", "click_type", "is_eager", "clamp", "count")
+#: A ``Path``'s declarations as typer's defaults leave them: anything else (a path that must
+#: exist, be resolved, be a file only, ...) is typer's to check.
+_PLAIN_PATH = {
+    "exists": False,
+    "file_okay": True,
+    "dir_okay": True,
+    "writable": False,
+    "readable": True,
+    "resolve_path": False,
+    "allow_dash": False,
+    "path_type": None,
+}
 
 
 class _NotPlain(Exception):
@@ -63,7 +78,8 @@ def bind(command: Callable[..., Any], args: Sequence[str]) -> dict[str, Any]:
             name, kind, info, _required = positional.pop(0)
             values[name] = _value(kind, info, word)
             continue
-        flag, equals, text = word.partition("=")
+        # `--name=value`; a short option's `-o=x` is `-o` with the value `=x` to typer: not plain
+        flag, equals, text = word.partition("=") if word.startswith("--") else (word, "", "")
         if flag not in options:
             raise _NotPlain(word)  # help, `--`, a short cluster, an unknown option
         name, kind, info = options[flag]
@@ -97,11 +113,14 @@ def _declarations(
         if typing.get_origin(hint) is not typing.Annotated:
             raise _NotPlain(param.name)
         kind, *extras = typing.get_args(hint)
+        kind = _unless_none(kind, param.default)
         infos = [x for x in extras if isinstance(x, (ArgumentInfo, OptionInfo))]
         if len(infos) != 1 or not _plain_type(kind):
             raise _NotPlain(param.name)
         info = infos[0]
         if any(getattr(info, attr, None) for attr in _NOT_PLAIN):
+            raise _NotPlain(param.name)
+        if kind is Path and any(getattr(info, k) != v for k, v in _PLAIN_PATH.items()):
             raise _NotPlain(param.name)
         if isinstance(info, ArgumentInfo):
             positional.append((param.name, kind, info, param.default is inspect.Parameter.empty))
@@ -117,8 +136,17 @@ def _declarations(
     return positional, options
 
 
+def _unless_none(kind: Any, default: Any) -> Any:
+    """``X`` of an option ``X | None = None`` (a value given is read as an ``X``), else
+    ``kind``."""
+    if typing.get_origin(kind) not in (typing.Union, types.UnionType) or default is not None:
+        return kind
+    others = [k for k in typing.get_args(kind) if k is not type(None)]
+    return others[0] if len(others) == 1 and others[0] is not bool else kind
+
+
 def _plain_type(kind: Any) -> bool:
-    return kind in (str, int, bool) or (isinstance(kind, type) and issubclass(kind, Enum))
+    return kind in (str, int, bool, Path) or (isinstance(kind, type) and issubclass(kind, Enum))
 
 
 def _value(kind: Any, info: Any, text: str) -> Any:
@@ -133,8 +161,26 @@ def _value(kind: Any, info: Any, text: str) -> Any:
         if (low is not None and number < low) or (high is not None and number > high):
             raise _NotPlain(text)
         return number
+    if kind is Path:
+        return _path(text)
     if isinstance(kind, type) and issubclass(kind, Enum):
         for member in kind:
             if member.value == text:
                 return member
     raise _NotPlain(text)
+
+
+def _path(text: str) -> Path:
+    """``text`` as typer reads a ``Path`` with its default declarations: any name, but one that
+    exists must be readable; an empty or unusual name is left to typer."""
+    if not text or "\0" in text:
+        raise _NotPlain(text)
+    try:
+        os.stat(text)
+    except OSError:
+        return Path(text)  # not there yet: an output, say
+    except ValueError:
+        raise _NotPlain(text) from None
+    if not os.access(text, os.R_OK):
+        raise _NotPlain(text)
+    return Path(text)
