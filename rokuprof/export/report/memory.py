@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from itertools import chain
-from operator import add, sub
+from operator import sub
 
 #: Rows (call path, bucket) of ``memory`` the page carries at most: past it, neighbouring
 #: buckets merge (a coarser time step, said in the page), so the page stays small.
@@ -98,7 +98,7 @@ def _placed(
             unplaced[1] += row[4]
             continue
         old = placed.get(i)
-        placed[i] = row if old is None else list(map(add, old, row))
+        placed[i] = row if old is None else _merged({i: old}, {i: row})[i]
     return placed
 
 
@@ -106,6 +106,8 @@ def _merged(early: Rows, late: Rows) -> Rows:
     """Two neighbouring buckets' rows as one: a call path's in both, added up."""
     into = early.copy()
     into.update(late)
-    for i in early.keys() & late.keys():
-        into[i] = list(map(add, early[i], late[i]))
+    for i in early.keys() & late.keys():  # five counters a row (a longer or shorter row raises)
+        a0, a1, a2, a3, a4 = early[i]
+        b0, b1, b2, b3, b4 = late[i]
+        into[i] = [a0 + b0, a1 + b1, a2 + b2, a3 + b3, a4 + b4]
     return into
