@@ -221,7 +221,6 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
             cols[name].append(0 if name == "callLine" else value)
 
     # The timeline, per thread: (gap since the previous run's end, node, samples).
-    node_of_stack: dict[tuple[int, int], int] = {}
     lanes = []
     tl = inp.timeline
     for thread in threads:
@@ -229,23 +228,26 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
         if not runs:
             continue
         t = thread_index[thread]
+        node_of_stack: dict[int, int] = {}  # the thread's stack ID -> its node
         flat: list[int] = []
         end = 0
+        last = None  # the node of the last triple in flat
         for slot, sid, n in runs:
             if sid == IDLE:
                 continue  # an idle sample only ends a run
-            node = node_of_stack.get((t, sid))
+            node = node_of_stack.get(sid)
             if node is None:
                 stack = tl.stacks[sid]
                 if hot is not None and (thread, stack) not in hot and t in other_nodes:
                     node = other_nodes[t]
                 else:
                     node = node_of(t, stack)
-                node_of_stack[(t, sid)] = node
-            if flat and slot == end and flat[-2] == node:
+                node_of_stack[sid] = node
+            if slot == end and node == last:
                 flat[-1] += n
             else:
                 flat += (slot - end, node, n)
+                last = node
             end = slot + n
         lanes.append([t, flat])
     heap: list[int] = []
