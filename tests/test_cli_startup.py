@@ -123,3 +123,16 @@ def test_inspect_invocations_that_are_not_plain_still_get_typers_answers(tmp_pat
     assert code == 2 and "pydantic" in modules  # typer read it, and refused it
     code, _modules, shown = _run("inspect", "--help")
     assert code in (0, None) and "rokuprof inspect" in shown
+
+
+def test_a_plain_report_loads_no_pydantic_and_writes_the_page(tmp_path):
+    """``report FILE -o OUT`` is plain too (its ``Path`` options read as typer would): the page
+    is written without typer's value coercion; a word that is not plain still gets typer's."""
+    capture = _small_capture(tmp_path)
+    out = tmp_path / "r.html"
+    code, modules, shown = _run("report", str(capture), "-o", str(out), "--wall-unit", "us")
+    assert code == 0, shown
+    assert f"report: {out}" in shown and out.read_bytes().startswith(b"<!doctype html>")
+    assert [m for m in modules if m.split(".")[0] == "pydantic"] == []
+    code, modules, _shown = _run("report", str(capture), "-o", str(out), "--wall-unit", "sec")
+    assert code == 2 and "pydantic" in modules  # not a choice: typer read it, and refused it

@@ -1,9 +1,9 @@
 """``quick_args`` binds a plain invocation exactly as typer would, and hands everything else back.
 
-The property, over generated words for ``rokuprof inspect`` and ``rokuprof convert``: whenever
+The property, over generated words for ``rokuprof inspect``, ``report`` and ``convert``: whenever
 ``bind`` accepts the words, typer accepts them too and calls the command with the same values
-(defaults filled in); whenever typer refuses them, ``bind`` has refused them first, so typer's own
-message is what the user sees.
+(defaults filled in); whenever typer refuses them, ``bind`` has refused them first, so typer's
+own message is what the user sees.
 The typer side is the real framework parsing the command's own declarations (a recorder wrapped
 around the command, so nothing runs)."""
 
@@ -19,10 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from rokuprof.cli import convert_cmd, inspect_cmd
+from rokuprof.cli import PLAIN_COMMANDS, convert_cmd, inspect_cmd, report_cmd
 from rokuprof.cli.quick_args import bind
 
 COMMAND = inspect_cmd.inspect
+REPORT = report_cmd.report_command
 CONVERT = convert_cmd.convert
 
 #: Words a user might type after ``rokuprof inspect``: files, options in every spelling, values
@@ -30,13 +31,25 @@ CONVERT = convert_cmd.convert
 WORDS = st.sampled_from(
     [
         "cap.bsprof", "-", "dir/", "--top", "-n", "--top=3", "--top=-1", "-n5", "0", "7",
-        "-1", "x", "1e3", "٣", "--json", "-j", "--json=1", "--wall-unit", "--wall-unit=ms",
+        "-1", "x", "1e3", "٣", "-n=3", "--json", "-j", "--json=1", "--wall-unit", "--wall-unit=ms",
         "us", "ms", "ns", "sec", "--help", "-h", "--", "--bogus", "-jn", "",
     ]
 )  # fmt: skip
 
 
-def typer_call(args: list[str], command=COMMAND) -> tuple[int, dict[str, Any]]:
+#: The same for ``rokuprof report``: its ``Path | None`` and ``str | None`` options, paths that
+#: exist (``.``, ``/``) and do not, empty values typer reads as ``.``.
+REPORT_WORDS = st.sampled_from(
+    [
+        "cap.bsprof", "-", "-o", "--out", "--output", "out.html", "--out=r.html", "-o-", ".",
+        "/", "--open", "--open=1", "--source", "--source=", "app.zip", "--editor-url",
+        "vscode://file/{path}:{line}", "--editor-url=", "--wall-unit", "ns", "us", "sec", "",
+        "--help", "--bogus", "-o=x", "--",
+    ]
+)  # fmt: skip
+
+
+def typer_call(args: list[str], command: Any = COMMAND) -> tuple[int, dict[str, Any]]:
     """typer's exit status and the values it would call the command with."""
     seen: dict[str, Any] = {}
 
@@ -50,7 +63,7 @@ def typer_call(args: list[str], command=COMMAND) -> tuple[int, dict[str, Any]]:
     return result.exit_code, seen
 
 
-def with_defaults(bound: dict[str, Any], command=COMMAND) -> dict[str, Any]:
+def with_defaults(bound: dict[str, Any], command: Any = COMMAND) -> dict[str, Any]:
     defaults = {
         name: param.default
         for name, param in pyinspect.signature(command).parameters.items()
@@ -59,7 +72,7 @@ def with_defaults(bound: dict[str, Any], command=COMMAND) -> dict[str, Any]:
     return {**defaults, **bound}
 
 
-def bound_or_none(args: list[str], command=COMMAND) -> dict[str, Any] | None:
+def bound_or_none(args: list[str], command: Any = COMMAND) -> dict[str, Any] | None:
     try:
         return bind(command, args)
     except Exception as exc:  # only its refusal may escape
@@ -119,6 +132,68 @@ def test_the_everyday_invocations_are_plain(args):
 )
 def test_anything_else_is_left_to_typer(args):
     assert bound_or_none(args) is None
+
+
+REPORT_INVOCATIONS = st.one_of(
+    st.tuples(
+        st.sampled_from(["cap.bsprof", "-"]), st.lists(REPORT_WORDS, max_size=5), st.randoms()
+    ).map(lambda t: t[2].sample([t[0], *t[1]], len(t[1]) + 1)),
+    st.lists(REPORT_WORDS, max_size=6),
+)
+
+
+@settings(max_examples=300)
+@given(REPORT_INVOCATIONS)
+def test_report_what_bind_accepts_typer_accepts_with_the_same_values(args):
+    bound = bound_or_none(args, REPORT)
+    if bound is None:
+        return
+    code, seen = typer_call(args, REPORT)
+    assert code == 0, (args, bound)
+    assert seen == with_defaults(bound, REPORT)
+    assert all(type(seen[k]) is type(v) for k, v in bound.items())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cap.bsprof"],
+        ["cap.bsprof", "-o", "out.html"],
+        ["-", "--output", "-", "--wall-unit", "ns"],
+        ["cap.bsprof", "-o", ".", "--open"],
+        ["cap.bsprof", "--source", "app.zip", "--editor-url", "vscode://file/{path}:{line}"],
+        ["--out=r.html", "cap.bsprof", "--source=/"],
+    ],
+)
+def test_the_everyday_report_invocations_are_plain(args):
+    bound = bound_or_none(args, REPORT)
+    assert bound is not None, args
+    assert typer_call(args, REPORT) == (0, with_defaults(bound, REPORT))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["cap.bsprof", "-o"],  # the value is missing
+        ["cap.bsprof", "--source="],  # typer reads an empty path as "."
+        ["cap.bsprof", "--open=1"],
+        ["cap.bsprof", "-o", "a", "--out", "b"],
+        ["cap.bsprof", "--wall-unit", "sec"],
+        ["cap.bsprof", "-h"],
+    ],
+)
+def test_report_invocations_that_are_not_plain_are_left_to_typer(args):
+    assert bound_or_none(args, REPORT) is None
+
+
+def test_the_plain_commands_name_their_functions():
+    from rokuprof.cli import COMMAND_MODULES
+
+    modules = {"convert": convert_cmd, "inspect": inspect_cmd, "report": report_cmd}
+    assert set(PLAIN_COMMANDS) == set(modules) <= set(COMMAND_MODULES)
+    for name, function in PLAIN_COMMANDS.items():
+        assert callable(getattr(modules[name], function))
 
 
 #: Words after ``rokuprof convert``: paths (empty too), numbers as people and only typer write

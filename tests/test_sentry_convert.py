@@ -260,6 +260,25 @@ def test_slices_are_kept_in_arrays_and_hostile_counters_still_fit():
     assert huge.wall_map() == {3: 5, 1: 2**70}
 
 
+@settings(max_examples=100)
+@given(
+    st.dictionaries(
+        st.integers(1, 2**64 - 1),
+        st.lists(st.integers(0, 2**70), min_size=5, max_size=5),
+        max_size=20,
+    )
+)
+def test_a_slices_memory_rows_come_back_as_they_went_in(rows):
+    """Packed six numbers a row (an array, or a list when a counter is past 64 bits), a
+    slice's memory rows read back as the same call paths, in order, with the same counters."""
+    from rokuprof.sentry.convert import _Slice
+
+    ops = [x for pid, row in rows.items() for x in (pid, *row)]
+    got = _Slice.of(10, {}, 0, bool(ops), ops).ops_map()
+    assert got == rows and list(got) == list(rows)
+    assert all(type(row) is list for row in got.values())
+
+
 def test_slices_past_their_entry_budget_are_merged_rather_than_kept():
     """Every slice of a long file is held until its end is known: past the budget of (path,
     wall) pairs, neighbouring slices merge (a coarser grain, the same totals), wherever the

@@ -4,8 +4,9 @@ A command module registers its command on the root application (``root.app``) wh
 imported. ``main()`` imports only the module of the command being run, so ``rokuprof inspect``
 does not pay for the daemon's or the capture's imports; anything else (``--help``, ``--version``,
 shell completion, a mistyped command that needs suggestions) loads every command. A plain
-invocation of a command in ``PLAIN_COMMANDS`` (``rokuprof inspect FILE``) calls the command
-function directly (``quick_args``): typer's value coercion would import pydantic.
+invocation of a command in ``PLAIN_COMMANDS`` (``rokuprof inspect FILE``, ``rokuprof report
+FILE -o OUT``) calls the command function directly (``quick_args``): typer's value coercion
+would import pydantic.
 ``rokuprof.cli.app`` is the root application with every command loaded.
 
 So that loading every command stays cheap, a command module imports at its top only what its
@@ -44,8 +45,9 @@ COMMAND_MODULES = {
 }
 
 #: Commands whose plain invocations run without typer's value coercion, which imports pydantic
-#: (``quick_args``): the ones whose start-up is most of their cost on a small input.
-PLAIN_COMMANDS = ("convert", "inspect")
+#: (``quick_args``): the ones whose start-up is a large share of their cost. Command name → its
+#: function in its module.
+PLAIN_COMMANDS = {"convert": "convert", "inspect": "inspect", "report": "report_command"}
 
 
 def command_named(args: Sequence[str]) -> str | None:
@@ -72,7 +74,8 @@ def main() -> None:
         from rokuprof.cli.quick_args import run_plain
 
         module = importlib.import_module(f"rokuprof.cli.{COMMAND_MODULES[name]}")
-        run_plain(getattr(module, name), sys.argv[2:])  # exits when the words were plain
+        command = getattr(module, PLAIN_COMMANDS[name])
+        run_plain(command, sys.argv[2:])  # exits when the words were plain
     root = load_commands(None if name is None else [name])
     root(prog_name="rokuprof")  # help and hints name the command, not ``__main__.py``
 

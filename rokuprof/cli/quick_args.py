@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import inspect
+import os
 import re
 import sys
 import types
@@ -27,12 +28,20 @@ from typing import Any
 import typer
 from typer.models import ArgumentInfo, OptionInfo
 
-#: Declarations a plain invocation may not carry (each changes how a value is read or checked).
-_NOT_PLAIN = (
-    "envvar", "callback", "parser", "click_type", "is_eager", "clamp", "count", "prompt",
-    "default_factory", "exists", "writable", "resolve_path", "allow_dash", "path_type",
-    "formats",
-)  # fmt: skip
+#: Declarations a plain invocation may not carry (each changes how a value is read).
+_NOT_PLAIN = ("envvar", "callback", "parser", "click_type", "is_eager", "clamp", "count")
+#: A ``Path``'s declarations as typer's defaults leave them: anything else (a path that must
+#: exist, be resolved, be a file only, ...) is typer's to check.
+_PLAIN_PATH = {
+    "exists": False,
+    "file_okay": True,
+    "dir_okay": True,
+    "writable": False,
+    "readable": True,
+    "resolve_path": False,
+    "allow_dash": False,
+    "path_type": None,
+}
 #: A number as a plain invocation writes it (anything else, such as ``1e3`` or ``inf``, is typer's).
 _DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
 
@@ -72,7 +81,8 @@ def bind(command: Callable[..., Any], args: Sequence[str]) -> dict[str, Any]:
             name, kind, info = positional.pop(0)
             values[name] = _value(kind, info, word)
             continue
-        flag, equals, text = word.partition("=")
+        # `--name=value`; a short option's `-o=x` is `-o` with the value `=x` to typer: not plain
+        flag, equals, text = word.partition("=") if word.startswith("--") else (word, "", "")
         if flag not in options:
             raise _NotPlain(word)  # help, `--`, a short cluster, an unknown option
         name, kind, info = options[flag]
@@ -107,14 +117,14 @@ def _declarations(
         if typing.get_origin(hint) is not typing.Annotated:
             raise _NotPlain(param.name)
         kind, *extras = typing.get_args(hint)
+        kind = _unless_none(kind, param.default)
         infos = [x for x in extras if isinstance(x, (ArgumentInfo, OptionInfo))]
-        kind = _optional(kind)
         if len(infos) != 1 or not _plain_type(kind):
             raise _NotPlain(param.name)
         info = infos[0]
         if any(getattr(info, attr, None) for attr in _NOT_PLAIN):
             raise _NotPlain(param.name)
-        if not all(getattr(info, attr, True) for attr in ("file_okay", "dir_okay", "readable")):
+        if kind is Path and any(getattr(info, k) != v for k, v in _PLAIN_PATH.items()):
             raise _NotPlain(param.name)
         if isinstance(info, ArgumentInfo):
             positional.append((param.name, kind, info))
@@ -130,14 +140,13 @@ def _declarations(
     return positional, options
 
 
-def _optional(kind: Any) -> Any:
-    """``X`` for ``X | None`` (an option whose default is ``None``) other than a flag; else
-    ``kind`` itself."""
-    if typing.get_origin(kind) in (typing.Union, types.UnionType):
-        inner = [x for x in typing.get_args(kind) if x is not type(None)]
-        if len(inner) == 1 and len(typing.get_args(kind)) == 2 and inner[0] is not bool:
-            return inner[0]
-    return kind
+def _unless_none(kind: Any, default: Any) -> Any:
+    """``X`` of an option ``X | None = None`` (a value given is read as an ``X``), else
+    ``kind``."""
+    if typing.get_origin(kind) not in (typing.Union, types.UnionType) or default is not None:
+        return kind
+    others = [k for k in typing.get_args(kind) if k is not type(None)]
+    return others[0] if len(others) == 1 and others[0] is not bool else kind
 
 
 def _plain_type(kind: Any) -> bool:
@@ -150,10 +159,6 @@ def _value(kind: Any, info: Any, text: str) -> Any:
     """``text`` as ``kind``, within ``info``'s bounds; ``_NotPlain`` otherwise."""
     if kind is str:
         return text
-    if kind is Path:
-        if not text:
-            raise _NotPlain(text)
-        return Path(text)
     if kind in (int, float):
         if not text.isascii() or not (text.isdigit() if kind is int else _DECIMAL.fullmatch(text)):
             raise _NotPlain(text)
@@ -162,8 +167,26 @@ def _value(kind: Any, info: Any, text: str) -> Any:
         if (low is not None and number < low) or (high is not None and number > high):
             raise _NotPlain(text)
         return number
+    if kind is Path:
+        return _path(text)
     if isinstance(kind, type) and issubclass(kind, Enum):
         for member in kind:
             if member.value == text:
                 return member
     raise _NotPlain(text)
+
+
+def _path(text: str) -> Path:
+    """``text`` as typer reads a ``Path`` with its default declarations: any name, but one that
+    exists must be readable; an empty or unusual name is left to typer."""
+    if not text or "\0" in text:
+        raise _NotPlain(text)
+    try:
+        os.stat(text)
+    except OSError:
+        return Path(text)  # not there yet: an output, say
+    except ValueError:
+        raise _NotPlain(text) from None
+    if not os.access(text, os.R_OK):
+        raise _NotPlain(text)
+    return Path(text)

@@ -239,6 +239,7 @@ def call_paths(tables: TablesView, frames: Frames, threads: dict[int, str]) -> l
         if not stack:
             continue  # counters of undefined paths: in the totals, in no function
         stats = snapshot.pop(pid, None)  # each path's counters freed once read
+        has_stats = stats is not None  # (all-zero counters read as 0 either way)
         n_live, live_bytes = live.get(pid, (0, 0))
         thread = stack[-1].module
         threads.setdefault(thread, tables.module_name(thread))
@@ -248,11 +249,11 @@ def call_paths(tables: TablesView, frames: Frames, threads: dict[int, str]) -> l
                 thread=thread,
                 frames=tuple(frames.node_id(tables, node) for node in stack),
                 lines=_call_lines(stack),
-                cpu=stats.cpu if stats else 0,
-                wall=stats.wall if stats else 0,
-                calls=stats.calls if stats else 0,
-                alloc_count=stats.alloc_count if stats else 0,
-                alloc_bytes=stats.alloc_bytes if stats else 0,
+                cpu=stats.cpu if has_stats else 0,
+                wall=stats.wall if has_stats else 0,
+                calls=stats.calls if has_stats else 0,
+                alloc_count=stats.alloc_count if has_stats else 0,
+                alloc_bytes=stats.alloc_bytes if has_stats else 0,
                 live_count=n_live,
                 live_bytes=live_bytes,
                 line_cpu=tuple(sorted(line_cpu.get(pid, ()))),

@@ -87,9 +87,11 @@ class _Slice:
         return dict(zip(self.paths, self.walls, strict=True))
 
     def ops_map(self) -> dict[int, list[int]]:
-        """The memory rows: call path -> its ``MEMORY_COUNTERS`` differences."""
+        """The memory rows: call path -> its ``MEMORY_COUNTERS`` differences (the columns
+        sliced out and zipped back into rows: C-level passes, no per-row Python)."""
         ops = self.ops
-        return {ops[i]: list(ops[i + 1 : i + 6]) for i in range(0, len(ops), 6)}
+        rows = zip(ops[1::6], ops[2::6], ops[3::6], ops[4::6], ops[5::6], strict=True)
+        return dict(zip(ops[0::6], map(list, rows), strict=True))
 
 
 def _packed(values: Iterable[int]) -> Sequence[int]:

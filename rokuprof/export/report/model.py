@@ -17,7 +17,6 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from rokuprof import __version__
@@ -30,6 +29,7 @@ from rokuprof.export.report.cold import (
     hot_stacks,
     other_note,
 )
+from rokuprof.export.report.memory import memory_buckets as memory_buckets  # its home
 from rokuprof.export.report.tree import NodeColumns
 from rokuprof.path_model import root_module
 from rokuprof.timeline import IDLE
@@ -54,10 +54,6 @@ PATH_COLUMNS = (
 #: The memory columns of ``memory`` rows after the path, in order (the model's names of the
 #: :data:`~rokuprof.path_model.MEMORY_COUNTERS`).
 MEMORY_COLUMNS = ("allocCount", "allocBytes", "frees", "reallocs", "freedBytes")
-#: Rows (call path, bucket) of ``memory`` the page carries at most: past it, neighbouring
-#: buckets merge (a coarser time step, said in the page), so the page stays small.
-MAX_MEMORY_ROWS = 25_000
-
 
 #: The model's ``strings``: each text once, referred to by its index (``id``). Given an existing
 #: list, it interns into it (a diff page adds A's names to B's model).
@@ -225,7 +221,6 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
             cols[name].append(0 if name == "callLine" else value)
 
     # The timeline, per thread: (gap since the previous run's end, node, samples).
-    node_of_stack: dict[tuple[int, int], int] = {}
     lanes = []
     tl = inp.timeline
     for thread in threads:
@@ -233,23 +228,26 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
         if not runs:
             continue
         t = thread_index[thread]
+        node_of_stack: dict[int, int] = {}  # the thread's stack ID -> its node
         flat: list[int] = []
         end = 0
+        last = None  # the node of the last triple in flat
         for slot, sid, n in runs:
             if sid == IDLE:
                 continue  # an idle sample only ends a run
-            node = node_of_stack.get((t, sid))
+            node = node_of_stack.get(sid)
             if node is None:
                 stack = tl.stacks[sid]
                 if hot is not None and (thread, stack) not in hot and t in other_nodes:
                     node = other_nodes[t]
                 else:
                     node = node_of(t, stack)
-                node_of_stack[(t, sid)] = node
-            if flat and slot == end and flat[-2] == node:
+                node_of_stack[sid] = node
+            if slot == end and node == last:
                 flat[-1] += n
             else:
                 flat += (slot - end, node, n)
+                last = node
             end = slot + n
         lanes.append([t, flat])
     heap: list[int] = []
@@ -258,8 +256,13 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
         heap += (slot - prev_slot, value - prev_bytes)
         prev_slot, prev_bytes = slot, value
 
-    path_index = _Rows((pid, i) for i, pid in enumerate(cols["id"]) if pid)
-    path_index.other = (tables, other_rows)
+    path_index = {pid: i for i, pid in enumerate(cols["id"]) if pid}
+
+    def cold(pid: int) -> int | None:
+        """A cold call path's row: its thread's ``other`` row."""
+        thread = root_module(tables, pid)
+        return other_rows.get(thread) if thread is not None else None
+
     model: dict[str, object] = {
         "schema": SCHEMA,
         "facts": _facts(inp),
@@ -276,7 +279,7 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
             "slots": tl.last_slot(),
             "lanes": lanes,
             "heap": heap,
-            "memory": memory_buckets(tl.memory, path_index),
+            "memory": memory_buckets(tl.memory, path_index, cold=cold if other_rows else None),
         },
         "strings": strings.items,
     }
@@ -289,79 +292,6 @@ def build_model(inp: ExportInput, *, session: dict[str, object] | None = None) -
     if session is not None:
         model["session"] = session
     return model
-
-
-class _Rows(dict):
-    """Path ID -> its row in ``paths``; a cold path's: its thread's ``other`` row."""
-
-    other: tuple[object, dict[int, int]] = (None, {})
-
-    def get(self, pid: int, default: int | None = None) -> int | None:
-        i = super().get(pid)
-        tables, rows = self.other
-        if i is None and rows:
-            thread = root_module(tables, pid)
-            i = rows.get(thread) if thread is not None else None
-        return default if i is None else i
-
-
-def memory_buckets(
-    buckets: list[tuple[int, dict[int, list[int]]]],
-    path_index: Mapping[int, int],
-    max_rows: int = MAX_MEMORY_ROWS,
-) -> dict[str, object]:
-    """The timeline's memory operations for the page: ``flat`` holds per bucket the slots since
-    the previous bucket's, its row count, then per row the gap to the previous row's path index
-    (rows by path) and the :data:`MEMORY_COLUMNS`; a bucket at slot ``s`` holds what arrived
-    after the previous bucket's slot and up to ``s`` (the live heap's step at ``s``);
-    ``path_index`` gives a row's path index (cold paths: their thread's ``other`` row,
-    where their rows add up). Rows of call paths the model has no stack for are left out
-    (``unplaced``: their bytes allocated and freed). More than ``max_rows`` rows: each pair of
-    neighbouring buckets merges (at the later one's slot) until they fit, ``merged`` times over,
-    or until merging no longer makes fewer rows (each step's own call paths: the page is then as
-    large as its paths' columns are)."""
-    unplaced = [0, 0]
-    rows: list[tuple[int, dict[int, list[int]]]] = []
-    for slot, ops in buckets:
-        placed: dict[int, list[int]] = {}
-        for pid, row in ops.items():
-            i = path_index.get(pid)
-            if i is None:
-                unplaced[0] += row[1]
-                unplaced[1] += row[4]
-            else:
-                old = placed.get(i)  # the "other" row of cold paths adds theirs up
-                placed[i] = row if old is None else [a + b for a, b in zip(old, row, strict=True)]
-        if placed:
-            rows.append((slot, placed))
-    merged = 0
-    count = sum(len(r) for _, r in rows)
-    while len(rows) > 1 and count > max_rows:
-        pairs = []
-        for k in range(0, len(rows), 2):
-            if k + 1 == len(rows):
-                pairs.append(rows[k])
-                continue
-            into = dict(rows[k][1])
-            for i, row in rows[k + 1][1].items():
-                old = into.get(i)
-                into[i] = row if old is None else [a + b for a, b in zip(old, row, strict=True)]
-            pairs.append((rows[k + 1][0], into))
-        fewer = sum(len(r) for _, r in pairs)
-        if fewer > count * 0.9:
-            break  # distinct call paths in each step (a hostile stream): merging does not help
-        rows, count = pairs, fewer
-        merged += 1
-    flat: list[int] = []
-    previous = 0
-    for slot, placed in rows:
-        flat += (slot - previous, len(placed))
-        previous = slot
-        last = 0
-        for i in sorted(placed):
-            flat += (i - last, *placed[i])
-            last = i
-    return {"flat": flat, "buckets": len(rows), "merged": merged, "unplaced": unplaced}
 
 
 def node_selves(model: dict, column: str) -> list[int]:

@@ -18,8 +18,11 @@ import html
 import json
 import re
 from array import array
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
+
+import orjson
 
 from rokuprof.export.report.script import page_script
 
@@ -49,11 +52,79 @@ def _plain(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
+#: A list this long whose items are all integers (or lists of them) is written by orjson, whose
+#: integers are the json module's digits, several times faster; shorter ones are not worth it.
+_LONG = 1024
+#: What ``json.dumps`` writes for :class:`_Written`: replaced by the text orjson wrote.
+_MARK = '"\\u0000rokuprof-json\\u0000"'
+#: The only bytes in orjson's text of a list of integers (nested or not).
+_INTEGER_JSON = b"0123456789-,[]"
+
+
+class _Written:
+    """A long list already written as JSON (integers only)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _integers(values: list | array) -> _Written | None:
+    """``values`` written by orjson when that text is exactly the json module's: integers only
+    (a float, string, bool or null leaves another byte in it; past 64 bits orjson refuses)."""
+    try:
+        raw = orjson.dumps(values.tolist() if isinstance(values, array) else values)
+    except TypeError:
+        return None
+    return _Written(raw.decode()) if not raw.translate(None, _INTEGER_JSON) else None
+
+
+def _long_lists_written(value: object, long: int) -> object:
+    """``value`` (a model: dicts and lists) with its lists of at least ``long`` integers as
+    :class:`_Written` (new dicts and lists along the way; the model is not changed)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _long_lists_written(v, long) for k, v in value.items()}  # type: ignore[attr-defined]
+    if kind is list:
+        if len(value) >= long and (written := _integers(value)) is not None:  # type: ignore[arg-type]
+            return written
+        if any(type(v) is list or type(v) is dict for v in value):  # type: ignore[attr-defined]
+            return [_long_lists_written(v, long) for v in value]  # type: ignore[attr-defined]
+    return value
+
+
+def _dumps(data: object, long: int = _LONG) -> str:
+    """``json.dumps(data)``, compact, with the lists of at least ``long`` integers written by
+    orjson and put in place of a marker; the same text, byte for byte. (A model whose text holds
+    the marker already, from a device's string, is written by the json module alone.)"""
+    written: list[str] = []
+
+    def marked(value: object) -> object:
+        if isinstance(value, array) and len(value) >= long:  # the call tree's columns
+            value = _integers(value) or value
+        if isinstance(value, _Written):
+            written.append(value.text)
+            return "\0rokuprof-json\0"
+        return _plain(value)
+
+    def dumps(value: object, default: Callable[[object], object]) -> str:
+        return json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default
+        )
+
+    parts = dumps(_long_lists_written(data, long), marked).split(_MARK)
+    if len(parts) != len(written) + 1:
+        return dumps(data, _plain)
+    out = [parts[0]]
+    for text, part in zip(written, parts[1:], strict=True):
+        out += (text, part)
+    return "".join(out)
+
+
 def embed_json(data: object) -> str:
     """Compact JSON that is safe inside a ``<script>`` element (see the module docstring)."""
-    text = json.dumps(
-        data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain
-    )
+    text = _dumps(data)
     for char, escaped in _ESCAPES:  # one replace per character: a scan in C, unlike translate
         text = text.replace(char, escaped)
     return text
