@@ -31,7 +31,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from aggregates import stream as sparse_stream
 from decode import CACHE, START_MS
 from startup import tree_env
 
@@ -64,6 +63,23 @@ def stream(minutes: int, seed: int) -> Path:
     return path
 
 
+def made_in_child(call: str) -> Path:
+    """The cached stream ``call`` (``stream(20, 1)``, ``sparse_stream(20, 1, 8.9)``) makes, made
+    in a child process: a child forked from this process would count this one's memory (a
+    stream it had generated) in its own peak RSS."""
+    here = str(Path(__file__).resolve().parent)
+    script = (
+        f"import sys; sys.path.insert(0, {here!r})\n"
+        "from aggregates import stream as sparse_stream\n"
+        "from timeline_cost import stream\n"
+        f"print({call})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=here
+    )
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
 def run(tree: Path, args: list[str]) -> tuple[float, float]:
     """CPU seconds and peak RSS (MiB) of one ``rokuprof`` process from ``tree``."""
     env = tree_env(tree)  # bytecode cached: PYTHONDONTWRITEBYTECODE would compile every start
@@ -94,9 +110,12 @@ def main() -> int:
     trees = {"this": ROOT}
     if args.baseline:
         trees["base"] = args.baseline.resolve()
-    inputs = {"short": stream(args.minutes, args.seed), "long": stream(4 * args.minutes, args.seed)}
+    inputs = {
+        "short": made_in_child(f"stream({args.minutes}, {args.seed})"),
+        "long": made_in_child(f"stream({4 * args.minutes}, {args.seed})"),
+    }
     if args.hours:
-        inputs["sparse"] = sparse_stream(args.mb, args.seed, args.hours)
+        inputs["sparse"] = made_in_child(f"sparse_stream({args.mb}, {args.seed}, {args.hours})")
     best: dict[tuple[str, str, str], tuple[float, float]] = {}
     sizes: dict[tuple[str, str], int] = {}
     with tempfile.TemporaryDirectory() as tmp:
