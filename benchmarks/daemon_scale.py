@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import json
 import os
+import pickle
 import signal
 import sys
 import tempfile
@@ -107,7 +108,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
+async def run(
+    plan: Plan,
+    body: ReplayBody,
+    say=print,
+    *,
+    tree: Path | None = None,
+    profile: Path | None = None,
+) -> dict:
+    """One run; ``tree``: the daemon's code from another checkout (``rokuprof/`` in it, e.g. a
+    ``git archive`` of an earlier commit); ``profile``: run the daemon under cProfile, its
+    stats written to that file when it exits."""
     work = Path(tempfile.mkdtemp(prefix="rokuprof-scale-"))
     out = work / "out"
     cpu0 = time.process_time()
@@ -141,10 +152,15 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
         env = dict(os.environ)
         if plan.pure:
             env["ROKUPROF_PURE_PYTHON"] = "1"
+        code_root = ROOT if tree is None else tree.resolve()
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(code_root)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        )
+        wrap = [] if profile is None else ["-m", "cProfile", "-o", str(profile.resolve())]
         log = (work / "daemon.log").open("wb")
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "rokuprof", "daemon", "--config", str(config),
-            stdout=asyncio.subprocess.DEVNULL, stderr=log, cwd=ROOT, env=env,
+            sys.executable, *wrap, "-m", "rokuprof", "daemon", "--config", str(config),
+            stdout=asyncio.subprocess.DEVNULL, stderr=log, cwd=code_root, env=env,
         )  # fmt: skip
         start = time.monotonic()
         samples: list[dict] = []
@@ -229,6 +245,7 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
     total_sent = sum(sent.values())
     behind_limit = plan.rate * plan.max_behind
     result = {
+        "tree": str(code_root),
         "core": "pure Python" if plan.pure else _core(),
         "devices": plan.devices,
         "rate_mb_per_s": plan.rate / MB,
@@ -271,6 +288,31 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
     return result
 
 
+def _brief(result: dict) -> dict:
+    """The figures of one run worth a line while the next one runs."""
+    keys = ("tree", "daemon_cpu_seconds_per_mb", "worst_device_max_behind_kib", "sent_mb")
+    return {k: result[k] for k in keys} | {"checks": result["checks"]}
+
+
+def _body(plan: Plan, cache: Path | None) -> ReplayBody:
+    """The shared body: generated (about a minute for 30 s at 1 MB/s), or read back from
+    ``cache`` when it holds the same plan's body."""
+    rate = app_rate_for(plan.rate)
+    key = (plan.body_seconds, 1, rate)
+    if cache is not None and cache.exists():
+        with cache.open("rb") as f:
+            found_key, body = pickle.load(f)
+        if found_key == key:
+            return body
+    body = ReplayBody.generate(plan.body_seconds, seed=1, rate=rate)
+    if cache is not None:
+        part = cache.with_name(cache.name + ".part")
+        with part.open("wb") as f:
+            pickle.dump((key, body), f, protocol=pickle.HIGHEST_PROTOCOL)
+        part.replace(cache)
+    return body
+
+
 def _core() -> str:
     from rokuprof.profile.engine import describe
 
@@ -296,6 +338,22 @@ def main() -> int:
         "--quick", action="store_true", help="3 devices x 200 KB/s for 10 s (no CPU target)"
     )
     parser.add_argument("--json", action="store_true", help="only the result as one JSON line")
+    parser.add_argument(
+        "--tree", type=Path, help="run the daemon from this checkout (a dir holding rokuprof/)"
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="also run the scale plan with this checkout (e.g. a git archive of an earlier "
+        "commit), alternating with --tree, and print the CPU-per-MB ratio after/before",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="with --before: pairs of runs")
+    parser.add_argument(
+        "--profile", type=Path, help="cProfile the daemon of the (last) scale run into this file"
+    )
+    parser.add_argument(
+        "--body-cache", type=Path, help="keep the generated body in this file (pickle) and reuse it"
+    )
     args = parser.parse_args()
     pure = args.pure or os.environ.get("ROKUPROF_PURE_PYTHON") == "1"
     plan = Plan(
@@ -321,7 +379,7 @@ def main() -> int:
         lambda *a: print(*a, flush=True)
     )  # fmt: skip
     t0 = time.process_time()
-    body = ReplayBody.generate(plan.body_seconds, seed=1, rate=app_rate_for(plan.rate))
+    body = _body(plan, args.body_cache)
     say(
         f"body: {body.source}: {len(body) / MB:.1f} MB, {len(body) / plan.rate:.1f} s per run "
         f"at {plan.rate / MB:g} MB/s (generated in {time.process_time() - t0:.1f} s CPU, once)"
@@ -333,7 +391,32 @@ def main() -> int:
         base = asyncio.run(run(one, body, say))
         say(json.dumps(base, indent=2))
     say(f"scale: {plan.devices} devices x {plan.rate / MB:g} MB/s for {plan.seconds:.0f} s")
-    result = asyncio.run(run(plan, body, say))
+    pairs: list[tuple[dict, dict]] = []  # (before, after) per round, with --before
+    rounds = max(1, args.rounds) if args.before else 1
+    result: dict = {}
+    for i in range(rounds):
+        before = None
+        if args.before:  # alternating: before, after, before, after ...
+            say(f"round {i + 1}: before ({args.before})")
+            before = asyncio.run(run(plan, body, say, tree=args.before))
+            say(json.dumps(_brief(before)))
+            say(f"round {i + 1}: after ({args.tree or ROOT})")
+        profile = args.profile if i == rounds - 1 else None
+        result = asyncio.run(run(plan, body, say, tree=args.tree, profile=profile))
+        if before is not None:
+            say(json.dumps(_brief(result)))
+            pairs.append((before, result))
+    if pairs:
+        result["before_cpu_seconds_per_mb"] = [b["daemon_cpu_seconds_per_mb"] for b, _ in pairs]
+        result["after_cpu_seconds_per_mb"] = [a["daemon_cpu_seconds_per_mb"] for _, a in pairs]
+        result["cpu_per_mb_ratio_after_to_before"] = [
+            round(a["daemon_cpu_seconds_per_mb"] / max(b["daemon_cpu_seconds_per_mb"], 1e-9), 3)
+            for b, a in pairs
+        ]
+        result["before_worst_device_max_behind_kib"] = [
+            b["worst_device_max_behind_kib"] for b, _ in pairs
+        ]
+        result["before_checks"] = [b["checks"] for b, _ in pairs]
     if base:
         result["baseline_cpu_seconds_per_mb"] = base["daemon_cpu_seconds_per_mb"]
         result["cpu_per_mb_ratio_to_one_device"] = round(
