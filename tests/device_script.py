@@ -134,9 +134,6 @@ class ScriptedStream:
         if self.end_error is not None:
             raise self.end_error
 
-    async def take_waiting(self) -> None:
-        """Nothing waits in a kernel here: every step is delivered as it is played."""
-
     def close(self) -> None:
         self.closed.set()
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import socket
 
 import pytest
 from device_script import ScriptedDevice
-from waiting import until
 
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CALLS, CPU, MODULE, PATH, STRING, Footer, Header
@@ -202,33 +200,6 @@ async def test_http_error_from_the_socket() -> None:
             await s.read(2)
 
 
-async def deliver_all(stream: ProfilerStream, idle: float = 5.0) -> list[tuple[float, bytes]]:
-    """Every delivered piece with the loop time it came (until the stream's end)."""
-    loop = asyncio.get_running_loop()
-    got: list[tuple[float, bytes]] = []
-    stream.deliver(lambda data: got.append((loop.time(), data)))
-    await stream.wait_end(idle)
-    return got
-
-
-@pytest.mark.parametrize("gather", [0.0, 0.1])
-async def test_a_delivered_stream_gathers_small_writes_into_fewer_reads(gather: float) -> None:
-    pieces = [bytes([i % 251]) * 100 for i in range(300)]  # 300 writes, >= 1 ms apart
-    async with (
-        ScriptedDevice([b"HTTP/1.0 200 OK\r\n\r\n", *pieces]) as dev,
-        await ProfilerStream.open("127.0.0.1", dev.port) as s,
-    ):
-        s.gather = gather
-        got = await deliver_all(s)
-    assert b"".join(data for _, data in got) == b"".join(pieces)  # every byte, in order
-    if gather:  # after every read smaller than GATHER_BYTES: a pause of `gather` seconds
-        for (t0, _), (t1, _) in itertools.pairwise(got):
-            assert t1 - t0 >= gather * 0.95
-        assert len(got) <= (got[-1][0] - got[0][0]) / (gather * 0.95) + 1
-    else:  # without: each segment as it comes
-        assert len(got) > 10
-
-
 async def test_a_delivered_stream_times_out_idle_after_its_last_byte() -> None:
     pieces = [b"x" * 10] * 40  # about 0.2 s of writes, then nothing
     async with (
@@ -244,34 +215,3 @@ async def test_a_delivered_stream_times_out_idle_after_its_last_byte() -> None:
         assert b"".join(got) == b"x" * 400
         last = s.last_data  # monotonic, as the loop's clock
         assert 0.3 <= timed_out - last < 1.5  # counted from the last byte, not the start
-
-
-async def test_take_waiting_cuts_a_gathering_pause_short_before_a_close() -> None:
-    first, second = asyncio.Event(), asyncio.Event()
-
-    async def device(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
-        writer.write(b"HTTP/1.0 200 OK\r\n\r\n" + b"a" * 50)
-        await writer.drain()
-        await asyncio.wait_for(first.wait(), 5)  # the client read that: now the rest
-        writer.write(b"b" * 50)
-        await writer.drain()
-        second.set()
-        await asyncio.sleep(1)
-        writer.close()
-
-    server = await asyncio.start_server(device, "127.0.0.1", 0)
-    async with (
-        server,
-        await ProfilerStream.open("127.0.0.1", server.sockets[0].getsockname()[1]) as s,
-    ):
-        s.gather = 30.0  # a pause nothing in this test outlasts
-        got: list[bytes] = []
-        s.deliver(got.append)
-        await until(lambda: got, 5)
-        first.set()
-        await asyncio.wait_for(second.wait(), 5)
-        await asyncio.sleep(0.1)  # the rest is in the kernel, unread: reading is paused
-        assert b"".join(got) == b"a" * 50
-        await s.take_waiting()
-        assert b"".join(got) == b"a" * 50 + b"b" * 50

@@ -231,8 +231,6 @@ class RunCapture:
             await self._hold.drain(self.files.archive, wait=isinstance(event, StreamEnded))
             if self._failure is not None:
                 return
-        if self._ending is None and isinstance(event, StopRequested):
-            await self.stream.take_waiting()  # what left the device before the stop is kept
         if self._ending is None:
             if machine.ended:
                 return

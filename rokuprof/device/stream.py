@@ -27,13 +27,6 @@ from rokuprof.device.response import ResponseReader, build_request
 
 READ_SIZE = 64 * 1024
 BUFFER_BYTES = 256 * 1024  # body bytes read() may hold before reading pauses
-#: A delivered stream's reads: after one smaller than :data:`GATHER_BYTES`, reading pauses for
-#: :data:`GATHER_SECONDS`, so the next read takes what arrived meanwhile in one piece (the
-#: kernel holds it: nothing waits in user space). Fewer, larger reads cost a capture much less
-#: per byte (per-read work, and its decoder's tables warm in cache once per read, not per
-#: segment); a stream that arrives faster than that reads without pause.
-GATHER_SECONDS = 0.1
-GATHER_BYTES = 128 * 1024
 
 
 class ConnectionLost(DeviceError):
@@ -84,8 +77,6 @@ class ProfilerStream:
         self._buffered = 0
         self._paused = False
         self._held = False  # the consumer cannot take bytes now (a full disk): no idle timer
-        self.gather = GATHER_SECONDS  # a delivered stream's pause after a small read (0: none)
-        self._gathering: asyncio.TimerHandle | None = None  # that pause, while it lasts
         self._sink: Callable[[bytes], None] | None = None
         self._error: BaseException | None = None  # raised by read()/wait_end()
         self._ended = False  # EOF, the body's end, an error, or closed by us
@@ -157,8 +148,6 @@ class ProfilerStream:
                 except BaseException as error:  # the consumer failed (e.g. disk full)
                     self._end(error)
                     return
-                if len(data) < GATHER_BYTES and self.gather > 0:
-                    self._gather()
             else:
                 self._buffer.append(body)
                 self._buffered += len(body)
@@ -183,25 +172,7 @@ class ProfilerStream:
             )
         self._end(None)
 
-    def _gather(self) -> None:
-        """Pause reading for :attr:`gather` seconds (see :data:`GATHER_SECONDS`)."""
-        if self._ended or self._gathering is not None or self._transport is None:
-            return
-        self._pause()
-        self._gathering = asyncio.get_running_loop().call_later(self.gather, self._gathered)
-
-    def _gathered(self) -> None:
-        self._gathering = None
-        if not self._held:
-            self._resume()
-
-    def _stop_gathering(self) -> None:
-        if self._gathering is not None:
-            self._gathering.cancel()
-            self._gathering = None
-
     def _end(self, error: BaseException | None) -> None:
-        self._stop_gathering()
         if not self._ended:
             self._ended = True
             self._error = error
@@ -232,7 +203,6 @@ class ProfilerStream:
         if self._held:
             self._held = False
             self.last_data = time.monotonic()
-            self._stop_gathering()
             self._resume()
             self._wake.set()
 
@@ -281,22 +251,11 @@ class ProfilerStream:
                 return
         self._resume()
 
-    async def take_waiting(self, rounds: int = 4) -> None:
-        """A delivered stream about to be closed: cut a gathering pause short and deliver what
-        the kernel holds (a few loop turns: what arrives meanwhile is taken too), so a close
-        loses no more than it did without the pause. Nothing while held or ended."""
-        if self._sink is None or self._ended or self._held or self._gathering is None:
-            return
-        self._stop_gathering()
-        self._resume()
-        for _ in range(rounds):  # the selector sees the socket on the next turn
-            await asyncio.sleep(0)
-
     async def wait_end(self, idle_timeout: float | None = None) -> None:
         """Wait until a delivered stream ends: return at its proper end, raise as :meth:`read`
         does otherwise (an idle or head timeout closes the connection)."""
         while not self._ended:
-            if not self._held and self._gathering is None:
+            if not self._held:
                 self._resume()
             await self._wait(None if self._held else idle_timeout)
         self._raise_error()
@@ -345,7 +304,6 @@ class ProfilerStream:
 
     def close(self) -> None:
         """Stop reading and close the connection (what arrives afterwards is not read)."""
-        self._stop_gathering()
         if not self._ended:
             self._ended = True
         if self._transport is not None:
