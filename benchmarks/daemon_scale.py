@@ -23,6 +23,13 @@ A one-device run first (``--baseline-seconds``) gives the CPU-per-MB ratio in th
     python benchmarks/daemon_scale.py --devices 32 --rate 1MB --seconds 180
     python benchmarks/daemon_scale.py --pure --devices 8 --seconds 60
     python benchmarks/daemon_scale.py --quick          # 3 devices, 10 s: a smoke run
+
+Before/after in the same run: ``--before DIR`` runs the same plan with the daemon of another
+checkout (a directory holding ``rokuprof/``, e.g. ``git archive <commit> rokuprof | tar -x -C
+DIR`` plus the built ``rokuprof/_native/*.so``), alternating with this one ``--rounds`` times,
+and prints each round's CPU-per-MB ratio. ``--profile FILE`` runs the (last) daemon under
+cProfile; ``--body-cache FILE`` keeps the generated body for the next run. Each run's work
+directory is deleted at the end unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import asyncio
 import json
 import os
 import pickle
+import shutil
 import signal
 import sys
 import tempfile
@@ -115,10 +123,12 @@ async def run(
     *,
     tree: Path | None = None,
     profile: Path | None = None,
+    keep: bool = False,
 ) -> dict:
     """One run; ``tree``: the daemon's code from another checkout (``rokuprof/`` in it, e.g. a
     ``git archive`` of an earlier commit); ``profile``: run the daemon under cProfile, its
-    stats written to that file when it exits."""
+    stats written to that file when it exits; ``keep``: leave the work directory (archives,
+    chunks, the daemon's log) in place instead of deleting it (about 1 MB per MB sent)."""
     work = Path(tempfile.mkdtemp(prefix="rokuprof-scale-"))
     out = work / "out"
     cpu0 = time.process_time()
@@ -273,8 +283,10 @@ async def run(
         "chunks_sent_twice": len(accepted) - len(set(accepted)),
         "chunks_pending_at_shutdown": spool.pending,
         "backlog_max_chunks": max((s["pending"] or 0 for s in samples), default=0),
-        "work_dir": str(work),
+        "work_dir": str(work) if keep else None,
     }
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
     result["checks"] = {
         "every byte offered absorbed": not result["devices_behind_over_limit"]
         and not result["devices_not_fully_archived"],
@@ -352,6 +364,9 @@ def main() -> int:
         "--profile", type=Path, help="cProfile the daemon of the (last) scale run into this file"
     )
     parser.add_argument(
+        "--keep", action="store_true", help="keep each run's work directory (its path is printed)"
+    )
+    parser.add_argument(
         "--body-cache", type=Path, help="keep the generated body in this file (pickle) and reuse it"
     )
     args = parser.parse_args()
@@ -388,7 +403,7 @@ def main() -> int:
     if baseline_seconds > 0:
         say(f"baseline: 1 device for {baseline_seconds:.0f} s")
         one = Plan(**(plan.__dict__ | {"devices": 1, "seconds": baseline_seconds}))
-        base = asyncio.run(run(one, body, say))
+        base = asyncio.run(run(one, body, say, keep=args.keep))
         say(json.dumps(base, indent=2))
     say(f"scale: {plan.devices} devices x {plan.rate / MB:g} MB/s for {plan.seconds:.0f} s")
     pairs: list[tuple[dict, dict]] = []  # (before, after) per round, with --before
@@ -398,11 +413,11 @@ def main() -> int:
         before = None
         if args.before:  # alternating: before, after, before, after ...
             say(f"round {i + 1}: before ({args.before})")
-            before = asyncio.run(run(plan, body, say, tree=args.before))
+            before = asyncio.run(run(plan, body, say, tree=args.before, keep=args.keep))
             say(json.dumps(_brief(before)))
             say(f"round {i + 1}: after ({args.tree or ROOT})")
         profile = args.profile if i == rounds - 1 else None
-        result = asyncio.run(run(plan, body, say, tree=args.tree, profile=profile))
+        result = asyncio.run(run(plan, body, say, tree=args.tree, profile=profile, keep=args.keep))
         if before is not None:
             say(json.dumps(_brief(result)))
             pairs.append((before, result))
