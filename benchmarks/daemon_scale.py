@@ -23,6 +23,13 @@ A one-device run first (``--baseline-seconds``) gives the CPU-per-MB ratio in th
     python benchmarks/daemon_scale.py --devices 32 --rate 1MB --seconds 180
     python benchmarks/daemon_scale.py --pure --devices 8 --seconds 60
     python benchmarks/daemon_scale.py --quick          # 3 devices, 10 s: a smoke run
+
+Before/after in the same run: ``--before DIR`` runs the same plan with the daemon of another
+checkout (a directory holding ``rokuprof/``, e.g. ``git archive <commit> rokuprof | tar -x -C
+DIR`` plus the built ``rokuprof/_native/*.so``), alternating with this one ``--rounds`` times,
+and prints each round's CPU-per-MB ratio. ``--profile FILE`` runs the (last) daemon under
+cProfile; ``--body-cache FILE`` keeps the generated body for the next run. Each run's work
+directory is deleted at the end unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ import argparse
 import asyncio
 import json
 import os
+import pickle
+import shutil
 import signal
 import sys
 import tempfile
@@ -107,7 +116,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
+async def run(
+    plan: Plan,
+    body: ReplayBody,
+    say=print,
+    *,
+    tree: Path | None = None,
+    profile: Path | None = None,
+    keep: bool = False,
+) -> dict:
+    """One run; ``tree``: the daemon's code from another checkout (``rokuprof/`` in it, e.g. a
+    ``git archive`` of an earlier commit); ``profile``: run the daemon under cProfile, its
+    stats written to that file when it exits; ``keep``: leave the work directory (archives,
+    chunks, the daemon's log) in place instead of deleting it (about 1 MB per MB sent)."""
     work = Path(tempfile.mkdtemp(prefix="rokuprof-scale-"))
     out = work / "out"
     cpu0 = time.process_time()
@@ -141,10 +162,15 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
         env = dict(os.environ)
         if plan.pure:
             env["ROKUPROF_PURE_PYTHON"] = "1"
+        code_root = ROOT if tree is None else tree.resolve()
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(code_root)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        )
+        wrap = [] if profile is None else ["-m", "cProfile", "-o", str(profile.resolve())]
         log = (work / "daemon.log").open("wb")
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "rokuprof", "daemon", "--config", str(config),
-            stdout=asyncio.subprocess.DEVNULL, stderr=log, cwd=ROOT, env=env,
+            sys.executable, *wrap, "-m", "rokuprof", "daemon", "--config", str(config),
+            stdout=asyncio.subprocess.DEVNULL, stderr=log, cwd=code_root, env=env,
         )  # fmt: skip
         start = time.monotonic()
         samples: list[dict] = []
@@ -229,6 +255,7 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
     total_sent = sum(sent.values())
     behind_limit = plan.rate * plan.max_behind
     result = {
+        "tree": str(code_root),
         "core": "pure Python" if plan.pure else _core(),
         "devices": plan.devices,
         "rate_mb_per_s": plan.rate / MB,
@@ -256,8 +283,10 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
         "chunks_sent_twice": len(accepted) - len(set(accepted)),
         "chunks_pending_at_shutdown": spool.pending,
         "backlog_max_chunks": max((s["pending"] or 0 for s in samples), default=0),
-        "work_dir": str(work),
+        "work_dir": str(work) if keep else None,
     }
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
     result["checks"] = {
         "every byte offered absorbed": not result["devices_behind_over_limit"]
         and not result["devices_not_fully_archived"],
@@ -269,6 +298,31 @@ async def run(plan: Plan, body: ReplayBody, say=print) -> dict:
         and code == 0,
     }
     return result
+
+
+def _brief(result: dict) -> dict:
+    """The figures of one run worth a line while the next one runs."""
+    keys = ("tree", "daemon_cpu_seconds_per_mb", "worst_device_max_behind_kib", "sent_mb")
+    return {k: result[k] for k in keys} | {"checks": result["checks"]}
+
+
+def _body(plan: Plan, cache: Path | None) -> ReplayBody:
+    """The shared body: generated (about a minute for 30 s at 1 MB/s), or read back from
+    ``cache`` when it holds the same plan's body."""
+    rate = app_rate_for(plan.rate)
+    key = (plan.body_seconds, 1, rate)
+    if cache is not None and cache.exists():
+        with cache.open("rb") as f:
+            found_key, body = pickle.load(f)
+        if found_key == key:
+            return body
+    body = ReplayBody.generate(plan.body_seconds, seed=1, rate=rate)
+    if cache is not None:
+        part = cache.with_name(cache.name + ".part")
+        with part.open("wb") as f:
+            pickle.dump((key, body), f, protocol=pickle.HIGHEST_PROTOCOL)
+        part.replace(cache)
+    return body
 
 
 def _core() -> str:
@@ -296,6 +350,25 @@ def main() -> int:
         "--quick", action="store_true", help="3 devices x 200 KB/s for 10 s (no CPU target)"
     )
     parser.add_argument("--json", action="store_true", help="only the result as one JSON line")
+    parser.add_argument(
+        "--tree", type=Path, help="run the daemon from this checkout (a dir holding rokuprof/)"
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="also run the scale plan with this checkout (e.g. a git archive of an earlier "
+        "commit), alternating with --tree, and print the CPU-per-MB ratio after/before",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="with --before: pairs of runs")
+    parser.add_argument(
+        "--profile", type=Path, help="cProfile the daemon of the (last) scale run into this file"
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep each run's work directory (its path is printed)"
+    )
+    parser.add_argument(
+        "--body-cache", type=Path, help="keep the generated body in this file (pickle) and reuse it"
+    )
     args = parser.parse_args()
     pure = args.pure or os.environ.get("ROKUPROF_PURE_PYTHON") == "1"
     plan = Plan(
@@ -321,7 +394,7 @@ def main() -> int:
         lambda *a: print(*a, flush=True)
     )  # fmt: skip
     t0 = time.process_time()
-    body = ReplayBody.generate(plan.body_seconds, seed=1, rate=app_rate_for(plan.rate))
+    body = _body(plan, args.body_cache)
     say(
         f"body: {body.source}: {len(body) / MB:.1f} MB, {len(body) / plan.rate:.1f} s per run "
         f"at {plan.rate / MB:g} MB/s (generated in {time.process_time() - t0:.1f} s CPU, once)"
@@ -330,10 +403,35 @@ def main() -> int:
     if baseline_seconds > 0:
         say(f"baseline: 1 device for {baseline_seconds:.0f} s")
         one = Plan(**(plan.__dict__ | {"devices": 1, "seconds": baseline_seconds}))
-        base = asyncio.run(run(one, body, say))
+        base = asyncio.run(run(one, body, say, keep=args.keep))
         say(json.dumps(base, indent=2))
     say(f"scale: {plan.devices} devices x {plan.rate / MB:g} MB/s for {plan.seconds:.0f} s")
-    result = asyncio.run(run(plan, body, say))
+    pairs: list[tuple[dict, dict]] = []  # (before, after) per round, with --before
+    rounds = max(1, args.rounds) if args.before else 1
+    result: dict = {}
+    for i in range(rounds):
+        before = None
+        if args.before:  # alternating: before, after, before, after ...
+            say(f"round {i + 1}: before ({args.before})")
+            before = asyncio.run(run(plan, body, say, tree=args.before, keep=args.keep))
+            say(json.dumps(_brief(before)))
+            say(f"round {i + 1}: after ({args.tree or ROOT})")
+        profile = args.profile if i == rounds - 1 else None
+        result = asyncio.run(run(plan, body, say, tree=args.tree, profile=profile, keep=args.keep))
+        if before is not None:
+            say(json.dumps(_brief(result)))
+            pairs.append((before, result))
+    if pairs:
+        result["before_cpu_seconds_per_mb"] = [b["daemon_cpu_seconds_per_mb"] for b, _ in pairs]
+        result["after_cpu_seconds_per_mb"] = [a["daemon_cpu_seconds_per_mb"] for _, a in pairs]
+        result["cpu_per_mb_ratio_after_to_before"] = [
+            round(a["daemon_cpu_seconds_per_mb"] / max(b["daemon_cpu_seconds_per_mb"], 1e-9), 3)
+            for b, a in pairs
+        ]
+        result["before_worst_device_max_behind_kib"] = [
+            b["worst_device_max_behind_kib"] for b, _ in pairs
+        ]
+        result["before_checks"] = [b["checks"] for b, _ in pairs]
     if base:
         result["baseline_cpu_seconds_per_mb"] = base["daemon_cpu_seconds_per_mb"]
         result["cpu_per_mb_ratio_to_one_device"] = round(

@@ -7,6 +7,7 @@ tests pin single behaviours, among them chunks written on time with a scripted c
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections import Counter
@@ -14,8 +15,9 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from sentry_helpers import synthetic_stream
 
-from rokuprof.capture.chunks import RunContext
+from rokuprof.capture.chunks import RunContext, add_walls
 from rokuprof.capture.config import CaptureConfig
 from rokuprof.capture.limits import ArchiveLimits
 from rokuprof.capture.machine import (
@@ -66,7 +68,7 @@ class NumberedSink:
         )
 
     def add(self, delta, arrival: float) -> None:
-        self.builder.add(delta, arrival)
+        add_walls(self.builder, delta, arrival)
 
     def ready(self, now: float) -> list[bytes]:
         return [chunk.data for chunk in self.builder.ready(now)]
@@ -371,3 +373,36 @@ def test_busy_time_that_arrives_late_at_the_end_of_a_run_still_goes_into_chunks(
     for seed, actions in enumerate(runs):
         live = samples_per_stack(a.data for a in actions if isinstance(a, WriteChunk))
         assert max(abs(live[k] - want[k]) for k in set(live) | set(want)) <= 1, seed
+
+
+MEMORY_STREAM = synthetic_stream(8.0, seed=5, memory_ops=True, start_ms=int(START * 1000))
+
+
+@given(cuts=st.lists(st.integers(1, len(MEMORY_STREAM) - 1), max_size=12), step=st.floats(0.2, 3))
+def test_the_live_walls_make_the_chunks_the_full_delta_makes(cuts: list[int], step: float) -> None:
+    """The capture hands its sink ``take_walls()`` (no row per path): for any split of a stream
+    and any arrival times, the chunks are byte for byte those of ``add(take_delta())``."""
+
+    def chunks(take) -> list[bytes]:
+        reader, builder, out = ProfileReader(), None, []
+        numbers = iter(range(1, 1 << 30))
+        bounds = [0, *sorted(set(cuts)), len(MEMORY_STREAM)]
+        for i, (a, b) in enumerate(itertools.pairwise(bounds)):
+            reader.feed(MEMORY_STREAM[a:b])
+            if builder is None and reader.header is not None:
+                builder = ChunkBuilder(
+                    reader.tables,
+                    START,
+                    header=reader.header,
+                    settings=ChunkSettings(chunk_seconds=1.0),
+                    profiler_id="ab" * 16,
+                    new_id=lambda: f"{next(numbers):032x}",
+                )
+            if builder is not None:
+                take(builder, reader.tables, START + step * (i + 1))
+                out += [c.data for c in builder.ready(START + step * (i + 1))]
+        return out + [c.data for c in builder.finish(START + step * len(bounds)).chunks]
+
+    full = chunks(lambda builder, tables, at: builder.add(tables.take_delta(lines=False), at))
+    walls = chunks(lambda builder, tables, at: add_walls(builder, tables.take_walls(), at))
+    assert full and walls == full

@@ -109,7 +109,7 @@ def run_context() -> RunContext:
 
 def chunks_of(sink: object) -> list[dict]:
     assert isinstance(sink, SentrySink)
-    sink.add(sink.builder.tables.take_delta(lines=False), START + 3.0)
+    sink.add(sink.builder.tables.take_walls(), START + 3.0)
     chunks, report = sink.finish(START + 3.0)
     assert report["chunks"] == len(chunks)
     return assert_valid(chunks)

@@ -198,3 +198,20 @@ async def test_http_error_from_the_socket() -> None:
     ):
         with pytest.raises(HttpStatusError, match="404"):
             await s.read(2)
+
+
+async def test_a_delivered_stream_times_out_idle_after_its_last_byte() -> None:
+    pieces = [b"x" * 10] * 40  # about 0.2 s of writes, then nothing
+    async with (
+        ScriptedDevice([b"HTTP/1.0 200 OK\r\n\r\n", *pieces], stall=True) as dev,
+        await ProfilerStream.open("127.0.0.1", dev.port) as s,
+    ):
+        loop = asyncio.get_running_loop()
+        got: list[bytes] = []
+        s.deliver(got.append)
+        with pytest.raises(DeviceTimeout, match=r"no data from .* for 0\.3 s"):
+            await s.wait_end(0.3)
+        timed_out = loop.time()
+        assert b"".join(got) == b"x" * 400
+        last = s.last_data  # monotonic, as the loop's clock
+        assert 0.3 <= timed_out - last < 1.5  # counted from the last byte, not the start

@@ -33,7 +33,7 @@ from rokuprof.path_model import PathNode, root_module
 from rokuprof.profile.reader import ProfileReader
 from rokuprof.sentry.assemble import Chunk
 from rokuprof.sentry.build_report import BuildReport
-from rokuprof.sentry.chunk import ChunkBuilder, delta_walls
+from rokuprof.sentry.chunk import ChunkBuilder
 from rokuprof.sentry.convert import default_slice_bytes
 from rokuprof.sentry.coverage import PathKey, chunk_samples
 from rokuprof.sentry.frames import frame_for
@@ -127,8 +127,8 @@ class CatchUp:
         return text
 
     def _take_slice(self) -> None:
-        delta = self.reader.tables.take_delta(lines=False)
-        walls, memory = delta_walls(delta)
+        delta = self.reader.tables.take_walls()
+        walls, memory = delta.walls, bool(delta.memory)
         rest: dict[int, int] = {}
         for path, wall in walls.items():
             key = self._key(path)

@@ -1,7 +1,8 @@
 """The capture's side of chunk building: a small interface the run loop talks to.
 
 Per app run the capture creates one :class:`ChunkSink` (once the stream header is known), gives
-it a profile-tables delta with its arrival time every second or so, asks it for ready chunks
+it the profile tables' wall-time delta (:meth:`~rokuprof.profile.protocol.TablesView.take_walls`:
+no object per call path) with its arrival time every second or so, asks it for ready chunks
 every chunk interval, and finishes it at the end of the run (the remaining chunks plus a
 JSON-ready report of what could not form a valid chunk). Chunks travel as their JSON bytes.
 :class:`SentrySink` adapts :class:`rokuprof.sentry.ChunkBuilder`; :func:`sentry_sink_factory`
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from rokuprof.bsprof.model import Header
-from rokuprof.path_model import Delta
+from rokuprof.path_model import WallDelta
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry import BuildReport, ChunkBuilder, ChunkSettings
 from rokuprof.sentry.side_measurements import Measure
@@ -33,7 +34,7 @@ class RunContext:
 
 
 class ChunkSink(Protocol):
-    def add(self, delta: Delta, arrival: float) -> None:
+    def add(self, delta: WallDelta, arrival: float) -> None:
         """Take what changed since the previous delta; ``arrival`` = Unix seconds."""
 
     def ready(self, now: float) -> Iterable[bytes]:
@@ -84,8 +85,8 @@ class SentrySink:
             profiler_id=context.profiler_id,
         )
 
-    def add(self, delta: Delta, arrival: float) -> None:
-        self.builder.add(delta, arrival)
+    def add(self, delta: WallDelta, arrival: float) -> None:
+        add_walls(self.builder, delta, arrival)
 
     def measure(self, measure: Measure) -> None:
         self.builder.add_measure(measure)
@@ -98,6 +99,12 @@ class SentrySink:
         # before it goes right after it (reported), as late data is carried mid-run.
         flush = self.builder.finish(end, after_end=True)
         return [chunk.data for chunk in flush.chunks], report_json(flush.report)
+
+
+def add_walls(builder: ChunkBuilder, delta: WallDelta, arrival: float) -> None:
+    """``builder.add`` of the tables' ``take_delta(lines=False)``, from their ``take_walls()``
+    (the same walls in the same order: the same chunks, without a row object per path)."""
+    builder.add_wall(delta.walls, arrival, live_bytes=delta.live_bytes, memory=bool(delta.memory))
 
 
 def sentry_sink_factory(settings: ChunkSettings = DEFAULT_SETTINGS) -> ChunkSinkFactory:

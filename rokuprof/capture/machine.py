@@ -392,7 +392,7 @@ class RunMachine:
     def _add_delta(self, actions: list[Action]) -> None:
         if self.sink is None:
             return
-        delta = self.reader.tables.take_delta(lines=False)
+        delta = self.reader.tables.take_walls()
         self._sink_call("add a delta", actions, self.sink.add, delta, self._data_time())
 
     def _ready_chunks(self, actions: list[Action]) -> None:

@@ -129,6 +129,7 @@ class ProfilerStream:
     def _data(self, data: bytes) -> None:
         if self._ended:
             return
+        deadline = self._head_deadline
         if self.received == 0:
             self._head_deadline = time.monotonic() + self.head_timeout
         self.received += len(data)
@@ -154,7 +155,8 @@ class ProfilerStream:
                     self._pause()
         if self.response.state == "done":
             self._end(None)
-        self._wake.set()
+        elif self._sink is None or self._head_deadline != deadline:
+            self._wake.set()  # a delivered body's bytes wake no one: wait_end sees last_data
 
     def _eof(self) -> None:
         self.eof = True
@@ -266,7 +268,7 @@ class ProfilerStream:
         """Wait for news from the transport, within the idle and head deadlines (measured from
         the last byte, not from this call)."""
         now = time.monotonic()
-        since = self.last_data if self.last_data is not None else now
+        since = self._since(now)
         waits: list[tuple[float, str]] = []
         if idle_timeout is not None:
             waits.append((since + idle_timeout - now, "idle"))
@@ -279,6 +281,8 @@ class ProfilerStream:
                 raise TimeoutError
             await asyncio.wait_for(self._wake.wait(), wait)
         except TimeoutError:
+            if which == "idle" and self._since(now) > since:
+                return  # bytes came meanwhile (delivered ones wake no one): wait from them
             if which == "head" and not self.received:
                 error: DeviceError = DeviceTimeout(
                     f"the profiler port {self.host}:{self.port} accepted the connection but "
@@ -294,6 +298,9 @@ class ProfilerStream:
                     f"no data from {self.host}:{self.port} for {idle_timeout:g} s"
                 )
             self._end(error)
+
+    def _since(self, now: float) -> float:
+        return self.last_data if self.last_data is not None else now
 
     def close(self) -> None:
         """Stop reading and close the connection (what arrives afterwards is not read)."""
