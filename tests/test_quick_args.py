@@ -80,6 +80,18 @@ def bound_or_none(args: list[str], command: Any = COMMAND) -> dict[str, Any] | N
         return None
 
 
+def agrees_with_typer(args: list[str], command: Any) -> None:
+    """Whatever ``bind`` accepts, typer accepts too, calling ``command`` with the same values
+    and types (defaults filled in)."""
+    bound = bound_or_none(args, command)
+    if bound is None:
+        return
+    code, seen = typer_call(args, command)
+    assert code == 0, (args, bound)
+    assert seen == with_defaults(bound, command)
+    assert all(type(seen[k]) is type(v) for k, v in bound.items())
+
+
 #: Mostly one file among a few option words, as people type them, sometimes anything at all.
 INVOCATIONS = st.one_of(
     st.tuples(st.sampled_from(["cap.bsprof", "-"]), st.lists(WORDS, max_size=4), st.randoms()).map(
@@ -92,13 +104,7 @@ INVOCATIONS = st.one_of(
 @settings(max_examples=400)  # each example parses in memory: a few milliseconds
 @given(INVOCATIONS)
 def test_what_bind_accepts_typer_accepts_with_the_same_values(args):
-    bound = bound_or_none(args)
-    if bound is None:
-        return
-    code, seen = typer_call(args)
-    assert code == 0, (args, bound)
-    assert seen == with_defaults(bound)
-    assert all(type(seen[k]) is type(v) for k, v in bound.items())
+    agrees_with_typer(args, COMMAND)
 
 
 @pytest.mark.parametrize(
@@ -145,13 +151,7 @@ REPORT_INVOCATIONS = st.one_of(
 @settings(max_examples=300)
 @given(REPORT_INVOCATIONS)
 def test_report_what_bind_accepts_typer_accepts_with_the_same_values(args):
-    bound = bound_or_none(args, REPORT)
-    if bound is None:
-        return
-    code, seen = typer_call(args, REPORT)
-    assert code == 0, (args, bound)
-    assert seen == with_defaults(bound, REPORT)
-    assert all(type(seen[k]) is type(v) for k, v in bound.items())
+    agrees_with_typer(args, REPORT)
 
 
 @pytest.mark.parametrize(
@@ -219,13 +219,7 @@ CONVERT_INVOCATIONS = st.one_of(
 def test_what_bind_accepts_for_convert_typer_accepts_with_the_same_values(args):
     """Paths, decimal numbers within bounds and ``X | None`` options bound as typer binds
     them (the settings' own checks, such as the chunk length, run inside the command)."""
-    bound = bound_or_none(args, CONVERT)
-    if bound is None:
-        return
-    code, seen = typer_call(args, CONVERT)
-    assert code == 0, (args, bound)
-    assert seen == with_defaults(bound, CONVERT)
-    assert all(type(seen[k]) is type(v) for k, v in bound.items())
+    agrees_with_typer(args, CONVERT)
 
 
 @pytest.mark.parametrize(
