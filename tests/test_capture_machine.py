@@ -219,7 +219,9 @@ def test_every_run_ends_once_archives_each_byte_once_and_chunks_every_sample(scr
 
     # Chunks cover every sample: per stack, what the chunks and the leftovers hold is what an
     # offline conversion of the archive gives (within one sample per call path of the stack:
-    # each conversion is within a period of every path's wall time, rounding its own way).
+    # each conversion is within a period of every path's wall time, rounding its own way), less
+    # what either could not place (a cut-short run offline ends at its busiest thread's busy
+    # time, so another thread's last samples may not fit before it).
     live = samples_per_stack(a.data for a in actions if isinstance(a, WriteChunk))
     offline, summary = convert_bytes(archived, ChunkSettings(chunk_seconds=CHUNK_SECONDS))
     want = samples_per_stack(c.data for c in offline)
@@ -227,8 +229,9 @@ def test_every_run_ends_once_archives_each_byte_once_and_chunks_every_sample(scr
     total = sum(live.values()) + leftovers
     assert abs(total - sum(want.values()) - summary.report.leftover_samples) <= max(1, len(want))
     paths = paths_per_stack(archived)
+    unplaced = leftovers + summary.report.leftover_samples  # either side's, on any stack
     for stack in set(live) | set(want):
-        assert abs(live[stack] - want[stack]) <= max(1, paths[stack]) + leftovers, stack
+        assert abs(live[stack] - want[stack]) <= max(1, paths[stack]) + unplaced, stack
     assert record.chunks == sum(1 for a in actions if isinstance(a, WriteChunk))
 
 
