@@ -75,6 +75,31 @@ def native_engine():
     return _native_or_skip()
 
 
+def engine_for(param: str):
+    """The engine a parameter names, as a fixture generator: ``native``, ``pure``, or
+    ``native-queued``: the native core taking every entry through its look-ahead queue
+    (``NativeBody.queue_from_cells = 0``; by default only a heap of 65,536 cells or more does,
+    and these tests' heaps are small). The queue must not change any answer, so a module whose
+    tests compare the native core with the reference or the pure engine runs them on it too, by
+    overriding ``engine`` (or ``native_engine``) with a module-scoped fixture over this."""
+    if param == "pure":
+        from rokuprof.profile.engine import PURE
+
+        yield PURE
+        return
+    native = _native_or_skip()
+    if param == "native":
+        yield native
+        return
+    from rokuprof._native.reader import NativeBody
+
+    NativeBody.queue_from_cells = 0
+    try:
+        yield native
+    finally:
+        NativeBody.queue_from_cells = -1
+
+
 @pytest.fixture
 def engine_env(engine, monkeypatch):
     """:func:`engine`, made the engine of every reader the test creates, in this process and

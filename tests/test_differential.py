@@ -8,6 +8,8 @@ The native core runs in record mode, so its entries can be compared one by one.
 
 from __future__ import annotations
 
+import pytest
+from conftest import engine_for
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import (
@@ -29,6 +31,12 @@ from table_views import TIGHT
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import MAGIC, Footer, Header, Limits
 from rokuprof.profile.engine import PURE, Engine
+
+
+@pytest.fixture(scope="module", params=["native", "native-queued", "pure"])
+def engine(request):
+    """Each engine, and the native core with its look-ahead queue taking every entry."""
+    yield from engine_for(request.param)
 
 
 def decode_on(engine: Engine, chunks, limits: Limits | None = None, close: bool = True) -> Outcome:

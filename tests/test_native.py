@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from conftest import engine_for
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import any_streams, chunk, splits, streams, stretched_streams
@@ -44,6 +45,12 @@ if not _native.built():
 from rokuprof._native import _bsprof
 from rokuprof._native.reader import NativeDecoder, NativeTables
 from rokuprof.profile.tables import ProfileTables
+
+
+@pytest.fixture(scope="module", params=["native", "native-queued"])
+def native_engine(request):
+    """The native core as it chooses, and with its look-ahead queue taking every entry."""
+    yield from engine_for(request.param)
 
 
 @given(st.data(), streams(ended=True, footer=True))
@@ -149,6 +156,19 @@ def test_tables_match_on_a_busy_heap(native_engine, seed, operations, addresses,
     limits = Limits(max_live_allocations=100, max_line_keys=30)
     compare_readers(native_engine, chunks, [(True, "paths")] * len(chunks), limits)
     compare_readers(native_engine, chunks, [(True, "walls")] * len(chunks), limits)
+
+
+def test_tables_match_while_the_heap_grows_past_the_queue_threshold(native_engine):
+    """A heap that passes 65,536 cells (over 32,768 live allocations): by default the core
+    switches to its look-ahead queue mid-stream, and its answers stay the pure engine's, cut
+    anywhere (inside entries too)."""
+    stream = heap_stream(7, 150_000, 80_000, True)
+    decoder = NativeDecoder()
+    decoder.feed(stream)
+    assert len(decoder.core.heap()) > 32_768  # the default threshold was crossed
+    cuts = [1, 1_000, 99_999, 400_001, 500_003, len(stream) - 3]
+    chunks = chunk(stream, cuts)
+    compare_readers(native_engine, chunks, [(i % 2 == 0, "lines") for i in range(len(chunks))])
 
 
 # --- allocations per line --------------------------------------------------------------------

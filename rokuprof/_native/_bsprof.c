@@ -23,15 +23,17 @@ static PyObject *no_memory(void) { return PyErr_NoMemory(); }
 
 static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"limits", "line_data", "record", "seed", NULL};
+    static char *kwlist[] = {"limits", "line_data", "record", "seed", "queue_from", NULL};
     bsp_limits lim;
     int line_data = 0, record = 0;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "(KKKKKKKK)p|pK", kwlist,
+    Py_ssize_t queue_from = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "(KKKKKKKK)p|pKn", kwlist,
                                      &lim.max_string_bytes, &lim.max_strings,
                                      &lim.max_string_table_chars, &lim.max_modules,
                                      &lim.max_paths, &lim.max_live_allocations,
-                                     &lim.max_line_keys, &lim.max_stack_depth, &line_data, &record, &seed))
+                                     &lim.max_line_keys, &lim.max_stack_depth, &line_data, &record, &seed,
+                                     &queue_from))
         return -1;
     bsp_free(self->core);
     self->core = bsp_new(&lim, line_data, record, seed);
@@ -39,6 +41,8 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         return -1;
     }
+    if (queue_from >= 0) /* -1: the core's default */
+        bsp_set_queue_from(self->core, (size_t)queue_from);
     return 0;
 }
 
@@ -692,8 +696,10 @@ static PyMethodDef Core_methods[] = {
 
 static PyTypeObject CoreType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rokuprof._native._bsprof.Core",
-    .tp_doc = "Core(limits, line_data, record=False, seed=0): the native body decoder and "
-              "profile tables of one stream.",
+    .tp_doc = "Core(limits, line_data, record=False, seed=0, queue_from=-1): the native body "
+              "decoder and profile tables of one stream. queue_from: the live heap's size in "
+              "cells from which entries are decoded ahead of applying them (-1: the default); "
+              "results do not depend on it.",
     .tp_basicsize = sizeof(CoreObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,

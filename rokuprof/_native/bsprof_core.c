@@ -346,6 +346,7 @@ struct bsp_core {
     int line;
     int record;
     hasher hs;
+    size_t queue_from; /* heap cells from which parse() queues entries (bsp_set_queue_from) */
 
     uint64_t offset; /* body bytes consumed by whole entries */
     uint64_t entries;
@@ -401,6 +402,7 @@ bsp_core *bsp_new(const bsp_limits *limits, int line_data, int record, uint64_t 
     c->hs.a = splitmix(&seed) | 1;
     c->hs.a2 = splitmix(&seed) | 1;
     c->hs.b = splitmix(&seed);
+    c->queue_from = BSP_QUEUE_FROM_CELLS;
     if (!map32_init(&c->string_index, 64) || !map32_init(&c->module_index, 16) ||
         !map32_init(&c->path_index, 256) || !map64_init(&c->line_index, 256) ||
         !index32_init(&c->alloc_line_index, 16) ||
@@ -936,18 +938,144 @@ static inline int read_tag(const uint8_t **pp, const uint8_t *end, uint64_t *out
     return 2;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* the queue of decoded counting entries                                                     */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH_FOR_WRITE(addr) __builtin_prefetch((addr), 1)
+#else
+#define PREFETCH_FOR_WRITE(addr) ((void)(addr))
+#endif
+
+/*
+ * parse() applies memory, CPU and call-count entries a few entries after decoding them. When it
+ * decodes one it asks the CPU to start loading the table cells that applying it will touch (the
+ * live-allocation cell above all). With many streams read in turn their tables do not fit in
+ * cache, and those loads were the decoder's main cost; started QUEUE_LEN entries early, they
+ * overlap. Entries are still applied one at a time in stream order, and the queue is emptied
+ * before every definition and before parse() returns, so no result changes: only the cache is
+ * warmer.
+ */
+#define QUEUE_LEN 16 /* a power of two */
+
+
+typedef struct {
+    uint32_t type; /* 3 memory operation, 4 CPU, 5 call count (the entry types) */
+    uint32_t path, op, line_offset, a, b; /* a, b: address, size / cpu, wall / count */
+    size_t at; /* the entry's offset in the buffer */
+} queued;
+
+typedef struct {
+    queued q[QUEUE_LEN];
+    size_t head, len;
+} entry_queue;
+
+/* Warm the cells applying a memory operation will touch: the live-allocation cell, and an
+ * allocation's line index cell.
+ * (Macros, not functions: GCC drops a call to a function whose only effect is a prefetch.) */
+#define PREFETCH_MEMORY(c, path, op, line_offset, address)                                    \
+    do {                                                                                      \
+        if (address) {                                                                        \
+            size_t i_ = hash32(&(c)->hs, (address), (c)->live.mask);                          \
+            PREFETCH_FOR_WRITE(&(c)->live.cells[i_]);                                         \
+            PREFETCH_FOR_WRITE(&(c)->live.owners[i_]);                                        \
+        }                                                                                     \
+        uint64_t key_ = (uint64_t)(path) << 32 | (line_offset);                               \
+        if ((op) == 0 && (line_offset) && key_ != (c)->last_alloc_key)                        \
+            PREFETCH_FOR_WRITE(&(c)->alloc_line_index                                          \
+                                    .cells[hash64(&(c)->hs, key_, (c)->alloc_line_index.mask)]); \
+    } while (0)
+
+/* Warm the line cell applying a CPU entry will touch. */
+#define PREFETCH_CPU(c, path, line_offset)                                                    \
+    do {                                                                                      \
+        uint64_t key_ = (uint64_t)(path) << 32 | (line_offset);                               \
+        if ((line_offset) && key_ != (c)->last_line_key)                                      \
+            PREFETCH_FOR_WRITE(&(c)->line_index.cells[hash64(&(c)->hs, key_, (c)->line_index.mask)]); \
+    } while (0)
+
+static inline int apply_queued(bsp_core *c, const queued *e)
+{
+    switch (e->type) {
+    case 3:
+        return apply_memory(c, e->path, e->op, e->line_offset, e->a, e->b);
+    case 4:
+        return apply_cpu(c, e->path, e->line_offset, e->a, e->b);
+    default:
+        return apply_calls(c, e->path, e->a);
+    }
+}
+
+/* Apply the oldest queued entries until at most `keep` wait. 0 when out of memory, with *at
+ * the offset of the entry that could not be applied (it and those after it are dropped). */
+static int queue_drain(bsp_core *c, entry_queue *q, size_t keep, size_t *at)
+{
+    while (q->len > keep) {
+        const queued *e = &q->q[q->head];
+        if (!apply_queued(c, e)) {
+            *at = e->at;
+            q->len = 0;
+            return 0;
+        }
+        c->entries++;
+        q->head = (q->head + 1) & (QUEUE_LEN - 1);
+        q->len--;
+    }
+    return 1;
+}
+
+/* Queue an entry, applying the oldest first when the queue is full (0: out of memory, as in
+ * queue_drain). */
+static inline int queue_push(bsp_core *c, entry_queue *q, uint32_t type, uint32_t path,
+                             uint32_t op, uint32_t line_offset, uint32_t a, uint32_t b,
+                             size_t at, size_t *failed_at)
+{
+    if (q->len == QUEUE_LEN) { /* apply the oldest; the new entry takes its place */
+        queued *oldest = &q->q[q->head];
+        if (!apply_queued(c, oldest)) {
+            *failed_at = oldest->at;
+            q->len = 0;
+            return 0;
+        }
+        c->entries++;
+        q->head = (q->head + 1) & (QUEUE_LEN - 1);
+        q->len--;
+    }
+    queued *e = &q->q[(q->head + q->len) & (QUEUE_LEN - 1)];
+    e->type = type;
+    e->path = path;
+    e->op = op;
+    e->line_offset = line_offset;
+    e->a = a;
+    e->b = b;
+    e->at = at;
+    q->len++;
+    return 1;
+}
+
 /*
  * Decode whole entries from buf[*pos:n] and apply them. On return *pos is where decoding
  * stopped: after the end marker (P_END), at the start of a bad entry (P_REJECT) or of a
  * partial one (P_MORE, *pos < n). hint: bytes of the entry at *pos already searched for a
  * string's NUL (a carried string).
  */
-static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t hint)
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* parse() in two versions (queue_on is a constant in each): without the queue it is the plain
+ * decode-and-apply loop, with nothing of the queue's cost. */
+static ALWAYS_INLINE int parse_with(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos,
+                                    size_t hint, const int queue_on)
 {
     const uint8_t *p = buf + *pos;
     const uint8_t *end = buf + n;
     const uint8_t *start = p;
     const int line = c->line;
+    entry_queue queue = {.head = 0, .len = 0};
+    size_t failed_at = 0; /* where applying a queued entry ran out of memory */
     c->scan = 0;
     while (p < end) {
         start = p;
@@ -973,7 +1101,15 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
                     goto cut;
                 goto bad;
             }
-            if (!apply_memory(c, (uint32_t)(tag >> 5), op, line_offset, address, size))
+            uint32_t path = (uint32_t)(tag >> 5);
+            if (queue_on) {
+                PREFETCH_MEMORY(c, path, op, line_offset, address);
+                if (!queue_push(c, &queue, 3, path, op, line_offset, address, size,
+                                (size_t)(start - buf), &failed_at))
+                    goto nomem_queued;
+                continue;
+            }
+            if (!apply_memory(c, path, op, line_offset, address, size))
                 goto nomem;
             break;
         }
@@ -988,7 +1124,15 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
                     goto cut;
                 goto bad;
             }
-            if (!apply_cpu(c, (uint32_t)(tag >> 3), line_offset, cpu, wall))
+            uint32_t path = (uint32_t)(tag >> 3);
+            if (queue_on) {
+                PREFETCH_CPU(c, path, line_offset);
+                if (!queue_push(c, &queue, 4, path, 0, line_offset, cpu, wall,
+                                (size_t)(start - buf), &failed_at))
+                    goto nomem_queued;
+                continue;
+            }
+            if (!apply_cpu(c, path, line_offset, cpu, wall))
                 goto nomem;
             break;
         }
@@ -997,12 +1141,20 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
             if (tag >> 35)
                 goto bad;
             ENTRY_READ(read_u32(&p, end, &count));
+            if (queue_on) {
+                if (!queue_push(c, &queue, 5, (uint32_t)(tag >> 3), 0, 0, count, 0,
+                                (size_t)(start - buf), &failed_at))
+                    goto nomem_queued;
+                continue;
+            }
             if (!apply_calls(c, (uint32_t)(tag >> 3), count))
                 goto nomem;
             break;
         }
         case 2: { /* path element */
             uint64_t id = tag >> 3;
+            if (!queue_drain(c, &queue, 0, &failed_at))
+                goto nomem_queued;
             uint32_t caller, module = 0, line_offset = 0, file_id, line_no, function;
             int r = 0;
             if (id == 0 || id > 0xFFFFFFFFu)
@@ -1025,6 +1177,8 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
             break;
         }
         case 0: { /* string, or the end marker */
+            if (!queue_drain(c, &queue, 0, &failed_at))
+                goto nomem_queued;
             if (tag == 0) {
                 *pos = (size_t)(p - buf);
                 return P_END;
@@ -1059,6 +1213,8 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
         }
         case 1: { /* executable module */
             uint64_t id = tag >> 3;
+            if (!queue_drain(c, &queue, 0, &failed_at))
+                goto nomem_queued;
             uint32_t name_id;
             if (id == 0 || id > 0xFFFFFFFFu)
                 goto bad;
@@ -1075,17 +1231,33 @@ static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t 
         }
         c->entries++;
     }
+    if (!queue_drain(c, &queue, 0, &failed_at))
+        goto nomem_queued;
     *pos = (size_t)(p - buf);
     return P_MORE;
 cut:
+    if (!queue_drain(c, &queue, 0, &failed_at))
+        goto nomem_queued;
     *pos = (size_t)(start - buf);
     return P_MORE;
 bad:
+    if (!queue_drain(c, &queue, 0, &failed_at))
+        goto nomem_queued;
     *pos = (size_t)(start - buf);
     return P_REJECT;
 nomem:
     *pos = (size_t)(start - buf);
     return P_NOMEM;
+nomem_queued:
+    *pos = failed_at;
+    return P_NOMEM;
+}
+
+static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t hint)
+{
+    if (c->live.mask + 1 >= c->queue_from)
+        return parse_with(c, buf, n, pos, hint, 1);
+    return parse_with(c, buf, n, pos, hint, 0);
 }
 
 static int to_result(int status)
@@ -1160,6 +1332,8 @@ int bsp_feed(bsp_core *c, const uint8_t *data, size_t len, size_t *used)
 
 /* ---------------------------------------------------------------------------------------- */
 /* reading the tables                                                                        */
+
+void bsp_set_queue_from(bsp_core *c, size_t cells) { c->queue_from = cells; }
 
 uint64_t bsp_offset(const bsp_core *c) { return c->offset; }
 uint64_t bsp_entry_count(const bsp_core *c) { return c->entries; }

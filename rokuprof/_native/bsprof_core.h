@@ -128,6 +128,16 @@ typedef struct bsp_core bsp_core;
  * (tests only; see bsp_take_records). seed: hashes the tables' keys (pass random bytes so a
  * peer cannot aim for collisions). Returns NULL when out of memory. */
 bsp_core *bsp_new(const bsp_limits *limits, int line_data, int record, uint64_t seed);
+
+/* The live heap's size in cells from which feeding decodes a few entries ahead of applying them,
+ * starting the loads of the cells they will touch (BSP_QUEUE_FROM_CELLS by default). Results do
+ * not depend on it: a heap that outgrows a core's private cache (L2: 0.5-2 MB on current cores;
+ * the default, 65,536 cells, is 768 KB) makes nearly every lookup a cache miss, and overlapping
+ * them is then the decoder's largest saving (many streams read in turn, as the daemon does); a
+ * smaller heap mostly stays in cache, where applying each entry as it is decoded is faster.
+ * Tests set 0 to take every stream through the queue. */
+#define BSP_QUEUE_FROM_CELLS 65536
+void bsp_set_queue_from(bsp_core *c, size_t cells);
 void bsp_free(bsp_core *core);
 
 /* Decode data[0:len]. *used is the number of bytes of data read: len for BSP_MORE, the end

@@ -65,6 +65,11 @@ class NativeBody:
     ``record=True`` keeps every decoded entry for :meth:`take_entries` (tests and the fuzzer
     compare them with the reference parser); normal use never materialises entries."""
 
+    #: The live heap's size (cells) from which the core decodes a few entries ahead of applying
+    #: them, to overlap their cache misses; ``-1``: the core's default (65,536). Results never
+    #: depend on it: tests set 0 to take every stream through that path.
+    queue_from_cells = -1
+
     def __init__(self, limits: Limits, *, record: bool = False) -> None:
         self.limits = limits
         self.error: BsprofError | None = None
@@ -72,7 +77,7 @@ class NativeBody:
         self._record = record
         self._seed = _seed()
         self._limits = _limits_tuple(limits)
-        self.core = _bsprof.Core(self._limits, False, record, self._seed)
+        self.core = _bsprof.Core(self._limits, False, record, self._seed, self.queue_from_cells)
         self._start = 0  # stream offset of the body
         self._line = False
         self._tables: NativeTables | None = None
@@ -94,7 +99,9 @@ class NativeBody:
 
     def begin(self, header: Header, offset: int) -> None:
         self._line = header.line_data
-        self.core = _bsprof.Core(self._limits, self._line, self._record, self._seed)
+        self.core = _bsprof.Core(
+            self._limits, self._line, self._record, self._seed, self.queue_from_cells
+        )
         self._start = offset
 
     def feed(self, buf: Bytes, pos: int, base: int) -> int:
