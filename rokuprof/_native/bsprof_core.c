@@ -43,6 +43,13 @@ static int grow(void **ptr, size_t *cap, size_t need, size_t elem)
 
 #define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* For the few functions the decoding loop must have inline in both its versions (parse_with). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 /* ---------------------------------------------------------------------------------------- */
 /* hashing                                                                                   */
 
@@ -234,7 +241,7 @@ static int heap_grow(heap *h, const hasher *hs)
 
 /* The cell of an address for an allocation: the live one (*found = 1) or the empty cell it
  * would take (grown first, so the caller may fill it: heap_fill). NULL when out of memory. */
-static cell *heap_claim(heap *h, uint32_t address, const hasher *hs, int *found)
+static ALWAYS_INLINE cell *heap_claim(heap *h, uint32_t address, const hasher *hs, int *found)
 {
     if (address == 0) {
         *found = h->has_zero;
@@ -268,7 +275,7 @@ static inline void heap_fill(heap *h, cell *c, uint32_t address, uint32_t path, 
 }
 
 /* Remove an address; return 0 when it was not live. */
-static int heap_remove(heap *h, uint32_t address, uint32_t *size, const hasher *hs)
+static ALWAYS_INLINE int heap_remove(heap *h, uint32_t address, uint32_t *size, const hasher *hs)
 {
     if (address == 0) {
         if (!h->has_zero)
@@ -687,7 +694,7 @@ static int alloc_line_index_grow(bsp_core *c)
     return 1;
 }
 
-static int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t size)
+static ALWAYS_INLINE int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t size)
 {
     uint64_t key = (uint64_t)path << 32 | line_offset;
     uint32_t *cell_of_new = NULL;
@@ -724,7 +731,10 @@ static int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, ui
     return 1;
 }
 
-static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_offset,
+/* The three counting entries' effects. Always inlined, with the heap's and the allocation
+ * lines' look-ups: into parse's loop (where they were before the look-ahead queue, and where
+ * one reader with a small heap spends its time) and into the queue's apply. */
+static ALWAYS_INLINE int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_offset,
                         uint32_t address, uint32_t size)
 {
     if (c->record && !record(c, 3, path, op, line_offset, address, size, 0, 0))
@@ -769,7 +779,7 @@ static int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_o
     return 1;
 }
 
-static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t cpu,
+static ALWAYS_INLINE int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t cpu,
                      uint32_t wall)
 {
     if (c->record && !record(c, 4, path, line_offset, cpu, wall, 0, 0, 0))
@@ -815,7 +825,7 @@ static int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t 
     return 1;
 }
 
-static int apply_calls(bsp_core *c, uint32_t path, uint32_t count)
+static ALWAYS_INLINE int apply_calls(bsp_core *c, uint32_t path, uint32_t count)
 {
     if (c->record && !record(c, 5, path, count, 0, 0, 0, 0, 0))
         return 0;
@@ -1059,12 +1069,6 @@ static inline int queue_push(bsp_core *c, entry_queue *q, uint32_t type, uint32_
  * partial one (P_MORE, *pos < n). hint: bytes of the entry at *pos already searched for a
  * string's NUL (a carried string).
  */
-#if defined(__GNUC__) || defined(__clang__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
 /* parse() in two versions (queue_on is a constant in each): without the queue it is the plain
  * decode-and-apply loop, with nothing of the queue's cost. */
 static ALWAYS_INLINE int parse_with(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos,
