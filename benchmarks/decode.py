@@ -164,6 +164,40 @@ def versus_plain(data: bytes, path: Path, pieces: list, rounds: int) -> int:
     return 0 if agree else 1
 
 
+def interleaved(data: bytes, readers: int, rounds: int) -> int:
+    """The native core with many streams read in turn, as the daemon reads its devices: each
+    reader is fed 16 KiB at a time, round robin, with the core's look-ahead queue off, on for
+    every heap size, and as the core chooses (by its heap's size). CPU time, best of alternating
+    rounds; the tables of the three must agree."""
+    from rokuprof._native.reader import NativeBody
+
+    piece = 16 * 1024
+    modes = {"queue off": 1 << 62, "queue on": 0, "as the core chooses": -1}
+    best = dict.fromkeys(modes, float("inf"))
+    totals = {}
+    for _ in range(rounds):
+        for name, cells in modes.items():
+            NativeBody.queue_from_cells = cells
+            try:
+                group = [ProfileReader(engine=engines.native()) for _ in range(readers)]
+                t = time.process_time()
+                for start in range(0, len(data), piece):
+                    for r in group:
+                        r.feed(data[start : start + piece])
+                best[name] = min(best[name], time.process_time() - t)
+            finally:
+                NativeBody.queue_from_cells = -1
+            totals[name] = {tuple(astuple(r.tables.totals())) for r in group}
+    print(f"\n{readers} native readers in turn, 16 KiB each ({rounds} alternating rounds, best)")
+    print(f"{'':28} {'MB/s':>8} {'vs off':>8}")
+    for name, seconds in best.items():
+        rate = readers * len(data) / seconds / 1e6
+        print(f"{name:28} {rate:8.1f} {best['queue off'] / seconds:7.2f}x")
+    agree = len({frozenset(t) for t in totals.values()}) == 1
+    print(f"totals agree: {agree}")
+    return 0 if agree else 1
+
+
 def versus_plain_reader(data: bytes, pieces: list, rounds: int) -> int:
     """The pure engine against the plain pure-Python reader, in alternating rounds (best CPU
     time of each: the machine may be shared); their per-path totals are checked equal first."""
@@ -213,6 +247,12 @@ def main() -> int:
     parser.add_argument(
         "--only-pure", action="store_true", help="only the pure engine against the plain reader"
     )
+    parser.add_argument(
+        "--interleaved",
+        type=int,
+        metavar="N",
+        help="only N native readers fed in turn (the daemon's pattern), look-ahead queue off/on",
+    )
     args = parser.parse_args()
 
     data, source = load(args)
@@ -228,6 +268,11 @@ def main() -> int:
         print(f"        warning: {check.problem()}", file=sys.stderr)
     if args.only_pure:
         return versus_plain_reader(data, pieces, args.rounds)
+    if args.interleaved:
+        if not _native.built():
+            print("native core: not built (pip install . with a C compiler)")
+            return 0
+        return interleaved(data, args.interleaved, args.rounds)
     if args.only_plain:
         if not _native.built():
             print("native core: not built (pip install . with a C compiler)")
