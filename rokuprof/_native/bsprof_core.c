@@ -1016,41 +1016,39 @@ static inline int apply_queued(bsp_core *c, const queued *e)
     }
 }
 
-/* Apply the oldest queued entries until at most `keep` wait. 0 when out of memory, with *at
- * the offset of the entry that could not be applied (it and those after it are dropped). */
-static int queue_drain(bsp_core *c, entry_queue *q, size_t keep, size_t *at)
+/* Apply the oldest queued entry. 0 when out of memory, with *at the offset of the entry that
+ * could not be applied (it and those after it are dropped: parse() stops there). */
+static ALWAYS_INLINE int queue_apply_oldest(bsp_core *c, entry_queue *q, size_t *at)
 {
-    while (q->len > keep) {
-        const queued *e = &q->q[q->head];
-        if (!apply_queued(c, e)) {
-            *at = e->at;
-            q->len = 0;
-            return 0;
-        }
-        c->entries++;
-        q->head = (q->head + 1) & (QUEUE_LEN - 1);
-        q->len--;
+    const queued *e = &q->q[q->head];
+    if (!apply_queued(c, e)) {
+        *at = e->at;
+        q->len = 0;
+        return 0;
     }
+    c->entries++;
+    q->head = (q->head + 1) & (QUEUE_LEN - 1);
+    q->len--;
     return 1;
 }
 
-/* Queue an entry, applying the oldest first when the queue is full (0: out of memory, as in
- * queue_drain). */
+/* Apply every queued entry, in order (0 when out of memory, as queue_apply_oldest). */
+static int queue_drain(bsp_core *c, entry_queue *q, size_t *at)
+{
+    while (q->len)
+        if (!queue_apply_oldest(c, q, at))
+            return 0;
+    return 1;
+}
+
+/* Queue an entry, applying the oldest first when the queue is full (0: out of memory, as
+ * queue_apply_oldest). */
 static inline int queue_push(bsp_core *c, entry_queue *q, uint32_t type, uint32_t path,
                              uint32_t op, uint32_t line_offset, uint32_t a, uint32_t b,
                              size_t at, size_t *failed_at)
 {
-    if (q->len == QUEUE_LEN) { /* apply the oldest; the new entry takes its place */
-        queued *oldest = &q->q[q->head];
-        if (!apply_queued(c, oldest)) {
-            *failed_at = oldest->at;
-            q->len = 0;
-            return 0;
-        }
-        c->entries++;
-        q->head = (q->head + 1) & (QUEUE_LEN - 1);
-        q->len--;
-    }
+    if (q->len == QUEUE_LEN && !queue_apply_oldest(c, q, failed_at))
+        return 0; /* else the new entry takes the oldest's place */
     queued *e = &q->q[(q->head + q->len) & (QUEUE_LEN - 1)];
     e->type = type;
     e->path = path;
@@ -1063,12 +1061,6 @@ static inline int queue_push(bsp_core *c, entry_queue *q, uint32_t type, uint32_
     return 1;
 }
 
-/*
- * Decode whole entries from buf[*pos:n] and apply them. On return *pos is where decoding
- * stopped: after the end marker (P_END), at the start of a bad entry (P_REJECT) or of a
- * partial one (P_MORE, *pos < n). hint: bytes of the entry at *pos already searched for a
- * string's NUL (a carried string).
- */
 /* parse() in two versions (queue_on is a constant in each): without the queue it is the plain
  * decode-and-apply loop, with nothing of the queue's cost. */
 static ALWAYS_INLINE int parse_with(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos,
@@ -1157,7 +1149,7 @@ static ALWAYS_INLINE int parse_with(bsp_core *c, const uint8_t *buf, size_t n, s
         }
         case 2: { /* path element */
             uint64_t id = tag >> 3;
-            if (!queue_drain(c, &queue, 0, &failed_at))
+            if (!queue_drain(c, &queue, &failed_at))
                 goto nomem_queued;
             uint32_t caller, module = 0, line_offset = 0, file_id, line_no, function;
             int r = 0;
@@ -1181,7 +1173,7 @@ static ALWAYS_INLINE int parse_with(bsp_core *c, const uint8_t *buf, size_t n, s
             break;
         }
         case 0: { /* string, or the end marker */
-            if (!queue_drain(c, &queue, 0, &failed_at))
+            if (!queue_drain(c, &queue, &failed_at))
                 goto nomem_queued;
             if (tag == 0) {
                 *pos = (size_t)(p - buf);
@@ -1217,7 +1209,7 @@ static ALWAYS_INLINE int parse_with(bsp_core *c, const uint8_t *buf, size_t n, s
         }
         case 1: { /* executable module */
             uint64_t id = tag >> 3;
-            if (!queue_drain(c, &queue, 0, &failed_at))
+            if (!queue_drain(c, &queue, &failed_at))
                 goto nomem_queued;
             uint32_t name_id;
             if (id == 0 || id > 0xFFFFFFFFu)
@@ -1235,17 +1227,17 @@ static ALWAYS_INLINE int parse_with(bsp_core *c, const uint8_t *buf, size_t n, s
         }
         c->entries++;
     }
-    if (!queue_drain(c, &queue, 0, &failed_at))
+    if (!queue_drain(c, &queue, &failed_at))
         goto nomem_queued;
     *pos = (size_t)(p - buf);
     return P_MORE;
 cut:
-    if (!queue_drain(c, &queue, 0, &failed_at))
+    if (!queue_drain(c, &queue, &failed_at))
         goto nomem_queued;
     *pos = (size_t)(start - buf);
     return P_MORE;
 bad:
-    if (!queue_drain(c, &queue, 0, &failed_at))
+    if (!queue_drain(c, &queue, &failed_at))
         goto nomem_queued;
     *pos = (size_t)(start - buf);
     return P_REJECT;
@@ -1257,6 +1249,12 @@ nomem_queued:
     return P_NOMEM;
 }
 
+/*
+ * Decode whole entries from buf[*pos:n] and apply them. On return *pos is where decoding
+ * stopped: after the end marker (P_END), at the start of a bad entry (P_REJECT) or of a
+ * partial one (P_MORE, *pos < n), or of the entry that could not be applied (P_NOMEM). hint:
+ * bytes of the entry at *pos already searched for a string's NUL (a carried string).
+ */
 static int parse(bsp_core *c, const uint8_t *buf, size_t n, size_t *pos, size_t hint)
 {
     if (c->live.mask + 1 >= c->queue_from)
