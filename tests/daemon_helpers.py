@@ -189,7 +189,8 @@ def cap_config(dev: SimulatedDevice, out: Path, **kw) -> CaptureConfig:
 async def stop_daemon(proc: asyncio.subprocess.Process, log: Path, timeout: float = 20.0) -> None:
     """SIGTERM; the daemon must exit 0 within ``timeout`` (a failure shows its log's tail)."""
     proc.send_signal(signal.SIGTERM)
-    assert await asyncio.wait_for(proc.wait(), timeout) == 0, log.read_text()[-3000:]
+    code = await asyncio.wait_for(proc.wait(), timeout)
+    assert code == 0, f"exit status {code}; the log ends:\n{log.read_text()[-3000:]}"
 
 
 async def reap(proc: asyncio.subprocess.Process | None) -> None:
@@ -201,9 +202,10 @@ async def reap(proc: asyncio.subprocess.Process | None) -> None:
 
 async def start_daemon(config: Path, log: Path) -> asyncio.subprocess.Process:
     """``rokuprof daemon --config CONFIG`` as a process (no systemd socket, no DSN from the
-    environment), its stderr appended to ``log``."""
+    environment), its stderr appended to ``log`` (with Python's fault handler on)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
     env.pop("ROKUPROF_SENTRY_DSN", None)
+    env["PYTHONFAULTHANDLER"] = "1"  # a fatal signal leaves its Python stack in the log
     with log.open("ab") as stderr:  # the child keeps its own copy of the descriptor
         return await asyncio.create_subprocess_exec(
             sys.executable,
