@@ -694,7 +694,8 @@ static int alloc_line_index_grow(bsp_core *c)
     return 1;
 }
 
-static ALWAYS_INLINE int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t size)
+static ALWAYS_INLINE int count_alloc_line(bsp_core *c, uint32_t path, uint32_t line_offset,
+                                          uint32_t size)
 {
     uint64_t key = (uint64_t)path << 32 | line_offset;
     uint32_t *cell_of_new = NULL;
@@ -734,8 +735,8 @@ static ALWAYS_INLINE int count_alloc_line(bsp_core *c, uint32_t path, uint32_t l
 /* The three counting entries' effects. Always inlined, with the heap's and the allocation
  * lines' look-ups: into parse's loop (where they were before the look-ahead queue, and where
  * one reader with a small heap spends its time) and into the queue's apply. */
-static ALWAYS_INLINE int apply_memory(bsp_core *c, uint32_t path, uint32_t op, uint32_t line_offset,
-                        uint32_t address, uint32_t size)
+static ALWAYS_INLINE int apply_memory(bsp_core *c, uint32_t path, uint32_t op,
+                                      uint32_t line_offset, uint32_t address, uint32_t size)
 {
     if (c->record && !record(c, 3, path, op, line_offset, address, size, 0, 0))
         return 0;
@@ -779,8 +780,8 @@ static ALWAYS_INLINE int apply_memory(bsp_core *c, uint32_t path, uint32_t op, u
     return 1;
 }
 
-static ALWAYS_INLINE int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset, uint32_t cpu,
-                     uint32_t wall)
+static ALWAYS_INLINE int apply_cpu(bsp_core *c, uint32_t path, uint32_t line_offset,
+                                   uint32_t cpu, uint32_t wall)
 {
     if (c->record && !record(c, 4, path, line_offset, cpu, wall, 0, 0, 0))
         return 0;
@@ -968,7 +969,6 @@ static inline int read_tag(const uint8_t **pp, const uint8_t *end, uint64_t *out
  */
 #define QUEUE_LEN 16 /* a power of two */
 
-
 typedef struct {
     uint32_t type; /* 3 memory operation, 4 CPU, 5 call count (the entry types) */
     uint32_t path, op, line_offset, a, b; /* a, b: address, size / cpu, wall / count */
@@ -980,9 +980,9 @@ typedef struct {
     size_t head, len;
 } entry_queue;
 
-/* Warm the cells applying a memory operation will touch: the live-allocation cell, and an
- * allocation's line index cell.
- * (Macros, not functions: GCC drops a call to a function whose only effect is a prefetch.) */
+/* Warm the cells applying a memory operation will touch: the live-allocation cell and its owner,
+ * and an allocation's line index cell. (Macros, not functions: GCC drops a call to a function
+ * whose only effect is a prefetch.) */
 #define PREFETCH_MEMORY(c, path, op, line_offset, address)                                    \
     do {                                                                                      \
         if (address) {                                                                        \
@@ -1001,7 +1001,8 @@ typedef struct {
     do {                                                                                      \
         uint64_t key_ = (uint64_t)(path) << 32 | (line_offset);                               \
         if ((line_offset) && key_ != (c)->last_line_key)                                      \
-            PREFETCH_FOR_WRITE(&(c)->line_index.cells[hash64(&(c)->hs, key_, (c)->line_index.mask)]); \
+            PREFETCH_FOR_WRITE(                                                               \
+                &(c)->line_index.cells[hash64(&(c)->hs, key_, (c)->line_index.mask)]);        \
     } while (0)
 
 static inline int apply_queued(bsp_core *c, const queued *e)
