@@ -15,7 +15,12 @@ from functools import cached_property
 from rokuprof import __version__
 from rokuprof.profile.tables import ProfileTables
 from rokuprof.sentry.chunkjson import Run, chunk_json, samples_json
-from rokuprof.sentry.frames import FRAME_TEXT_LIMIT, FrameTable, RunFrames
+from rokuprof.sentry.frames import (
+    FRAME_TEXT_LIMIT,
+    MAX_REMEMBERED_STACKS,
+    FrameTable,
+    RunFrames,
+)
 from rokuprof.sentry.validate import Problem, SampleFacts, validate_chunk
 from rokuprof.timeline.lane import IDLE
 
@@ -27,6 +32,9 @@ HEAP_MEASUREMENT = "memory_footprint"
 #: groups threads into chunks; ``{"timestamp":1795273445.0099010,"thread_id":"","stack_id":}``
 #: plus a stack index and a comma).
 SAMPLE_BYTES = 64
+#: Call paths whose share of a chunk's bytes :class:`SizeEstimate` remembers (as many as
+#: :class:`~rokuprof.sentry.frames.RunFrames` remembers stacks).
+MAX_REMEMBERED_PATHS = MAX_REMEMBERED_STACKS
 
 #: A thread's placed samples: runs of ``(slot, path, count)``.
 Runs = list[tuple[int, int, int]]
@@ -130,23 +138,44 @@ class Written:
         return max(last for _, last in self.spans.values())
 
 
-def estimate_bytes(tables: ProfileTables, module: int, runs: Runs) -> int:
+class SizeEstimate:
     """Bytes a thread's runs add to a chunk: its samples, and for each path a stack (its depth,
     up to the limit) and the leaf's frame (its names' lengths as written, at most
     :data:`~rokuprof.sentry.frames.FRAME_TEXT_LIMIT` characters each; frames shared with other
-    stacks count again). O(1) per path: no stack is walked. An estimate: a group whose chunk
-    still comes out over the budget is split (:func:`split_group`)."""
-    limit = tables.limits.max_stack_depth
-    tid = len(str(module))
-    cost = 0
-    for path in {path for _, path, _ in runs if path != IDLE}:
+    stacks count again). O(1) per path: no stack is walked, and a path's share is worked out
+    once per run (remembered for up to :data:`MAX_REMEMBERED_PATHS` paths, then afresh: the
+    estimate is the same either way). An estimate: a group whose chunk still comes out over the
+    budget is split (:func:`split_group`)."""
+
+    __slots__ = ("_paths", "tables")
+
+    def __init__(self, tables: ProfileTables) -> None:
+        self.tables = tables
+        self._paths: dict[int, int] = {}
+
+    def __call__(self, module: int, runs: Runs) -> int:
+        known = self._paths
+        cost = 0
+        for path in {path for _, path, _ in runs if path != IDLE}:
+            share = known.get(path)
+            if share is None:
+                share = self._path_bytes(path)
+                if share is not None:
+                    if len(known) >= MAX_REMEMBERED_PATHS:
+                        known.clear()
+                    known[path] = share
+            cost += share or 0
+        return cost + sum(n for _, _, n in runs) * (SAMPLE_BYTES + len(str(module)))
+
+    def _path_bytes(self, path: int) -> int | None:
+        tables = self.tables
         node = tables.node(path)
-        if node is not None:
-            # a frame's text as written: each field cut to FRAME_TEXT_LIMIT characters
-            function = min(len(tables.string(node.function_id)), FRAME_TEXT_LIMIT)
-            names = function + 3 * min(len(tables.string(node.file_id)), FRAME_TEXT_LIMIT)
-            cost += 8 * min(node.depth + 1, limit) + names + 96
-    return cost + sum(n for _, _, n in runs) * (SAMPLE_BYTES + tid)
+        if node is None:  # not (yet) defined: counts nothing
+            return None
+        # a frame's text as written: each field cut to FRAME_TEXT_LIMIT characters
+        function = min(len(tables.string(node.function_id)), FRAME_TEXT_LIMIT)
+        names = function + 3 * min(len(tables.string(node.file_id)), FRAME_TEXT_LIMIT)
+        return 8 * min(node.depth + 1, tables.limits.max_stack_depth) + names + 96
 
 
 def split_group(group: Group) -> tuple[Group, Group] | None:

@@ -84,8 +84,8 @@ from rokuprof.sentry.assemble import (
     Group,
     Head,
     Layout,
+    SizeEstimate,
     Written,
-    estimate_bytes,
     new_uuid,
     split_group,
     write_group,
@@ -191,6 +191,7 @@ class ChunkBuilder:
         self._last_slot = 0
         self._ready: deque[Group] = deque()  # cut windows' chunks, built when handed out
         self._frames = RunFrames(tables)  # frames and stacks made once per run
+        self._estimate = SizeEstimate(tables)  # each path's share of a chunk's bytes, once
         self._heap: list[tuple[int, int]] = []  # (slot, live bytes) not yet in a chunk
         self.side = SideValues()  # vitals and marks not yet in a chunk
         self._memory = False
@@ -461,7 +462,7 @@ class ChunkBuilder:
         groups: list[list[tuple[int, list]]] = [[]]
         size = 0
         for module, lane in lanes:
-            cost = estimate_bytes(self.tables, module, lane.runs)
+            cost = self._estimate(module, lane.runs)
             if groups[-1] and size + cost > budget:
                 groups.append([])
                 size = 0

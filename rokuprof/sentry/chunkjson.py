@@ -36,9 +36,11 @@ SPARSE = 4
 REPR_RANGE = (1.0, 1e15)
 
 
-def dumps(value: object) -> str:
-    """Compact JSON, as chunks are written (UTF-8 kept, no NaN or infinity)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+#: Compact JSON, as chunks are written (UTF-8 kept, no NaN or infinity); made once, since
+#: ``json.dumps`` with options builds a new encoder per call.
+dumps: Callable[[object], str] = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+).encode
 
 
 def samples_json(threads: Sequence[tuple[str, Sequence[Run]]], origin: float, hz: int) -> bytes:
