@@ -23,7 +23,16 @@ SHELL_MODULES = ["asyncio", "socket", "ssl", "httpx", "rich", "asyncio_dgram", "
 #: module at the top of ``rokuprof`` (one shared rule each: units, time format, path model, exit
 #: statuses...) but the entry point and the HTTP body reader the clients share. Inside the shell
 #: packages the pure modules are found, not listed: see ``_pure_modules``.
-CORE_PACKAGES = {"bsprof", "profile", "timeline", "sentry", "export", "_native", "app"}
+CORE_PACKAGES = {
+    "bsprof",
+    "profile",
+    "timeline",
+    "sentry",
+    "export",
+    "_native",
+    "app",
+    "trace",
+}
 SHELL_AT_THE_TOP = {"rokuprof.__main__", "rokuprof.httpbody"}
 
 ARCHITECTURE_PAGE = PACKAGE.parent / "docs" / "architecture.md"

@@ -1,5 +1,8 @@
 """Opening a capture given on the command line: a ``.bsprof`` file, ``-`` (standard input) or a
 session directory (its ``capture.bsprof``), checked by its magic before anything is decoded.
+Where a command also reads Perfetto app traces (``allow_trace``), a file that starts as one
+(a ``TracePacket`` field, byte ``0x0A``) opens as a trace (``kind == "trace"``), and so does a
+session directory's ``trace.perfetto-trace`` when ``trace=True`` asks for it.
 
 ::
 
@@ -22,11 +25,19 @@ from rich.console import Console
 
 from rokuprof.bsprof.model import MAGIC
 from rokuprof.cli.progress import READ_SIZE, SHOW_FROM, progress_bar
-from rokuprof.store.layout import ARCHIVE_FILE, ARCHIVE_SUFFIX, EXPORT_STEM, SessionDir
+from rokuprof.store.layout import (
+    ARCHIVE_FILE,
+    ARCHIVE_SUFFIX,
+    EXPORT_STEM,
+    TRACE_FILE,
+    SessionDir,
+)
 from rokuprof.views.text import printable
 
 CAPTURE_FILE = ARCHIVE_FILE  # the raw stream's name inside a session directory
 STDIN = "-"
+#: How a Perfetto trace file starts: field 1 (``TracePacket``), length-delimited.
+TRACE_FIRST_BYTE = 0x0A
 
 
 class CaptureInputError(Exception):
@@ -44,6 +55,7 @@ class CaptureSource:
     stream: BinaryIO = field(repr=False)
     head: bytes = b""  # bytes already read for the magic check
     session: Path | None = None  # the session directory, when the input was one
+    kind: str = "bsprof"  # or "trace": a Perfetto app trace (only where asked for)
 
     def read(self, feed: Callable[[bytes], object], console: Console, what: str = "reading") -> int:
         """Feed every byte to ``feed`` (a progress bar on a terminal for large files); return the
@@ -80,15 +92,21 @@ def _read_some(stream: BinaryIO) -> bytes:
     return read1(READ_SIZE) if read1 is not None else stream.read(READ_SIZE)
 
 
-def _check_magic(head: bytes, label: str) -> None:
+def _check_magic(head: bytes, label: str, allow_trace: bool = False) -> str:
+    """The kind of input ``head`` starts: ``"bsprof"``, or ``"trace"`` where allowed."""
+    if allow_trace and head[:1] == bytes([TRACE_FIRST_BYTE]):
+        return "trace"
     # A capture cut short inside the magic is still a capture (an incomplete one).
     if not head:
         raise CaptureInputError(f"{label} is not a .bsprof file (it is empty)")
     if head != MAGIC[: len(head)]:
         raise CaptureInputError(
             f"{label} is not a .bsprof file (it starts with {_escaped(head)},"
-            f" a .bsprof file with {_escaped(MAGIC)})"
+            f" a .bsprof file with {_escaped(MAGIC)}"
+            + (", a Perfetto trace with '\\x0a'" if allow_trace else "")
+            + ")"
         )
+    return "bsprof"
 
 
 def _escaped(data: bytes) -> str:
@@ -97,19 +115,23 @@ def _escaped(data: bytes) -> str:
     return "'" + "".join(chr(b) if b in plain else f"\\x{b:02x}" for b in data) + "'"
 
 
-def open_capture(arg: str, stdin: BinaryIO | None = None) -> CaptureSource:
+def open_capture(
+    arg: str, stdin: BinaryIO | None = None, *, allow_trace: bool = False, trace: bool = False
+) -> CaptureSource:
     """Resolve and open ``arg`` (see the module docstring); raises :class:`CaptureInputError`
     with a one-line reason."""
     if arg == STDIN:
         stream = stdin if stdin is not None else sys.stdin.buffer
         head = _read_head(stream, "standard input")
-        _check_magic(head, "standard input")
-        return CaptureSource("standard input", "profile", None, None, stream, head)
+        kind = _check_magic(head, "standard input", allow_trace)
+        return CaptureSource("standard input", "profile", None, None, stream, head, kind=kind)
     path = Path(arg)
     label = str(path)
     arg_is_session = path.is_dir()
     if arg_is_session:
-        capture = SessionDir(path).archive
+        capture = SessionDir(path).trace if trace else SessionDir(path).archive
+        if trace and not capture.is_file():
+            raise CaptureInputError(f"{path} has no {TRACE_FILE} (no app trace was captured)")
         if not capture.is_file():
             raise CaptureInputError(
                 f"{path} is a directory without a {CAPTURE_FILE} (not a session)"
@@ -129,12 +151,12 @@ def open_capture(arg: str, stdin: BinaryIO | None = None) -> CaptureSource:
         raise CaptureInputError(f"cannot read {label}: {exc.strerror or exc}") from None
     try:
         head = _read_head(stream, label)
-        _check_magic(head, label)
+        kind = _check_magic(head, label, allow_trace or trace)
     except BaseException:
         stream.close()
         raise
     session = directory if arg_is_session else None
-    return CaptureSource(label, stem or "profile", directory, size, stream, head, session)
+    return CaptureSource(label, stem or "profile", directory, size, stream, head, session, kind)
 
 
 def _read_head(stream: BinaryIO, label: str) -> bytes:

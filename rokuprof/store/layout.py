@@ -2,6 +2,7 @@
 
     OUT/<device>/<session>/
         capture.bsprof                the archive: every body byte received, in order
+        trace.perfetto-trace          the app trace (Roku OS 15.1+): every byte received, in order
         session.json                  the record (device, app, start/end, status, errors, ...)
         vitals.jsonl                  the app's CPU % and memory from ``chanperf``, a line a reading
         chunks/NNNNNN.json            Sentry V2 chunk payloads, numbered from 000001
@@ -42,6 +43,8 @@ ARCHIVE_SUFFIX = ".bsprof"
 EXPORT_STEM = "capture"  # the archive and the exports share it: capture.bsprof, capture.pb.gz
 ARCHIVE_FILE = EXPORT_STEM + ARCHIVE_SUFFIX
 RECORD_FILE = "session.json"
+#: the device's Perfetto app trace, every byte as it arrived (Perfetto UI opens it as it is)
+TRACE_FILE = "trace.perfetto-trace"
 VITALS_FILE = "vitals.jsonl"  # device vitals, appended one JSON line per reading
 PYROSCOPE_MARKER = "pyroscope.json"
 CHUNKS_DIR = "chunks"
@@ -205,6 +208,7 @@ class SessionDir:
 
     # where each file and directory of the session is (the module docstring's table)
     archive = _Entry(ARCHIVE_FILE)
+    trace = _Entry(TRACE_FILE)
     record = _Entry(RECORD_FILE)
     vitals = _Entry(VITALS_FILE)
     chunks = _Entry(CHUNKS_DIR)
