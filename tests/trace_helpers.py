@@ -183,3 +183,110 @@ def roku_app_trace(*, interned: bool, later_args: bool = True) -> TraceWriter:
     w.event(INSTANT, 421, MAIN, "AsyncGetToString")
     w.begin(430, MAIN, "ExecBrightScript", args={"callstack": STACK_A})  # never ends
     return w
+
+
+ENABLED_XML = (
+    b'<?xml version="1.0" encoding="UTF-8" ?>\n<perfetto-enable>\n<enabled-channels>\n'
+    b"<channel>dev</channel>\n</enabled-channels>\n<timestamp>1762473265350</timestamp>\n"
+    b"<timestamp-end>1762473265350</timestamp-end>\n<status>OK</status>\n</perfetto-enable>\n"
+)
+
+
+class FakeTraceDevice:
+    """A loopback stand-in for a Roku's ECP port as app tracing uses it: ``POST
+    /perfetto/enable/<app>`` (200, or ``enable_status``) and the WebSocket
+    ``/perfetto-session`` (its handshake and frames by the ``websockets`` library's sans-IO
+    server). What a connected socket gets is ``behaviour``:
+
+    * ``split``: ``data`` in binary messages of ``message_bytes`` (cut across packets), then
+      silence (the socket stays open);
+    * ``garbage``: bytes that are not WebSocket frames;
+    * ``huge``: a frame header announcing a 1 GiB message, then a little of it;
+    * ``flood``: small binary messages without end.
+    """
+
+    def __init__(
+        self,
+        behaviour: str = "split",
+        data: bytes = b"",
+        *,
+        message_bytes: int = 1000,
+        enable_status: int = 200,
+    ) -> None:
+        self.behaviour, self.data, self.message_bytes = behaviour, data, message_bytes
+        self.enable_status = enable_status
+        self.enables = 0
+        self.sockets = 0  # WebSocket sessions opened
+        self.sent = 0  # payload bytes sent in binary messages
+        self._server = None
+        self._writers: set = set()
+        self.port = 0
+
+    async def __aenter__(self) -> FakeTraceDevice:
+        import asyncio
+
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._server.close()
+        for writer in list(self._writers):
+            writer.close()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader, writer) -> None:
+        import asyncio
+
+        self._writers.add(writer)
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            if head.startswith(b"POST /perfetto/enable/"):
+                self.enables += 1
+                body = ENABLED_XML if self.enable_status == 200 else b""
+                writer.write(
+                    b"HTTP/1.1 %d X\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+                    % (self.enable_status, len(body), body)
+                )
+                await writer.drain()
+            elif head.startswith(b"GET /perfetto-session"):
+                await self._socket(head, reader, writer)
+        except (OSError, asyncio.IncompleteReadError, TimeoutError):
+            pass
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _socket(self, head: bytes, reader, writer) -> None:
+        import asyncio
+
+        from websockets.server import ServerProtocol
+
+        ws = ServerProtocol(max_size=1024)
+        ws.receive_data(head)
+        [request] = ws.events_received()
+        ws.send_response(ws.accept(request))
+        writer.write(b"".join(ws.data_to_send()))
+        self.sockets += 1
+        if self.behaviour == "split":
+            for at in range(0, len(self.data), self.message_bytes):
+                piece = self.data[at : at + self.message_bytes]
+                ws.send_binary(piece)
+                self.sent += len(piece)
+                writer.write(b"".join(ws.data_to_send()))
+                await writer.drain()
+                await asyncio.sleep(0.001)
+        elif self.behaviour == "garbage":
+            writer.write(b"\xff\x00this is not a websocket frame" * 10)
+        elif self.behaviour == "huge":
+            writer.write(b"\x82\x7f" + (1 << 30).to_bytes(8, "big") + b"\x00" * 4096)
+        elif self.behaviour == "flood":
+            while True:
+                ws.send_binary(b"\x0a\x00" * 32)
+                self.sent += 64
+                writer.write(b"".join(ws.data_to_send()))
+                await writer.drain()
+        await writer.drain()
+        while data := await reader.read(4096):  # until the client goes (close frames answered)
+            ws.receive_data(data)
+            writer.write(b"".join(ws.data_to_send()))

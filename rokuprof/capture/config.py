@@ -19,6 +19,7 @@ from rokuprof.capture.exports import export_formats
 from rokuprof.capture.limits import ArchiveLimits, free_bytes
 from rokuprof.capture.record import SessionRecord
 from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, PROFILER_PORT
+from rokuprof.device.limits import TRACE_MAX_RUN_BYTES
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.layout import safe_name
 
@@ -99,6 +100,8 @@ class CaptureConfig:
     archive_limits: ArchiveLimits = field(default_factory=ArchiveLimits)  # bytes on the disk
     free_space: Callable[[Path], int] = free_bytes  # bytes free on a path's file system
     name_claim: Callable[[str], str] | None = None  # the name wanted -> the name to use
+    trace: bool = False  # also capture the app trace (Roku OS 15.1+) into each session
+    trace_max_run_bytes: int = TRACE_MAX_RUN_BYTES  # of one run's trace, the most kept
 
     def __post_init__(self) -> None:
         for name in (

@@ -43,6 +43,7 @@ from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.status import CaptureObserver, CaptureStatus, NullObserver
 from rokuprof.capture.stop import StopCause
 from rokuprof.capture.tasks import alongside, cancel
+from rokuprof.capture.trace_tap import TraceTap
 from rokuprof.capture.vitals_poll import RunExtras
 from rokuprof.device.console import BsprofStatus, ConsoleClient
 from rokuprof.device.control import ControlResult, control
@@ -104,6 +105,19 @@ class DeviceCapture:
         self._run_app: ActiveApp | None = None
         self.current_run: RunCapture | None = None  # the run in progress, or the one that failed
         self.extras = RunExtras(config, self.status, self.observer)
+        self.trace_tap = (
+            TraceTap(
+                config.host,
+                config.ecp_port,
+                say=lambda text: self._say("trace", text),
+                ecp_timeout=config.ecp_timeout,
+                max_run_bytes=config.trace_max_run_bytes,
+                clock=clock,
+                rand=rand,
+            )
+            if config.trace
+            else None
+        )
 
     def request_stop(self, cause: StopCause | str = StopCause.REQUESTED, text: str = "") -> None:
         """Ask the loop to stop (a run in progress is finished as ``interrupted``); the first
@@ -250,6 +264,8 @@ class DeviceCapture:
             triggers.append(self._stop_on(self.external_stop))
         if self.config.duration is not None:
             triggers.append(self._stop_after(self.config.duration))
+        if self.trace_tap is not None:
+            triggers.append(self.trace_tap.run())
         self._set_device()
         step = self._apply(dm.Started(self.clock()))
         try:
@@ -333,6 +349,8 @@ class DeviceCapture:
             if capture.record is None:
                 self.status.run_started = None
         self.current_run = None
+        if self.trace_tap is not None:
+            await self._keep_trace(capture, record)
         if self.config.exports:
             await self._export(capture, record)
         session = CapturedSession(record, path)
@@ -370,6 +388,26 @@ class DeviceCapture:
                 self._run_console = self._run_console or status
                 self._apply(dm.ConsoleSaid(status.state))
             await asyncio.sleep(cfg.console_poll)
+
+    async def _keep_trace(self, capture: RunCapture, record: SessionRecord) -> None:
+        """The run's app trace into its session (``trace.perfetto-trace``) and what became of
+        it into ``session.json``; a failure is recorded, never raised."""
+        tap, files = self.trace_tap, capture.files
+        if tap is None or files is None or tap.unsupported:
+            return
+        await tap.settle()
+        run = tap.take()
+        file = None
+        if run.data:
+            try:
+                file = (await files.write_trace(run.data)).name
+            except OSError as exc:
+                run.problems.append(f"cannot write the trace: {exc.strerror or exc}")
+        record.trace = run.to_json(file)
+        try:
+            await files.write_record(record)
+        except OSError as exc:
+            self.observer.on_message(self.status, "warning", f"cannot record the trace: {exc}")
 
     async def _export(self, capture: RunCapture, record: SessionRecord) -> None:
         """The end-of-run exports (a worker thread; a failure is recorded, never raised)."""

@@ -50,6 +50,7 @@ class SessionRecord:
     vitals: dict[str, object] | None = None  # the app's CPU and memory (capture.vitals)
     marks: list[dict[str, object]] = field(default_factory=list)  # named moments, bounded
     marks_dropped: int = 0  # marks past the bound: counted, not kept
+    trace: dict[str, object] | None = None  # the app trace's file and how it ended (trace_tap)
 
     def add_error(self, kind: str, message: str, **extra: object) -> None:
         self.errors.append({"kind": kind, "message": message, **extra})

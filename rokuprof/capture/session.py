@@ -55,6 +55,13 @@ class SessionFiles:
         await asyncio.to_thread(partial(write_atomic, path, chunk, within=self.dir.root))
         return path
 
+    async def write_trace(self, data: bytes) -> Path:
+        """Write the run's app trace (``trace.perfetto-trace``: the bytes as they arrived;
+        atomically, off the event loop)."""
+        path = self.dir.trace
+        await asyncio.to_thread(partial(write_atomic, path, data, within=self.dir.root))
+        return path
+
     async def write_record(self, record: SessionRecord) -> None:
         await asyncio.to_thread(self.dir.write_record, record.to_json())
 

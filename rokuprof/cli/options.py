@@ -13,6 +13,15 @@ JsonFlag = Annotated[
     bool, typer.Option("--json", "-j", help="Print the result as JSON on standard output.")
 ]
 QuietFlag = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")]
+TraceFlag = Annotated[
+    bool,
+    typer.Option(
+        "--trace",
+        help="Also capture the app's Perfetto trace (Roku OS 15.1+) into each session as "
+        "trace.perfetto-trace: tracing is enabled for the dev app and its socket opened before "
+        "the app launches. Firmware without app tracing is said once; the .bsprof goes on.",
+    ),
+]
 
 
 def choice(name: str, *values: str) -> type[StrEnum]:

@@ -23,6 +23,7 @@ from rokuprof.cli.options import (
     ProfilerPortOption,
     QuietFlag,
     SessionDirOption,
+    TraceFlag,
     View,
     ViewOption,
     fail_over_option,
@@ -142,6 +143,7 @@ def profile_command(
     quiet: QuietFlag = False,
     wall_unit: WallUnitOption = DEFAULT_UNIT,
     editor_url: EditorUrlOption = None,
+    trace: TraceFlag = False,
 ) -> None:
     """Profile an app (see HELP)."""
     import asyncio  # the command's, not its help's
@@ -183,6 +185,7 @@ def profile_command(
             start_timeout=start_timeout,
             baseline=baseline,
             load=load,
+            trace=trace,
         )
         shown = "quiet" if quiet else View(view).value
         status = asyncio.run(

@@ -19,6 +19,7 @@ from rokuprof.cli.options import (
     ProfilerPortOption,
     QuietFlag,
     SessionsDirOption,
+    TraceFlag,
     View,
     ViewOption,
 )
@@ -155,6 +156,7 @@ def watch(
     ] = None,
     quiet: QuietFlag = False,
     as_json: JsonFlag = False,
+    trace: TraceFlag = False,
     max_bytes_after_error: Annotated[
         str,
         _size_option(
@@ -236,6 +238,7 @@ def watch(
             use_ecp=not no_ecp,
             use_console=not no_console,
             exports=_formats(export),
+            trace=trace,
             archive_limits=ArchiveLimits(
                 max_bytes_after_error=max_bytes_after_error,  # type: ignore[arg-type]
                 max_session_bytes=max_session_bytes,  # type: ignore[arg-type]

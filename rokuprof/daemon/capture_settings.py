@@ -38,6 +38,7 @@ def entry_capture_config(
         host_label=host_label(entry, shared_hosts),
         exports=cap.export,
         vitals_interval=cap.vitals_interval,
+        trace=cap.trace if entry.trace is None else entry.trace,
         name_claim=name_claim,
         **tuning,
     )

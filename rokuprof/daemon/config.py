@@ -84,6 +84,7 @@ class CaptureSection:
     file_mode: int = DEFAULT_FILE_MODE  # of every file written under out (directories follow)
     export: tuple[str, ...] = ()  # formats written into each session directory at a run's end
     vitals_interval: float = 1.0  # seconds between the app's chanperf readings in a run; 0: off
+    trace: bool = False  # also capture each run's app trace (a device's own setting wins)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class DeviceEntry:
     profiler_port: int = default("devices", "profiler_port")
     ecp_port: int = default("devices", "ecp_port")
     console_port: int = default("devices", "console_port")
+    trace: bool | None = None  # the app trace; None: as [capture] trace says
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,7 @@ def build_config(
         file_mode=cap["file_mode"],
         export=export,
         vitals_interval=float(cap["vitals_interval"]) if cap["vitals"] else 0.0,
+        trace=bool(cap["trace"]),
     )
     return DaemonConfig(
         capture=capture,
@@ -245,7 +248,9 @@ def _devices(r: Reader, raw: object) -> list[DeviceEntry]:
             continue
         v = r.values(table, "devices", where)
         host = plain_host(str(v["host"]).strip())
-        entry = DeviceEntry(host, str(v["name"]).strip(), **{k: v[k] for k in PORT_KEYS})
+        entry = DeviceEntry(
+            host, str(v["name"]).strip(), **{k: v[k] for k in PORT_KEYS}, trace=v["trace"]
+        )
         key = (host, entry.profiler_port)
         if host and key in seen:
             r.error(where, f"same host and profiler_port as devices[{seen[key]}] ({host})")

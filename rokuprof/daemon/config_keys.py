@@ -236,6 +236,7 @@ _KEYS = [
     Key("capture", "file_mode", T.MODE, DEFAULT_FILE_MODE, "of every file; directories follow"),
     Key("capture", "export", T.FORMATS, (), "at each run's end", choices=(*FORMATS, "all")),
     Key("capture", "vitals", T.BOOL, True, "read the app's CPU % and memory during runs"),
+    Key("capture", "trace", T.BOOL, False, "also the app trace (Roku OS 15.1+) of every run"),
     Key("capture", "vitals_interval", T.NUMBER, 1.0, "seconds between those readings", 0, 3600),
     Key(
         "capture",
@@ -265,6 +266,7 @@ _KEYS = [
     Key("devices", "profiler_port", T.PORT, PROFILER_PORT, "the profiler stream", 1, 65535),
     Key("devices", "ecp_port", T.PORT, ECP_PORT, "ECP", 1, 65535),
     Key("devices", "console_port", T.PORT, CONSOLE_PORT, "the debug console", 1, 65535),
+    Key("devices", "trace", T.BOOL, None, "this device's app trace (unset: [capture] trace)"),
     Key("discovery", "enabled", T.BOOL, False, "also capture Rokus that answer SSDP"),
     Key("discovery", "interval_seconds", T.NUMBER, 60.0, "between searches"),
     Key(

@@ -163,6 +163,32 @@ def parse_active_app(data: bytes | str) -> ActiveApp:
     )
 
 
+@dataclass(frozen=True)
+class PerfettoEnable:
+    """The answer to ``POST /perfetto/enable/<app>`` (Roku OS 15.1+): the apps whose launches
+    are traced, and whether the device said OK."""
+
+    channels: tuple[str, ...]
+    ok: bool
+    error: str | None = None
+    already_started: bool = False  # the app was running when tracing was enabled
+
+
+def parse_perfetto_enable(data: bytes | str) -> PerfettoEnable:
+    root = _parse_xml(data, "perfetto-enable")
+    error = root.find("error")
+    status = (root.findtext("status") or "").strip()
+    channels = tuple(
+        (c.text or "").strip() for c in root.iterfind("enabled-channels/channel") if c.text
+    )
+    return PerfettoEnable(
+        channels=channels,
+        ok=error is None and status.upper() == "OK",
+        error=None if error is None else ((error.text or "").strip() or "error")[:200],
+        already_started=root.find("application-already-started") is not None,
+    )
+
+
 class EcpClient(HttpPortClient):
     """Async ECP client for one device. Use as ``async with EcpClient(host) as ecp:``.
 
@@ -220,6 +246,17 @@ class EcpClient(HttpPortClient):
         ``mediaType``...), sent as a URL-encoded query string."""
         query = f"?{urlencode(params, quote_via=quote, safe='')}" if params else ""
         await self._request("POST", f"/launch/{_segment(app_id)}{query}")
+
+    async def enable_perfetto(self, app_id: str = "dev") -> PerfettoEnable:
+        """``POST /perfetto/enable/<app_id>``: trace the app's launches from now on (until the
+        device reboots; there is no disable). Firmware before Roku OS 15.1 answers an error
+        status (:class:`~rokuprof.device.errors.HttpStatusError`)."""
+        path = f"/perfetto/enable/{_segment(app_id)}"
+        body = await self._request("POST", path)
+        try:
+            return parse_perfetto_enable(body)
+        except ProtocolError as error:
+            raise ProtocolError(f"{self.where} {path}: {error}") from None
 
     async def keypress(self, key: str) -> None:
         """``POST /keypress/<key>``: ``Down``, ``Lit_a``... (``Lit_ `` goes as ``Lit_%20``)."""

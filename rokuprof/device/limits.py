@@ -60,3 +60,18 @@ INSTALLER_MAX_PROFILE_BYTES = 512 * MIB
 INSTALLER_TIMEOUT = 120.0
 #: Default total deadline of ``pull`` (the inspect page and a download of up to the cap).
 INSTALLER_DOWNLOAD_TIMEOUT = 600.0
+
+# -- App tracing (ws://HOST:8060/perfetto-session) ----------------------------------------------
+#: The largest WebSocket message taken (a Roku's are a trace buffer's chunks, far smaller); one
+#: announcing more closes the socket before its payload is read.
+TRACE_MAX_MESSAGE_BYTES = 4 * MIB
+#: The most trace bytes kept for one run (held until the run ends); past it the socket is
+#: closed until the next run and the run's trace is cut there (said in session.json).
+TRACE_MAX_RUN_BYTES = 256 * MIB
+#: Opening the socket (TCP, the upgrade) and closing it each finish within these seconds.
+TRACE_OPEN_TIMEOUT = 5.0
+TRACE_CLOSE_TIMEOUT = 3.0
+#: After a run's .bsprof ends, its trace is taken once no message came for QUIET seconds, or
+#: after SETTLE seconds at most.
+TRACE_QUIET_SECONDS = 0.5
+TRACE_SETTLE_SECONDS = 3.0

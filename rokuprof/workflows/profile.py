@@ -68,6 +68,7 @@ def prepare(
     start_timeout: float,
     baseline: str | None,
     load: Load,
+    trace: bool = False,
 ) -> Prepared:
     """Everything checked and loaded before the device is touched (:class:`Stop`, exit status
     2, on a problem)."""
@@ -102,7 +103,7 @@ def prepare(
             raise Stop(f"--baseline: {error}", error.status) from None
     installer_port, ecp_port, profiler_port, console_port = ports
     device = DeviceAddress(host, profiler_port, ecp_port, console_port)
-    capture = capture_config(device, out=out, chunks=chunks, runs=1, exports=formats)
+    capture = capture_config(device, out=out, chunks=chunks, runs=1, exports=formats, trace=trace)
     plan = ProfilePlan(
         app=packaged,
         capture=capture,

@@ -29,6 +29,7 @@ from rokuprof.app.package import PackagedApp
 from rokuprof.capture.loop import CaptureConfig, CaptureSummary, DeviceCapture
 from rokuprof.capture.signals import StopRequest
 from rokuprof.capture.stop import StopCause
+from rokuprof.capture.tasks import cancel
 from rokuprof.device.ecp import EcpClient
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerClient, InstallOutcome
@@ -60,6 +61,10 @@ class ProfileFailed(Exception):
         self.usage = usage  # a problem found before any work (the password): exit 2
 
 
+#: How long the install waits for the trace socket to open (enable, then connect).
+TRACE_READY_SECONDS = 10.0
+
+
 @dataclass
 class ProfileResult:
     summary: CaptureSummary
@@ -89,19 +94,33 @@ async def profile(
 ) -> ProfileResult:
     """Install, capture, drive and end one run (see the module docstring)."""
     cfg = plan.capture
-    outcome = await install(plan)
-    say(f"installed: {outcome.message}")
     captures: list[DeviceCapture] = []
-    task = asyncio.ensure_future(
-        watch(
-            cfg,
-            view=view,
-            console=console,
-            stop=stop,
-            signals=signals,
-            on_capture=captures.append,
+
+    def capture() -> asyncio.Future:
+        return asyncio.ensure_future(
+            watch(
+                cfg,
+                view=view,
+                console=console,
+                stop=stop,
+                signals=signals,
+                on_capture=captures.append,
+            )
         )
-    )
+
+    task = None
+    if cfg.trace:  # enable -> connect -> launch: the install launches the app
+        task = capture()
+        await _trace_ready(captures, task, say)
+    try:
+        outcome = await install(plan)
+    except BaseException:
+        if task is not None:
+            await cancel(task)
+        raise
+    say(f"installed: {outcome.message}")
+    if task is None:
+        task = capture()
     result = ProfileResult(CaptureSummary(cfg.host, ""), outcome)
     try:
         async with EcpClient(cfg.host, cfg.ecp_port, cfg.ecp_timeout) as ecp:
@@ -128,6 +147,20 @@ async def profile(
             "(is it the app that was installed, with bsprof_data_dest=network?)"
         )
     return result
+
+
+async def _trace_ready(
+    captures: list[DeviceCapture], task: asyncio.Future, say: Callable[[str], None]
+) -> None:
+    """Wait (bounded) until the capture's trace socket is open, so that the launch the
+    install makes is traced; without it the run is still profiled, and that is said."""
+    deadline = asyncio.get_running_loop().time() + TRACE_READY_SECONDS
+    while asyncio.get_running_loop().time() < deadline and not task.done():
+        tap = captures[0].trace_tap if captures else None
+        if tap is not None and (tap.connected.is_set() or tap.unsupported):
+            return
+        await asyncio.sleep(0.05)
+    say(f"the app trace socket did not open within {TRACE_READY_SECONDS:g} s: launching anyway")
 
 
 async def _streaming(

@@ -1,0 +1,185 @@
+"""The app trace of a device's runs (Roku OS 15.1+), captured beside the ``.bsprof``.
+
+One :class:`TraceTap` per device loop, for as long as the loop runs. It enables tracing of the
+sideloaded app (``POST /perfetto/enable/dev``), opens the trace socket *before* the app is
+launched (a launch traced with no client connected is lost) and keeps it open across runs,
+reconnecting with backoff when it breaks. Every payload that arrives is held for the run in
+progress: **a run's trace is every byte that arrived after the previous run ended until this
+one ended** (it may begin before the ``.bsprof`` stream connects); :meth:`TraceTap.settle`
+waits for the device to go quiet after a run, :meth:`TraceTap.take` hands the bytes over.
+
+It never costs the ``.bsprof`` capture anything: it runs as its own task, firmware without
+tracing is one line and the end of the tap, and a broken or hostile socket is bounded (each
+message, each run's bytes, each wait) with the reason said once and in ``session.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rokuprof.backoff import backoff_delay
+from rokuprof.device.ecp import EcpClient
+from rokuprof.device.errors import DeviceError, HttpStatusError
+from rokuprof.device.limits import (
+    TRACE_MAX_MESSAGE_BYTES,
+    TRACE_MAX_RUN_BYTES,
+    TRACE_QUIET_SECONDS,
+    TRACE_SETTLE_SECONDS,
+)
+from rokuprof.device.trace_socket import TraceSocket
+from rokuprof.units import size
+
+NO_TRACING = "this device's firmware has no app tracing (Roku OS 15.1+): the .bsprof alone"
+RETRY_BASE, RETRY_CAP = 0.5, 30.0  # seconds between reconnects: doubling, with jitter
+
+# Why a run's trace ended where it did (session.json's ``trace.end_reason``).
+END_RUN = "the run ended"
+END_LIMIT = "the run's trace reached its byte limit: cut there, no more read until the next run"
+
+
+@dataclass
+class TraceRun:
+    """What the trace socket delivered for one run."""
+
+    data: bytes
+    messages: int
+    end_reason: str
+    dropped_bytes: int = 0  # arrived past the limit: not kept
+    problems: list[str] = field(default_factory=list)  # socket failures during the run
+
+    def to_json(self, file: str | None) -> dict[str, object]:
+        return {
+            "file": file,
+            "bytes": len(self.data),
+            "messages": self.messages,
+            "end_reason": self.end_reason,
+            "dropped_bytes": self.dropped_bytes,
+            "problems": self.problems,
+        }
+
+
+class TraceTap:
+    """Enable, connect, hold each run's trace (see the module docstring)."""
+
+    def __init__(
+        self,
+        host: str,
+        ecp_port: int,
+        *,
+        app_id: str = "dev",
+        say: Callable[[str], None] = lambda text: None,
+        ecp_timeout: float = 3.0,
+        max_message: int = TRACE_MAX_MESSAGE_BYTES,
+        max_run_bytes: int = TRACE_MAX_RUN_BYTES,
+        clock: Callable[[], float] = time.monotonic,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.host, self.ecp_port, self.app_id = host, ecp_port, app_id
+        self.say = say
+        self.ecp_timeout = ecp_timeout
+        self.max_message, self.max_run_bytes = max_message, max_run_bytes
+        self.clock, self.rand = clock, rand
+        self.connected = asyncio.Event()  # the socket is open: a launch now is traced
+        self.unsupported = False  # the firmware has no app tracing: the tap has ended
+        self.last_data: float | None = None
+        self._pieces: list[bytes] = []
+        self._held = self._messages = self._dropped = 0
+        self._full = asyncio.Event()  # the run's limit is reached: closed until take()
+        self._taken = asyncio.Event()
+        self._problems: list[str] = []
+
+    # -- the task ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Until cancelled (or the firmware has no tracing): enable, connect, receive."""
+        failures = 0
+        while True:
+            if self._full.is_set():
+                await self._taken.wait()
+                self._taken.clear()
+            try:
+                if not await self._enable():
+                    return
+                socket = TraceSocket(self.host, self.ecp_port, max_message=self.max_message)
+                async with socket:
+                    self.connected.set()
+                    failures = 0
+                    await self._receive(socket)
+            except DeviceError as error:
+                failures += 1
+                self._problem(str(error))
+            finally:
+                self.connected.clear()
+            if not self._full.is_set():
+                delay = backoff_delay(max(failures, 1), RETRY_BASE, RETRY_CAP, self.rand())
+                await asyncio.sleep(delay)
+
+    async def _enable(self) -> bool:
+        """Ask the device to trace the app's launches (again on every connect: a reboot
+        clears the list); ``False`` when its firmware has none."""
+        try:
+            async with EcpClient(self.host, self.ecp_port, self.ecp_timeout) as ecp:
+                answer = await ecp.enable_perfetto(self.app_id)
+        except HttpStatusError as error:
+            if error.status in (403,):
+                raise
+            self.unsupported = True
+            self.say(f"{NO_TRACING} ({error})")
+            return False
+        if not answer.ok:
+            raise DeviceError(f"enabling app tracing failed: {answer.error or 'no OK status'}")
+        return True
+
+    async def _receive(self, socket: TraceSocket) -> None:
+        async for payload in socket.messages():
+            self._messages += 1
+            self.last_data = self.clock()
+            if self._held + len(payload) > self.max_run_bytes:
+                self._dropped += len(payload)
+                self._full.set()
+                self._problem(f"{END_LIMIT} ({size(self.max_run_bytes, exact=True)})")
+                return  # closes the socket: nothing more is read for this run
+            self._pieces.append(payload)
+            self._held += len(payload)
+
+    def _problem(self, text: str) -> None:
+        if text not in self._problems:
+            self._problems.append(text)
+            self.say(f"app trace: {text}")
+
+    # -- the runs ----------------------------------------------------------------------------
+
+    async def settle(
+        self, quiet: float = TRACE_QUIET_SECONDS, limit: float = TRACE_SETTLE_SECONDS
+    ) -> None:
+        """After a run's ``.bsprof`` ended: wait until no message came for ``quiet`` seconds
+        (the device's last packets of the run), ``limit`` seconds at most."""
+        if not self.connected.is_set() or self.unsupported:
+            return
+        deadline = self.clock() + limit
+        while (now := self.clock()) < deadline:
+            since = now - (self.last_data if self.last_data is not None else -quiet)
+            if since >= quiet:
+                return
+            await asyncio.sleep(min(quiet - since, deadline - now))
+
+    def take(self) -> TraceRun:
+        """The run's trace: everything held since the previous take."""
+        full = self._full.is_set()
+        run = TraceRun(
+            b"".join(self._pieces),
+            self._messages,
+            END_LIMIT if full else END_RUN,
+            self._dropped,
+            list(self._problems),
+        )
+        self._pieces, self._held, self._messages, self._dropped = [], 0, 0, 0
+        self._problems = []
+        if self._full.is_set():
+            self._full.clear()
+            self._taken.set()
+        return run
