@@ -34,7 +34,7 @@ from rokuprof.bsprof.model import (
     Header,
 )
 from rokuprof.simulator.app_config import AppConfig
-from rokuprof.simulator.app_model import AppModel, Function, Thread
+from rokuprof.simulator.app_model import AppModel, Burst, Function, Thread
 from rokuprof.simulator.cafe_tv import CAFE_TV
 from rokuprof.simulator.chanperf import AppVitals
 
@@ -42,6 +42,7 @@ MAX_DEPTH = 16
 TICK = 0.01  # seconds of app time per scheduling step
 HEAP_BASE = 0x1000_0000
 MAX_PENDING_KEYS = 256  # remote keys waiting for the app (more are dropped, as a busy app would)
+MAX_KEY_LOG = 1024  # keys noted for an app trace and not yet taken
 
 
 def _weighted(choices: list[tuple[str, float]], pick: float) -> str:
@@ -104,6 +105,9 @@ class SyntheticApp:
         self._key_order = itertools.count()
         self.screen = model.home_screen
         self.vitals = AppVitals()  # what chanperf shows: live heap, busy share
+        #: when a list (an app trace is kept): (app time, key, its bursts) of each key taken,
+        #: for the trace to take (at most MAX_KEY_LOG waiting; more are not noted)
+        self.key_log: list[tuple[float, str, tuple[Burst, ...]]] | None = None
 
     # -- public ------------------------------------------------------------------------------
 
@@ -270,6 +274,8 @@ class SyntheticApp:
 
     def _on_key(self, key: str) -> None:
         bursts, self.screen = self.model.key_work(key, self.screen)
+        if self.key_log is not None and len(self.key_log) < MAX_KEY_LOG:
+            self.key_log.append((self.clock, key, bursts))
         for burst in bursts:
             thread = self._thread_by_name[burst.thread]
             for _ in range(burst.walks):

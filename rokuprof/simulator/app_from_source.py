@@ -72,6 +72,7 @@ def build_model(app_name: str, sources: Mapping[str, str]) -> AppModel:
         key_work=key_work,
         all_functions=functions,
         notes=notes,
+        render_thread=render if render != MAIN else "",
     )
 
 

@@ -265,6 +265,9 @@ class AppModel:
     home_screen: str = "home"
     #: what the simulator noticed building the model (logged), e.g. no entry point
     notes: tuple[str, ...] = ()
+    #: the thread SceneGraph's render thread runs (the scene's component scripts, key
+    #: handlers, observers): what an app trace draws as ``RenderThr:Main`` ("" = none)
+    render_thread: str = ""
 
     def keys_by_shown(self) -> dict[str, tuple[str, ...]]:
         """A reported name -> the keys of the functions reported under it, for the names

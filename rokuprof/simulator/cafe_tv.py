@@ -15,4 +15,5 @@ CAFE_TV = AppModel(
     key_work=key_work,
     all_functions=ALL_FUNCTIONS,
     home_screen=HOME_SCREEN,
+    render_thread="HomeScene",
 )
