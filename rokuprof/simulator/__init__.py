@@ -22,6 +22,8 @@ Public API::
         await dev.wait_idle(timeout)          # no app runs and none will be auto-launched
         dev.installer_port, dev.password      # the Application Installer (Digest, rokudev)
         dev.installed                         # the sideloaded app's manifest (None: built-in)
+        dev.tracing.enabled, dev.tracing.client  # app tracing (Roku OS 15.1+, app_tracing=True)
+        dev.runs[0].trace                     # what run 0's trace streamed (None: not traced)
 
 The profiler port stays the same across runs and refuses connections between runs.
 

@@ -53,7 +53,14 @@ class Fault:
 @dataclass(frozen=True)
 class DeviceConfig:
     """Everything about one simulated Roku. Port 0 = let the OS choose (see the bound ports
-    on :class:`~rokuprof.simulator.device.SimulatedDevice`)."""
+    on :class:`~rokuprof.simulator.device.SimulatedDevice`).
+
+    App tracing (Roku OS 15.1+, :mod:`~rokuprof.simulator.app_tracing`) is decided by
+    ``app_tracing``, not by ``software_version``: the default firmware stays ``14.1.4`` (what
+    device-info, SSDP and every stream header have always said, and tests and samples name),
+    and tracing is on; ``app_tracing=False`` plays firmware without it (404 to the enable
+    command and to the trace socket).
+    """
 
     # -- addresses
     host: str = "127.0.0.1"
@@ -114,6 +121,10 @@ class DeviceConfig:
     replay_rate: float = DEFAULT_RATE
     replay_tick: float = DEFAULT_TICK
 
+    # -- app tracing with Perfetto (Roku OS 15.1+): see the class's notes
+    app_tracing: bool = True
+    trace_message_bytes: int = 4096  # payload of each binary message on the trace socket
+
     # -- behaviour
     faults: tuple[Fault, ...] = ()
     console_banner: bool = True
@@ -141,6 +152,8 @@ class DeviceConfig:
             raise ValueError("max_pieces must be >= 1")
         if self.replay_rate <= 0 or self.replay_tick <= 0:
             raise ValueError("replay_rate and replay_tick must be > 0")
+        if not 1 <= self.trace_message_bytes <= 1 << 20:
+            raise ValueError("trace_message_bytes must be 1 .. 1 MiB")
 
     @property
     def firmware(self) -> str:
@@ -150,6 +163,11 @@ class DeviceConfig:
         """The random source of run ``run_index``'s stream (its burst gaps and write splits),
         seeded from ``seed`` and the run index: the same device config streams the same way."""
         return random.Random(f"{self.seed}:{run_index}:stream")
+
+    def trace_seed(self, run_index: int) -> str:
+        """The seed of run ``run_index``'s app trace (its own random sources), from ``seed``
+        and the run index."""
+        return f"{self.seed}:{run_index}:trace"
 
     def app_config(self, run_index: int) -> AppConfig:
         """The synthetic app of run ``run_index``: seed ``seed + run_index`` (``seed`` when

@@ -17,6 +17,7 @@ from rokuprof.bsprof.model import Footer
 from rokuprof.device.constants import PROFILER_PATH
 from rokuprof.simulator import console, ecp, ssdp
 from rokuprof.simulator.app import TICK, SyntheticApp
+from rokuprof.simulator.app_tracing import AppTracing
 from rokuprof.simulator.cafe_tv import CAFE_TV
 from rokuprof.simulator.chanperf import AppVitals
 from rokuprof.simulator.config import DeviceConfig, Fault
@@ -95,6 +96,7 @@ class SimulatedDevice:
         self._installer = Installer(self)  # sideloading, the installed manifest, local mode
         self.password = self._installer.password  # the developer password (a test fixture)
         self.started_at = self.config.monotonic()
+        self.tracing = AppTracing(self.config, self.started_at, self._notify)  # Roku OS 15.1+
         self._faults: list[Fault] = list(self.config.faults)
         self._current: _Run | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -152,6 +154,7 @@ class SimulatedDevice:
         self._raw_conns.clear()
         self._unlisten()
         self._close_profiler_sock()
+        await self.tracing.stop()
         if self._ssdp is not None:
             self._ssdp.close()
             self._ssdp = None
@@ -415,6 +418,7 @@ class SimulatedDevice:
         size = len(build_header(header))
         await out.send(build_header(header, size + app.config.header_padding), split=False)
         t0 = run.t0 = cfg.monotonic()
+        trace = self.tracing.run_started(record, app, t0)  # does nothing when not traced
         low, high = cfg.burst_ticks
         crash = cfg.crash_after is not None and cfg.crash_after <= cfg.run_seconds
         length = cfg.crash_after if crash else cfg.run_seconds
@@ -428,10 +432,12 @@ class SimulatedDevice:
             if run.exit_reason is not None:
                 break
             entries = app.advance(step)
+            trace.step(app.clock)
             record.entries += len(entries)
             await out.send(encode_entries(entries, line_data))
         # A crashed app never flushes its pending CPU and call counts.
         entries = [] if run.exit_reason == "crash" else app.finish()
+        trace.finish(app.clock)
         record.entries += len(entries)
         await out.send(encode_entries(entries, line_data))
         await self._end_stream(run, out)

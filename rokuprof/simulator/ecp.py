@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rokuprof.simulator import chanperf, ecp_queries, identity, remote
 from rokuprof.simulator.http import BadRequest, Request, read_request, response
+from rokuprof.simulator.tracing import ENABLE_PREFIX, SESSION_PATH
 from rokuprof.simulator.xml_text import escape, quoteattr
+
+if TYPE_CHECKING:
+    from rokuprof.simulator.app_tracing import AppTracing
 
 
 class Ecp(remote.Controlled, chanperf.Running, ecp_queries.Showing, Protocol):
@@ -17,6 +21,7 @@ class Ecp(remote.Controlled, chanperf.Running, ecp_queries.Showing, Protocol):
     ecp_mode: str
     ecp_requests: deque[str]
     started_at: float
+    tracing: AppTracing
 
 
 XML = {"Content-Type": 'text/xml; charset="utf-8"'}
@@ -160,6 +165,9 @@ async def handle(device: Ecp, request: Request) -> tuple[int, bytes, dict[str, s
     if method == "GET" and path.startswith("/query/app-state/"):
         apps = {i: (n, v) for i, n, v in installed_apps(device)}
         return 200, ecp_queries.app_state_xml(device, path[len("/query/app-state/") :], apps), XML
+    if method == "POST" and path.startswith(ENABLE_PREFIX):  # app tracing (Roku OS 15.1+)
+        status, body = device.tracing.enable(path)
+        return status, body, XML if status == 200 else TEXT
     answer = await remote.handle(device, request, {a[0] for a in OTHER_APPS})
     if answer is not None:
         return *answer, TEXT
@@ -176,6 +184,11 @@ async def serve(device: Ecp, reader: asyncio.StreamReader, writer) -> None:
             await writer.drain()
             return
         if request is None:
+            return
+        if request.path == SESSION_PATH and _allowed(device, request.path) is None:
+            device.ecp_requests.append(f"{request.method} {request.path}")
+            head = {"Server": server_header(device)}
+            await device.tracing.serve_socket(request, reader, writer, head)  # takes it over
             return
         status, body, headers = await handle(device, request)
         headers = {"Server": server_header(device), **headers}

@@ -19,6 +19,7 @@ REASONS = {
     403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
+    409: "Conflict",
     503: "Service Unavailable",
 }
 
@@ -34,6 +35,7 @@ class Request:
     version: str
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
     body: bytes = b""
+    head: bytes = field(default=b"", repr=False)  # the request line and headers as received
 
     @property
     def path(self) -> str:
@@ -76,7 +78,7 @@ async def read_request(
     parts = lines[0].split()
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         raise BadRequest(f"bad request line {lines[0]!r}")
-    request = Request(parts[0].upper(), parts[1], parts[2])
+    request = Request(parts[0].upper(), parts[1], parts[2], head=head)
     for line in lines[1:]:
         if not line:
             continue

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rokuprof.simulator.tracing import TraceRecord
+
 # Run states: what happened to the run's stream. A run is active until ``ended_at`` is set
 # (a cut or client-gone stream does not end the run: the app runs on without its client).
 WAITING = "waiting"  # launched, the app waits for its profiler client
@@ -45,6 +47,8 @@ class RunRecord:
     schedule_base: int = 0  # stream bytes sent before the body (the header)
     body_sent: int = 0  # body bytes handed to the connection so far
     max_behind: int = 0  # the most body bytes the stream was behind its schedule
+    #: app tracing (Roku OS 15.1+): what the run's Perfetto trace streamed (None: not traced)
+    trace: TraceRecord | None = None
 
     @property
     def active(self) -> bool:
