@@ -163,6 +163,14 @@ def simulate(
         bool,
         typer.Option(help="Launch the app by itself (else: POST /launch/dev to launch)."),
     ] = True,
+    app_tracing: Annotated[
+        bool,
+        typer.Option(
+            help="App tracing with Perfetto (Roku OS 15.1+): POST /perfetto/enable/dev and "
+            "the ws://HOST:ECP/perfetto-session trace socket. --no-app-tracing plays older "
+            "firmware (both 404).",
+        ),
+    ] = True,
     duration: Annotated[
         float | None, typer.Option(min=0, help="Stop after this many seconds.")
     ] = None,
@@ -235,6 +243,7 @@ def simulate(
         pause_on_start=pause_on_start,
         ecp_mode="limited" if limited else "enabled",
         auto_launch=auto_launch,
+        app_tracing=app_tracing,
         app_slower=_slower(slower or []),
         keep_bytes=False,  # runs may go on forever: do not keep every stream in memory
     )
