@@ -13,7 +13,7 @@ from trace_helpers import FakeTraceDevice, roku_app_trace
 
 from rokuprof.capture.loop import DeviceCapture
 from rokuprof.capture.session import read_record
-from rokuprof.capture.trace_tap import END_LIMIT, END_RUN, NO_TRACING
+from rokuprof.capture.trace_tap import END_LIMIT, END_RUN, FLUSH_BYTES, NO_TRACING
 from rokuprof.simulator import SimulatedDevice
 from rokuprof.trace.reader import read_trace
 from rokuprof.trace.summary import trace_report
@@ -51,6 +51,19 @@ async def test_the_run_s_trace_is_the_bytes_as_they_arrived(tmp_path: Path) -> N
     assert fake.enables >= 1
     report = trace_report(read_trace((session.path / "trace.perfetto-trace").read_bytes()))
     assert report["complete"] and report["frames"]["missed"] == 3
+
+
+async def test_a_trace_of_megabytes_goes_through_the_spool(tmp_path: Path) -> None:
+    """Past a megabyte the payloads are written to the spool as they come (memory holds no
+    more), and the session gets the same bytes; no spool is left behind."""
+    data = roku_app_trace(interned=False).data() * 1200  # about 3 MiB
+    async with FakeTraceDevice("split", data, message_bytes=64 * 1024 + 3) as fake:
+        session, run, _, _ = await _capture(fake, tmp_path)
+    assert run.status == "complete"
+    assert len(data) > 3 * FLUSH_BYTES
+    assert (session.path / "trace.perfetto-trace").read_bytes() == data
+    assert read_record(session.path)["trace"]["bytes"] == len(data)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".trace-")] == []
 
 
 async def test_firmware_without_tracing_is_one_line_and_the_run_goes_on(tmp_path: Path) -> None:

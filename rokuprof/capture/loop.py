@@ -54,6 +54,7 @@ from rokuprof.device.errors import (
 )
 from rokuprof.device.stream import ProfilerStream
 from rokuprof.store.files import sweep_tmp
+from rokuprof.store.trace_spool import spool_path
 
 LOW_SPACE_RECHECK = dm.LOW_SPACE_RECHECK  # seconds between free-space reads below the floor
 
@@ -109,6 +110,7 @@ class DeviceCapture:
             TraceTap(
                 config.host,
                 config.ecp_port,
+                spool_path(config.out, f"{config.host}-{config.ecp_port}"),
                 say=lambda text: self._say("trace", text),
                 ecp_timeout=config.ecp_timeout,
                 max_run_bytes=config.trace_max_run_bytes,
@@ -396,13 +398,13 @@ class DeviceCapture:
         if tap is None or files is None or tap.unsupported:
             return
         await tap.settle()
-        run = tap.take()
+        run = await tap.take()
         file = None
-        if run.data:
+        if run.spool is not None:
             try:
-                file = (await files.write_trace(run.data)).name
+                file = (await files.adopt_trace(run.spool)).name
             except OSError as exc:
-                run.problems.append(f"cannot write the trace: {exc.strerror or exc}")
+                run.problems.append(f"cannot keep the trace: {exc.strerror or exc}")
         record.trace = run.to_json(file)
         try:
             await files.write_record(record)

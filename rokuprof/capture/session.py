@@ -20,6 +20,7 @@ from rokuprof.store.files import make_dirs, write_atomic
 from rokuprof.store.layout import SessionDir
 from rokuprof.store.layout import safe_name as safe_name  # re-exported: callers name devices
 from rokuprof.store.layout import session_name as session_name
+from rokuprof.store.trace_spool import TraceSpool
 
 
 class SessionFiles:
@@ -55,12 +56,10 @@ class SessionFiles:
         await asyncio.to_thread(partial(write_atomic, path, chunk, within=self.dir.root))
         return path
 
-    async def write_trace(self, data: bytes) -> Path:
-        """Write the run's app trace (``trace.perfetto-trace``: the bytes as they arrived;
-        atomically, off the event loop)."""
-        path = self.dir.trace
-        await asyncio.to_thread(partial(write_atomic, path, data, within=self.dir.root))
-        return path
+    async def adopt_trace(self, spool: TraceSpool) -> Path:
+        """The run's finished app-trace spool as its ``trace.perfetto-trace`` (a rename, off
+        the event loop)."""
+        return await asyncio.to_thread(spool.move_into, self.dir)
 
     async def write_record(self, record: SessionRecord) -> None:
         await asyncio.to_thread(self.dir.write_record, record.to_json())

@@ -5,8 +5,10 @@ sideloaded app (``POST /perfetto/enable/dev``), opens the trace socket *before* 
 launched (a launch traced with no client connected is lost) and keeps it open across runs,
 reconnecting with backoff when it breaks. Every payload that arrives is held for the run in
 progress: **a run's trace is every byte that arrived after the previous run ended until this
-one ended** (it may begin before the ``.bsprof`` stream connects); :meth:`TraceTap.settle`
-waits for the device to go quiet after a run, :meth:`TraceTap.take` hands the bytes over.
+one ended** (it may begin before the ``.bsprof`` stream connects). The bytes go to a spool file
+as they arrive (:mod:`rokuprof.store.trace_spool`; memory holds at most :data:`FLUSH_BYTES`);
+:meth:`TraceTap.settle` waits for the device to go quiet after a run, :meth:`TraceTap.take`
+finishes the spool for the session to adopt.
 
 It never costs the ``.bsprof`` capture anything: it runs as its own task, firmware without
 tracing is one line and the end of the tap, and a broken or hostile socket is bounded (each
@@ -20,6 +22,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rokuprof.backoff import backoff_delay
 from rokuprof.device.ecp import EcpClient
@@ -31,6 +34,7 @@ from rokuprof.device.limits import (
     TRACE_SETTLE_SECONDS,
 )
 from rokuprof.device.trace_socket import TraceSocket
+from rokuprof.store.trace_spool import TraceSpool
 from rokuprof.units import size
 
 NO_TRACING = "this device's firmware has no app tracing (Roku OS 15.1+): the .bsprof alone"
@@ -41,11 +45,17 @@ END_RUN = "the run ended"
 END_LIMIT = "the run's trace reached its byte limit: cut there, no more read until the next run"
 
 
+#: Payload bytes held in memory before they are written to the spool.
+FLUSH_BYTES = 1 << 20
+
+
 @dataclass
 class TraceRun:
-    """What the trace socket delivered for one run."""
+    """What the trace socket delivered for one run: ``bytes`` of it in ``spool`` (finished,
+    for the session to adopt; ``None`` when nothing came)."""
 
-    data: bytes
+    spool: TraceSpool | None
+    bytes: int
     messages: int
     end_reason: str
     dropped_bytes: int = 0  # arrived past the limit: not kept
@@ -54,7 +64,7 @@ class TraceRun:
     def to_json(self, file: str | None) -> dict[str, object]:
         return {
             "file": file,
-            "bytes": len(self.data),
+            "bytes": self.bytes,
             "messages": self.messages,
             "end_reason": self.end_reason,
             "dropped_bytes": self.dropped_bytes,
@@ -69,6 +79,7 @@ class TraceTap:
         self,
         host: str,
         ecp_port: int,
+        spool: Path,
         *,
         app_id: str = "dev",
         say: Callable[[str], None] = lambda text: None,
@@ -86,8 +97,12 @@ class TraceTap:
         self.connected = asyncio.Event()  # the socket is open: a launch now is traced
         self.unsupported = False  # the firmware has no app tracing: the tap has ended
         self.last_data: float | None = None
-        self._pieces: list[bytes] = []
+        self.spool = TraceSpool(spool)
+        self._spool_lock = asyncio.Lock()  # one write of the spool at a time
+        self._pieces: list[bytes] = []  # not yet written to the spool
+        self._pending = 0  # their bytes
         self._held = self._messages = self._dropped = 0
+        self._spool_failed = False  # a write failed: the run's trace is not kept
         self._full = asyncio.Event()  # the run's limit is reached: closed until take()
         self._taken = asyncio.Event()
         self._problems: list[str] = []
@@ -143,8 +158,25 @@ class TraceTap:
                 self._full.set()
                 self._problem(f"{END_LIMIT} ({size(self.max_run_bytes, exact=True)})")
                 return  # closes the socket: nothing more is read for this run
+            if self._spool_failed:
+                self._dropped += len(payload)
+                continue
             self._pieces.append(payload)
             self._held += len(payload)
+            self._pending += len(payload)
+            if self._pending >= FLUSH_BYTES:
+                try:
+                    await self._write(self.spool.append)
+                except OSError as exc:  # the disk: the rest of this run's trace is dropped
+                    self._spool_failed = True
+                    self._dropped += self._held
+                    self._problem(f"cannot write the trace to {self.spool.path}: {exc}")
+
+    async def _write(self, how: Callable[[list[bytes]], object]) -> object:
+        """The pieces held, handed to the spool in a worker thread (one write at a time)."""
+        async with self._spool_lock:
+            pieces, self._pieces, self._pending = self._pieces, [], 0
+            return await asyncio.to_thread(how, pieces)
 
     def _problem(self, text: str) -> None:
         if text not in self._problems:
@@ -167,19 +199,34 @@ class TraceTap:
                 return
             await asyncio.sleep(min(quiet - since, deadline - now))
 
-    def take(self) -> TraceRun:
-        """The run's trace: everything held since the previous take."""
+    async def take(self) -> TraceRun:
+        """The run's trace: everything since the previous take, its spool finished (a spool
+        that cannot be written is a problem of the run, and its bytes are not kept)."""
         full = self._full.is_set()
+        problems = self._problems
+        try:
+            if self._spool_failed:
+                raise OSError("an earlier write failed")
+            written = await self._write(self.spool.finish)
+        except OSError as exc:
+            problems.append(
+                f"cannot write the trace spool {self.spool.path}: {exc.strerror or exc}"
+            )
+            self._pieces, self._pending = [], 0
+            await asyncio.to_thread(self.spool.discard)
+            written = 0
+        assert isinstance(written, int)
         run = TraceRun(
-            b"".join(self._pieces),
+            self.spool if written else None,
+            written,
             self._messages,
             END_LIMIT if full else END_RUN,
             self._dropped,
-            list(self._problems),
+            list(problems),
         )
-        self._pieces, self._held, self._messages, self._dropped = [], 0, 0, 0
-        self._problems = []
-        if self._full.is_set():
+        self._held, self._messages, self._dropped = 0, 0, 0
+        self._problems, self._spool_failed = [], False
+        if full:
             self._full.clear()
             self._taken.set()
         return run
