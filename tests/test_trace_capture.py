@@ -5,10 +5,12 @@ run complete and the memory bounded. The profile stream is the simulator's."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from capture_helpers import Recorder, run_capture, sim
 from daemon_helpers import cap_config
+from profile_helpers import ROOT, device, profile
 from trace_helpers import FakeTraceDevice, roku_app_trace
 
 from rokuprof.capture.loop import DeviceCapture
@@ -115,3 +117,58 @@ async def test_endless_small_messages_stop_at_the_run_s_byte_limit(tmp_path: Pat
     assert (session.path / "trace.perfetto-trace").stat().st_size == trace["bytes"]
     assert trace["dropped_bytes"] > 0
     assert sockets == 1  # closed at the limit, not reopened before the run ended
+
+
+async def test_the_simulator_s_runs_each_get_their_own_trace(tmp_path: Path) -> None:
+    """Against the simulated Roku (app tracing on, as Roku OS 15.1+): tracing enabled and the
+    socket open before the launches, two runs, each session with the trace of its own run (the
+    app's threads, frames at 60 Hz, the slice left open at its exit), byte for byte what the
+    device sent."""
+    recorder = Recorder()
+    device = sim(run_seconds=2.0, speed=1.0, runs=2, run_gap=1.0, keep_bytes=True)
+    async with SimulatedDevice(device) as dev:
+        config = cap_config(dev, tmp_path, runs=2, trace=True)
+        capture = DeviceCapture(config, observer=recorder)
+        summary = await run_capture(capture, timeout=40)
+        sent = [dev.sent_bytes(i) for i in range(2)]
+        traced = [dev.runs[i].trace for i in range(2)]
+    assert [s.record.status for s in summary.sessions] == ["complete", "complete"]
+    reports = []
+    for session, stream, device_trace in zip(summary.sessions, sent, traced, strict=True):
+        assert (session.path / "capture.bsprof").read_bytes() == stream
+        trace = (session.path / "trace.perfetto-trace").read_bytes()
+        assert device_trace is not None and trace == bytes(device_trace.data)
+        assert read_record(session.path)["trace"]["bytes"] == len(trace) > 0
+        report = trace_report(read_trace(trace))
+        assert report["complete"], report["problems"]
+        assert report["unfinished"] == 1  # the slice the app left open at its exit
+        assert report["frames"]["frames"] > 60  # two seconds at 60 Hz
+        assert "RenderThr:Main" in report["threads"]
+        reports.append(report)
+    # each its own run, on the wall clock the .bsprof header gives the same run
+    for report, run in zip(reports, traced, strict=True):
+        assert run is not None
+        assert abs(report["start_unix_ms"] - run.start_ms) < 100
+    assert not [m for m in recorder.messages if "trace" in m]  # nothing went wrong
+
+
+async def test_profile_with_trace_traces_the_launch_the_install_makes(tmp_path: Path) -> None:
+    """``rokuprof profile APP --trace``: the socket is open before the install launches the
+    app, so the run's trace is there from its start, made of the sideloaded app's own code."""
+    app = tmp_path / "myapp"
+    shutil.copytree(ROOT / "samples" / "app", app)
+    async with SimulatedDevice(device()) as dev:
+        status, out, err = await profile(
+            dev, tmp_path, str(app), "--duration", "2", "--trace", "-o", "out"
+        )
+        traced = dev.runs[0].trace
+    assert status == 0, out + err
+    [session] = [p.parent for p in (tmp_path / "out").rglob("session.json")]
+    trace = (session / "trace.perfetto-trace").read_bytes()
+    assert traced is not None and trace == bytes(traced.data)
+    report = trace_report(read_trace(trace))
+    files = {Path(p).name for p in (app / "source").glob("*.brs")}
+    stacks = [row["callstack"] for row in report["script"]]
+    assert stacks and all("pkg:/" in s for s in stacks)
+    assert any(name in s for s in stacks for name in files)  # the app's own source files
+    assert read_record(session)["trace"]["end_reason"] == END_RUN
