@@ -172,3 +172,31 @@ async def test_profile_with_trace_traces_the_launch_the_install_makes(tmp_path: 
     assert stacks and all("pkg:/" in s for s in stacks)
     assert any(name in s for s in stacks for name in files)  # the app's own source files
     assert read_record(session)["trace"]["end_reason"] == END_RUN
+
+
+async def test_profile_baseline_compares_the_two_runs_traces(tmp_path: Path) -> None:
+    """A second ``profile --trace`` judged against the first run's session: its app-trace
+    figures are said beside the functions' gate."""
+    app = tmp_path / "myapp"
+    shutil.copytree(ROOT / "samples" / "app", app)
+    async with SimulatedDevice(device()) as dev:
+        status, out, err = await profile(
+            dev, tmp_path, str(app), "--duration", "2", "--trace", "-o", "first"
+        )
+        assert status == 0, out + err
+        [baseline] = [p.parent for p in (tmp_path / "first").rglob("session.json")]
+        status, out, err = await profile(
+            dev,
+            tmp_path,
+            str(app),
+            "--duration",
+            "2",
+            "--trace",
+            "-o",
+            "second",
+            "--baseline",
+            str(baseline),
+        )
+    assert status == 0, out + err  # no --fail-over: said, not judged
+    assert "app trace: missed frames" in out
+    assert "app trace: rendezvous blocked ms" in out

@@ -118,6 +118,7 @@ def diff_command(
     from rokuprof.export.diff_summary import gate_verdict
     from rokuprof.views.diff_view import render_diff
     from rokuprof.workflows.gate import say_regressions  # the command's, not its help's
+    from rokuprof.workflows.trace_gate import compare_sessions, say_trace
 
     err = stderr_console()
     follow_umask()  # a command-line tool's files: the user's umask decides
@@ -137,6 +138,8 @@ def diff_command(
     inputs = [load(source, err, wall_unit.value) for source in sources]
     comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort.value)
     failed = regressions(comparison, fail_over, min_share) if fail_over is not None else []
+    traces = compare_sessions(sources[0].session, sources[1].session)
+    failed_trace = traces.regressions(fail_over) if traces and fail_over is not None else []
     labels = (sources[0].label, sources[1].label)
     shown = top or None
 
@@ -151,12 +154,16 @@ def diff_command(
                     {"module": d.module, "function": d.function, "file": d.file} for d in failed
                 ],
             }
+        if traces is not None:
+            report["trace"] = traces.to_json(fail_over)
         print_json(report)
     else:
         out = stdout_console()
         render_diff(comparison, out, labels=labels, top=shown)
         if fail_over is not None:
             say_regressions(out, comparison, failed, fail_over, min_share)
+        if traces is not None:
+            say_trace(out, traces, fail_over)
 
     if html is not None:
         from rokuprof.export.report.diff_model import diff_page
@@ -167,7 +174,7 @@ def diff_command(
     for source, inp in zip(sources, inputs, strict=True):
         if inp.run.problem:
             exits.warn(f"{source.label}: {inp.run.problem}; compared what was read")
-    if failed:
+    if failed or failed_trace:
         raise typer.Exit(EXIT_REGRESSION)
     if any(inp.run.problem for inp in inputs):
         raise typer.Exit(exits.INCOMPLETE)

@@ -65,6 +65,7 @@ class MissedFrame:
 def analyse(trace: Trace, top: int = 50) -> dict:
     """Every figure, as plain JSON values (times in milliseconds)."""
     frames, missed = frame_cadence(trace)
+    rows = rendezvous(trace)
     origin = trace.first_ts or 0  # missed frames are placed from the trace's first event
     return {
         "threads": threads(trace),
@@ -78,7 +79,8 @@ def analyse(trace: Trace, top: int = 50) -> dict:
             for m in missed[:top]
         ],
         "observers": observers(trace),
-        "rendezvous": rendezvous(trace)[:top],
+        "rendezvous": rows[:top],
+        "rendezvous_total_ms": round(sum(r["total_ms"] for r in rows), 3),
         "repeated_reads": repeated_reads(trace)[:top],
         "copies": copies(trace)[:top],
         "script": script(trace)[:top],

@@ -34,6 +34,7 @@ from rokuprof.views.text import printable
 from rokuprof.workflows.errors import Stop
 from rokuprof.workflows.gate import gate
 from rokuprof.workflows.profile_run import ProfileFailed, ProfilePlan, profile
+from rokuprof.workflows.trace_gate import compare_sessions, say_trace
 from rokuprof.workflows.watch import summary_lines
 
 
@@ -44,6 +45,8 @@ class Prepared:
     baseline_label: str
     #: The app's source (its directory or zip): the report shows the hot functions' lines.
     app_path: Path | None = None
+    #: The baseline's session directory (its app trace, if any, is compared too).
+    baseline_session: Path | None = None
 
 
 #: Opens a capture given by name (a ``.bsprof`` file or a session directory) and lays it out:
@@ -113,7 +116,8 @@ def prepare(
         duration=duration,
         start_timeout=start_timeout,
     )
-    return Prepared(plan, loaded, label, app_path)
+    session = Path(baseline) if baseline is not None and Path(baseline).is_dir() else None
+    return Prepared(plan, loaded, label, app_path, session)
 
 
 def packaged_line(app: PackagedApp) -> str:
@@ -228,4 +232,6 @@ def _gate(
         fail_over=fail_over,
         min_share=min_share,
     )
-    return bool(failed)
+    traces = compare_sessions(prepared.baseline_session, session)
+    failed_trace = say_trace(out, traces, fail_over) if traces is not None else []
+    return bool(failed) or bool(failed_trace)

@@ -1,0 +1,63 @@
+"""The app traces' part of the regression gate (``diff A B`` and ``profile --baseline`` of two
+sessions that both have one): read each session's trace, compare missed frames and rendezvous
+time (:mod:`rokuprof.trace.compare`), say it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from rokuprof.store.layout import SessionDir
+from rokuprof.trace.compare import TraceComparison, TraceFigure, compare_traces
+from rokuprof.trace.reader import TraceReader
+from rokuprof.trace.summary import trace_report
+from rokuprof.views.text import printable
+
+READ_BYTES = 1 << 20
+
+
+def session_trace_report(session: Path | None) -> dict | None:
+    """The trace report of a session directory's ``trace.perfetto-trace`` (``None``: no
+    session, or no trace in it)."""
+    if session is None:
+        return None
+    path = SessionDir(session).trace
+    if not path.is_file():
+        return None
+    reader = TraceReader()
+    with path.open("rb") as f:
+        while data := f.read(READ_BYTES):
+            reader.feed(data)
+    return trace_report(reader.close())
+
+
+def compare_sessions(a: Path | None, b: Path | None) -> TraceComparison | None:
+    """The two sessions' traces compared, when both have one."""
+    report_a = session_trace_report(a)
+    report_b = session_trace_report(b) if report_a is not None else None
+    if report_a is None or report_b is None:
+        return None
+    return compare_traces(report_a, report_b)
+
+
+def say_trace(
+    out: Console, comparison: TraceComparison, over_pct: float | None
+) -> list[TraceFigure]:
+    """The app traces' figures, a line each, then (with ``over_pct``) the verdict on them;
+    returns the figures that grew more."""
+    for line in comparison.lines():
+        out.print(f"app trace: {printable(line)}", soft_wrap=True, markup=False, highlight=False)
+    if over_pct is None:
+        return []
+    failed = comparison.regressions(over_pct)
+    if failed:
+        names = ", ".join(f.name for f in failed)
+        out.print(
+            f"app trace: {names} grew by more than {over_pct:g}%",
+            style="bold red",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
+    return failed
