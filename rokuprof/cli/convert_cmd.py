@@ -121,7 +121,8 @@ def convert(
         source.read(converter.feed, err, what="decoding")
     except OSError as exc:
         exits.fail(f"cannot read {source.label}: {exc.strerror or exc}")
-    written = _write_chunks(converter, source, out, envelopes, err)
+    measures = _frame_measures(source, converter)
+    written = _write_chunks(converter, source, out, envelopes, err, measures)
 
     summary = converter.summary
     assert summary is not None
@@ -137,6 +138,7 @@ def convert(
                 "entries": summary.entries,
                 "wall_unit": summary.wall_unit,
                 "chunk_files": written,
+                "frame_measurements": len(measures),
                 "out": str(out),
                 **report_json(summary.report),
             }
@@ -152,8 +154,25 @@ def convert(
     raise typer.Exit(exits.OK if summary.complete and not lost else exits.INCOMPLETE)
 
 
+def _frame_measures(source: CaptureSource, converter: OfflineConverter) -> list:
+    """A session's app-trace frames as measurements for its chunks (none without a trace)."""
+    from rokuprof.sentry.frame_measures import frame_measures
+    from rokuprof.workflows.trace_gate import session_trace
+
+    trace = session_trace(source.session)
+    header = converter.reader.header
+    if trace is None:
+        return []
+    return frame_measures(trace, header.start_ms / 1000 if header is not None else None)
+
+
 def _write_chunks(
-    converter: OfflineConverter, source: CaptureSource, out: Path, envelopes: bool, err: Console
+    converter: OfflineConverter,
+    source: CaptureSource,
+    out: Path,
+    envelopes: bool,
+    err: Console,
+    measures: list,
 ) -> int:
     """Lay out the samples and write each chunk (and envelope) as it is made, with progress on
     a terminal; the number of chunks written."""
@@ -170,7 +189,8 @@ def _write_chunks(
             progress.update(task, completed=done, total=total)
 
         try:
-            written = write_chunks(converter.chunks(step), conversion_paths(out, envelopes))
+            chunks = converter.chunks(step, measures)
+            written = write_chunks(chunks, conversion_paths(out, envelopes))
         except OutputError as exc:
             exits.fail(exc, exits.FAILED)
     return len(written)

@@ -34,6 +34,7 @@ from rokuprof.sentry.build_report import BuildReport
 from rokuprof.sentry.chunk import ChunkBuilder, merge_memory
 from rokuprof.sentry.sampling import DEFAULT_WALL_UNIT, units_per_second
 from rokuprof.sentry.settings import ChunkSettings
+from rokuprof.sentry.side_measurements import Measure
 from rokuprof.timefmt import utc_iso
 
 MIN_SLICE_BYTES = 4096
@@ -306,10 +307,16 @@ class OfflineConverter:
                     per_thread[module] = per_thread.get(module, 0) + wall
         return max(per_thread.values(), default=0) / units
 
-    def chunks(self, progress: Callable[[int, int], None] | None = None) -> Iterator[Chunk]:
+    def chunks(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        measures: Iterable[Measure] = (),
+    ) -> Iterator[Chunk]:
         """Lay out the samples and yield the chunks, in order; :attr:`summary` is complete once
-        the iterator is exhausted. ``progress(done, total)`` is called per slice."""
-        return self._laid_out(progress, write=True)
+        the iterator is exhausted. ``progress(done, total)`` is called per slice. ``measures``
+        (an app trace's frames, in time order) go into the chunk made once the layout has
+        passed their time, as a live run's vitals do."""
+        return self._laid_out(progress, write=True, measures=measures)
 
     def layouts(self, progress: Callable[[int, int], None] | None = None) -> Iterator[Layout]:
         """:meth:`chunks` without the chunks: each cut window's placed samples (the
@@ -318,7 +325,13 @@ class OfflineConverter:
         timeline's input, :func:`~rokuprof.export.model.build_input`)."""
         return self._laid_out(progress, write=False)
 
-    def _laid_out(self, progress: Callable[[int, int], None] | None, *, write: bool) -> Iterator:
+    def _laid_out(
+        self,
+        progress: Callable[[int, int], None] | None,
+        *,
+        write: bool,
+        measures: Iterable[Measure] = (),
+    ) -> Iterator:
         self.close()
         reader = self.reader
         header = reader.header
@@ -342,16 +355,19 @@ class OfflineConverter:
         body_end = max(self._slices[-1].offset, body_start + 1)
         self._span = (start, end, body_start, body_end)
         total = len(self._slices)
+        waiting = sorted(measures, key=lambda m: m.timestamp)
+        taken = 0
         for i, s in enumerate(self._slices, 1):
-            builder.add_wall(
-                s.wall_map(),
-                self.slice_time(s.offset),
-                live_bytes=s.live_bytes,
-                memory=s.memory,
-            )
+            arrival = self.slice_time(s.offset)
+            while taken < len(waiting) and waiting[taken].timestamp <= arrival:
+                builder.add_measure(waiting[taken])
+                taken += 1
+            builder.add_wall(s.wall_map(), arrival, live_bytes=s.live_bytes, memory=s.memory)
             yield from builder.ready()
             if progress is not None:
                 progress(i, total)
+        for measure in waiting[taken:]:  # at the very end of the run: its last chunk
+            builder.add_measure(measure)
         yield from builder.finish_chunks(end)
 
     def slice_time(self, offset: int) -> float:

@@ -1,6 +1,6 @@
-"""The app traces' part of the regression gate (``diff A B`` and ``profile --baseline`` of two
-sessions that both have one): read each session's trace, compare missed frames and rendezvous
-time (:mod:`rokuprof.trace.compare`), say it."""
+"""A session's app trace, read, and its part of the regression gate (``diff A B`` and
+``profile --baseline`` of two sessions that both have one): compare missed frames and
+rendezvous time (:mod:`rokuprof.trace.compare`), say it."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from rich.console import Console
 
 from rokuprof.store.layout import SessionDir
 from rokuprof.trace.compare import TraceComparison, TraceFigure, compare_traces
+from rokuprof.trace.model import Trace
 from rokuprof.trace.reader import TraceReader
 from rokuprof.trace.summary import trace_report
 from rokuprof.views.text import printable
@@ -17,9 +18,9 @@ from rokuprof.views.text import printable
 READ_BYTES = 1 << 20
 
 
-def session_trace_report(session: Path | None) -> dict | None:
-    """The trace report of a session directory's ``trace.perfetto-trace`` (``None``: no
-    session, or no trace in it)."""
+def session_trace(session: Path | None) -> Trace | None:
+    """A session directory's ``trace.perfetto-trace``, read (``None``: no session, or no trace
+    in it)."""
     if session is None:
         return None
     path = SessionDir(session).trace
@@ -29,7 +30,13 @@ def session_trace_report(session: Path | None) -> dict | None:
     with path.open("rb") as f:
         while data := f.read(READ_BYTES):
             reader.feed(data)
-    return trace_report(reader.close())
+    return reader.close()
+
+
+def session_trace_report(session: Path | None) -> dict | None:
+    """The trace report of a session directory's trace (``None``: none)."""
+    trace = session_trace(session)
+    return None if trace is None else trace_report(trace)
 
 
 def compare_sessions(a: Path | None, b: Path | None) -> TraceComparison | None:
