@@ -9,13 +9,17 @@ import shutil
 from pathlib import Path
 
 from capture_helpers import Recorder, run_capture, sim
-from daemon_helpers import cap_config
+from daemon_helpers import Running, cap_config, record
+from daemon_helpers import sessions as daemon_sessions
+from daemon_helpers import sim as daemon_sim
 from profile_helpers import ROOT, device, profile
 from trace_helpers import FakeTraceDevice, roku_app_trace
+from waiting import until
 
 from rokuprof.capture.loop import DeviceCapture
 from rokuprof.capture.session import read_record
 from rokuprof.capture.trace_tap import END_LIMIT, END_RUN, FLUSH_BYTES, NO_TRACING
+from rokuprof.daemon.config import build_config
 from rokuprof.simulator import SimulatedDevice
 from rokuprof.trace.reader import read_trace
 from rokuprof.trace.summary import trace_report
@@ -200,3 +204,58 @@ async def test_profile_baseline_compares_the_two_runs_traces(tmp_path: Path) -> 
     assert status == 0, out + err  # no --fail-over: said, not judged
     assert "app trace: missed frames" in out
     assert "app trace: rendezvous blocked ms" in out
+
+
+def _finished(sessions: list[Path]) -> bool:
+    """Both devices' runs over, and the traced one's trace kept (the last thing a run does)."""
+    records = {s.parent.name: record(s) for s in sessions}
+    return (
+        len(records) == 2
+        and all(r["status"] == "complete" for r in records.values())
+        and records.get("YN00TRACE001", {}).get("trace") is not None
+    )
+
+
+async def test_the_daemon_traces_the_devices_its_config_says(tmp_path: Path) -> None:
+    """``[capture] trace = true`` with one device turning it off: the traced device's session
+    gets its trace, the other's none (and that device's tracing is never enabled)."""
+    out = tmp_path / "out"
+    async with (
+        SimulatedDevice(daemon_sim("YN00TRACE001", run_seconds=2.0)) as traced,
+        SimulatedDevice(daemon_sim("YN00TRACE002", run_seconds=2.0)) as plain,
+    ):
+        devices = [
+            {
+                "host": "127.0.0.1",
+                "name": dev.config.serial,
+                "profiler_port": dev.profiler_port,
+                "ecp_port": dev.ecp_port,
+                "console_port": dev.console_port,
+                **extra,
+            }
+            for dev, extra in ((traced, {}), (plain, {"trace": False}))
+        ]
+        config = build_config(
+            {
+                "capture": {"out": str(out), "chunk_seconds": 1.0, "trace": True},
+                "devices": devices,
+                "metrics": {"listen": "127.0.0.1:0"},
+            },
+            env={},
+        )
+        async with Running(config) as daemon:
+            await daemon.ready()
+            await until(lambda: _finished(daemon_sessions(out)), 40)
+            assert await daemon.finish() == 0
+        enabled = (traced.tracing.enabled, plain.tracing.enabled)
+    by_device = {s.parent.name: s for s in daemon_sessions(out)}
+    with_trace = by_device["YN00TRACE001"]
+    assert (
+        (with_trace / "trace.perfetto-trace").stat().st_size
+        == record(with_trace)["trace"]["bytes"]
+        > 0
+    )
+    without = by_device["YN00TRACE002"]
+    assert not (without / "trace.perfetto-trace").exists()
+    assert record(without)["trace"] is None
+    assert enabled == (["dev"], [])
