@@ -32,15 +32,20 @@ from rokuprof.export.report.source import (
     wanted_files,
 )
 from rokuprof.export.report.timeline_extras import MAX_LINE, VitalsReader, timeline_extras
+from rokuprof.export.report.trace_lanes import trace_entry
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.files import write_atomic
 from rokuprof.store.layout import RECORD_FILE, SessionDir
+from rokuprof.trace.model import Trace
+from rokuprof.trace.reader import TraceReader
 
 if TYPE_CHECKING:
     from rokuprof.app.source import AppSource
 
 VITALS_FILE = "vitals.jsonl"
+#: The run's Perfetto app trace, beside its capture (``rokuprof watch --trace``).
+TRACE_FILE = "trace.perfetto-trace"
 REPORT_FILE = "report.html"
 #: ``session.json`` read at most (a run's record with its 1,000 marks is well under a MiB).
 MAX_RECORD_BYTES = 16 << 20
@@ -118,6 +123,32 @@ def read_extras(session_dir: Path, inp: ExportInput) -> dict[str, object] | None
     return timeline_extras(record, vitals, timeline.origin, span, notes)
 
 
+def read_trace_file(session_dir: Path) -> Trace | None:
+    """The session's app trace (``trace.perfetto-trace``) read, or ``None`` without one (or
+    when it cannot be read: the page is the capture's alone then). The reader bounds what it
+    holds (:class:`~rokuprof.trace.reader.TraceLimits`); a trace cut short is read up to its
+    last whole packet."""
+    try:
+        with _open_file(session_dir / TRACE_FILE) as f:
+            reader = TraceReader()
+            while block := f.read(READ_SIZE):
+                reader.feed(block)
+            return reader.close()
+    except OSError:
+        return None
+
+
+def add_trace(model: dict, inp: ExportInput, session_dir: Path) -> None:
+    """``model["trace"]``: the session's app trace on the capture's time axis, when it has one
+    with slices (:mod:`~rokuprof.export.report.trace_lanes`)."""
+    trace = read_trace_file(session_dir)
+    if trace is None or not trace.slices:
+        return
+    timeline = inp.timeline
+    span = max(1, timeline.last_slot()) / timeline.hz
+    model["trace"] = trace_entry(trace, model, timeline.origin, span)
+
+
 def report_page(
     inp: ExportInput,
     session_dir: Path | None = None,
@@ -132,6 +163,8 @@ def report_page(
     alone, the links only."""
     session = read_extras(session_dir, inp) if session_dir is not None else None
     model = build_model(inp, session=session)
+    if session_dir is not None:
+        add_trace(model, inp, session_dir)
     if source is not None:
         texts = source.read(wanted_files(model))
         root = str(source.root) if source.root is not None else None

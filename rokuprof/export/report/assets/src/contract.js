@@ -100,6 +100,27 @@
  */
 
 /**
+ * A session's Perfetto app trace (trace_lanes.py): its threads' slices as columns (times in
+ * seconds since the run's start, placed by `alignment`: "clock", the trace's clock snapshot, or
+ * "arrival", its first event at the run's start), the missed frames ([start, end, cause index])
+ * and the findings, each with `refs`: indexes of its slices. A slice's `fn` is the report's
+ * function its call stack names (-1: none); names are indexes into `names` (device text).
+ * @typedef {object} ReportTrace
+ * @property {"clock" | "arrival"} alignment
+ * @property {string} alignmentNote
+ * @property {number | null} start
+ * @property {number | null} end
+ * @property {number} total slices in the trace
+ * @property {string[]} names
+ * @property {Array<{name: string, tid: number | null, rows: number, slices: number}>} lanes
+ * @property {{lane: number[], start: number[], end: number[], depth: number[], name: number[], fn: number[]}} slices
+ * @property {Array<[number, string]>} stacks slice, its call stack
+ * @property {{figures: Object<string, number>, causes: string[], missed: Array<[number, number, number]>}} frames
+ * @property {{rendezvous: Array<{thread: string, field: string, count: number, total_ms: number, max_latency_ms: number, max_exec_ms: number, refs: number[]}>, observers: {count: number, outermost_ms: number, naive_ms: number, max_depth: number, refs: number[]}, script: Array<{callstack: string, slices: number, wall_ms: number, cpu_ms: number | null, state: string, fn: number, refs: number[]}>}} findings
+ * @property {string[]} notes what was left out
+ */
+
+/**
  * report --source / --editor-url: the editor link template and the hot functions' source.
  * @typedef {object} ReportSource
  * @property {string | null} label
@@ -164,6 +185,7 @@
  * @property {string[]} strings
  * @property {{paths: number, share: number, note: string}} [other] cold call paths added up
  * @property {ReportSession} [session]
+ * @property {ReportTrace} [trace] a session's app trace
  * @property {ReportSource} [source]
  * @property {ReportDiff} [diff]
  * @property {string} [view] the tab to open
