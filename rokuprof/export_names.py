@@ -85,6 +85,14 @@ FORMATS: dict[str, ExporterInfo] = {
             "sentry_v1",
         ),
         ExporterInfo(
+            "perfetto",
+            ".perfetto-trace",
+            True,
+            False,
+            "Perfetto trace for ui.perfetto.dev: a session's app trace plus the timeline as tracks",
+            "perfetto",
+        ),
+        ExporterInfo(
             "report",
             ".report.html",
             False,

@@ -43,7 +43,7 @@ def _format_help() -> str:
 
 
 HELP = f"""Export a capture for a profile viewer: pprof, speedscope, Chrome trace, .cpuprofile,
-nflxprofile, folded stacks or Sentry V1 profiles.
+nflxprofile, folded stacks, Sentry V1 profiles or a Perfetto trace.
 
 INPUT is a .bsprof file, `-` for standard input, or a session directory (its capture.bsprof).
 Totals come from the profile tables (the numbers `inspect` shows); timelines are the 101 Hz
@@ -56,9 +56,11 @@ current directory). `-o FILE` with one format writes that file (`-o -`: standard
 `DIR/<stem><suffix>` for each. `sentry-v1` is a directory of NNNNNN.profile.json,
 .transaction.json and .envelope files; `cpuprofile` is a file per thread,
 `<stem>.<thread>.cpuprofile` (`-o run.cpuprofile`: `run.<thread>.cpuprofile`; the thread's
-name kept to letters, digits, `_` and `-`). A binary format (pprof, nflxprofile) is not
-written to a terminal: `-o -` then needs a redirection. Files are replaced atomically;
-large ones are written as they are made, never held whole in memory.
+name kept to letters, digits, `_` and `-`). `perfetto` of a session directory holds its app
+trace (trace.perfetto-trace) and the capture's timeline as tracks beside it. A binary format
+(pprof, nflxprofile, perfetto) is not written to a terminal: `-o -` then needs a redirection.
+Files are replaced atomically; large ones are written as they are made, never held whole in
+memory.
 
 Formats: {_format_help()}.
 
@@ -101,6 +103,7 @@ def export_command(
     )
     from rokuprof.cli.layout import load_aggregates, load_capture
     from rokuprof.export.aggregate import AGGREGATE_FORMATS
+    from rokuprof.export.perfetto_session import perfetto_with_session
     from rokuprof.export.report.session import export_with_session
     from rokuprof.store.writable import output_dir_problem
 
@@ -132,12 +135,17 @@ def export_command(
     load = load_aggregates if AGGREGATE_FORMATS.issuperset(names) else load_capture
     inp = load(source, err, wall_unit)
 
+    def files_of(fmt: str) -> tuple[dict, list[str]]:
+        if fmt == "perfetto":  # a session's: its app trace too
+            return perfetto_with_session(inp, source.session)
+        return export_with_session(inp, fmt, source.session, metric=metric)
+
     if to_stdout:
-        (data,) = export_with_session(inp, names[0], source.session, metric=metric)[0].values()
+        (data,) = files_of(names[0])[0].values()
         write_pieces((data,) if isinstance(data, bytes) else data)
     else:
         for fmt in names:
-            files, notes = export_with_session(inp, fmt, source.session, metric=metric)
+            files, notes = files_of(fmt)
             try:
                 written = write_parts(targets[fmt], files, fmt)
             except OSError as exc:
