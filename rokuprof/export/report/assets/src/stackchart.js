@@ -14,6 +14,7 @@ import { TL, markStrip, niceStep, tlGeometry } from "./timeline.js";
 import { swatchFor } from "./tables.js";
 import { fit, searchBox, searchTest, showTip, tip } from "./flame.js";
 import { selectFunction } from "./bottomup.js";
+import { TRACE, drawTraceLevel, traceClear, traceClick, traceFocusWindow, traceHit, traceHooks, tracePanel, traceSections, traceState, traceTip } from "./tracedraw.js";
 
 // What ran when: per thread, the timeline's synthetic samples as frames over time (time to the
 // right, call depth downwards), like speedscope's Time Order or DevTools' flame chart. A frame
@@ -122,6 +123,7 @@ views.stack.append(
   ),
   stackNote,
   stackWrap,
+  tracePanel,
 );
 
 function stackSections() {
@@ -131,8 +133,14 @@ function stackSections() {
   for (const lane of stackLevels()) {
     if (state.thread >= 0 && lane.t !== state.thread) continue;
     const rows = Math.max(1, lane.levels.length);
-    out.push({ lane, y, rows });
+    out.push({ lane, y, rows, trace: false });
     y += rows * SC.row + SC.gap;
+  }
+  // a session's app trace: its lanes under the capture's (tracedraw.js)
+  const trace = traceSections(y + (out.length ? SC.gap : 0), SC.row, SC.gap);
+  if (trace.sections.length) {
+    out.push(...trace.sections);
+    y += (out.length > trace.sections.length ? SC.gap : 0) + trace.height;
   }
   return { sections: out, height: y };
 }
@@ -186,7 +194,7 @@ function stackSoon(e) {
 function drawStack() {
   const t0 = performance.now();
   const g = (sc.geo = stackGeometry());
-  const empty = lanes.length === 0;
+  const empty = lanes.length === 0 && !TRACE;
   stackNote.hidden = !empty;
   stackWrap.hidden = empty;
   const maxTop = Math.max(0, g.content - (g.height - g.head));
@@ -234,7 +242,7 @@ function drawStack() {
     ctx.clip();
     ctx.fillStyle = "#5f6b7a";
     ctx.textAlign = "right";
-    const name = threadName[sec.lane.t];
+    const name = sec.trace ? sec.lane.name : threadName[sec.lane.t];
     ctx.fillText(name.length > 20 ? `${name.slice(0, 19)}…` : name, g.left - 10, Math.max(y0, g.head) + ROWH / 2);
     ctx.strokeStyle = "#e2e6eb";
     ctx.beginPath();
@@ -246,7 +254,10 @@ function drawStack() {
     ctx.clip();
     ctx.textAlign = "left";
     const first = Math.max(0, Math.floor((g.head - y0) / ROWH)), last = Math.min(sec.lane.levels.length, Math.ceil((g.height - y0) / ROWH));
-    for (let d = first; d < last; d++) drawn += drawLevel(ctx, g, sec.lane.levels[d], y0 + d * ROWH, match);
+    if (sec.trace) {
+      const xOf = (seconds) => scX(g, seconds * HZ);
+      for (let d = first; d < last; d++) drawn += drawTraceLevel(ctx, g, sec, d, y0 + d * ROWH, ROWH, xOf, sc.t0 / HZ, sc.t1 / HZ);
+    } else for (let d = first; d < last; d++) drawn += drawLevel(ctx, g, sec.lane.levels[d], y0 + d * ROWH, match);
     ctx.restore();
   }
   // outside the selected range: dimmed, as on the timeline
@@ -348,6 +359,7 @@ function stackHit(x, y) {
   const sec = g.sections.find((s) => cy >= s.y && cy < s.y + s.rows * SC.row);
   if (!sec) return null;
   const d = Math.floor((cy - sec.y) / SC.row);
+  if (sec.trace) return traceHit(sec, d, scSlot(g, x) / HZ, (1.5 * (sc.t1 - sc.t0)) / g.plot / HZ);
   const lv = sec.lane.levels[d];
   if (!lv) return null;
   const slot = scSlot(g, x), half = (0.5 * (sc.t1 - sc.t0)) / g.plot;
@@ -466,7 +478,8 @@ stackCanvas.addEventListener("pointermove", (e) => {
     return;
   }
   const hit = stackHit(e.offsetX, e.offsetY);
-  if (hit) stackTip(hit, e.clientX, e.clientY);
+  if (hit && hit.trace) traceTip(hit, e.clientX, e.clientY);
+  else if (hit) stackTip(hit, e.clientX, e.clientY);
   else tip.hidden = true;
 });
 stackCanvas.addEventListener("pointerup", (e) => {
@@ -474,6 +487,11 @@ stackCanvas.addEventListener("pointerup", (e) => {
   sc.drag = null;
   if (!d || d.moved) return;
   const hit = stackHit(e.offsetX, e.offsetY);
+  if (hit && hit.trace) {
+    if (!sc.pending) sc.pending = Math.min(e.timeStamp, performance.now());
+    return traceClick(hit);
+  }
+  if (traceClear() && !hit) stackSoon(e);
   stackSelect(hit ? nodeFn[hit.node] : -1, e);
 });
 stackCanvas.addEventListener("pointerleave", () => {
@@ -492,7 +510,10 @@ document.addEventListener("keydown", (e) => {
     ArrowUp: () => stackPan(0, -3 * SC.row, e),
     ArrowDown: () => stackPan(0, 3 * SC.row, e),
     0: () => stackFit(),
-    Escape: () => stackSelect(-1, e),
+    Escape: () => {
+      if (traceClear()) stackSoon(e);
+      stackSelect(-1, e);
+    },
   };
   const act = keys[e.key];
   if (!act) return;
@@ -518,6 +539,37 @@ const stackHooks = {
     return x >= g.left && x <= g.left + g.plot && y >= g.head && y <= g.height ? { x, y } : null;
   },
   stackHit,
+  // The app trace's lanes (a session with trace.perfetto-trace): their sections, what is
+  // highlighted, and where (canvas pixels) slice i (of model.trace.slices) is drawn, or null.
+  traceLanes: () => (sc.geo ? sc.geo.sections.filter((s) => s.trace).map((s) => ({ name: s.lane.name, kind: s.lane.trace, y: s.y, rows: s.rows })) : []),
+  traceSelected: () => ({ slices: [...traceState.sel].sort((a, b) => a - b), frame: traceState.frame, finding: traceState.finding }),
+  tracePoint: (i) => {
+    const g = sc.geo;
+    if (!g || !TRACE) return null;
+    const sl = TRACE.slices, name = TRACE.lanes[sl.lane[i]].name;
+    const sec = g.sections.find((s) => s.trace && s.lane.trace === "lane" && s.lane.name === name && s.lane.t === -2 - sl.lane[i]);
+    if (!sec) return null;
+    const a = Math.max(sl.start[i], sc.t0 / HZ), b = Math.min(sl.end[i], sc.t1 / HZ);
+    const x = scX(g, ((a + b) / 2) * HZ), y = g.head + sec.y - sc.top + sl.depth[i] * SC.row + SC.row / 2;
+    return b >= a && x >= g.left && x <= g.left + g.plot && y >= g.head && y <= g.height ? { x, y } : null;
+  },
+};
+
+// The app trace's panel: show a finding's slices (the window around them, their lane scrolled
+// into view), select a function, redraw.
+traceHooks.redraw = () => stackSoon();
+traceHooks.select = (f) => stackSelect(f);
+traceHooks.focus = (span, first) => {
+  const [a, b] = traceFocusWindow(span, SLOTS / HZ, Math.max(SC.minSpan / HZ, 0.02));
+  [sc.t0, sc.t1] = [a * HZ, Math.max(a * HZ + SC.minSpan, b * HZ)];
+  const g = sc.geo || stackGeometry();
+  const lane = TRACE.slices.lane[first];
+  const sec = g.sections.find((s) => s.trace && s.lane.t === -2 - lane);
+  if (sec) {
+    const y = sec.y + TRACE.slices.depth[first] * SC.row, view = g.height - g.head;
+    if (y < sc.top || y + SC.row > sc.top + view) sc.top = Math.max(0, y - view / 2);
+  }
+  stackSoon();
 };
 
 export { renderStack, stackHooks };
