@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trace_helpers import MAIN, RENDER, STACK_A, STACK_B, TraceWriter, roku_app_trace
 
-from rokuprof.trace.analysis import analyse
-from rokuprof.trace.reader import read_trace
+from rokuprof.trace.analysis import analyse, frame_cadence
+from rokuprof.trace.live_frames import LiveFrames
+from rokuprof.trace.reader import TraceReader, read_trace
 from rokuprof.trace.summary import trace_report
 
 
@@ -172,3 +173,37 @@ def test_observers_outermost_time_is_the_time_any_observer_ran(data: st.DataObje
     assert o["outermost_ms"] == len(covered)
     assert o["naive_ms"] == naive
     assert o["max_depth"] == deepest
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_live_frames_find_what_the_whole_trace_analysis_finds(data: st.DataObject) -> None:
+    """The same generated render loops, read as they arrive (slices not kept, bytes in random
+    pieces): the missed frames, their busy time and cause are the whole-trace analysis'."""
+    w = TraceWriter(interned=data.draw(st.booleans()))
+    t = 0
+    for _ in range(data.draw(st.integers(2, 25))):
+        swap_ms = data.draw(st.integers(1, 20))
+        w.slice(t, t + swap_ms, RENDER, "swapBuffers")
+        t += swap_ms
+        for _ in range(data.draw(st.integers(0, 3))):
+            gap, length = data.draw(st.integers(0, 15)), data.draw(st.integers(1, 15))
+            name = data.draw(st.sampled_from(["render", "consumeAllTasks"]))
+            w.begin(t + gap, RENDER, name)
+            if data.draw(st.booleans()):  # something inside it
+                w.slice(t + gap, t + gap + length / 2, RENDER, "render")
+            w.end(t + gap + length, RENDER)
+            t += gap + length
+        t += data.draw(st.integers(0, 30))
+    raw = w.data()
+    live = LiveFrames()
+    reader = TraceReader(keep_slices=False, on_slice_end=live.slice_ended)
+    cuts = sorted(data.draw(st.lists(st.integers(1, len(raw) - 1), max_size=6)))
+    found = []
+    for a, b in pairwise([0, *cuts, len(raw)]):
+        reader.feed(raw[a:b])
+        found += live.take()
+    trace = reader.close()
+    assert trace.slices == []  # nothing kept
+    _, expected = frame_cadence(read_trace(raw))
+    assert found == expected

@@ -106,3 +106,39 @@ async def test_convert_of_a_session_with_a_trace_puts_its_frames_in_the_chunks(
     with_frames = [c for c in chunks if SLOW_FRAMES in c.get("measurements", {})]
     reads = vroom_v2.read([vroom_v2.ingest(c) for c in with_frames])
     assert with_frames and [r.error for r in reads] == [None] * len(reads)
+
+
+async def test_a_live_capture_s_chunks_carry_the_frames_it_missed(tmp_path: Path) -> None:
+    """While the run streams, its trace is read as it is spooled: the frames it misses go into
+    the chunks written during the run, on wall time, every one a frame the whole trace's
+    analysis finds too."""
+    async with SimulatedDevice(sim(run_seconds=4.0, speed=1.0)) as dev:
+        config = cap_config(dev, tmp_path, runs=1, trace=True, chunk_seconds=0.5)
+        capture = asyncio.ensure_future(run_capture(DeviceCapture(config), timeout=40))
+        await asyncio.sleep(1.0)
+        async with httpx.AsyncClient(timeout=5) as http:
+            for key in ("Down", "Select", "Right", "Select"):
+                response = await http.post(f"http://127.0.0.1:{dev.ecp_port}/keypress/{key}")
+                assert response.is_success
+                await asyncio.sleep(0.3)
+        summary = await capture
+    [session] = summary.sessions
+    trace = read_trace((session.path / "trace.perfetto-trace").read_bytes())
+    offset = trace.wall_offset_ns()
+    assert offset is not None
+    whole = {(m.name, m.value, round(m.timestamp, 6)) for m in frame_measures(trace)}
+    chunks = _chunks(session.path)
+    live = [
+        (name, v["value"], round(v["timestamp"], 6))
+        for c in chunks
+        for name, m in c.get("measurements", {}).items()
+        if name in (SLOW_FRAMES, FROZEN_FRAMES, FRAME_RATES)
+        for v in m["values"]
+    ]
+    assert any(name == SLOW_FRAMES for name, _, _ in live)
+    assert set(live) <= whole  # each one the analysis of the whole trace finds
+    assert len(live) == len(set(live))  # none twice
+    assert [validate_chunk(c) for c in chunks] == [[] for _ in chunks]
+    with_frames = [c for c in chunks if SLOW_FRAMES in c.get("measurements", {})]
+    reads = vroom_v2.read([vroom_v2.ingest(c) for c in with_frames])
+    assert [r.error for r in reads] == [None] * len(reads)

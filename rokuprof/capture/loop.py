@@ -44,6 +44,7 @@ from rokuprof.capture.status import CaptureObserver, CaptureStatus, NullObserver
 from rokuprof.capture.stop import StopCause
 from rokuprof.capture.tasks import alongside, cancel
 from rokuprof.capture.trace_tap import TraceTap
+from rokuprof.capture.vitals import SideData
 from rokuprof.capture.vitals_poll import RunExtras
 from rokuprof.device.console import BsprofStatus, ConsoleClient
 from rokuprof.device.control import ControlResult, control
@@ -53,6 +54,7 @@ from rokuprof.device.errors import (
     HttpStatusError,
 )
 from rokuprof.device.stream import ProfilerStream
+from rokuprof.sentry.side_measurements import Measure
 from rokuprof.store.files import sweep_tmp
 from rokuprof.store.trace_spool import spool_path
 
@@ -116,6 +118,7 @@ class DeviceCapture:
                 max_run_bytes=config.trace_max_run_bytes,
                 clock=clock,
                 rand=rand,
+                frames=self._frame_measures if config.chunks else None,
             )
             if config.trace
             else None
@@ -390,6 +393,13 @@ class DeviceCapture:
                 self._run_console = self._run_console or status
                 self._apply(dm.ConsoleSaid(status.state))
             await asyncio.sleep(cfg.console_poll)
+
+    def _frame_measures(self, measures: list[Measure]) -> None:
+        """The app trace's missed frames, for the open run's next chunks (a run not open yet,
+        or ending, takes none: ``rokuprof convert`` of the session still has them all)."""
+        run = self.current_run
+        if run is not None:
+            run.side(SideData({}, tuple(measures)))
 
     async def _keep_trace(self, capture: RunCapture, record: SessionRecord) -> None:
         """The run's app trace into its session (``trace.perfetto-trace``) and what became of

@@ -34,6 +34,8 @@ from rokuprof.device.limits import (
     TRACE_SETTLE_SECONDS,
 )
 from rokuprof.device.trace_socket import TraceSocket
+from rokuprof.sentry.frame_measures import LiveFrameMeasures
+from rokuprof.sentry.side_measurements import Measure
 from rokuprof.store.trace_spool import TraceSpool
 from rokuprof.units import size
 
@@ -47,6 +49,8 @@ END_LIMIT = "the run's trace reached its byte limit: cut there, no more read unt
 
 #: Payload bytes held in memory before they are written to the spool.
 FLUSH_BYTES = 1 << 20
+#: With frames wanted, the bytes held are also written (and read) this often.
+FLUSH_SECONDS = 1.0
 
 
 @dataclass
@@ -88,6 +92,7 @@ class TraceTap:
         max_run_bytes: int = TRACE_MAX_RUN_BYTES,
         clock: Callable[[], float] = time.monotonic,
         rand: Callable[[], float] = random.random,
+        frames: Callable[[list[Measure]], object] | None = None,
     ) -> None:
         self.host, self.ecp_port, self.app_id = host, ecp_port, app_id
         self.say = say
@@ -98,6 +103,11 @@ class TraceTap:
         self.unsupported = False  # the firmware has no app tracing: the tap has ended
         self.last_data: float | None = None
         self.spool = TraceSpool(spool)
+        #: given: the run's missed frames, read from the bytes as they are spooled, as
+        #: measurements for its chunks (handed over at least every FLUSH_SECONDS)
+        self.frames = frames
+        self._live = LiveFrameMeasures() if frames is not None else None
+        self._flushed_at = clock()
         self._spool_lock = asyncio.Lock()  # one write of the spool at a time
         self._pieces: list[bytes] = []  # not yet written to the spool
         self._pending = 0  # their bytes
@@ -164,13 +174,24 @@ class TraceTap:
             self._pieces.append(payload)
             self._held += len(payload)
             self._pending += len(payload)
-            if self._pending >= FLUSH_BYTES:
+            due = self.frames is not None and self.clock() - self._flushed_at >= FLUSH_SECONDS
+            if self._pending >= FLUSH_BYTES or due:
                 try:
-                    await self._write(self.spool.append)
+                    measures = await self._write(self._spool_and_read)
                 except OSError as exc:  # the disk: the rest of this run's trace is dropped
                     self._spool_failed = True
                     self._dropped += self._held
                     self._problem(f"cannot write the trace to {self.spool.path}: {exc}")
+                    continue
+                self.last_data = self.clock()  # busy until now: not yet quiet
+                if measures and self.frames is not None:
+                    self.frames(measures)
+
+    def _spool_and_read(self, pieces: list[bytes]) -> list[Measure]:
+        """In a worker thread: the pieces to the spool, then read for missed frames."""
+        self._flushed_at = self.clock()
+        self.spool.append(pieces)
+        return self._live.feed(pieces) if self._live is not None else []
 
     async def _write(self, how: Callable[[list[bytes]], object]) -> object:
         """The pieces held, handed to the spool in a worker thread (one write at a time)."""
@@ -195,9 +216,9 @@ class TraceTap:
         deadline = self.clock() + limit
         while (now := self.clock()) < deadline:
             since = now - (self.last_data if self.last_data is not None else -quiet)
-            if since >= quiet:
+            if since >= quiet and not self._spool_lock.locked():  # no message, no work
                 return
-            await asyncio.sleep(min(quiet - since, deadline - now))
+            await asyncio.sleep(max(min(quiet - since, deadline - now), 0.01))
 
     async def take(self) -> TraceRun:
         """The run's trace: everything since the previous take, its spool finished (a spool
@@ -226,6 +247,8 @@ class TraceTap:
         )
         self._held, self._messages, self._dropped = 0, 0, 0
         self._problems, self._spool_failed = [], False
+        if self._live is not None:
+            self._live = LiveFrameMeasures()  # the next run's trace starts afresh
         if full:
             self._full.clear()
             self._taken.set()

@@ -160,7 +160,7 @@ def frame_cadence(trace: Trace) -> tuple[dict, list[MissedFrame]]:
         if gap > 2 * FRAME_BUDGET_NS:
             missed_two += 1
         render = renders.get(a.track, none).first_in(a.start, b.start)
-        missed.append(MissedFrame(a.start, b.start, busy, _cause(a, b, render)))
+        missed.append(MissedFrame(a.start, b.start, busy, frame_cause(a, b, render)))
     slow = [s for s in swaps[1:] if s.end is not None and s.end - s.start > SLOW_SWAP_NS]
     return (
         {
@@ -176,7 +176,7 @@ def frame_cadence(trace: Trace) -> tuple[dict, list[MissedFrame]]:
     )
 
 
-def _cause(swap: Slice, following: Slice, render: Slice | None) -> str:
+def frame_cause(swap: Slice, following: Slice, render: Slice | None) -> str:
     """Why the frame after ``swap`` came late (the interval up to ``following``): the largest
     of the swap itself, the wait from its end to the interval's first ``render`` (or to the
     next swap, without one) and that ``render``."""

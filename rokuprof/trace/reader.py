@@ -25,6 +25,7 @@ the byte, and everything read before it stays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,13 +78,26 @@ class _Sequence:
 class TraceReader:
     """Feed a trace's bytes; read :attr:`trace`."""
 
-    def __init__(self, limits: TraceLimits | None = None) -> None:
+    def __init__(
+        self,
+        limits: TraceLimits | None = None,
+        *,
+        keep_slices: bool = True,
+        on_slice_end: Callable[[Slice], None] | None = None,
+    ) -> None:
         self.limits = limits or TraceLimits()
+        #: False: slices are handed to ``on_slice_end`` as they end and not kept (a live
+        #: consumer: what is held is the open slices, their parents and the tables of names;
+        #: slices have no parent index and flows are not joined)
+        self.keep_slices = keep_slices
+        self.on_slice_end = on_slice_end
         self.trace = Trace()
         self._pb = _protos()
         self._splitter = PacketSplitter(self.limits.max_packet_bytes)
         self._sequences: dict[int, _Sequence] = {}
-        self._open: dict[int, list[int]] = {}  # track -> indexes of its open slices
+        #: track -> its open slices: (index in trace.slices, or -1 when not kept; the slice, or
+        #: None when over a limit)
+        self._open: dict[int, list[tuple[int, Slice | None]]] = {}
         self._flow_events: list[tuple[int, int, int, bool, int]] = []  # see _flow
         self._said: set[str] = set()
         self._closed = False
@@ -220,35 +234,47 @@ class TraceReader:
             if not stack:
                 self.trace.unmatched_ends += 1
                 return
-            index = stack.pop()
-            s = self.trace.slices[index] if index >= 0 else None
+            index, s = stack.pop()
             if s is not None:
                 s.end = max(ts, s.start)
                 self._args(s, ev, seq)
-                self._flow(index, ts, ev)
+                self._finished(index, s, ts, ev)
             return
         if kind not in (TYPE_SLICE_BEGIN, TYPE_INSTANT):
             return  # counters and states: not used by app traces' analyses
         stack = self._open.setdefault(track, [])
         if kind == TYPE_SLICE_BEGIN and len(stack) >= self.limits.max_depth:
             self._once("open slices on one track", offset, self.limits.max_depth)
-            stack.append(-1)  # its end pops this
+            stack.append((-1, None))  # its end pops this
             return
-        parent = next((i for i in reversed(stack) if i >= 0), None)
-        if len(self.trace.slices) >= self.limits.max_slices:
+        parent = next((i for i, _ in reversed(stack) if i >= 0), None)
+        if self.keep_slices and len(self.trace.slices) >= self.limits.max_slices:
             self._once("slices", offset, self.limits.max_slices)
             if kind == TYPE_SLICE_BEGIN:
-                stack.append(-1)
+                stack.append((-1, None))
             return
         name = self._name(ev, seq)
         s = Slice(track, name, ts, ts if kind == TYPE_INSTANT else None, len(stack), parent)
         s.instant = kind == TYPE_INSTANT
-        index = len(self.trace.slices)
-        self.trace.slices.append(s)
+        index = -1
+        if self.keep_slices:
+            index = len(self.trace.slices)
+            self.trace.slices.append(s)
         self._args(s, ev, seq)
-        self._flow(index, ts, ev)
         if kind == TYPE_SLICE_BEGIN:
-            stack.append(index)
+            if index >= 0:
+                self._flow(index, ts, ev)
+            stack.append((index, s))
+        else:
+            self._finished(index, s, ts, ev)
+
+    def _finished(self, index: int, s: Slice, ts: int, ev: Any) -> None:
+        """A slice (or instant) is complete: the flows of the event that completed it noted
+        (kept slices only), the ``on_slice_end`` hook told."""
+        if index >= 0:
+            self._flow(index, ts, ev)
+        if self.on_slice_end is not None:
+            self.on_slice_end(s)
 
     def _name(self, ev: Any, seq: _Sequence | None) -> str:
         if ev.HasField("name"):
