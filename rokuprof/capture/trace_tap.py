@@ -107,6 +107,7 @@ class TraceTap:
         #: measurements for its chunks (handed over at least every FLUSH_SECONDS)
         self.frames = frames
         self._live = LiveFrameMeasures() if frames is not None else None
+        self._live_failure: str | None = None
         self._flushed_at = clock()
         self._spool_lock = asyncio.Lock()  # one write of the spool at a time
         self._pieces: list[bytes] = []  # not yet written to the spool
@@ -184,14 +185,26 @@ class TraceTap:
                     self._problem(f"cannot write the trace to {self.spool.path}: {exc}")
                     continue
                 self.last_data = self.clock()  # busy until now: not yet quiet
+                if self._live_failure is not None:
+                    self._problem(self._live_failure)
+                    self._live_failure = None
                 if measures and self.frames is not None:
                     self.frames(measures)
 
     def _spool_and_read(self, pieces: list[bytes]) -> list[Measure]:
-        """In a worker thread: the pieces to the spool, then read for missed frames."""
+        """In a worker thread: the pieces to the spool, then read for missed frames (a failure
+        of that reading ends it for the run, said once; the trace itself is kept)."""
         self._flushed_at = self.clock()
         self.spool.append(pieces)
-        return self._live.feed(pieces) if self._live is not None else []
+        live = self._live
+        if live is None:
+            return []
+        try:
+            return live.feed(pieces)
+        except Exception as exc:  # a bug in reading must not cost the trace
+            self._live = None
+            self._live_failure = f"reading its frames stopped: {type(exc).__name__}: {exc}"
+            return []
 
     async def _write(self, how: Callable[[list[bytes]], object]) -> object:
         """The pieces held, handed to the spool in a worker thread (one write at a time)."""
@@ -247,7 +260,7 @@ class TraceTap:
         )
         self._held, self._messages, self._dropped = 0, 0, 0
         self._problems, self._spool_failed = [], False
-        if self._live is not None:
+        if self.frames is not None:
             self._live = LiveFrameMeasures()  # the next run's trace starts afresh
         if full:
             self._full.clear()
