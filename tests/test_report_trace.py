@@ -236,3 +236,21 @@ def test_the_page_type_of_the_trace_mirrors_the_schema():
     assert block
     fields = set(re.findall(r"@property \{.*?\} \[?(\w+)", block.group(1)))
     assert fields == set(SCHEMA["$defs"]["trace"]["properties"])
+
+
+def test_many_lanes_share_the_pages_slice_budget(monkeypatch):
+    monkeypatch.setattr(trace_lanes, "MAX_SLICES", 15)  # 3 lanes: 5 slices each at most
+    monkeypatch.setattr(trace_lanes, "MAX_FINDING_SLICES", 1)
+    trace = read_trace(app_trace(at=1.0))
+    fake = {"strings": [], "functions": {"name": [], "file": [], "line": []}}
+    t = trace_entry(trace, fake, START, 6.0)
+    lanes = t["slices"]["lane"]
+    render = [lane["name"] for lane in t["lanes"]].index("RenderThr:Main")
+    assert lanes.count(render) == 5  # the render thread has no finding's slices
+    durations = sorted(
+        round(b - a, 6)
+        for a, b, lane in zip(t["slices"]["start"], t["slices"]["end"], lanes, strict=True)
+        if lane == render
+    )
+    assert durations == [0.004, 0.004, 0.018, 0.02, 0.026]  # its five longest
+    assert any("the 5 longest of each thread" in n for n in t["notes"])

@@ -20,8 +20,11 @@ from tests.viewers.report import model, open_reports, problems
 ARTIFACTS = REPO / "test-artifacts" / "report"
 
 STEPS = """
-const frame = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-const report = (page, what, ...args) => page.evaluate(([w, a]) => window.__report[w](...a), [what, args]);
+const frame = (page) =>
+  page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+const report = (page, what, ...args) =>
+  page.evaluate(([w, a]) => window.__report[w](...a), [what, args]);
+const TAGS = ["SECTION", "H3", "H4", "P", "SPAN", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD"];
 const selection = (page) => page.evaluate(() => ({
   selected: window.__report.state.selected,
   search: window.__report.state.search,
@@ -35,10 +38,19 @@ export default async function run(page, { dir, stem, clickTab }) {
   await frame(page);
   out.lanes = await report(page, "traceLanes");
   out.chart = await report(page, "stackChart");
-  out.alignment = await page.$eval("#trace-alignment", (e) => ({ kind: e.dataset.alignment, text: e.textContent }));
+  out.alignment = await page.$eval("#trace-alignment", (e) => ({
+    kind: e.dataset.alignment,
+    text: e.textContent,
+  }));
   out.frames = await page.$eval("#trace-frames", (e) => e.textContent);
-  out.rows = await page.$$eval("#trace-panel tr[data-finding]", (rs) => rs.map((r) => ({ key: r.dataset.finding, cells: [...r.cells].map((c) => c.textContent) })));
-  out.markup = await page.$$eval("#trace-panel *", (es) => es.filter((e) => !["SECTION", "H3", "H4", "P", "SPAN", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD"].includes(e.tagName)).length);
+  out.rows = await page.$$eval("#trace-panel tr[data-finding]", (rs) =>
+    rs.map((r) => ({ key: r.dataset.finding, cells: [...r.cells].map((c) => c.textContent) })),
+  );
+  out.markup = await page.$$eval(
+    "#trace-panel *",
+    (es, tags) => es.filter((e) => !tags.includes(e.tagName)).length,
+    TAGS,
+  );
   out.panelText = await page.$eval("#trace-panel", (e) => e.textContent);
   // a rendezvous row: its slices highlighted, the window around them
   await page.click('#trace-panel tr[data-finding="rendezvous:0"]');
@@ -90,7 +102,7 @@ def opened(tmp_path_factory):
 
 
 def test_the_trace_lanes_are_drawn_under_the_stack_chart(opened):
-    result, m = opened
+    result, _ = opened
     assert problems(result) == [] and len(result["requests"]) == 1
     lanes = result["lanes"]
     assert [(lane["name"], lane["kind"]) for lane in lanes] == [

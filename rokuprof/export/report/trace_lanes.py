@@ -37,6 +37,9 @@ from rokuprof.trace.model import Slice, Trace
 MAX_PER_LANE = 2000
 #: Lanes (threads) the page gets at most (those with most slices).
 MAX_LANES = 32
+#: Slices of all lanes together the page gets at most (besides the findings'): with many lanes
+#: each keeps fewer than :data:`MAX_PER_LANE` (about 70 bytes of the page a slice).
+MAX_SLICES = 20_000
 #: Nesting depths drawn per lane (a slice deeper is left out).
 MAX_DEPTH = 12
 #: Missed frames the page gets at most (the longest).
@@ -122,9 +125,8 @@ def _longest(items: list[tuple[int, int]], n: int) -> list[int]:
 class _Seconds:
     """Trace nanoseconds as seconds since the run's start, and how they were aligned."""
 
-    def __init__(self, trace: Trace, origin: float | None, span: float) -> None:
+    def __init__(self, trace: Trace, origin: float | None, span: float, first: int, last: int):
         offset = trace.wall_offset_ns()
-        first, last = trace.first_ts or 0, trace.last_ts or 0
         misplaced = (
             offset is not None
             and origin is not None
@@ -161,9 +163,10 @@ class _Seconds:
 def trace_entry(trace: Trace, model: dict, origin: float | None, span: float) -> dict:
     """The model's ``trace`` entry of ``trace`` for the report ``model`` (its functions and
     strings) whose timeline starts at ``origin`` (Unix seconds) and lasts ``span`` seconds."""
-    at = _Seconds(trace, origin, span)
+    first_ts, last_ts = trace.first_ts, trace.last_ts  # each a pass over the slices: once
+    end_ns = last_ts or 0
+    at = _Seconds(trace, origin, span, first_ts or 0, end_ns)
     fns = FunctionIndex(model)
-    end_ns = trace.last_ts or 0
     notes: list[str] = []
 
     # One pass: per track, (duration, index) of the slices a lane can draw.
@@ -181,10 +184,11 @@ def trace_entry(trace: Trace, model: dict, origin: float | None, span: float) ->
     shown_tracks = sorted(tracks[:MAX_LANES], key=lambda t: per_track[t][0][1])
     kept: set[int] = set()
     left_out = 0
+    per_lane = min(MAX_PER_LANE, max(1, MAX_SLICES // max(1, len(shown_tracks))))
     for t in shown_tracks:
         items = per_track[t]
-        kept.update(_longest(items, MAX_PER_LANE))
-        left_out += max(0, len(items) - MAX_PER_LANE)
+        kept.update(_longest(items, per_lane))
+        left_out += max(0, len(items) - per_lane)
 
     # The findings and their slices (kept whatever the lanes' bound; on a lane shown).
     shown = set(shown_tracks)
@@ -305,7 +309,7 @@ def trace_entry(trace: Trace, model: dict, origin: float | None, span: float) ->
     if left_out:
         notes.append(
             f"{_count(left_out, 'shorter slice')} not drawn (the page keeps the "
-            f"{MAX_PER_LANE:,} longest of each thread, and the findings' slices)"
+            f"{per_lane:,} longest of each thread, and the findings' slices)"
         )
     if deep:
         notes.append(f"{_count(deep, 'slice')} nested deeper than {MAX_DEPTH} levels not drawn")
@@ -328,8 +332,8 @@ def trace_entry(trace: Trace, model: dict, origin: float | None, span: float) ->
     return {
         "alignment": at.alignment,
         "alignmentNote": at.note,
-        "start": at(trace.first_ts) if trace.first_ts is not None else None,
-        "end": at(end_ns) if trace.last_ts is not None else None,
+        "start": at(first_ts) if first_ts is not None else None,
+        "end": at(end_ns) if last_ts is not None else None,
         "total": len(trace.slices),
         "names": names,
         "lanes": lanes,
