@@ -2,8 +2,8 @@
 the trace's lanes drawn under the stack chart (the Frames lane, one per thread), the page saying
 how it was aligned, the findings panel's rows highlighting their slices, and a click on a
 script slice in a lane selecting the capture's function in every view (the page's search, the
-flame graph's matches, Bottom-up's selection). A screenshot is kept in
-``test-artifacts/report/`` (gitignored; docs/report-trace.png is one)."""
+flame graph's matches, Bottom-up's selection, the call tree's marked rows, the Source tab). A
+screenshot is kept in ``test-artifacts/report/`` (gitignored)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from report_helpers import HOSTILE
 from report_trace_helpers import STACK_PARSE, app_trace, trace_session
 
+from rokuprof.app.source import open_source
 from rokuprof.export.report.session import write_session_report
 from tests.viewers import REPO
 from tests.viewers.report import model, open_reports, problems
@@ -84,6 +85,12 @@ export default async function run(page, { dir, stem, clickTab }) {
     await clickTab(page, "bottomup");
     await frame(page);
     out.bottomUp = await page.$eval("#bu-selected", (e) => e.textContent).catch(() => null);
+    await clickTab(page, "tree");
+    await frame(page);
+    out.treeSelected = await page.$$eval("#view-tree tr.selected", (rs) => rs.length);
+    await clickTab(page, "source");
+    await frame(page);
+    out.source = await page.$eval("#src-title", (e) => Number(e.dataset.fn)).catch(() => null);
   }
   return out;
 }
@@ -94,7 +101,11 @@ export default async function run(page, { dir, stem, clickTab }) {
 def opened(tmp_path_factory):
     directory = tmp_path_factory.mktemp("trace-browser")
     session = trace_session(directory / "s", app_trace(at=1.0))
-    page = write_session_report(session)
+    app = directory / "app"
+    (app / "source" / "utils").mkdir(parents=True)
+    lines = ["' json", "", "function parseJSON(text as string) as object", "  return {}"]
+    (app / "source" / "utils" / "json.brs").write_text("\n".join([*lines, "end function", ""]))
+    page = write_session_report(session, source=open_source(app))
     steps = directory / "steps.mjs"
     steps.write_text(f"const params = {json.dumps({'stack': STACK_PARSE})};\n{STEPS}")
     [result] = open_reports([page], steps=steps, shots=ARTIFACTS)
@@ -148,6 +159,8 @@ def test_clicking_a_script_slice_selects_its_function_everywhere(opened):
     assert m["strings"][m["functions"]["name"][clicked["selected"]]] == "parseJSON"
     assert result["flameMatches"].startswith("1 function in")  # the flame graph highlights it
     assert result["bottomUp"] is not None and "parseJSON" in result["bottomUp"]
+    assert result["source"] == clicked["selected"]  # the Source tab shows it
+    assert result["treeSelected"] >= 1  # the call tree marks its rows (those open)
 
 
 def test_device_text_in_the_panel_is_text(opened):
