@@ -52,7 +52,7 @@ function drawTraceLevel(ctx, g, sec, d, y, row, xOf, t0, t1) {
   const frames = sec.lane.trace === "frames";
   const [a, b] = levelWindow(lv, t0, t1);
   const right = g.left + g.plot;
-  const any = frames ? traceState.frame >= 0 || traceState.sel.size > 0 : traceState.sel.size > 0;
+  const any = frames ? traceState.frame >= 0 : traceState.sel.size > 0;
   let lastPx = -Infinity, count = 0;
   for (let k = a; k < b; k++) {
     const x0 = xOf(lv.start[k]), x1 = xOf(lv.end[k]);
