@@ -10,11 +10,16 @@ from pathlib import Path
 from diff_helpers import run_cli, stream
 from hypothesis import given
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 from trace_helpers import RENDER, TASK, roku_app_trace
 
 from rokuprof.trace.compare import compare_traces
 from rokuprof.trace.reader import read_trace
 from rokuprof.trace.summary import trace_report
+from tests.viewers import REPO
+from tests.viewers.report import model, open_reports, problems
+
+SCHEMA = json.loads((REPO / "rokuprof/export/report/report-model.schema.json").read_text())
 
 
 def _report(missed: int, rendezvous_ms: float, span_ms: float) -> dict:
@@ -113,3 +118,48 @@ def test_a_session_without_a_trace_compares_the_functions_alone(tmp_path: Path) 
     done = run_cli(str(a), str(b), "--json", "--fail-over", "50")
     assert done.returncode == 0, done.stderr
     assert "trace" not in json.loads(done.stdout)
+
+
+def test_the_a_b_page_shows_the_traces_figures(tmp_path: Path) -> None:
+    a = _session(tmp_path / "a", roku_app_trace(interned=False).data())
+    b = _session(tmp_path / "b", _worse_trace())
+    page = tmp_path / "ab.html"
+    done = run_cli(str(a), str(b), "--fail-over", "50", "--html", str(page))
+    assert done.returncode == 1, done.stderr
+    said = [line.removeprefix("app trace: ") for line in done.stdout.splitlines()]
+    trace = model(page.read_text())["diff"]["trace"]
+    assert trace["lines"] and all(line in said for line in trace["lines"])
+    assert trace["failed"] == ["missed_frames", "rendezvous_ms"]
+    errors = sorted(Draft202012Validator(SCHEMA).iter_errors(model(page.read_text())), key=str)
+    assert [e.message for e in errors] == []
+    plain = tmp_path / "plain.html"  # no gate: the figures, nothing failed
+    assert run_cli(str(a), str(b), "--html", str(plain)).returncode == 0
+    shown = model(plain.read_text())["diff"]["trace"]
+    assert shown["lines"] == trace["lines"] and "failed" not in shown
+
+
+AB_TRACE_STEPS = """
+export default async function (page) {
+  return {
+    abTrace: await page.$eval("#ab-trace", (e) => ({
+      failed: e.classList.contains("failed"),
+      heading: e.querySelector("h3").textContent,
+      lines: [...e.querySelectorAll("p")].map((p) => p.textContent),
+    })),
+  };
+}
+"""
+
+
+def test_the_a_b_page_draws_the_traces_figures_in_a_browser(tmp_path: Path) -> None:
+    a = _session(tmp_path / "a", roku_app_trace(interned=False).data())
+    b = _session(tmp_path / "b", _worse_trace())
+    page = tmp_path / "ab.html"
+    assert run_cli(str(a), str(b), "--fail-over", "50", "--html", str(page)).returncode == 1
+    steps = tmp_path / "steps.mjs"
+    steps.write_text(AB_TRACE_STEPS)
+    [result] = open_reports([page], steps=steps)
+    assert problems(result) == []
+    shown = result["abTrace"]
+    assert shown["heading"] == "App traces" and shown["failed"]
+    assert shown["lines"] == model(page.read_text())["diff"]["trace"]["lines"]

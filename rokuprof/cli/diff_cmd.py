@@ -169,7 +169,9 @@ def diff_command(
         from rokuprof.export.report.diff_model import diff_page
 
         verdict = gate_verdict(comparison, failed, fail_over) if fail_over is not None else None
-        _write_html(html, diff_page(inputs[0], inputs[1], comparison, labels, verdict))
+        trace = None if traces is None else {**traces.to_json(fail_over), "lines": traces.lines()}
+        page = diff_page(inputs[0], inputs[1], comparison, labels, verdict, trace)
+        _write_html(html, page)
         err.print(f"A/B page: {printable(html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):
         if inp.run.problem:

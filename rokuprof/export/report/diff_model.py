@@ -240,10 +240,14 @@ def diff_page(
     comparison: Comparison,
     labels: tuple[str, str],
     verdict: dict | None = None,
+    trace: dict | None = None,
 ) -> bytes:
     """The diff page: B's report page with ``model["diff"]`` (see the module docstring);
-    ``verdict`` is the gate's result as the command decided it (``--fail-over``), shown first."""
+    ``verdict`` is the gate's result as the command decided it (``--fail-over``), shown first;
+    ``trace`` the two sessions' app-trace figures (their ``lines`` as the command says them,
+    and which ``failed`` the gate), shown after it."""
     model = build_model(b)
     model["diff"] = diff_model(model, a, b, comparison, labels)
     model["diff"]["verdict"] = verdict
+    model["diff"]["trace"] = trace
     return render_html(model).encode()

@@ -9,6 +9,17 @@ import { el } from "./dom.js";
 function abVerdict(v) {
   return el("p", { class: v.passed ? "verdict passed" : "verdict failed", id: "ab-verdict", role: "status", text: v.text });
 }
+// The two sessions' app traces: missed frames and rendezvous time, a line each in the command's
+// words (trace/compare.py), marked failed when the gate failed on them.
+function abTrace(t) {
+  const failed = t.failed || [];
+  return el(
+    "section",
+    { class: failed.length ? "ab-trace failed" : "ab-trace", id: "ab-trace", "aria-label": "App traces" },
+    el("h3", { text: "App traces" }),
+    ...t.lines.map((line) => el("p", { class: "trace-figure", text: line })),
+  );
+}
 // A and B are different apps: the command's warning, in its words (diff_summary.apps_warning).
 function abWarning(w) {
   return el("p", { class: "problem", id: "ab-apps-warning", role: "note", text: w });
@@ -36,4 +47,4 @@ function diffBasis() {
     : `Figures are each run's whole counts, as rokuprof diff prints them${Math.abs(a.seconds - b.seconds) > 0.01 * Math.max(a.seconds, b.seconds) ? ` (the runs differ in length: ${fmtSeconds(a.seconds)} and ${fmtSeconds(b.seconds)}; --per-second compares rates)` : ""}.`;
 }
 
-export { abVerdict, abWarning, diffBasis, sideFacts };
+export { abTrace, abVerdict, abWarning, diffBasis, sideFacts };

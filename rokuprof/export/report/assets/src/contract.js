@@ -166,6 +166,7 @@
  * @property {{parent: number[], thread: number[], name: number[], file: number[], figures: Object<string, {a: Array<number | null>, b: Array<number | null>, d: Array<number | null>, p: Array<number | null>, selfA: Array<number | null>, selfB: Array<number | null>}>}} tree
  * @property {number[]} flame per node of B's model, its node of the merged tree
  * @property {{passed: boolean, text: string} | null} [verdict]
+ * @property {{per_second: boolean, lines: string[], failed?: string[]} | null} [trace] the app traces' figures (two sessions with traces)
  */
 
 /**

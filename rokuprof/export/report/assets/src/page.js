@@ -7,7 +7,7 @@ import { SESSION, VITALS, fnName, heapEnd, heapPeak, marks, threadName } from ".
 import { state } from "./state.js";
 import { el, text } from "./dom.js";
 import { SRC } from "./links.js";
-import { abVerdict, abWarning, diffBasis, sideFacts } from "./abfacts.js";
+import { abTrace, abVerdict, abWarning, diffBasis, sideFacts } from "./abfacts.js";
 
 const app = document.getElementById("app");
 // The heading names the app, its version and the capture, as the page's <title> does
@@ -29,6 +29,7 @@ const header = el(
 app.append(header);
 // A diff page: both captures' facts under the heading, and what its figures are.
 if (DF && DF.verdict) app.append(abVerdict(DF.verdict));
+if (DF && DF.trace) app.append(abTrace(DF.trace));
 if (DF && DF.warning) app.append(abWarning(DF.warning));
 const abTop = DF ? el("section", { class: "ab-top", id: "ab-top", "aria-label": "Top regressions and improvements" }) : null;
 if (DF) app.append(abTop);
