@@ -254,3 +254,13 @@ def test_many_lanes_share_the_pages_slice_budget(monkeypatch):
     )
     assert durations == [0.004, 0.004, 0.018, 0.02, 0.026]  # its five longest
     assert any("the 5 longest of each thread" in n for n in t["notes"])
+
+
+def test_a_trace_longer_than_the_reports_read_is_cut_and_said(tmp_path, monkeypatch):
+    from rokuprof.export.report import session as report_session
+
+    data = app_trace(at=1.0)
+    monkeypatch.setattr(report_session, "MAX_TRACE_BYTES", len(data) // 2)
+    t = page_model(trace_session(tmp_path / "s", data))["trace"]
+    assert t["notes"][0].startswith(f"only the trace's first {(len(data) // 2) >> 20} MiB")
+    assert 0 < t["total"] < len(read_trace(data).slices)

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 VITALS_FILE = "vitals.jsonl"
 #: The run's Perfetto app trace, beside its capture (``rokuprof watch --trace``).
 TRACE_FILE = "trace.perfetto-trace"
+#: Bytes of the trace the report reads at most (the reader takes about a second for a MiB of
+#: slices; a run's trace may have 256 MiB): the rest is not drawn, and the page says so.
+MAX_TRACE_BYTES = 64 << 20
 REPORT_FILE = "report.html"
 #: ``session.json`` read at most (a run's record with its 1,000 marks is well under a MiB).
 MAX_RECORD_BYTES = 16 << 20
@@ -123,30 +126,42 @@ def read_extras(session_dir: Path, inp: ExportInput) -> dict[str, object] | None
     return timeline_extras(record, vitals, timeline.origin, span, notes)
 
 
-def read_trace_file(session_dir: Path) -> Trace | None:
+def read_trace_file(session_dir: Path, limit: int | None = None) -> tuple[Trace | None, bool]:
     """The session's app trace (``trace.perfetto-trace``) read, or ``None`` without one (or
-    when it cannot be read: the page is the capture's alone then). The reader bounds what it
-    holds (:class:`~rokuprof.trace.reader.TraceLimits`); a trace cut short is read up to its
+    when it cannot be read: the page is the capture's alone then), and whether it was longer
+    than ``limit`` bytes (:data:`MAX_TRACE_BYTES`; only those were read). The reader bounds what
+    it holds (:class:`~rokuprof.trace.reader.TraceLimits`); a trace cut short is read up to its
     last whole packet."""
+    limit = MAX_TRACE_BYTES if limit is None else limit
     try:
         with _open_file(session_dir / TRACE_FILE) as f:
             reader = TraceReader()
-            while block := f.read(READ_SIZE):
+            left = limit
+            while left > 0 and (block := f.read(min(READ_SIZE, left))):
                 reader.feed(block)
-            return reader.close()
+                left -= len(block)
+            cut = left <= 0 and bool(f.read(1))
+            return reader.close(), cut
     except OSError:
-        return None
+        return None, False
 
 
 def add_trace(model: dict, inp: ExportInput, session_dir: Path) -> None:
     """``model["trace"]``: the session's app trace on the capture's time axis, when it has one
     with slices (:mod:`~rokuprof.export.report.trace_lanes`)."""
-    trace = read_trace_file(session_dir)
+    trace, cut = read_trace_file(session_dir)
     if trace is None or not trace.slices:
         return
     timeline = inp.timeline
     span = max(1, timeline.last_slot()) / timeline.hz
-    model["trace"] = trace_entry(trace, model, timeline.origin, span)
+    entry = trace_entry(trace, model, timeline.origin, span)
+    if cut:
+        entry["notes"].insert(
+            0,
+            f"only the trace's first {MAX_TRACE_BYTES >> 20} MiB were read for this page "
+            "(`rokuprof inspect SESSION --trace` reads it all)",
+        )
+    model["trace"] = entry
 
 
 def report_page(
