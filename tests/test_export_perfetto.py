@@ -3,7 +3,8 @@ trace. Read back with rokuprof's own trace reader and with Google's compiled pro
 device's packets first, byte for byte; a track per thread with the thread's name; slices
 nested as the call stacks were, their total per thread the timeline's busy time (worked out
 here from the export model's runs); on the wall clock the device trace's snapshot gives, inside
-the device trace's span. Then the command end to end, as a process."""
+the device trace's span. Then a session captured with its app trace against the simulated Roku,
+and the command end to end, as a process."""
 
 from __future__ import annotations
 
@@ -15,13 +16,18 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from capture_helpers import Recorder, run_capture, sim
+from daemon_helpers import cap_config
 from diff_helpers import START_MS, stream
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from trace_helpers import MS, TraceWriter, roku_app_trace
 
+from rokuprof.capture.loop import DeviceCapture
 from rokuprof.export import FORMATS, export, export_pieces, input_from_bytes
 from rokuprof.export.perfetto import SEQUENCE_ID, TRACK_PREFIX, pieces
 from rokuprof.export.perfetto_session import perfetto_with_session
+from rokuprof.export.report.session import load_session_capture
+from rokuprof.simulator import SimulatedDevice
 from rokuprof.timeline import IDLE
 from rokuprof.trace.model import CLOCK_REALTIME
 from rokuprof.trace.reader import read_trace
@@ -219,6 +225,39 @@ def test_a_session_s_trace_is_read_from_its_directory(tmp_path, capture, inp):
     files, notes = perfetto_with_session(inp, session)
     data = b"".join(files[""])
     assert data == b"".join(pieces(inp, device_trace=device)) and notes == []
+
+
+#: The simulator makes both files from one run clock (the .bsprof's timeline ends where the
+#: trace does); a sample's period of slack at either end.
+SLACK_NS = 10_000_000
+
+
+async def test_a_captured_session_exports_its_trace_and_its_tracks(tmp_path: Path) -> None:
+    async with SimulatedDevice(sim(run_seconds=2.0, speed=1.0)) as dev:
+        config = cap_config(dev, tmp_path, runs=1, trace=True)
+        summary = await run_capture(DeviceCapture(config, observer=Recorder()), timeout=40)
+    [session] = summary.sessions
+    device = (session.path / "trace.perfetto-trace").read_bytes()
+    assert device
+    inp = load_session_capture(session.path)
+    files, notes = perfetto_with_session(inp, session.path)
+    data = b"".join(files[""])
+    assert notes == []
+    assert data.startswith(device)
+    trace = read_trace(data)
+    assert trace.error is None and not trace.problems
+    check_tracks(inp, trace)
+    alone = read_trace(device)
+    assert "RenderThr:Main" in {t.name for t in trace.tracks.values()}
+    offset = trace.wall_offset_ns()
+    assert offset is not None
+    first = alone.first_ts + offset
+    last = max(s.end if s.end is not None else s.start for s in alone.slices) + offset
+    ours = set(bsprof_tracks(trace).values())
+    mine = [s for s in trace.slices if s.track in ours]
+    assert mine
+    assert first - SLACK_NS <= min(s.start for s in mine)
+    assert max(s.end for s in mine) <= last + SLACK_NS
 
 
 def _rokuprof(*args: str) -> subprocess.CompletedProcess[str]:
