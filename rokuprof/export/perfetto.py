@@ -78,12 +78,12 @@ def _copy_device(blocks: Iterable[bytes], facts: DeviceFacts, notes: list[str]) 
     trace, or a packet that does not decode end the copy there, with a note."""
     pb = _pb()
     splitter = PacketSplitter()
-    held = bytearray()  # bytes read, not yet handed on; they start at stream offset `start`
+    held = b""  # bytes read, not yet handed on; they start at stream offset `start`
     start = 0
     total = 0
     for block in blocks:
         total += len(block)
-        held += block
+        held = held + block if held else block  # a block handed on whole is not copied
         end = None  # where the copy stops early
         try:
             for packet in splitter.feed(block):
@@ -110,9 +110,10 @@ def _copy_device(blocks: Iterable[bytes], facts: DeviceFacts, notes: list[str]) 
             notes.append(f"the app trace is not a trace past byte {end:,} ({exc.what})")
         safe = splitter.offset if end is None else end
         if safe > start:
-            yield bytes(held[: safe - start])
-            del held[: safe - start]
-            facts.kept_bytes += safe - start
+            n = safe - start
+            yield held if n == len(held) else bytes(held[:n])
+            held = bytes(held[n:])
+            facts.kept_bytes += n
             start = safe
         if end is not None:
             return  # the rest is neither copied nor read
