@@ -265,3 +265,33 @@ def test_the_splitter_hands_out_packets_with_their_offsets() -> None:
         assert exc.offset == 0 and "the limit is 4" in exc.what
     else:
         raise AssertionError("a packet over the limit was accepted")
+
+
+def test_timestamps_on_another_clock_are_put_on_the_trace_s_clock() -> None:
+    """A packet (or its sequence's defaults) may give its timestamp on another clock, as
+    rokuprof's own Perfetto export writes its tracks on REALTIME: through the clock snapshot,
+    it lands on the trace's BOOTTIME clock; without a snapshot it is said and taken as it is."""
+    boot, real = 5_000 * MS, 1_760_000_000_000 * MS
+    snapshot = pb.ClockSnapshot(
+        clocks=[pb.ClockSnapshot.Clock(clock_id=6, timestamp=boot),
+                pb.ClockSnapshot.Clock(clock_id=1, timestamp=real)]
+    )  # fmt: skip
+    begin = pb.TrackEvent(type=1, name="on realtime", track_uuid=MAIN)
+    end = pb.TrackEvent(type=2, track_uuid=MAIN)
+    defaults = pb.TracePacketDefaults(timestamp_clock_id=1)
+    data = (
+        _packet(clock_snapshot=snapshot)
+        + _packet(timestamp=real + 7 * MS, timestamp_clock_id=1, track_event=begin)
+        + _packet(trusted_packet_sequence_id=9, trace_packet_defaults=defaults)
+        + _packet(trusted_packet_sequence_id=9, timestamp=real + 9 * MS, track_event=end)
+    )
+    trace = read_trace(data)
+    [s] = trace.slices
+    assert (s.start, s.end) == (boot + 7 * MS, boot + 9 * MS)
+    assert trace.problems == []
+    alone = read_trace(_packet(timestamp=real, timestamp_clock_id=1, track_event=begin))
+    assert alone.slices[0].start == real
+    assert alone.problems == [
+        "timestamps on clock 1 at byte 0 with no clock snapshot to put them on the trace's "
+        "clock (6): taken as they are"
+    ]

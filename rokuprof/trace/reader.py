@@ -67,6 +67,7 @@ class _Sequence:
     arg_names: dict[int, str] | None = None
     arg_strings: dict[int, str] | None = None
     default_track: int | None = None
+    default_clock: int | None = None  # the clock of its packets' timestamps, when not the trace's
     interned: int = 0
 
     def clear(self) -> None:
@@ -163,10 +164,16 @@ class TraceReader:
             defaults = p.trace_packet_defaults
             if defaults.HasField("track_event_defaults"):
                 seq.default_track = defaults.track_event_defaults.track_uuid
+            if defaults.HasField("timestamp_clock_id"):
+                seq.default_clock = defaults.timestamp_clock_id
         if p.HasField("track_descriptor"):
             self._track(p.track_descriptor, packet.offset)
         if p.HasField("track_event"):
-            self._event(p.timestamp, p.track_event, seq, packet.offset)
+            clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else None
+            if clock is None and seq is not None:
+                clock = seq.default_clock
+            ts = self._on_trace_clock(p.timestamp, clock, packet.offset)
+            self._event(ts, p.track_event, seq, packet.offset)
         if p.HasField("clock_snapshot"):
             snap = p.clock_snapshot
             trace.clock_snapshots.append({c.clock_id: c.timestamp for c in snap.clocks})
@@ -178,6 +185,24 @@ class TraceReader:
                 b.chunks_overwritten + b.chunks_discarded for b in stats.buffer_stats
             )
             trace.lost_chunks = max(trace.lost_chunks, lost)  # each stats packet is cumulative
+
+    def _on_trace_clock(self, ts: int, clock: int | None, offset: int) -> int:
+        """``ts`` of ``clock`` on the trace's clock, through the latest snapshot holding both (a
+        trace may mix clocks: rokuprof's own Perfetto export writes its tracks on REALTIME)."""
+        trace = self.trace
+        if not clock or clock == trace.trace_clock:
+            return ts
+        for snapshot in reversed(trace.clock_snapshots):
+            if clock in snapshot and trace.trace_clock in snapshot:
+                return ts - snapshot[clock] + snapshot[trace.trace_clock]
+        said = f"clock {clock}"
+        if said not in self._said:
+            self._said.add(said)
+            trace.problems.append(
+                f"timestamps on clock {clock} at byte {offset:,} with no clock snapshot to put "
+                f"them on the trace's clock ({trace.trace_clock}): taken as they are"
+            )
+        return ts
 
     def _sequence(self, sid: int, offset: int) -> _Sequence | None:
         seq = self._sequences.get(sid)
