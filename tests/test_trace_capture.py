@@ -259,3 +259,18 @@ async def test_the_daemon_traces_the_devices_its_config_says(tmp_path: Path) -> 
     assert not (without / "trace.perfetto-trace").exists()
     assert record(without)["trace"] is None
     assert enabled == (["dev"], [])
+
+
+async def test_the_end_of_run_perfetto_export_holds_the_run_s_trace(tmp_path: Path) -> None:
+    """``watch --trace --export perfetto``: the run's trace is kept before the exports are
+    made, so the export's file starts with it, byte for byte, and holds the tracks too."""
+    async with SimulatedDevice(sim(run_seconds=2.0, speed=1.0)) as dev:
+        config = cap_config(dev, tmp_path, runs=1, trace=True, exports=("perfetto",))
+        summary = await run_capture(DeviceCapture(config), timeout=40)
+    [session] = summary.sessions
+    trace = (session.path / "trace.perfetto-trace").read_bytes()
+    exported = (session.path / "capture.perfetto-trace").read_bytes()
+    assert trace and exported.startswith(trace) and len(exported) > len(trace)
+    both = read_trace(exported)
+    assert both.problems == []
+    assert any(t.name.startswith("bsprof: ") for t in both.tracks.values())

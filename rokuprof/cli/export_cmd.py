@@ -103,7 +103,6 @@ def export_command(
     )
     from rokuprof.cli.layout import load_aggregates, load_capture
     from rokuprof.export.aggregate import AGGREGATE_FORMATS
-    from rokuprof.export.perfetto_session import perfetto_with_session
     from rokuprof.export.report.session import export_with_session
     from rokuprof.store.writable import output_dir_problem
 
@@ -136,8 +135,6 @@ def export_command(
     inp = load(source, err, wall_unit)
 
     def files_of(fmt: str) -> tuple[dict, list[str]]:
-        if fmt == "perfetto":  # a session's: its app trace too
-            return perfetto_with_session(inp, source.session)
         return export_with_session(inp, fmt, source.session, metric=metric)
 
     if to_stdout:

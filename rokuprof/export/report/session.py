@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from rokuprof.bsprof.wall_unit import DEFAULT_WALL_UNIT
 from rokuprof.export import Content, export_with_notes
 from rokuprof.export.model import ExportInput, build_input
+from rokuprof.export.perfetto_session import perfetto_with_session
 from rokuprof.export.report.model import build_model
 from rokuprof.export.report.page import render_html
 from rokuprof.export.report.source import (
@@ -199,10 +200,13 @@ def export_with_session(
     inp: ExportInput, fmt: str, session_dir: Path | None, *, metric: str = "wall"
 ) -> tuple[dict[str, Content], list[str]]:
     """:func:`~rokuprof.export.export_with_notes`, but the ``report`` of a session's capture is
-    :func:`report_page` (its marks and vitals drawn), wherever it is made (``rokuprof export``,
-    the end-of-run exports)."""
+    :func:`report_page` (its marks, vitals and app trace drawn) and its ``perfetto`` file starts
+    with its app trace (:func:`~rokuprof.export.perfetto_session.perfetto_with_session`),
+    wherever they are made (``rokuprof export``, the end-of-run exports)."""
     if fmt == "report" and session_dir is not None:
         return {"": report_page(inp, session_dir)}, []
+    if fmt == "perfetto":
+        return perfetto_with_session(inp, session_dir)
     return export_with_notes(inp, fmt, metric=metric)
 
 
