@@ -36,6 +36,7 @@ from typing import Any
 
 from rokuprof.export.model import ExportInput
 from rokuprof.export.names import drawn
+from rokuprof.export.protobuf import varint
 from rokuprof.export.walk import OPEN, frame_events
 from rokuprof.trace.framing import PacketSplitter, TraceFormatError
 from rokuprof.trace.model import CLOCK_BOOTTIME, CLOCK_REALTIME
@@ -154,7 +155,7 @@ class _Writer:
         elif interned:
             p.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
         data = p.SerializeToString()
-        self._parts.append(b"\x0a" + _varint(len(data)) + data)
+        self._parts.append(b"\x0a" + varint(len(data)) + data)
         self._size += len(data) + 6
 
     def full(self) -> bool:
@@ -165,15 +166,6 @@ class _Writer:
         self._parts.clear()
         self._size = 0
         return out
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _free(start: int, used: set[int], width: int) -> int:

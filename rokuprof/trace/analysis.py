@@ -190,7 +190,7 @@ def frame_cause(swap: Slice, following: Slice, render: Slice | None) -> str:
     return max(parts, key=lambda k: parts[k])
 
 
-def _field(trace: Trace, s: Slice) -> str:
+def field_of(trace: Trace, s: Slice) -> str:
     """``component.name`` of a field operation (the slice itself, or a Rendezvous' parent)."""
     component, name = s.args.get("component"), s.args.get("name")
     if component is None and name is None and s.parent is not None:
@@ -207,7 +207,7 @@ def rendezvous(trace: Trace) -> list[dict]:
     for i, s in enumerate(trace.slices):
         if s.name != "Rendezvous" or s.end is None:
             continue
-        key = (trace.thread_name(s.track), _field(trace, s))
+        key = (trace.thread_name(s.track), field_of(trace, s))
         row = rows.setdefault(
             key,
             {"thread": key[0], "field": key[1], "count": 0, "total_ns": 0, "lat": 0, "exec": 0},
@@ -273,7 +273,7 @@ def repeated_reads(trace: Trace) -> list[dict]:
         items.sort(key=lambda item: (item[1].start, item[0]))
         run, last = 0, None
         for _, s in items:
-            field = _field(trace, s) if s.name == "roSGNode.getField" else None
+            field = field_of(trace, s) if s.name == "roSGNode.getField" else None
             run = run + 1 if field is not None and field == last else 1
             last = field
             if field is not None and run > best.get(field, 0):
@@ -288,7 +288,7 @@ def copies(trace: Trace) -> list[dict]:
     for s in trace.slices:
         if s.name != "bscCopyToDomainEx" or s.end is None or s.parent is None:
             continue
-        field = _field(trace, trace.slices[s.parent])
+        field = field_of(trace, trace.slices[s.parent])
         row = rows.setdefault(field, [0, 0, 0])
         row[0] += 1
         row[1] += s.duration

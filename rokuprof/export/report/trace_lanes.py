@@ -30,8 +30,8 @@ import heapq
 import re
 from collections import defaultdict
 
-from rokuprof.trace.analysis import frame_cadence, observers, rendezvous, script
-from rokuprof.trace.model import Slice, Trace
+from rokuprof.trace.analysis import field_of, frame_cadence, observers, rendezvous, script
+from rokuprof.trace.model import Trace
 
 #: Slices per lane the page gets at most (the longest).
 MAX_PER_LANE = 2000
@@ -106,15 +106,6 @@ class FunctionIndex:
             return -1
         above = [r for r in rows if r[0] <= line]
         return max(above)[1] if above else min(rows)[1]
-
-
-def _field(trace: Trace, s: Slice) -> str:
-    """``component.name`` of a field operation (as :mod:`rokuprof.trace.analysis` keys it)."""
-    component, name = s.args.get("component"), s.args.get("name")
-    if component is None and name is None and s.parent is not None:
-        parent = trace.slices[s.parent]
-        component, name = parent.args.get("component"), parent.args.get("name")
-    return f"{component or '?'}.{name or '?'}"
 
 
 def _longest(items: list[tuple[int, int]], n: int) -> list[int]:
@@ -203,7 +194,7 @@ def trace_entry(trace: Trace, model: dict, origin: float | None, span: float) ->
         if s.end is None or s.track not in shown or s.depth >= MAX_DEPTH:
             continue
         if s.name == "Rendezvous":
-            k = wanted_rows.get((trace.thread_name(s.track), _field(trace, s)))
+            k = wanted_rows.get((trace.thread_name(s.track), field_of(trace, s)))
             if k is not None:
                 rv_slices[k].append((s.end - s.start, i))
         elif s.name == "ExecBrightScript":

@@ -4,16 +4,10 @@
 // the Frames lane's missed frames the same way. Pure: no DOM, unit-tested in Node
 // (tests/js/tracelanes.test.mjs). Times are seconds since the run's start.
 
+import { upperBound } from "./decode.js";
+
 // The first index whose value is above x (reach: running maxima of the ends, so sorted).
-function above(arr, x) {
-  let lo = 0, hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (arr[mid] <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const above = upperBound;
 // The first index whose value is at least x.
 function atLeast(arr, x) {
   let lo = 0, hi = arr.length;
