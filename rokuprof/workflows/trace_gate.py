@@ -8,29 +8,23 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rokuprof.store.layout import SessionDir
+from rokuprof.export.report.session import read_trace_file
 from rokuprof.trace.compare import TraceComparison, TraceFigure, compare_traces
 from rokuprof.trace.model import Trace
-from rokuprof.trace.reader import TraceReader
 from rokuprof.trace.summary import trace_report
 from rokuprof.views.text import printable
 
-READ_BYTES = 1 << 20
+WHOLE = 1 << 62  # bytes: no cut (the reader bounds what it holds)
 
 
 def session_trace(session: Path | None) -> Trace | None:
-    """A session directory's ``trace.perfetto-trace``, read (``None``: no session, or no trace
-    in it)."""
+    """A session directory's ``trace.perfetto-trace``, read whole (``None``: no session, or no
+    trace in it); the report's reading, without its page-size cut: the gate and the chunks
+    judge the whole run."""
     if session is None:
         return None
-    path = SessionDir(session).trace
-    if not path.is_file():
-        return None
-    reader = TraceReader()
-    with path.open("rb") as f:
-        while data := f.read(READ_BYTES):
-            reader.feed(data)
-    return reader.close()
+    trace, _ = read_trace_file(Path(session), limit=WHOLE)
+    return trace
 
 
 def session_trace_report(session: Path | None) -> dict | None:

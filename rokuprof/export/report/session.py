@@ -37,7 +37,7 @@ from rokuprof.export.report.trace_lanes import trace_entry
 from rokuprof.sentry.convert import OfflineConverter
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.files import write_atomic
-from rokuprof.store.layout import RECORD_FILE, SessionDir
+from rokuprof.store.layout import RECORD_FILE, TRACE_FILE, SessionDir
 from rokuprof.trace.model import Trace
 from rokuprof.trace.reader import TraceReader
 
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from rokuprof.app.source import AppSource
 
 VITALS_FILE = "vitals.jsonl"
-#: The run's Perfetto app trace, beside its capture (``rokuprof watch --trace``).
-TRACE_FILE = "trace.perfetto-trace"
 #: Bytes of the trace the report reads at most (the reader takes about a second for a MiB of
 #: slices; a run's trace may have 256 MiB): the rest is not drawn, and the page says so.
 MAX_TRACE_BYTES = 64 << 20
