@@ -132,8 +132,12 @@ class _Clock:
     hz: int
 
     def ns(self, slot: int) -> int:
-        # round(slot * 1e9 / hz) in integers: exact for any run length
-        return max(0, self.origin_ns + (2 * slot * _NS + self.hz) // (2 * self.hz))
+        # round(slot * 1e9 / hz) in integers: exact for any run length; a header's absurd start
+        # (a hostile stream) is held inside the proto's uint64 timestamp
+        return min(_U64_MAX, max(0, self.origin_ns + (2 * slot * _NS + self.hz) // (2 * self.hz)))
+
+
+_U64_MAX = (1 << 64) - 1
 
 
 class _Writer:
