@@ -32,6 +32,7 @@ CORE_PACKAGES = {
     "_native",
     "app",
     "trace",
+    "verdict",
 }
 SHELL_AT_THE_TOP = {"rokuprof.__main__", "rokuprof.httpbody"}
 
