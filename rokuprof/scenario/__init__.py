@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rokuprof.scenario.model import (
         ECP_KEYS,
         Action,
+        Iterations,
         Launch,
         Mark,
         Press,
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
         Step,
         Text,
         Wait,
+        iteration_mark,
         load_scenario,
+        parse_iteration_mark,
         parse_scenario,
         parse_scenario_text,
     )
@@ -34,6 +37,7 @@ _HOMES = {
         [
             "ECP_KEYS",
             "Action",
+            "Iterations",
             "Launch",
             "Mark",
             "Press",
@@ -42,7 +46,9 @@ _HOMES = {
             "Step",
             "Text",
             "Wait",
+            "iteration_mark",
             "load_scenario",
+            "parse_iteration_mark",
             "parse_scenario",
             "parse_scenario_text",
         ],
@@ -55,6 +61,7 @@ _HOMES = {
 __all__ = [
     "ECP_KEYS",
     "Action",
+    "Iterations",
     "Launch",
     "Mark",
     "Press",
@@ -64,7 +71,9 @@ __all__ = [
     "Step",
     "Text",
     "Wait",
+    "iteration_mark",
     "load_scenario",
+    "parse_iteration_mark",
     "parse_scenario",
     "parse_scenario_text",
     "run_scenario",

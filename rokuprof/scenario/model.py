@@ -12,8 +12,26 @@ A scenario file is a list of ``[[steps]]``; each step does exactly one thing::
     launch = { contentId = "1234", mediaType = "movie" }   # deep-link parameters
     [[steps]]
     mark = "details open" # a named moment of the run
+    [[steps]]
+    iterations = 8        # repeat the steps under ``do`` 8 times (2..999), a mark at each
+    mark = "open details" # iteration's start: "open details #1" .. "open details #8", and
+    [[steps.do]]          # "open details #end" after the last (rokuprof.verdict.leaks reads
+    press = "Select"      # the live bytes at each, for the leak verdict)
+    [[steps.do]]
+    wait = 1.0
 
-Every problem is a :class:`ScenarioError` naming the file, the step (1-based) and the key.
+Every problem is a :class:`ScenarioError` naming the file, the step (1-based) and the key;
+inside ``do``, the step and the inner step (``step 3, do 2``).
+
+An ``iterations`` step (:class:`Iterations`) is the only step with steps of its own: they may
+be any step but another ``iterations`` (no nesting). Its label is a mark's (at most
+:data:`MAX_ITERATION_LABEL` characters, so that ``label #999`` fits :data:`MAX_LABEL`), unique
+among the scenario's ``iterations`` steps and not ending in `` #<digits>`` or `` #end`` (no label
+can be mistaken for an iteration mark). Its steps count once per iteration toward
+:data:`MAX_STEPS`, :data:`MAX_PRESSES` and :data:`MAX_PLANNED_SECONDS`, its marks (``N + 1``)
+and the plain marks toward :data:`MAX_MARKS`: the capture keeps that many marks a run
+(:data:`rokuprof.capture.vitals.MAX_MARKS`; past it only counted), so a scenario that would
+lose marks is refused before anything is installed.
 The steps unfold into :class:`Action` values at planned offsets (:meth:`Scenario.actions`),
 which the runner (:mod:`rokuprof.scenario.runner`) carries out on a clock. Everything here is
 pure but :func:`load_scenario`, which reads the file (with the builtin ``open``: no I/O module
@@ -61,6 +79,17 @@ MAX_PARAM_VALUE = 1024  # characters of one parameter value
 MAX_PRESSES = 100_000  # key presses in all (repeats and typed characters count)
 MAX_PLANNED_SECONDS = 24 * 3600.0  # the waits and intervals of the whole scenario
 MAX_FILE_BYTES = 1 << 20
+MIN_ITERATIONS = 2
+#: one iterations step's marks (N + the end) fit the capture's MAX_MARKS alone
+MAX_ITERATIONS = 999
+#: marks of the whole scenario (each iteration's, each end, each mark step): what a capture
+#: keeps a run (rokuprof.capture.vitals.MAX_MARKS; a test checks they agree)
+MAX_MARKS = 1000
+#: the suffixes of iteration marks: `` #1`` .. `` #999`` and `` #end``
+ITERATION_SUFFIX = " #"
+ITERATION_END = "end"
+MAX_ITERATION_LABEL = MAX_LABEL - len(f"{ITERATION_SUFFIX}{MAX_ITERATIONS}")
+ITERATION_KEYS = ("iterations", "mark", "do")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _BY_LOWER = {key.lower(): key for key in ECP_KEYS}
@@ -97,7 +126,37 @@ class Mark:
     label: str
 
 
-Step = Press | Text | Wait | Launch | Mark
+def iteration_mark(label: str, number: int | None) -> str:
+    """The mark at the start of iteration ``number`` (1-based) of the iterations step
+    ``label``, or after its last iteration (``None``): ``label #3``, ``label #end``."""
+    return f"{label}{ITERATION_SUFFIX}{ITERATION_END if number is None else number}"
+
+
+_ITERATION_MARK = re.compile(r"(.+) #(?:([1-9][0-9]{0,8})|end)\Z", re.DOTALL)
+
+
+def parse_iteration_mark(label: str) -> tuple[str, int | None] | None:
+    """The iterations label and iteration number (``None``: the end) of an iteration mark,
+    or ``None`` when ``label`` is not one: the inverse of :func:`iteration_mark`."""
+    match = _ITERATION_MARK.match(label)
+    if match is None:
+        return None
+    number = match.group(2)
+    return match.group(1), None if number is None else int(number)
+
+
+@dataclass(frozen=True, slots=True)
+class Iterations:
+    """``steps`` done ``count`` times, the mark ``iteration_mark(label, i)`` at the start of
+    iteration ``i`` and ``iteration_mark(label, None)`` after the last; ``steps`` holds no
+    :class:`Iterations`."""
+
+    label: str
+    count: int
+    steps: tuple[Press | Text | Wait | Launch | Mark, ...]
+
+
+Step = Press | Text | Wait | Launch | Mark | Iterations
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,26 +182,46 @@ class Scenario:
         return at
 
     def presses(self) -> int:
-        """Key presses in all: repeats and typed characters count."""
+        """Key presses in all: repeats and typed characters count (once per iteration)."""
         return sum(_step_presses(step) for step in self.steps)
+
+    def unrolled_steps(self) -> int:
+        """Steps as they run: an iterations step's steps once per iteration, plus its marks."""
+        return sum(_step_count(step) for step in self.steps)
+
+    def marks(self) -> int:
+        """The marks the scenario makes: mark steps, and ``N + 1`` per iterations step."""
+        return sum(_step_marks(step) for step in self.steps)
 
     def actions(self) -> Iterator[Action]:
         """The steps as actions at their planned offsets, in order: a step starts where the
         waits and intervals before it end (the same sums as :meth:`planned_seconds`)."""
         at = 0.0
         for step in self.steps:
-            match step:
-                case Press(key, repeat, interval):
-                    for i in range(repeat):
-                        yield Action(at + i * interval, "keypress", key)
-                case Text(text):
-                    for char in text:
-                        yield Action(at, "keypress", LITERAL + char)
-                case Launch(params):
-                    yield Action(at, "launch", params=params)
-                case Mark(label):
-                    yield Action(at, "mark", label)
+            if isinstance(step, Iterations):
+                for number in range(1, step.count + 1):
+                    yield Action(at, "mark", iteration_mark(step.label, number))
+                    for inner in step.steps:
+                        yield from _actions(inner, at)
+                        at += _step_seconds(inner)
+                yield Action(at, "mark", iteration_mark(step.label, None))
+                continue
+            yield from _actions(step, at)
             at += _step_seconds(step)
+
+
+def _actions(step: Step, at: float) -> Iterator[Action]:
+    match step:
+        case Press(key, repeat, interval):
+            for i in range(repeat):
+                yield Action(at + i * interval, "keypress", key)
+        case Text(text):
+            for char in text:
+                yield Action(at, "keypress", LITERAL + char)
+        case Launch(params):
+            yield Action(at, "launch", params=params)
+        case Mark(label):
+            yield Action(at, "mark", label)
 
 
 def _step_seconds(step: Step) -> float:
@@ -150,6 +229,8 @@ def _step_seconds(step: Step) -> float:
         return step.seconds
     if isinstance(step, Press):
         return step.interval * (step.repeat - 1)
+    if isinstance(step, Iterations):
+        return step.count * sum(map(_step_seconds, step.steps))
     return 0.0
 
 
@@ -158,7 +239,21 @@ def _step_presses(step: Step) -> int:
         return step.repeat
     if isinstance(step, Text):
         return len(step.text)
+    if isinstance(step, Iterations):
+        return step.count * sum(map(_step_presses, step.steps))
     return 0
+
+
+def _step_count(step: Step) -> int:
+    if isinstance(step, Iterations):
+        return step.count * (len(step.steps) + 1) + 1
+    return 1
+
+
+def _step_marks(step: Step) -> int:
+    if isinstance(step, Iterations):
+        return step.count * (1 + sum(map(_step_marks, step.steps))) + 1
+    return int(isinstance(step, Mark))
 
 
 #: How TOML calls a Python value's type, first match wins (a bool is an int to Python).
@@ -193,8 +288,11 @@ def _closest(word: str, choices: tuple[str, ...] | list[str]) -> str:
 class _Step:
     """Checks one step's table; every error names the file, the step and the key."""
 
-    def __init__(self, source: str, number: int) -> None:
-        self.where = f"{source}: step {number}"
+    def __init__(self, source: str, number: int, inner: int | None = None) -> None:
+        self.source = source
+        self.step_number = number
+        self.where = f"{source}: step {number}" + ("" if inner is None else f", do {inner}")
+        self.inner = inner is not None
 
     def fail(self, key: str, problem: str) -> ScenarioError:
         return ScenarioError(f"{self.where}: {_shown(key)}: {problem}")
@@ -287,9 +385,55 @@ class _Step:
             raise self.fail("mark", "has a character that is not printable")
         return Mark(label)
 
+    def iterations(self, table: dict[str, object]) -> Iterations:
+        if self.inner:
+            raise self.fail("iterations", "iterations cannot be nested in iterations")
+        for key in table:
+            if key not in ITERATION_KEYS:
+                raise self.fail(
+                    key,
+                    f"unknown key{_closest(key, ITERATION_KEYS)} (an iterations step has "
+                    f"{', '.join(ITERATION_KEYS)})",
+                )
+        count = table["iterations"]
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise self.fail("iterations", f"must be an integer, not {_kind(count)}")
+        if not MIN_ITERATIONS <= count <= MAX_ITERATIONS:
+            raise self.fail(
+                "iterations", f"must be from {MIN_ITERATIONS} to {MAX_ITERATIONS}, not {count}"
+            )
+        if "mark" not in table:
+            raise self.fail(
+                "mark", 'missing: an iterations step names its marks (mark = "open details")'
+            )
+        label = self.mark(table["mark"]).label
+        if len(label) > MAX_ITERATION_LABEL:
+            raise self.fail(
+                "mark",
+                f"is {len(label)} characters; an iterations step's at most "
+                f"{MAX_ITERATION_LABEL} (its marks add {ITERATION_SUFFIX.strip()}{MAX_ITERATIONS})",
+            )
+        if parse_iteration_mark(label) is not None:
+            raise self.fail("mark", 'ends like an iteration mark ("x #2", "x #end"); rename it')
+        raw = table.get("do")
+        if raw is None or raw == []:
+            raise self.fail("do", "no steps to repeat (add [[steps.do]] tables)")
+        if not isinstance(raw, list):
+            raise self.fail("do", f"must be a list of [[steps.do]] tables, not {_kind(raw)}")
+        if len(raw) > MAX_STEPS:
+            raise self.fail("do", f"{len(raw):,} steps; at most {MAX_STEPS:,}")
+        inner = tuple(
+            _Step(self.source, self.step_number, k).parse(step) for k, step in enumerate(raw, 1)
+        )
+        return Iterations(label, count, inner)  # type: ignore[arg-type]  # no Iterations inside
+
     def parse(self, table: object) -> Step:
         if not isinstance(table, dict):
             raise ScenarioError(f"{self.where}: must be a table ([[steps]]), not {_kind(table)}")
+        if "iterations" in table:
+            return self.iterations(table)
+        if "do" in table:
+            raise self.fail("do", "only an iterations step has do (iterations = N)")
         known = (*ACTIONS, *PRESS_OPTIONS)
         for key in table:
             if key not in known:
@@ -340,6 +484,24 @@ def parse_scenario(data: Mapping[str, object], source: str) -> Scenario:
         raise ScenarioError(f"{source}: {len(raw):,} steps; at most {MAX_STEPS:,}")
     steps = tuple(_Step(source, n).parse(table) for n, table in enumerate(raw, 1))
     scenario = Scenario(steps, source)
+    labels = [step.label for step in steps if isinstance(step, Iterations)]
+    if len(set(labels)) < len(labels):
+        twice = next(label for label in labels if labels.count(label) > 1)
+        raise ScenarioError(
+            f"{source}: two iterations steps are marked {_shown(twice)!r}; "
+            "each needs its own label (their marks would mix)"
+        )
+    unrolled = scenario.unrolled_steps()
+    if unrolled > MAX_STEPS:
+        raise ScenarioError(
+            f"{source}: {unrolled:,} steps with each iteration's; at most {MAX_STEPS:,}"
+        )
+    marks = scenario.marks()
+    if marks > MAX_MARKS:
+        raise ScenarioError(
+            f"{source}: {marks:,} marks with each iteration's; a run keeps at most "
+            f"{MAX_MARKS:,} (the rest would be lost)"
+        )
     planned = scenario.planned_seconds()
     if planned > MAX_PLANNED_SECONDS:
         raise ScenarioError(
