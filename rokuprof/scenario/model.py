@@ -27,7 +27,8 @@ An ``iterations`` step (:class:`Iterations`) is the only step with steps of its 
 be any step but another ``iterations`` (no nesting). Its label is a mark's (at most
 :data:`MAX_ITERATION_LABEL` characters, so that ``label #999`` fits :data:`MAX_LABEL`), unique
 among the scenario's ``iterations`` steps and not ending in `` #<digits>`` or `` #end`` (no label
-can be mistaken for an iteration mark). Its steps count once per iteration toward
+can be mistaken for an iteration mark; :mod:`rokuprof.verdict.leaks` owns the scheme and reads
+the marks back). Its steps count once per iteration toward
 :data:`MAX_STEPS`, :data:`MAX_PRESSES` and :data:`MAX_PLANNED_SECONDS`, its marks (``N + 1``)
 and the plain marks toward :data:`MAX_MARKS`: the capture keeps that many marks a run
 (:data:`rokuprof.capture.vitals.MAX_MARKS`; past it only counted), so a scenario that would
@@ -51,6 +52,7 @@ from typing import TYPE_CHECKING, Literal
 from rokuprof import tomltext
 from rokuprof.bounded_read import read_capped
 from rokuprof.units import size
+from rokuprof.verdict.leaks import ITERATION_SUFFIX, iteration_mark, parse_iteration_mark
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -85,9 +87,6 @@ MAX_ITERATIONS = 999
 #: marks of the whole scenario (each iteration's, each end, each mark step): what a capture
 #: keeps a run (rokuprof.capture.vitals.MAX_MARKS; a test checks they agree)
 MAX_MARKS = 1000
-#: the suffixes of iteration marks: `` #1`` .. `` #999`` and `` #end``
-ITERATION_SUFFIX = " #"
-ITERATION_END = "end"
 MAX_ITERATION_LABEL = MAX_LABEL - len(f"{ITERATION_SUFFIX}{MAX_ITERATIONS}")
 ITERATION_KEYS = ("iterations", "mark", "do")
 
@@ -124,25 +123,6 @@ class Launch:
 @dataclass(frozen=True, slots=True)
 class Mark:
     label: str
-
-
-def iteration_mark(label: str, number: int | None) -> str:
-    """The mark at the start of iteration ``number`` (1-based) of the iterations step
-    ``label``, or after its last iteration (``None``): ``label #3``, ``label #end``."""
-    return f"{label}{ITERATION_SUFFIX}{ITERATION_END if number is None else number}"
-
-
-_ITERATION_MARK = re.compile(r"(.+) #(?:([1-9][0-9]{0,8})|end)\Z", re.DOTALL)
-
-
-def parse_iteration_mark(label: str) -> tuple[str, int | None] | None:
-    """The iterations label and iteration number (``None``: the end) of an iteration mark,
-    or ``None`` when ``label`` is not one: the inverse of :func:`iteration_mark`."""
-    match = _ITERATION_MARK.match(label)
-    if match is None:
-        return None
-    number = match.group(2)
-    return match.group(1), None if number is None else int(number)
 
 
 @dataclass(frozen=True, slots=True)
