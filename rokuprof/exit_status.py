@@ -8,9 +8,9 @@
  1     FAILED       the work started and could not be finished for a reason outside the data:
                     an output could not be written midway, the device could not be reached
                     (``control``, ``discover``), the daemon could not start; ``diff
-                    --fail-over``, ``profile --fail-over``: a function's self wall grew more
-                    than allowed; ``profile``: the device did not install the app (its words
-                    quoted), or the app never streamed
+                    --fail-over``, ``profile --fail-over``: a verdict is ``regressed``;
+                    ``profile``: the device did not install the app (its words quoted), or
+                    the app never streamed
  2     USAGE        bad usage, or a problem found before any work started (nothing is written):
                     a missing or unreadable input, not a .bsprof, an output that cannot be
                     created or written, a malformed or unknown host, a port out of range, a bad
@@ -20,6 +20,9 @@
                     conversion that produced nothing (the reason is printed), a ``watch`` run
                     that ended truncated or failed; ``pull``: the device had no profile ("No
                     profiling data available") or the one pulled is cut short
+ 4     UNDECIDED    ``diff --fail-over``, ``profile --fail-over``: no verdict is ``regressed``
+                    but one is ``unknown`` (a figure moved past its floor, the runs too few or
+                    too scattered to tell): run more (``--repeat``, ``--max-repeat``)
 =====  ===========  ==========================================================================
 
 The daemon's sessions do not change its status: they are in its logs, metrics and each
@@ -36,3 +39,4 @@ OK = 0
 FAILED = 1
 USAGE = 2
 INCOMPLETE = 3
+UNDECIDED = 4

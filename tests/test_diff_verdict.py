@@ -77,10 +77,12 @@ def test_the_title_names_the_captures_not_their_paths(screens):
 def test_the_verdict_states_the_time_change_as_the_command_does(screens):
     run = screens["failed"]
     line = visible(run["screen"]).split("--fail-over 20 %: failed:")[1].splitlines()[0]
-    # parseString, twice as slow in B: +100 % of its self wall, and that change in time
-    said = re.search(r"parseString \+(\d+\.\d) % \(\+(\d+\.\d\d s|\d+\.\d ms)\)", line)
+    # parseString, twice as slow in B: its CPU operations (a counter) +100 %, from what to what
+    said = re.search(r"parseString CPU operations \+(\d+\.\d) % \(([\d,]+) vs ([\d,]+)\)", line)
     assert said, line
     assert 95.0 <= float(said[1]) <= 105.0, line
+    after, before = (int(said[i].replace(",", "")) for i in (2, 3))
+    assert 1.95 <= after / before <= 2.05, line
     # the command prints the very same line (one owner of the words)
     assert f"--fail-over 20 %: failed:{line}" in run["stdout"], run["stdout"]
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import os
+import math
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,11 +13,22 @@ import typer
 from rokuprof.cli import exits
 from rokuprof.cli.chunk_options import DEFAULT_UNIT, WallUnitOption
 from rokuprof.cli.inputs import STDIN, CaptureInputError, CaptureSource, open_capture
-from rokuprof.cli.options import MinShareOption, capture_argument, fail_over_option
+from rokuprof.cli.options import (
+    AlphaOption,
+    CounterOverOption,
+    JunitOption,
+    MinEffectOption,
+    MinShareOption,
+    SummaryOption,
+    capture_argument,
+    fail_over_option,
+)
 from rokuprof.cli.output import print_json, stderr_console, stdout_console
 from rokuprof.cli.root import app
 from rokuprof.export_names import SORT_KEYS
 from rokuprof.store.files import follow_umask
+from rokuprof.store.writable import output_file_problem
+from rokuprof.verdict.judge import DEFAULT_RULES, Rules
 from rokuprof.views.text import printable
 
 if TYPE_CHECKING:
@@ -51,7 +63,7 @@ code `{"module", "function", "file", "line", "status", "a", "b", "delta", "growt
 figures `cpu`, `wall`; `"leak_sites"`: per call path that left memory live at the end
 `{"module", "path": [{"function", "file"}, ...] (root first), "status", "a", "b", "delta",
 "growth_pct"}` with figures `live_bytes`, `live_count` (`--top` limits each list); plus
-`"fail_over"` with `--fail-over`.
+`"verdicts"`; `"fail_over"` with `--fail-over`.
 
 `--html FILE` writes an A/B page (the report's page, one self-contained file): first the
 `--fail-over` verdict and the top regressions and improvements, then per function, line and
@@ -59,22 +71,35 @@ leak site A, B, Δ and Δ% (the figures `--json` prints, per second with `--per-
 tree of both runs, and B's flame graph coloured by how each frame's total changed (new, grown,
 shrunk, on a scale); its title names both captures.
 
-Exit status: 0 compared; 1 `--fail-over` found a function whose self wall grew by more than
-PCT percent (it says which, by how much and by how many seconds; this wins over 3), or `--html`
-could not be written; 2 bad usage or a problem found before any work started (an input missing,
-unreadable or not a .bsprof, both inputs `-`, an `--html` file that cannot be written; nothing
-is written); 3 an input was incomplete or corrupt (what was read is compared, and a line on
-stderr says what is missing)."""
+Then the verdicts, per function and figure (CPU operations, self wall time, allocated and
+live bytes): `regressed`, `improved`, `same` or `unknown`, each explained in one line (see
+docs/verdicts.md). A or B may also be a directory of sessions (a series, such as `profile
+--repeat` writes): each run is decoded, the spread across runs printed and the two
+distributions judged (`--html` draws two captures only). `--json` adds `"verdicts"` per device
+model; `--summary FILE` appends them as Markdown, `--junit FILE` writes JUnit XML.
+
+Exit status: 0 compared (with `--fail-over`: no verdict regressed or unknown); 1 with
+`--fail-over` a verdict is regressed (this wins over 3), or `--html` could not be written; 2
+bad usage or a problem found before any work started (an input missing, unreadable or not a
+.bsprof, both inputs `-`, an output file that cannot be written; nothing is written); 3 an
+input was incomplete or corrupt (what was read is compared, and a line on stderr says what is
+missing); 4 with `--fail-over` no verdict regressed but one is unknown (run more: a series on
+each side)."""
 
 
 @app.command(name="diff", help=HELP)
 def diff_command(
     a: Annotated[
         str,
-        capture_argument("A", "Baseline: a .bsprof file, `-` (standard input) or a session dir."),
+        capture_argument(
+            "A", "Baseline: a .bsprof file, `-`, a session dir or a directory of sessions."
+        ),
     ],
     b: Annotated[
-        str, capture_argument("B", "The run to judge: a .bsprof file, `-` or a session directory.")
+        str,
+        capture_argument(
+            "B", "The run(s) to judge: a .bsprof file, `-`, a session or a directory of sessions."
+        ),
     ],
     as_json: Annotated[
         bool, typer.Option("-j", "--json", help="Print every figure as JSON.")
@@ -105,27 +130,80 @@ def diff_command(
     fail_over: Annotated[
         float | None,
         fail_over_option(
-            "Exit 1 when a function's self wall grew by more than PCT percent "
-            "(one only in B counts as grown without bound)."
+            "The exit status follows the verdicts (1 regressed, 4 unknown); a wall time or "
+            f"byte figure must change by more than PCT percent to count (default "
+            f"{DEFAULT_RULES.fail_over:g})."
         ),
     ] = None,
-    min_share: MinShareOption = 1.0,
+    counter_over: CounterOverOption = DEFAULT_RULES.counter_over,
+    min_effect: MinEffectOption = DEFAULT_RULES.min_effect,
+    alpha: AlphaOption = DEFAULT_RULES.alpha,
+    min_share: MinShareOption = DEFAULT_RULES.min_share,
+    summary: SummaryOption = None,
+    junit: JunitOption = None,
     wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Compare two captures (see HELP)."""
-    from rokuprof.cli.layout import load_aggregates, load_capture
-    from rokuprof.export.diff import compare, regressions
-    from rokuprof.export.diff_summary import gate_verdict
-    from rokuprof.views.diff_view import render_diff
-    from rokuprof.workflows.gate import say_regressions  # the command's, not its help's
-    from rokuprof.workflows.trace_gate import compare_sessions, say_trace
+    from rokuprof.workflows.errors import Stop
+    from rokuprof.workflows.series_load import series_paths
 
-    err = stderr_console()
     follow_umask()  # a command-line tool's files: the user's umask decides
     if a == STDIN and b == STDIN:
         exits.fail("only one of A and B can be standard input (-)")
-    if html is not None:
-        _check_output(html)
+    for path in (html, summary, junit):
+        if path is not None and (problem := output_file_problem(path)) is not None:
+            exits.fail(problem)
+    rules = Rules(
+        fail_over=DEFAULT_RULES.fail_over if fail_over is None else fail_over,
+        counter_over=counter_over,
+        min_effect=min_effect,
+        alpha=alpha,
+        min_share=min_share,
+    )
+    try:
+        sides = [series_paths(a), series_paths(b)]
+    except Stop as stop:
+        exits.fail(stop, stop.status)
+    outputs = _Outputs(as_json, html, summary, junit, top or None)
+    if len(sides[0]) > 1 or len(sides[1]) > 1:
+        status = _diff_series(a, b, rules, fail_over is not None, outputs, wall_unit.value)
+    else:
+        status = _diff_two(
+            a, b, rules, fail_over is not None, outputs, wall_unit.value, per_second, sort.value
+        )
+    raise typer.Exit(status)
+
+
+@dataclass(frozen=True)
+class _Outputs:
+    as_json: bool
+    html: Path | None
+    summary: Path | None
+    junit: Path | None
+    top: int | None
+
+
+def _diff_two(
+    a: str,
+    b: str,
+    rules: Rules,
+    enforce: bool,
+    outputs: _Outputs,
+    wall_unit: str,
+    per_second: bool,
+    sort: str,
+) -> int:
+    """One capture against one: the table of every figure's change, then the verdicts."""
+    from rokuprof.cli.layout import load_aggregates, load_capture
+    from rokuprof.export.diff import compare
+    from rokuprof.verdict.judge import judge_models
+    from rokuprof.verdict.series import Series, run_of
+    from rokuprof.views.diff_view import render_diff
+    from rokuprof.views.verdict_view import say_judgements
+    from rokuprof.workflows.gate import gate_status
+    from rokuprof.workflows.trace_gate import compare_sessions, say_trace
+
+    err = stderr_console()
     sources: list[CaptureSource] = []
     for arg in (a, b):
         try:
@@ -134,64 +212,161 @@ def diff_command(
             for opened in sources:
                 opened.stream.close()
             exits.fail(exc)
-    load = load_aggregates if html is None else load_capture  # only the page draws timelines
-    inputs = [load(source, err, wall_unit.value) for source in sources]
-    comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort.value)
-    failed = regressions(comparison, fail_over, min_share) if fail_over is not None else []
-    traces = compare_sessions(sources[0].session, sources[1].session)
-    failed_trace = traces.regressions(fail_over) if traces and fail_over is not None else []
+    load = load_aggregates if outputs.html is None else load_capture  # only the page draws
+    inputs = [load(source, err, wall_unit) for source in sources]
     labels = (sources[0].label, sources[1].label)
-    shown = top or None
+    comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort)
+    judgements = judge_models(
+        Series(labels[0], (run_of(inputs[0], labels[0]),)),
+        Series(labels[1], (run_of(inputs[1], labels[1]),)),
+        rules,
+    )
+    traces = compare_sessions(sources[0].session, sources[1].session)
+    trace_over = rules.fail_over if enforce else None
+    failed_trace = traces.regressions(trace_over) if traces and trace_over is not None else []
 
-    if as_json:
-        report = comparison.to_json(shown)
+    if outputs.as_json:
+        report = comparison.to_json(outputs.top)
         report["a"]["input"], report["b"]["input"] = labels
-        if fail_over is not None:
-            report["fail_over"] = {
-                "pct": fail_over,
-                "min_share_pct": min_share,
-                "failed": [
-                    {"module": d.module, "function": d.function, "file": d.file} for d in failed
-                ],
-            }
+        report["verdicts"] = {model: j.to_json() for model, j in judgements.items()}
+        if enforce:
+            report["fail_over"] = _fail_over_json(rules, judgements)
         if traces is not None:
-            report["trace"] = traces.to_json(fail_over)
+            report["trace"] = traces.to_json(trace_over)
         print_json(report)
     else:
         out = stdout_console()
-        render_diff(comparison, out, labels=labels, top=shown)
-        if fail_over is not None:
-            say_regressions(out, comparison, failed, fail_over, min_share)
+        render_diff(comparison, out, labels=labels, top=outputs.top)
+        out.print("")
+        say_judgements(out, judgements, enforce=enforce, fail_over=rules.fail_over)
         if traces is not None:
-            say_trace(out, traces, fail_over)
-
-    if html is not None:
+            say_trace(out, traces, trace_over)
+    _ci_files(outputs, judgements)
+    if outputs.html is not None:
         from rokuprof.export.report.diff_model import diff_page
 
-        verdict = gate_verdict(comparison, failed, fail_over) if fail_over is not None else None
-        trace = None if traces is None else {**traces.to_json(fail_over), "lines": traces.lines()}
+        verdict = _page_verdict(judgements, rules) if enforce else None
+        trace = None if traces is None else {**traces.to_json(trace_over), "lines": traces.lines()}
         page = diff_page(inputs[0], inputs[1], comparison, labels, verdict, trace)
-        _write_html(html, page)
-        err.print(f"A/B page: {printable(html)}", markup=False, soft_wrap=True)
+        _write_html(outputs.html, page)
+        err.print(f"A/B page: {printable(outputs.html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):
         if inp.run.problem:
             exits.warn(f"{source.label}: {inp.run.problem}; compared what was read")
-    if failed or failed_trace:
-        raise typer.Exit(EXIT_REGRESSION)
+    if enforce:
+        status = gate_status(judgements)
+        if status == exits.OK and failed_trace:
+            status = EXIT_REGRESSION
+        if status != exits.OK:
+            return status
     if any(inp.run.problem for inp in inputs):
-        raise typer.Exit(exits.INCOMPLETE)
-    raise typer.Exit(exits.OK)
+        return exits.INCOMPLETE
+    return exits.OK
 
 
-def _check_output(path: Path) -> None:
-    """``--html``: fail before any work when the file could not be written."""
-    if path.is_dir():
-        exits.fail(f"cannot write {path}: it is a directory")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        exits.fail(f"cannot write {path}: no directory {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        exits.fail(f"cannot write {path}: {parent} is not writable")
+def _diff_series(
+    a: str, b: str, rules: Rules, enforce: bool, outputs: _Outputs, wall_unit: str
+) -> int:
+    """A series on either side: each run decoded, the spreads and the verdicts."""
+    from rokuprof.verdict.judge import judge_models
+    from rokuprof.views.verdict_view import say_judgements, say_spread
+    from rokuprof.workflows.errors import Stop
+    from rokuprof.workflows.gate import gate_status
+    from rokuprof.workflows.series_load import load_series
+    from rokuprof.workflows.series_record import series_json
+
+    if outputs.html is not None:
+        exits.fail("--html compares two captures; for a series, compare one run of each")
+    load = _series_loader(wall_unit)
+    try:
+        series_a, series_b = load_series(a, load), load_series(b, load)
+    except Stop as stop:
+        exits.fail(stop, stop.status)
+    judgements = judge_models(series_a, series_b, rules)
+    if outputs.as_json:
+        print_json(
+            {
+                "a": series_json(series_a, None, None, []),
+                "b": series_json(series_b, None, None, []),
+                "verdicts": {model: j.to_json() for model, j in judgements.items()},
+                **({"fail_over": _fail_over_json(rules, judgements)} if enforce else {}),
+            }
+        )
+    else:
+        out = stdout_console()
+        for label, series in ((a, series_a), (b, series_b)):
+            if len(series.runs) > 1:
+                out.print(f"{printable(label)}:", markup=False, highlight=False)
+                say_spread(out, series)
+                out.print("")
+        say_judgements(out, judgements, enforce=enforce, fail_over=rules.fail_over)
+    _ci_files(outputs, judgements)
+    return gate_status(judgements) if enforce else exits.OK
+
+
+def _series_loader(wall_unit: str):
+    from rokuprof.cli.layout import load_aggregates
+    from rokuprof.workflows.errors import Stop
+
+    err = stderr_console()
+
+    def load(name: str, quiet: bool):
+        try:
+            source = open_capture(name)
+        except CaptureInputError as error:
+            raise Stop(error) from None
+        return load_aggregates(source, err, wall_unit), source.label
+
+    return load
+
+
+def _fail_over_json(rules: Rules, judgements: dict) -> dict[str, object]:
+    """``"fail_over"`` of ``--json``: the floors, and each function a regressed verdict names."""
+    failed = {}
+    for j in judgements.values():
+        for v in j.of("regressed"):
+            failed[v.key] = {"module": v.key[0], "function": v.key[1], "file": v.key[2]}
+    return {
+        "pct": rules.fail_over,
+        "min_share_pct": rules.min_share,
+        "failed": list(failed.values()),
+    }
+
+
+def _page_verdict(judgements: dict, rules: Rules) -> dict[str, object]:
+    """The verdict as the A/B page holds it: the floor, whether it passed, the gate's line
+    (the one the command prints) and each regressed function as ``[function, file, change in
+    percent]``."""
+    from rokuprof.verdict.judge import gate_line
+
+    regressed = [v for j in judgements.values() for v in j.of("regressed")]
+    return {
+        "pct": rules.fail_over,
+        "passed": not regressed,
+        "text": gate_line(judgements, rules.fail_over),
+        "failed": [
+            [v.function, v.key[2], None if math.isinf(v.change_pct) else round(v.change_pct, 1)]
+            for v in regressed
+        ],
+    }
+
+
+def _ci_files(outputs: _Outputs, judgements: dict) -> None:
+    from rokuprof.store.files import append_text, write_atomic
+    from rokuprof.verdict.summary import junit, markdown
+
+    if outputs.summary is not None:
+        try:
+            append_text(outputs.summary, markdown(judgements) + "\n")
+        except OSError as exc:
+            exits.fail(
+                f"cannot write {outputs.summary}: {exc.strerror or exc}", status=exits.FAILED
+            )
+    if outputs.junit is not None:
+        try:
+            write_atomic(outputs.junit, junit(judgements))
+        except OSError as exc:
+            exits.fail(f"cannot write {outputs.junit}: {exc.strerror or exc}", status=exits.FAILED)
 
 
 def _write_html(path: Path, page: bytes) -> None:

@@ -7,10 +7,10 @@ from typing import NoReturn
 
 import typer
 
-from rokuprof.exit_status import FAILED, INCOMPLETE, OK, USAGE
+from rokuprof.exit_status import FAILED, INCOMPLETE, OK, UNDECIDED, USAGE
 from rokuprof.views.text import printable
 
-__all__ = ["FAILED", "INCOMPLETE", "OK", "USAGE", "fail", "warn"]
+__all__ = ["FAILED", "INCOMPLETE", "OK", "UNDECIDED", "USAGE", "fail", "warn"]
 
 
 def _stderr_line(prefix: str, message: object) -> None:

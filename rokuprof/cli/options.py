@@ -46,7 +46,52 @@ MinShareOption = Annotated[
         metavar="PCT",
         min=0,
         max=100,
-        help="--fail-over ignores functions below PCT percent of the run's self wall in both runs.",
+        help="Verdicts skip a function below PCT percent of its run's total of a figure "
+        "(in both sides).",
+    ),
+]
+#: The verdicts' other floors (:class:`rokuprof.verdict.judge.Rules`), shared by diff and profile.
+CounterOverOption = Annotated[
+    float,
+    typer.Option(
+        metavar="PCT",
+        min=0,
+        help="A counter (CPU operations) regressed when its median grew by more than PCT "
+        "percent (and past its runs' spread), even with one run a side.",
+    ),
+]
+MinEffectOption = Annotated[
+    float,
+    typer.Option(
+        metavar="K",
+        min=0,
+        help="A change counts only when it is at least K times the runs' noise (the larger "
+        "interquartile range).",
+    ),
+]
+AlphaOption = Annotated[
+    float,
+    typer.Option(
+        metavar="P",
+        min=0,
+        max=1,
+        help="A clock (wall time) or byte figure regressed only when the smaller of the "
+        "Mann-Whitney U and Kolmogorov-Smirnov p-values is below P; else unknown.",
+    ),
+]
+#: ``--summary`` and ``--junit`` (CI outputs of diff and profile).
+SummaryOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="Append the verdicts as Markdown to FILE (e.g. $GITHUB_STEP_SUMMARY).",
+    ),
+]
+JunitOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="Write the verdicts as JUnit XML (a failure per regression, skipped: unknown).",
     ),
 ]
 #: ``watch`` and ``profile``: how often a run's Sentry chunks are written.

@@ -13,16 +13,21 @@ from rokuprof.cli import exits
 from rokuprof.cli.checks import host_problem
 from rokuprof.cli.chunk_options import chunk_options
 from rokuprof.cli.options import (
+    AlphaOption,
     ChunkSecondsOption,
     ConsolePortOption,
+    CounterOverOption,
     EcpPortOption,
     EditorUrlOption,
     InstallerPortOption,
+    JunitOption,
+    MinEffectOption,
     MinShareOption,
     OpenFlag,
     ProfilerPortOption,
     QuietFlag,
     SessionDirOption,
+    SummaryOption,
     TraceFlag,
     View,
     ViewOption,
@@ -35,7 +40,11 @@ from rokuprof.device.constants import CONSOLE_PORT, ECP_PORT, INSTALLER_PORT, PR
 from rokuprof.device.hosts import plain_host
 from rokuprof.export_names import FORMATS
 from rokuprof.sentry.settings import ChunkSettings
-from rokuprof.store.writable import output_dir_problem
+from rokuprof.store.writable import output_dir_problem, output_file_problem
+from rokuprof.verdict.judge import DEFAULT_RULES, Rules
+
+#: At most this many runs a device in one series (``--repeat``, ``--max-repeat``).
+MAX_REPEAT = 100
 
 if TYPE_CHECKING:  # the command's, not its help's
     from rich.console import Console
@@ -61,11 +70,27 @@ neither, the capture lasts until the app exits (or Ctrl-C). The session's `repor
 written into its directory, with APP's source: the hot functions' lines with their figures and
 every file:line a link (`report --source`; `--editor-url` sets the link).
 
-Exit status: 0 the run was captured (and passed the gate); 1 `--fail-over` found a function whose
-self wall grew more than allowed, or the device failed midway (an install failure in the
-device's words, the app never streamed); 2 bad usage or a problem found before anything was
-installed (no password, a password the device refused, a bad scenario or app, an output that
-cannot be written); 3 the run ended truncated or failed (what arrived is kept)."""
+`--repeat N` makes N runs of the same build (one session each, the scenario each time) in a
+series directory `OUT/series-<UTC>-<id>/`, prints per function the median and spread across the
+runs and writes `series.json`; `--device` given more than once runs the series on each device
+in parallel. `--baseline` takes a capture, a session, or a directory of sessions (an earlier
+series): every function is judged on CPU operations, self wall time, allocated and live bytes,
+`regressed`, `improved`, `same` or `unknown`, each verdict explained in one line (see
+docs/verdicts.md). A counter (CPU operations) is judged by the size of its change (past
+`--counter-over` and the runs' spread), even with one run a side; a clock or byte figure needs
+the change past `--fail-over` and the runs' noise, and a p-value (the smaller of Mann-Whitney U
+and Kolmogorov-Smirnov) below `--alpha`: else `unknown`, and `--max-repeat M` adds runs (one
+per device at a time) while any verdict is. With several device models, each is judged against
+the baseline's runs on the same model. `--json` prints the series and its verdicts on stdout
+(the rest goes to stderr), `--summary FILE` appends them as Markdown, `--junit FILE` writes
+JUnit XML.
+
+Exit status: 0 the runs were captured (and, with `--fail-over`, no verdict is regressed or
+unknown); 1 with `--fail-over` a verdict is regressed, or the device failed midway (an install
+failure in the device's words, the app never streamed); 2 bad usage or a problem found before
+anything was installed (no password, a password the device refused, a bad scenario or app, an
+output that cannot be written, an unreadable baseline); 3 a run ended truncated or failed (what
+arrived is kept); 4 with `--fail-over` no verdict regressed but one is unknown (run more)."""
 
 
 @app.command(name="profile", help=HELP)
@@ -73,8 +98,14 @@ def profile_command(
     app_path: Annotated[
         Path, typer.Argument(metavar="APP", help="The app's source directory or its .zip.")
     ],
-    device: Annotated[
-        str, typer.Option("--device", "-d", metavar="HOST", help="The Roku's address.")
+    devices: Annotated[
+        list[str],
+        typer.Option(
+            "--device",
+            "-d",
+            metavar="HOST",
+            help="The Roku's address (again for each device of a series run in parallel).",
+        ),
     ],
     scenario: Annotated[
         Path | None,
@@ -104,21 +135,45 @@ def profile_command(
         typer.Option(metavar="FILE", help="Read the developer password from FILE's first line."),
     ] = None,
     out: SessionDirOption = Path("rokuprof-data"),
+    repeat: Annotated[
+        int,
+        typer.Option(min=1, max=MAX_REPEAT, metavar="N", help="Make N runs of the build."),
+    ] = 1,
+    max_repeat: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_REPEAT,
+            metavar="M",
+            help="With --baseline: add runs, up to M per device, while a verdict is unknown.",
+        ),
+    ] = None,
     baseline: Annotated[
         str | None,
         typer.Option(
             metavar="CAPTURE",
-            help="Compare the run with this earlier one (a .bsprof or a session directory).",
+            help="Judge the runs against this: a .bsprof, a session directory, or a directory "
+            "of sessions (a series).",
         ),
     ] = None,
     fail_over: Annotated[
         float | None,
         fail_over_option(
-            "With --baseline: exit 1 when a function's self wall grew by more than PCT "
-            "percent (per second of run when the runs' lengths differ)."
+            "With --baseline: the exit status follows the verdicts (1 regressed, 4 unknown); a "
+            "wall time or byte figure must change by more than PCT percent to count "
+            f"(default {DEFAULT_RULES.fail_over:g})."
         ),
     ] = None,
-    min_share: MinShareOption = 1.0,
+    counter_over: CounterOverOption = DEFAULT_RULES.counter_over,
+    min_effect: MinEffectOption = DEFAULT_RULES.min_effect,
+    alpha: AlphaOption = DEFAULT_RULES.alpha,
+    min_share: MinShareOption = DEFAULT_RULES.min_share,
+    as_json: Annotated[
+        bool,
+        typer.Option("-j", "--json", help="Print the series and its verdicts as JSON."),
+    ] = False,
+    summary: SummaryOption = None,
+    junit: JunitOption = None,
     open_: OpenFlag = False,
     chunk_seconds: ChunkSecondsOption = ChunkSettings.chunk_seconds,
     export: Annotated[
@@ -148,12 +203,22 @@ def profile_command(
     """Profile an app (see HELP)."""
     import asyncio  # the command's, not its help's
 
+    from rokuprof.cli.output import print_json
     from rokuprof.export.report.source import editor_url_problem
     from rokuprof.workflows.errors import Stop
-    from rokuprof.workflows.profile import prepare, run_profile
+    from rokuprof.workflows.profile import CiOutputs, Repeats, prepare, run_profile
 
-    if (problem := host_problem(device)) is not None:
-        exits.fail(problem)
+    for device in devices:
+        if (problem := host_problem(device)) is not None:
+            exits.fail(problem)
+    hosts = tuple(dict.fromkeys(plain_host(d) for d in devices))
+    if max_repeat is not None and baseline is None:
+        exits.fail("--max-repeat needs --baseline (runs are added while a verdict is unknown)")
+    if max_repeat is not None and max_repeat < repeat:
+        exits.fail(f"--max-repeat {max_repeat} is below --repeat {repeat}")
+    for path in (summary, junit):
+        if path is not None and (problem := output_file_problem(path)) is not None:
+            exits.fail(problem)
     if editor_url is not None and (problem := editor_url_problem(editor_url)) is not None:
         exits.fail(problem)
     if fail_over is not None and baseline is None:
@@ -172,7 +237,7 @@ def profile_command(
     try:
         prepared = prepare(
             app_path,
-            host=plain_host(device),
+            hosts=hosts,
             password_file=password_file,
             environ=os.environ,
             scenario=scenario,
@@ -188,15 +253,24 @@ def profile_command(
             trace=trace,
         )
         shown = "quiet" if quiet else View(view).value
+        rules = Rules(
+            fail_over=DEFAULT_RULES.fail_over if fail_over is None else fail_over,
+            counter_over=counter_over,
+            min_effect=min_effect,
+            alpha=alpha,
+            min_share=min_share,
+        )
         status = asyncio.run(
             run_profile(
                 prepared,
                 view=shown,
-                out=stdout_console(),
-                fail_over=fail_over,
-                min_share=min_share,
+                out=stderr_console() if as_json else stdout_console(),
+                rules=rules,
+                enforce=fail_over is not None,
                 load=load,
                 warn=exits.warn,
+                repeats=Repeats(repeat, max_repeat or repeat),
+                ci=CiOutputs(print_json if as_json else None, summary, junit),
                 open_report=_opener(stderr_console()) if open_ else None,
                 editor_url=editor_url,
             )

@@ -232,6 +232,15 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def append_text(path: Path | str, text: str) -> None:
+    """Append ``text`` to ``path`` (created when missing) in one write, then fsync: a file
+    other writers append to as well (CI's ``$GITHUB_STEP_SUMMARY``), never replaced."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def write_atomic(path: Path | str, data: bytes | str, *, within: Path | str | None = None) -> Path:
     """Write ``data`` to ``path`` via ``path.tmp``: write, flush, fsync, rename, fsync the dir.
 

@@ -103,6 +103,17 @@ def _is_ipv6(text: str) -> bool:
         return False
 
 
+#: ``profile --repeat`` (or several ``--device``) writes its runs' sessions into
+#: ``OUT/series-<UTC start>-<id>/<device>/<session>`` with the series' record beside them.
+SERIES_PREFIX = "series-"
+SERIES_RECORD = "series.json"
+
+
+def series_name(start: float, token: str) -> str:
+    """``series-20261121T150405.123Z-<8 hex>``: a series directory's name, sorting by start."""
+    return f"{SERIES_PREFIX}{utc_compact(start)}-{token[:8]}"
+
+
 def session_name(start: float, profiler_id: str) -> str:
     """``20261121T150405.123Z-<8 hex>``: the UTC start to the millisecond, so that a listing of
     a device's sessions sorts by start time even for runs that start within the same second."""

@@ -42,3 +42,16 @@ def output_dir_problem(path: Path) -> str | None:
         where = exc.filename or path
         return f"cannot write to {where}: {exc.strerror or exc}"
     return None
+
+
+def output_file_problem(path: Path) -> str | None:
+    """Why a file could not be written at ``path`` (``None`` when it can): not a directory,
+    and its directory exists and takes a new file (a file there already must be writable)."""
+    if path.is_dir():
+        return f"cannot write {path}: it is a directory"
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return f"cannot write {path}: no directory {parent}"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"cannot write {path}: it is not writable"
+    return out_write_problem(parent)

@@ -11,8 +11,10 @@ terminal) is the caller's: it hands in a ``load`` function.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -25,28 +27,67 @@ from rokuprof.capture.record import FAILED, TRUNCATED
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerAuthError, InstallFailed, read_password
 from rokuprof.exit_status import FAILED as EXIT_FAILED
-from rokuprof.exit_status import INCOMPLETE, OK, USAGE
+from rokuprof.exit_status import INCOMPLETE, USAGE
+from rokuprof.exit_status import OK as EXIT_OK
 from rokuprof.export.aggregate import AnyInput
+from rokuprof.export.diff import compare
 from rokuprof.scenario.model import ScenarioError, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
+from rokuprof.store.files import append_text, write_atomic
 from rokuprof.units import size
+from rokuprof.verdict.judge import UNKNOWN, Judgement, Rules, judge_models
+from rokuprof.verdict.series import Run, Series, run_of
+from rokuprof.verdict.summary import junit, markdown, spread_markdown
+from rokuprof.views.diff_view import render_diff
 from rokuprof.views.text import printable
+from rokuprof.views.verdict_view import say_judgements, say_spread
 from rokuprof.workflows.errors import Stop
-from rokuprof.workflows.gate import gate
+from rokuprof.workflows.gate import gate_status, lengths_differ
 from rokuprof.workflows.profile_run import ProfileFailed, ProfilePlan, profile
+from rokuprof.workflows.series_load import is_session, load_runs
+from rokuprof.workflows.series_record import new_series_dir, series_json, write_series_record
 from rokuprof.workflows.trace_gate import compare_sessions, say_trace
 from rokuprof.workflows.watch import summary_lines
 
 
 @dataclass(frozen=True)
 class Prepared:
-    plan: ProfilePlan
-    baseline: AnyInput | None
+    plans: tuple[ProfilePlan, ...]  # one a device, in the order given
+    baseline: Series | None
     baseline_label: str
     #: The app's source (its directory or zip): the report shows the hot functions' lines.
     app_path: Path | None = None
     #: The baseline's session directory (its app trace, if any, is compared too).
     baseline_session: Path | None = None
+    #: The baseline when it is one capture: the one-against-one diff table is drawn from it.
+    baseline_input: AnyInput | None = None
+
+    @property
+    def plan(self) -> ProfilePlan:
+        return self.plans[0]
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """How many runs a device makes: ``repeat``, then one more at a time while a verdict is
+    unknown, up to ``max_repeat``."""
+
+    repeat: int = 1
+    max_repeat: int = 1
+
+    @property
+    def series(self) -> bool:
+        return self.max_repeat > 1
+
+
+@dataclass(frozen=True)
+class CiOutputs:
+    """What CI reads: the verdicts as JSON on stdout, a Markdown summary appended to a file,
+    JUnit XML written to a file."""
+
+    json: Callable[[object], None] | None = None  # prints the series' document
+    summary: Path | None = None
+    junit: Path | None = None
 
 
 #: Opens a capture given by name (a ``.bsprof`` file or a session directory) and lays it out:
@@ -58,7 +99,7 @@ Load = Callable[[str, bool], tuple[AnyInput, str]]
 def prepare(
     app_path: Path,
     *,
-    host: str,
+    hosts: tuple[str, ...],
     password_file: Path | None,
     environ: Mapping[str, str],
     scenario: Path | None,
@@ -97,27 +138,35 @@ def prepare(
         formats = export_formats(exports.split(",")) if exports else ()
     except ValueError as error:
         raise Stop(f"--export: {error}") from None
-    loaded = None
-    label = ""
+    series = None
+    single = None
     if baseline is not None:
         try:
-            loaded, label = load(baseline, True)
+            runs, single = load_runs(baseline, load)
         except Stop as error:
             raise Stop(f"--baseline: {error}", error.status) from None
+        series = Series(baseline, tuple(runs))
     installer_port, ecp_port, profiler_port, console_port = ports
-    device = DeviceAddress(host, profiler_port, ecp_port, console_port)
-    capture = capture_config(device, out=out, chunks=chunks, runs=1, exports=formats, trace=trace)
-    plan = ProfilePlan(
-        app=packaged,
-        capture=capture,
-        password=password,
-        installer_port=installer_port,
-        scenario=steps,
-        duration=duration,
-        start_timeout=start_timeout,
-    )
-    session = Path(baseline) if baseline is not None and Path(baseline).is_dir() else None
-    return Prepared(plan, loaded, label, app_path, session)
+    plans = []
+    for host in hosts:
+        device = DeviceAddress(host, profiler_port, ecp_port, console_port)
+        capture = capture_config(
+            device, out=out, chunks=chunks, runs=1, exports=formats, trace=trace
+        )
+        plans.append(
+            ProfilePlan(
+                app=packaged,
+                capture=capture,
+                password=password,
+                installer_port=installer_port,
+                scenario=steps,
+                duration=duration,
+                start_timeout=start_timeout,
+            )
+        )
+    session = Path(baseline) if single is not None and is_session(Path(baseline)) else None
+    label = series.runs[0].label if series is not None and single is not None else baseline or ""
+    return Prepared(tuple(plans), series, label, app_path, session, single)
 
 
 def packaged_line(app: PackagedApp) -> str:
@@ -135,23 +184,136 @@ async def run_profile(
     *,
     view: str,
     out: Console,
-    fail_over: float | None,
-    min_share: float,
+    rules: Rules,
+    enforce: bool,
     load: Load,
     warn: Callable[[str], None],
+    repeats: Repeats = Repeats(),
+    ci: CiOutputs = CiOutputs(),
     open_report: Callable[[Path], None] | None = None,
     editor_url: str | None = None,
 ) -> int:
-    """Run the plan; print the summary, the report's path and the gate; the exit status
-    (:class:`Stop` when the run could not be made). ``warn`` says what went wrong without
-    stopping; ``open_report`` shows the report when given."""
-    plan = prepared.plan
+    """Run the plans (``repeats`` times on each device, the devices in parallel); print each
+    run's summary and report, the series' spread, the verdicts; the exit status
+    (:class:`Stop` when a run could not be made). ``warn`` says what went wrong without
+    stopping; ``open_report`` shows the (last) report when given; ``enforce``: the verdicts
+    decide the status (``--fail-over``)."""
+    plans = prepared.plans
+    series_dir = None
+    if repeats.series or len(plans) > 1:
+        series_dir = new_series_dir(plans[0].capture.out, time.time())
+        plans = tuple(replace(p, capture=replace(p.capture, out=series_dir)) for p in plans)
+        out.print(f"series: {printable(series_dir)}", markup=False, highlight=False)
+    several = len(plans) > 1
+    shown = "plain" if several and view not in ("quiet", "plain") else view
+    runs = DeviceRuns()
+
+    async def run_on(plan: ProfilePlan, count: int) -> None:
+        for _ in range(count):
+            n = len(runs.sessions.get(plan.capture.host, [])) + 1
+            session, status, report = await _one_run(
+                plan, prepared, out, view=shown, warn=warn, editor_url=editor_url,
+                label=_run_label(plan, n, repeats, several),
+            )  # fmt: skip
+            runs.add(plan.capture.host, session, status)
+            if report is not None:
+                runs.reports.append(report)
+
+    out.print(printable(packaged_line(plans[0].app)), markup=False, highlight=False)
+    await asyncio.gather(*(run_on(plan, repeats.repeat) for plan in plans))
+    judgements = _judge(prepared, runs, rules, load)
+    while judgements is not None and repeats.series:
+        undecided = [
+            plan
+            for plan in plans
+            if len(runs.sessions[plan.capture.host]) < repeats.max_repeat
+            and _unknown_on(judgements, runs.models.get(plan.capture.host, ""))
+        ]
+        if not undecided:
+            break
+        out.print(
+            f"verdict unknown: one more run on {len(undecided)} device(s) "
+            f"(at most {repeats.max_repeat} each)",
+            markup=False,
+            highlight=False,
+        )
+        await asyncio.gather(*(run_on(plan, 1) for plan in undecided))
+        judgements = _judge(prepared, runs, rules, load)
+    judged = runs.series(load)
+    if len(judged.runs) > 1:
+        say_spread(out, judged)
+    if open_report is not None and runs.reports:
+        open_report(runs.reports[-1])
+    trace_failed = False
+    if judgements is not None:
+        trace_failed = _say_verdicts(prepared, runs, judgements, out, enforce, load, rules)
+    if series_dir is not None:
+        write_series_record(series_dir, judged, judgements, rules, runs.all())
+    _ci_outputs(ci, rules, judged, judgements, series_dir, runs, warn)
+    if enforce and judgements is not None:
+        status = gate_status(judgements)
+        if status != EXIT_OK or trace_failed:
+            return status if status != EXIT_OK else EXIT_FAILED
+    if any(st in (TRUNCATED, FAILED) for st in runs.statuses):
+        return INCOMPLETE
+    return EXIT_OK
+
+
+@dataclass
+class DeviceRuns:
+    """The sessions each device made, in order, and what is known of them."""
+
+    sessions: dict[str, list[Path]] = field(default_factory=dict)
+    statuses: list[str] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)  # host -> the header's model
+    reports: list[Path] = field(default_factory=list)
+    _runs: dict[Path, Run] = field(default_factory=dict)
+
+    def add(self, host: str, session: Path, status: str) -> None:
+        self.sessions.setdefault(host, []).append(session)
+        self.statuses.append(status)
+
+    def all(self) -> list[Path]:
+        return [p for paths in self.sessions.values() for p in paths]
+
+    def series(self, load: Load) -> Series:
+        """The runs made so far, each decoded once."""
+        for host, paths in self.sessions.items():
+            for path in paths:
+                if path not in self._runs:
+                    inp, label = load(str(path), True)
+                    self._runs[path] = run_of(inp, label)
+                    self.models.setdefault(host, self._runs[path].model)
+        return Series("this build", tuple(self._runs[p] for p in self.all()))
+
+
+def _run_label(plan: ProfilePlan, n: int, repeats: Repeats, several: bool) -> str:
+    parts = []
+    if several:
+        parts.append(plan.capture.host)
+    if repeats.series:
+        parts.append(f"run {n}")
+    return " ".join(parts)
+
+
+async def _one_run(
+    plan: ProfilePlan,
+    prepared: Prepared,
+    out: Console,
+    *,
+    view: str,
+    warn: Callable[[str], None],
+    editor_url: str | None,
+    label: str,
+) -> tuple[Path, str, Path | None]:
+    """One install, run and report; the session, its status and its report (:class:`Stop`
+    when the run could not be made)."""
+    prefix = f"[{label}] " if label else ""
 
     def say(line: str) -> None:
         if view != "quiet":
-            out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+            out.print(printable(prefix + line), markup=False, highlight=False, soft_wrap=True)
 
-    say(packaged_line(plan.app))
     try:
         result = await profile(plan, say=say, view=view, console=out)
     except InstallerAuthError as error:
@@ -163,22 +325,83 @@ async def run_profile(
     except DeviceError as error:
         raise Stop(error, EXIT_FAILED) from None
     for line in summary_lines(result.summary):
-        out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+        out.print(printable(prefix + line), markup=False, highlight=False, soft_wrap=True)
     if result.summary.failure:
         raise Stop(result.summary.failure, EXIT_FAILED)
     session = result.summary.sessions[0]
     wall_unit = plan.capture.chunk_settings.wall_unit
     report = _write_report(session.path, wall_unit, prepared.app_path, editor_url, warn)
     if report is not None:
-        out.print(f"report: {printable(report)}", markup=False, highlight=False, soft_wrap=True)
-        if open_report is not None:
-            open_report(report)
-    failed = _gate(prepared, session.path, out, fail_over, min_share, load, warn)
-    if failed:
-        return EXIT_FAILED
-    if session.record.status in (TRUNCATED, FAILED):
-        return INCOMPLETE
-    return OK
+        out.print(
+            f"{prefix}report: {printable(report)}", markup=False, highlight=False, soft_wrap=True
+        )
+    return session.path, session.record.status, report
+
+
+def _judge(
+    prepared: Prepared, runs: DeviceRuns, rules: Rules, load: Load
+) -> dict[str, Judgement] | None:
+    if prepared.baseline is None:
+        return None
+    return judge_models(prepared.baseline, runs.series(load), rules)
+
+
+def _unknown_on(judgements: dict[str, Judgement], model: str) -> bool:
+    j = judgements.get(model)
+    return j is not None and bool(j.of(UNKNOWN))
+
+
+def _say_verdicts(
+    prepared: Prepared,
+    runs: DeviceRuns,
+    judgements: dict[str, Judgement],
+    out: Console,
+    enforce: bool,
+    load: Load,
+    rules: Rules,
+) -> bool:
+    """The one-against-one diff table (when both sides are one capture), every verdict, and
+    the app traces' figures; True when the traces' figures fail the gate."""
+    sessions = runs.all()
+    out.print("")
+    if prepared.baseline_input is not None and len(sessions) == 1:
+        run, label = load(str(sessions[0]), True)
+        comparison = compare(
+            prepared.baseline_input, run, per_second=lengths_differ(prepared.baseline_input, run)
+        )
+        render_diff(comparison, out, labels=(prepared.baseline_label, label), top=15)
+        out.print("")
+    say_judgements(out, judgements, enforce=enforce, fail_over=rules.fail_over)
+    if prepared.baseline_session is None or len(sessions) != 1:
+        return False
+    traces = compare_sessions(prepared.baseline_session, sessions[0])
+    failed = say_trace(out, traces, rules.fail_over if enforce else None) if traces else []
+    return bool(failed)
+
+
+def _ci_outputs(
+    ci: CiOutputs,
+    rules: Rules,
+    judged: Series,
+    judgements: dict[str, Judgement] | None,
+    series_dir: Path | None,
+    runs: DeviceRuns,
+    warn: Callable[[str], None],
+) -> None:
+    if ci.json is not None:
+        ci.json(series_json(judged, judgements, series_dir, runs.all(), rules))
+    found = judgements or {}
+    if ci.summary is not None:
+        text = markdown(found) if found else spread_markdown(judged)
+        try:
+            append_text(ci.summary, text + "\n")
+        except OSError as error:
+            warn(f"cannot write the summary {ci.summary}: {error.strerror or error}")
+    if ci.junit is not None:
+        try:
+            write_atomic(ci.junit, junit(found).encode())
+        except OSError as error:
+            warn(f"cannot write {ci.junit}: {error.strerror or error}")
 
 
 def _write_report(
@@ -205,33 +428,3 @@ def _write_report(
     except OSError as error:
         warn(f"cannot write the report into {session}: {error.strerror or error}")
         return None
-
-
-def _gate(
-    prepared: Prepared,
-    session: Path,
-    out: Console,
-    fail_over: float | None,
-    min_share: float,
-    load: Load,
-    warn: Callable[[str], None],
-) -> bool:
-    if prepared.baseline is None:
-        return False
-    try:
-        run, label = load(str(session), False)
-    except Stop as error:
-        warn(f"cannot compare with the baseline: {error}")
-        return False
-    out.print("")
-    failed = gate(
-        prepared.baseline,
-        run,
-        out,
-        labels=(prepared.baseline_label, label),
-        fail_over=fail_over,
-        min_share=min_share,
-    )
-    traces = compare_sessions(prepared.baseline_session, session)
-    failed_trace = say_trace(out, traces, fail_over) if traces is not None else []
-    return bool(failed) or bool(failed_trace)

@@ -1,0 +1,146 @@
+"""The verdicts for CI (pure): a Markdown summary (GitHub's ``$GITHUB_STEP_SUMMARY``) and JUnit
+XML (one test case a judged function and figure, a failure a regression).
+
+Names come from the device: they are data. In Markdown every character that could start markup
+is escaped (a function named ``**x**`` or ``<img>`` shows as it is), in XML every name is
+escaped and the characters XML 1.0 cannot hold (the C0 controls but tab, newline and carriage
+return) are replaced by U+FFFD, so a hostile name never breaks either document.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rokuprof.bsprof.wall_unit import WALL_UNITS
+from rokuprof.units import seconds
+from rokuprof.verdict.judge import IMPROVED, JUDGED, REGRESSED, SAME, UNKNOWN, Judgement
+from rokuprof.verdict.series import Series, spread
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+ICONS = {REGRESSED: "❌", UNKNOWN: "❔", IMPROVED: "✅", SAME: "✔️", "passed": "✅"}
+
+
+def md_text(text: str) -> str:
+    """Device text as literal Markdown: controls (newlines too) shown as U+FFFD, markup escaped."""
+    return _MARKDOWN.sub(r"\\\1", _CONTROL.sub("\ufffd", text))
+
+
+def markdown(judgements: dict[str, Judgement], title: str = "rokuprof verdict") -> str:
+    """A section per device model: the outcome, then each verdict that is not ``same`` (a
+    table row each: function, figure, change, medians, p, verdict), then how many were the
+    same."""
+    lines = [f"## {md_text(title)}", ""]
+    for model, j in judgements.items():
+        heading = f"### {md_text(model or 'device')}: {ICONS[j.outcome]} {j.outcome}"
+        lines += [heading, "", md_text(j.headline()), ""]
+        shown = [v for v in j.verdicts if v.outcome != SAME]
+        if shown:
+            lines += [
+                "| function | figure | change | B vs A (medians) | p | verdict |",
+                "|---|---|---|---|---|---|",
+            ]
+            for v in shown:
+                lines.append(
+                    "| "
+                    + " | ".join(
+                        [
+                            md_text(v.function),
+                            JUDGED[v.metric][0],
+                            v.change(),
+                            md_text(v.figures()),
+                            f"{v.p:.3g}",
+                            f"{ICONS[v.outcome]} {v.outcome}",
+                        ]
+                    )
+                    + " |"
+                )
+            lines.append("")
+            lines += ["<details><summary>why</summary>", ""]
+            lines += [f"- {md_text(v.line())}" for v in shown]
+            lines += ["", "</details>", ""]
+        same = len(j.of(SAME))
+        if same:
+            lines += [f"{same} judged figure(s) the same.", ""]
+    return "\n".join(lines)
+
+
+def spread_markdown(series: Series, title: str = "rokuprof series", top: int = 15) -> str:
+    """A series without a baseline: per busy function (by median self wall), the median and
+    interquartile range of its CPU operations and self wall across the runs."""
+    unit = WALL_UNITS[series.wall_unit]
+    rows = []
+    for key in series.functions():
+        wall = spread(series.values(key, "self_wall"))
+        cpu = spread(series.values(key, "self_cpu"))
+        rows.append((-wall.median, key, wall, cpu))
+    rows.sort()
+    lines = [
+        f"## {md_text(title)}",
+        "",
+        f"{len(series.runs)} run(s): median (IQR) per function",
+        "",
+        "| function | CPU operations | self wall | file |",
+        "|---|---|---|---|",
+    ]
+    for _, key, wall, cpu in rows[:top]:
+        lines.append(
+            f"| {md_text(key[1])} | {cpu.median:,.0f} ({cpu.iqr:,.0f}) | "
+            f"{md_text(seconds(wall.median / unit))} ({md_text(seconds(wall.iqr / unit))}) | "
+            f"{md_text(key[2])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def junit(judgements: dict[str, Judgement], suite: str = "rokuprof") -> str:
+    """JUnit XML: a test suite per device model, a test case per verdict (``function: figure``);
+    ``regressed`` is a failure, ``unknown`` a skipped case (not decided), the rest pass."""
+    out = ['<?xml version="1.0" encoding="UTF-8"?>']
+    total = sum(len(j.verdicts) for j in judgements.values())
+    failures = sum(len(j.of(REGRESSED)) for j in judgements.values())
+    skipped = sum(len(j.of(UNKNOWN)) for j in judgements.values())
+    out.append(
+        f'<testsuites name={_attr(suite)} tests="{total}" failures="{failures}" '
+        f'skipped="{skipped}">'
+    )
+    for model, j in judgements.items():
+        name = f"{suite}.{model or 'device'}"
+        out.append(
+            f'  <testsuite name={_attr(name)} tests="{len(j.verdicts)}" '
+            f'failures="{len(j.of(REGRESSED))}" skipped="{len(j.of(UNKNOWN))}">'
+        )
+        for v in j.verdicts:
+            case = f"{v.function}: {JUDGED[v.metric][0]}"
+            head = f"    <testcase classname={_attr(v.key[2] or v.key[0])} name={_attr(case)}"
+            if v.outcome == REGRESSED:
+                out.append(head + ">")
+                out.append(f"      <failure message={_attr(v.line())}>{_text(v.line())}</failure>")
+                out.append("    </testcase>")
+            elif v.outcome == UNKNOWN:
+                out.append(head + ">")
+                out.append(f"      <skipped message={_attr(v.line())}/>")
+                out.append("    </testcase>")
+            else:
+                out.append(head + "/>")
+        out.append("  </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+_XML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;"}
+_XML_SPECIAL = re.compile('[&<>"\n\r]')
+
+
+def _attr(text: str) -> str:
+    """A double-quoted attribute value (xml.sax.saxutils would load urllib, sockets and all)."""
+    return '"' + _text(text) + '"'
+
+
+def _text(text: str) -> str:
+    return _XML_SPECIAL.sub(lambda m: _XML_ESCAPES[m.group()], _clean(text))
