@@ -27,8 +27,10 @@ screens are built once); on the live bytes at the boundaries from there to the e
   a few bytes of bookkeeping are not a leak;
 * it grows in at least ``min_share`` of the measured iterations: one step that stays (a cache
   filled once) is not growth per iteration;
-* the heap grows too (the total's slope x measured is at least ``min_growth``): a call path
-  whose objects another call path frees is not a leak.
+* when the capture says what each call path allocated that was still live at its end
+  (``retained``: the live heap by allocating call path), at least ``min_growth`` of it: a
+  call path whose objects another call path frees is not a leak. (A gate on the heap's total
+  would not do: a heap that shrinks as start-up objects are freed hides a real leak.)
 
 A group of fewer than :func:`min_measured` measured iterations cannot reach ``alpha`` and is
 said to be too short. At most ``max_paths`` call paths per group are tested (those that grew
@@ -76,7 +78,7 @@ class LeakParams:
     alpha: float = 0.01  # Mann-Kendall p below this: growing
     min_growth: int = 1024  # bytes over the measured iterations (Theil-Sen slope x measured)
     max_paths: int = 50  # call paths tested per group, those that grew most
-    min_share: float = 0.5  # of the measured iterations, those that must grow
+    min_share: float = 2 / 3  # of the measured iterations, those that must grow
 
     def __post_init__(self) -> None:
         if self.warmup < 0 or not 0 < self.alpha < 1 or self.min_growth < 0:
@@ -240,11 +242,13 @@ def leak_groups(
     marks: Iterable[Mapping[str, object]],
     name_of: Callable[[int], PathName | None],
     params: LeakParams = LeakParams(),  # frozen: one shared default is safe
+    retained: Mapping[int, int] | None = None,
 ) -> list[IterationGroup]:
     """Every iterations group of ``marks`` judged on ``memory`` (a timeline's: slots from
-    ``origin`` at ``hz``); ``name_of`` names a call path (``None``: the export holds none)."""
+    ``origin`` at ``hz``); ``name_of`` names a call path (``None``: the export holds none);
+    ``retained`` (optional): per call path, the bytes it allocated still live at the end."""
     return [
-        _judge(label, times, ended, memory, origin, hz, name_of, params)
+        _judge(label, times, ended, memory, origin, hz, name_of, params, retained)
         for label, (times, ended) in iteration_groups(marks).items()
     ]
 
@@ -258,6 +262,7 @@ def _judge(
     hz: int,
     name_of: Callable[[int], PathName | None],
     params: LeakParams,
+    retained: Mapping[int, int] | None,
 ) -> IterationGroup:
     iterations = len(times) - 1
     measured = iterations - params.warmup
@@ -287,10 +292,13 @@ def _judge(
                     before[0] = before.get(0, 0) + net
     base = params.warmup
     total_series = _series(None, None, _cumulative(total, last), base, params, None)
+    kept = retained.get if retained is not None else None
     changed = [(p, ivs) for p, ivs in per_path.items() if len(ivs) > (0 in ivs)]
     live = {path: _cumulative(intervals, last) for path, intervals in changed}
     ranked = sorted(live, key=lambda p: (-(live[p][-1] - live[p][base]), p))[: params.max_paths]
-    series = [_series(p, name_of(p), live[p], base, params, total_series) for p in ranked]
+    series = [
+        _series(p, name_of(p), live[p], base, params, kept(p, 0) if kept else None) for p in ranked
+    ]
     series.sort(key=lambda s: (not s.leak, -s.slope, s.path))
     return IterationGroup(
         label, tuple(times), ended, params.warmup, total_series, tuple(_disambiguated(series))
@@ -313,7 +321,7 @@ def _series(
     live: tuple[int, ...],
     base: int,
     params: LeakParams,
-    total: Series | None,
+    retained: int | None,
 ) -> Series:
     measured_live = live[base:]
     measured = len(measured_live) - 1
@@ -326,8 +334,8 @@ def _series(
         and slope * measured >= params.min_growth
         and grew >= params.min_share * measured
     )
-    if total is not None:  # the heap grows too: not objects freed in another call path
-        leak = leak and total.slope > 0 and total.slope * measured >= params.min_growth
+    if retained is not None:  # still live at the end: not objects another call path frees
+        leak = leak and retained >= params.min_growth
     return Series(path, name, live, slope, p, grew, measured, leak)
 
 
