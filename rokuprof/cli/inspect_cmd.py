@@ -45,6 +45,15 @@ def inspect(
             ".bsprof.",
         ),
     ] = False,
+    leaks: Annotated[
+        bool,
+        typer.Option(
+            "--leaks",
+            help="Of a session directory: live bytes per call path at each iteration of its "
+            "scenario's iterations steps, and which keep growing after a warm-up (a capture "
+            "with --mem).",
+        ),
+    ] = False,
 ) -> None:
     """Summarise a capture: app, device, totals, top functions, memory and leaks.
 
@@ -53,6 +62,9 @@ def inspect(
 
     A Perfetto app trace (Roku OS 15.1+) gets Roku's analyses instead: frame cadence, rendezvous,
     observers, script CPU against wall time, repeated reads.
+
+    `--leaks` reads a session of `rokuprof profile --scenario` with an iterations step: one
+    line per call path whose live bytes keep growing per iteration (or "no leak").
 
     Exit status: 0 complete; 3 incomplete or corrupt (what could be read is still shown);
     2 bad usage, or an input that is missing, unreadable or neither a .bsprof nor a trace.
@@ -68,6 +80,8 @@ def inspect(
         exits.fail(exc)
     if source.kind == "trace":
         _inspect_trace(source, top, as_json)
+    if leaks:
+        _inspect_leaks(source, as_json)
     reader = ProfileReader()
     try:
         source.read(reader.feed, err)
@@ -80,6 +94,25 @@ def inspect(
     else:
         render_inspect(report, stdout_console(), WallUnit(wall_unit).value)
     raise typer.Exit(exits.OK if reader.complete else exits.INCOMPLETE)
+
+
+def _inspect_leaks(source: CaptureSource, as_json: bool) -> NoReturn:
+    from rokuprof.workflows.leak_check import LeakCheckError, leak_report
+
+    source.close()
+    if source.session is None:
+        exits.fail(f"--leaks reads a session directory (with its marks), not {source.label}")
+    try:
+        report = leak_report(source.session)
+    except (OSError, LeakCheckError) as exc:
+        exits.fail(f"cannot read {source.label}: {exc}")
+    if as_json:
+        print_json(report.to_json())
+    else:
+        out = stdout_console()
+        for line in report.lines():
+            out.print(line, soft_wrap=True, markup=False, highlight=False)
+    raise typer.Exit(exits.OK)
 
 
 def _inspect_trace(source: CaptureSource, top: int, as_json: bool) -> NoReturn:
