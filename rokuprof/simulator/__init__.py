@@ -29,7 +29,8 @@ The profiler port stays the same across runs and refuses connections between run
 
 Time and randomness are inputs: ``DeviceConfig(clock=..., monotonic=..., token=...)`` (the wall
 clock, the monotonic clock, hex tokens) and ``seed`` (each run's stream draws from
-``cfg.stream_rng(run)``); nothing else in this package reads a clock or draws a random value.
+``cfg.stream_rng(run)``, its wall figures' noise, ``clock_noise``, from ``cfg.clock_seed(run)``);
+nothing else in this package reads a clock or draws a random value.
 
 Replay (cheap, fast devices for scale runs): ``DeviceConfig(replay=body, replay_rate=1e6)`` with
 ``body = ReplayBody.generate(30, rate=...)`` or ``ReplayBody.from_file("x.bsprof")``; one body is

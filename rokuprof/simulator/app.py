@@ -10,7 +10,9 @@ addresses). Some functions only appear mid-run (playback starts after a few seco
 
 Like a real device, memory operations stream continuously while CPU and call counts are flushed
 periodically. Everything is driven by ``random.Random(seed)`` and app time only, so the same
-config gives the same entries for the same sequence of ``advance`` calls.
+config gives the same entries for the same sequence of ``advance`` calls. Wall figures may carry
+clock noise (``AppConfig.clock_noise``) from a random source of their own (``clock_seed``): it
+changes no walk, no CPU operation count, no call count and no memory operation.
 """
 
 from __future__ import annotations
@@ -99,6 +101,17 @@ class SyntheticApp:
         self._slower = {k: f for name, f in self.config.slower for k in keys.get(name, (name,))}
         self._absent = frozenset(k for n in self.config.absent for k in keys.get(n, (n,)))
         self._leaking = frozenset(k for n in self.config.leaking for k in keys.get(n, (n,)))
+        self._heavier = {k: f for name, f in self.config.heavier for k in keys.get(name, (name,))}
+        # The clock: its own random source, so noise never changes what the app does.
+        noise = self.config.clock_noise
+        self._clock_rng: random.Random | None = None
+        self._launch_clock = 1.0
+        self._walk_noise = noise / 4
+        if noise > 0:
+            clock_seed = self.config.clock_seed
+            rng = random.Random(f"{self.config.seed}:clock" if clock_seed is None else clock_seed)
+            self._clock_rng = rng
+            self._launch_clock = 1.0 + rng.uniform(-0.75 * noise, 0.75 * noise)
         # Remote keys: their own random source, so a run without keys draws as it always did.
         self._keys: list[tuple[float, int, str]] = []  # heap of (app time, seq, key)
         self._key_rng = random.Random(f"{self.config.seed}:keys")
@@ -258,6 +271,7 @@ class SyntheticApp:
             caller, caller_line = pid, fn.call_line(callee, line_offset or 1)
             fn = functions[callee]
             depth += 1
+        clock = self._clock()  # drawn for every walk, so no build shifts another walk's clock
         if absent:
             rng.random()  # the jitter below
         elif record:
@@ -265,7 +279,9 @@ class SyntheticApp:
             key = (pid, line_offset)
             pending = self._pending_cpu.get(key)
             wall_us = int(wall_us * self._slower.get(fn.name, 1.0))
-            cpu = int(wall_us * fn.ops_per_us * jitter)
+            cpu = int(wall_us * fn.ops_per_us * jitter * self._heavier.get(fn.name, 1.0))
+            if clock is not None:
+                wall_us = round(wall_us * clock)
             if pending is None:
                 self._pending_cpu[key] = [cpu, wall_us]
             else:
@@ -301,12 +317,30 @@ class SyntheticApp:
             if fn.allocs:
                 self._allocate(pid, fn, line_offset, record, rng)
             caller, caller_line = pid, line_offset or 1
+        clock = self._clock()
         if record:
-            wall_us = int(TICK * 1_000_000 * self._slower.get(path[-1], 1.0))
-            cpu = int(wall_us * self._all_functions[path[-1]].ops_per_us * rng.uniform(0.8, 1.2))
+            name = path[-1]
+            wall_us = int(TICK * 1_000_000 * self._slower.get(name, 1.0))
+            jitter = rng.uniform(0.8, 1.2)
+            cpu = int(
+                wall_us
+                * self._all_functions[name].ops_per_us
+                * jitter
+                * self._heavier.get(name, 1.0)
+            )
+            if clock is not None:
+                wall_us = round(wall_us * clock)
             pending = self._pending_cpu.setdefault((pid, line_offset), [0, 0])
             pending[0] += cpu
             pending[1] += wall_us
+
+    def _clock(self) -> float | None:
+        """This walk's wall clock factor (the launch's plus the walk's own noise), or None
+        without clock noise (nothing is drawn)."""
+        rng = self._clock_rng
+        if rng is None:
+            return None
+        return self._launch_clock + rng.uniform(-self._walk_noise, self._walk_noise)
 
     def _allocate(
         self,

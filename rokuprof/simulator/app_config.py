@@ -11,7 +11,13 @@ from rokuprof.bsprof.model import SUPPORTED_MAJOR
 
 @dataclass(frozen=True)
 class AppConfig:
-    """What the synthetic app looks like and how much it records."""
+    """What the synthetic app looks like and how much it records.
+
+    Two random sources drive a run: the app's (``seed``: which functions run, their CPU
+    operation counts, allocations, call counts) and the clock's (``clock_seed``: only how long
+    the wall clock says each walk took). The build differences below and the clock noise never
+    change the app's draws, so with the same ``seed`` everything they do not name is identical.
+    """
 
     seed: int = 1
     name: str = "Café TV"
@@ -34,7 +40,27 @@ class AppConfig:
     # is recorded, never the random draws, so everything else in the run stays identical.
     #: (function, factor): a tick spent in the function costs ``factor`` times the wall and CPU
     slower: tuple[tuple[str, float], ...] = ()
+    #: (function, factor): a tick spent in the function counts ``factor`` times the CPU
+    #: operations, its wall time unchanged (more work the clock does not resolve)
+    heavier: tuple[tuple[str, float], ...] = ()
     #: functions this build does not have: their visits, and whatever they call, record nothing
     absent: tuple[str, ...] = ()
     #: functions whose allocations are never freed in this build
     leaking: tuple[str, ...] = ()
+    # Launch-to-launch clock noise, as on a device (scheduling, other processes, caches): every
+    # wall figure is the noiseless one times ``1 + launch + walk``, ``launch`` drawn once per run
+    # uniform in ±(3/4)·clock_noise, ``walk`` per walk uniform in ±(1/4)·clock_noise (rounded to
+    # whole µs), so each wall figure, and any sum of them, is within ±clock_noise of the
+    # noiseless one (±1 µs per walk of rounding). CPU operation counts, calls and memory are
+    # untouched. 0 (the default): no noise and no clock draws, the output is what it always was.
+    clock_noise: float = 0.0
+    #: the clock random source's seed (None: ``"<seed>:clock"``); a device seeds it from its
+    #: seed and the run index, so each launch of the same app has its own clock
+    clock_seed: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.clock_noise < 1.0:
+            raise ValueError("clock_noise must be in [0, 1)")
+        for name, factor in self.heavier:
+            if not 0.0 < factor < float("inf"):
+                raise ValueError(f"factor of {name!r} must be > 0 and finite")

@@ -111,6 +111,13 @@ class DeviceConfig:
     vary_runs: bool = True
     #: AppConfig.slower: another build of the app, with these functions (name, factor) slower
     app_slower: tuple[tuple[str, float], ...] = ()
+    #: AppConfig.heavier: another build, these functions' CPU operation counts times the
+    #: factor, their wall time not
+    app_heavier: tuple[tuple[str, float], ...] = ()
+    #: AppConfig.clock_noise: each launch's wall figures within ±clock_noise of the noiseless
+    #: ones (a device's clock varies from run to run, its operation counts do not); run *k*
+    #: draws it from ``clock_seed(k)``; 0 = off (every launch of one app the same wall figures)
+    clock_noise: float = 0.04
     #: the developer password of the Application Installer (None: made up at start)
     dev_password: str | None = field(default=None, repr=False)
 
@@ -152,6 +159,8 @@ class DeviceConfig:
             raise ValueError("max_pieces must be >= 1")
         if self.replay_rate <= 0 or self.replay_tick <= 0:
             raise ValueError("replay_rate and replay_tick must be > 0")
+        if not 0.0 <= self.clock_noise < 1.0:
+            raise ValueError("clock_noise must be in [0, 1)")
         if not 1 <= self.trace_message_bytes <= 1 << 20:
             raise ValueError("trace_message_bytes must be 1 .. 1 MiB")
 
@@ -169,15 +178,24 @@ class DeviceConfig:
         and the run index."""
         return f"{self.seed}:{run_index}:trace"
 
+    def clock_seed(self, run_index: int) -> str:
+        """The seed of run ``run_index``'s clock noise, from ``seed`` and the run index (also
+        when runs do not vary: each launch of one app has its own clock)."""
+        return f"{self.seed}:{run_index}:clock"
+
     def app_config(self, run_index: int) -> AppConfig:
         """The synthetic app of run ``run_index``: seed ``seed + run_index`` (``seed`` when
-        runs do not vary)."""
+        runs do not vary), its wall figures noisy by ``clock_noise`` drawn from
+        ``clock_seed(run_index)``."""
         return AppConfig(
             seed=self.seed + (run_index if self.vary_runs else 0),
             name=self.app_name,
             version=self.app_version,
             names=self.app_names,
             slower=self.app_slower,
+            heavier=self.app_heavier,
+            clock_noise=self.clock_noise,
+            clock_seed=self.clock_seed(run_index),
             line_data=self.line_data,
             memory_ops=self.memory_ops,
             sample_ratio=self.sample_ratio,
