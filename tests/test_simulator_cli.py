@@ -117,3 +117,13 @@ async def test_simulate_refuses_a_malformed_slower():
     proc = await start("--slower", "renderTile", "--duration", "1")
     _, err = await asyncio.wait_for(proc.communicate(), 15)
     assert proc.returncode == 2 and "expected FUNCTION=FACTOR" in err.decode()
+
+
+async def test_simulate_refuses_a_malformed_heavier_and_an_out_of_range_clock_noise():
+    proc = await start("--heavier", "renderTile=0", "--duration", "1")
+    _, err = await asyncio.wait_for(proc.communicate(), 15)
+    assert proc.returncode == 2 and "expected FUNCTION=FACTOR" in err.decode()
+    assert "--heavier" in err.decode()
+    proc = await start("--clock-noise", "1.5", "--duration", "1")
+    _, err = await asyncio.wait_for(proc.communicate(), 15)
+    assert proc.returncode == 2 and "--clock-noise" in err.decode()

@@ -111,8 +111,8 @@ def _replay_config(
     return replace(base, replay=body, replay_rate=rate)
 
 
-def _slower(values: list[str]) -> tuple[tuple[str, float], ...]:
-    """``--slower renderTile=4`` → ``(("renderTile", 4.0),)``."""
+def _slower(values: list[str], option: str = "--slower") -> tuple[tuple[str, float], ...]:
+    """``--slower renderTile=4`` → ``(("renderTile", 4.0),)`` (also ``--heavier``'s)."""
     out = []
     for value in values:
         name, sep, factor = value.partition("=")
@@ -122,7 +122,7 @@ def _slower(values: list[str]) -> tuple[tuple[str, float], ...]:
             number = 0.0
         if not sep or not name.strip() or not number > 0 or number == float("inf"):
             raise typer.BadParameter(
-                f"{value!r}: expected FUNCTION=FACTOR with a factor > 0", param_hint="--slower"
+                f"{value!r}: expected FUNCTION=FACTOR with a factor > 0", param_hint=option
             )
         out.append((name.strip(), number))
     return tuple(out)
@@ -182,6 +182,24 @@ def simulate(
             "(repeatable; e.g. renderTile=4, to try a profile --fail-over gate).",
         ),
     ] = None,
+    heavier: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FUNCTION=FACTOR",
+            help="Play another build of the app: FUNCTION counts FACTOR times the CPU "
+            "operations in the same wall time (repeatable; a change the clock does not show).",
+        ),
+    ] = None,
+    clock_noise: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            max=0.99,
+            metavar="F",
+            help="Each launch's wall times within ±F of the noiseless ones, as a device's clock "
+            "varies from run to run (CPU operation counts do not); 0 turns it off.",
+        ),
+    ] = 0.04,
     replay: Annotated[
         Path | None,
         typer.Option(
@@ -245,6 +263,8 @@ def simulate(
         auto_launch=auto_launch,
         app_tracing=app_tracing,
         app_slower=_slower(slower or []),
+        app_heavier=_slower(heavier or [], "--heavier"),
+        clock_noise=clock_noise,
         keep_bytes=False,  # runs may go on forever: do not keep every stream in memory
     )
     if replay is not None or replay_rate is not None:
