@@ -28,9 +28,11 @@ async def profile(
     *extra: str,
     password: str | None = None,
     timeout: float = 120,
+    hosts: tuple[str, ...] = ("127.0.0.1",),
 ) -> tuple[int, str, str]:
-    """Run ``rokuprof profile`` against ``dev``; (status, stdout, stderr). Past ``timeout`` the
-    process is killed and the test fails."""
+    """Run ``rokuprof profile`` against ``dev`` (and, with ``hosts``, the devices listening on
+    the same ports at those addresses); (status, stdout, stderr). Past ``timeout`` the process
+    is killed and the test fails."""
     env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
     env[PASSWORD_ENV] = dev.password if password is None else password
     env["COLUMNS"] = "200"
@@ -41,8 +43,7 @@ async def profile(
         "rokuprof",
         "profile",
         *extra,
-        "--device",
-        "127.0.0.1",
+        *(arg for host in hosts for arg in ("--device", host)),
         "--installer-port",
         str(dev.installer_port),
         "--ecp-port",

@@ -83,10 +83,13 @@ and Kolmogorov-Smirnov) below `--alpha`: else `unknown`, and `--max-repeat M` ad
 per device at a time) while any verdict is. With several device models, each is judged against
 the baseline's runs on the same model. `--json` prints the series and its verdicts on stdout
 (the rest goes to stderr), `--summary FILE` appends them as Markdown, `--junit FILE` writes
-JUnit XML.
+JUnit XML. A scenario step with `iterations = N` marks each iteration; each run then says, per
+call path, whether its live bytes keep growing from one iteration to the next after a warm-up
+(a leak).
 
 Exit status: 0 the runs were captured (and, with `--fail-over`, no verdict is regressed or
-unknown); 1 with `--fail-over` a verdict is regressed, or the device failed midway (an install
+unknown); 1 with `--fail-over` a verdict is regressed or a run's iterations leak, or the device
+failed midway (an install
 failure in the device's words, the app never streamed); 2 bad usage or a problem found before
 anything was installed (no password, a password the device refused, a bad scenario or app, an
 output that cannot be written, an unreadable baseline); 3 a run ended truncated or failed (what

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from rokuprof.app.package import PackagedApp, PackageError, package_app
 from rokuprof.capture.config import DeviceAddress, capture_config
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.record import FAILED, TRUNCATED
+from rokuprof.capture.signals import StopRequest, stop_on_signals
 from rokuprof.device.errors import DeviceError
 from rokuprof.device.installer import InstallerAuthError, InstallFailed, read_password
 from rokuprof.exit_status import FAILED as EXIT_FAILED
@@ -31,7 +32,7 @@ from rokuprof.exit_status import INCOMPLETE, USAGE
 from rokuprof.exit_status import OK as EXIT_OK
 from rokuprof.export.aggregate import AnyInput
 from rokuprof.export.diff import compare
-from rokuprof.scenario.model import ScenarioError, load_scenario
+from rokuprof.scenario.model import Iterations, ScenarioError, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.files import append_text, write_atomic
 from rokuprof.units import size
@@ -43,6 +44,7 @@ from rokuprof.views.text import printable
 from rokuprof.views.verdict_view import say_judgements, say_spread
 from rokuprof.workflows.errors import Stop
 from rokuprof.workflows.gate import gate_status, lengths_differ
+from rokuprof.workflows.leak_check import LeakCheckError, LeakReport, leak_report
 from rokuprof.workflows.profile_run import ProfileFailed, ProfilePlan, profile
 from rokuprof.workflows.series_load import is_session, load_runs
 from rokuprof.workflows.series_record import new_series_dir, series_json, write_series_record
@@ -208,36 +210,28 @@ async def run_profile(
     shown = "plain" if several and view not in ("quiet", "plain") else view
     runs = DeviceRuns()
 
+    stop = StopRequest()  # Ctrl-C ends every device's run, and no run starts after it
+
     async def run_on(plan: ProfilePlan, count: int) -> None:
         for _ in range(count):
+            if stop.requested:
+                return
             n = len(runs.sessions.get(plan.capture.host, [])) + 1
-            session, status, report = await _one_run(
+            session, status, report, leaked = await _one_run(
                 plan, prepared, out, view=shown, warn=warn, editor_url=editor_url,
-                label=_run_label(plan, n, repeats, several),
+                label=_run_label(plan, n, repeats, several), stop=stop,
             )  # fmt: skip
             runs.add(plan.capture.host, session, status)
+            runs.leaked = runs.leaked or leaked
             if report is not None:
                 runs.reports.append(report)
 
     out.print(printable(packaged_line(plans[0].app)), markup=False, highlight=False)
-    await asyncio.gather(*(run_on(plan, repeats.repeat) for plan in plans))
-    judgements = _judge(prepared, runs, rules, load)
-    while judgements is not None and repeats.series:
-        undecided = [
-            plan
-            for plan in plans
-            if len(runs.sessions[plan.capture.host]) < repeats.max_repeat
-            and _unknown_on(judgements, runs.models.get(plan.capture.host, ""))
-        ]
-        if not undecided:
-            break
-        out.print(
-            f"verdict unknown: one more run on {len(undecided)} device(s) "
-            f"(at most {repeats.max_repeat} each)",
-            markup=False,
-            highlight=False,
-        )
-        await asyncio.gather(*(run_on(plan, 1) for plan in undecided))
+    with stop_on_signals(stop.request):
+        await asyncio.gather(*(run_on(plan, repeats.repeat) for plan in plans))
+        judgements = _judge(prepared, runs, rules, load)
+        rejudge = lambda: _judge(prepared, runs, rules, load)  # noqa: E731
+        await _more_runs(plans, runs, judgements, repeats, out, run_on, stop, rejudge)
         judgements = _judge(prepared, runs, rules, load)
     judged = runs.series(load)
     if len(judged.runs) > 1:
@@ -250,13 +244,44 @@ async def run_profile(
     if series_dir is not None:
         write_series_record(series_dir, judged, judgements, rules, runs.all())
     _ci_outputs(ci, rules, judged, judgements, series_dir, runs, warn)
-    if enforce and judgements is not None:
-        status = gate_status(judgements)
-        if status != EXIT_OK or trace_failed:
-            return status if status != EXIT_OK else EXIT_FAILED
+    if enforce and (runs.leaked or trace_failed):
+        return EXIT_FAILED
+    if enforce and judgements is not None and (status := gate_status(judgements)) != EXIT_OK:
+        return status
     if any(st in (TRUNCATED, FAILED) for st in runs.statuses):
         return INCOMPLETE
     return EXIT_OK
+
+
+async def _more_runs(
+    plans: tuple[ProfilePlan, ...],
+    runs: DeviceRuns,
+    judgements: dict[str, Judgement] | None,
+    repeats: Repeats,
+    out: Console,
+    run_on: Callable[[ProfilePlan, int], Awaitable[None]],
+    stop: StopRequest,
+    rejudge: Callable[[], dict[str, Judgement] | None],
+) -> None:
+    """``--max-repeat``: one more run on each device whose model has an unknown verdict, then
+    judge again, until none has or each has made ``max_repeat`` runs (or Ctrl-C)."""
+    while judgements is not None and repeats.series and not stop.requested:
+        undecided = [
+            plan
+            for plan in plans
+            if len(runs.sessions.get(plan.capture.host, [])) < repeats.max_repeat
+            and _unknown_on(judgements, runs.models.get(plan.capture.host, ""))
+        ]
+        if not undecided:
+            return
+        out.print(
+            f"verdict unknown: one more run on {len(undecided)} device(s) "
+            f"(at most {repeats.max_repeat} each)",
+            markup=False,
+            highlight=False,
+        )
+        await asyncio.gather(*(run_on(plan, 1) for plan in undecided))
+        judgements = rejudge()
 
 
 @dataclass
@@ -267,6 +292,7 @@ class DeviceRuns:
     statuses: list[str] = field(default_factory=list)
     models: dict[str, str] = field(default_factory=dict)  # host -> the header's model
     reports: list[Path] = field(default_factory=list)
+    leaked: bool = False  # a run's iterations found a leak
     _runs: dict[Path, Run] = field(default_factory=dict)
 
     def add(self, host: str, session: Path, status: str) -> None:
@@ -305,9 +331,10 @@ async def _one_run(
     warn: Callable[[str], None],
     editor_url: str | None,
     label: str,
-) -> tuple[Path, str, Path | None]:
-    """One install, run and report; the session, its status and its report (:class:`Stop`
-    when the run could not be made)."""
+    stop: StopRequest,
+) -> tuple[Path, str, Path | None, bool]:
+    """One install, run, report and (with iterations) leak check; the session, its status,
+    its report and whether a leak was found (:class:`Stop` when the run could not be made)."""
     prefix = f"[{label}] " if label else ""
 
     def say(line: str) -> None:
@@ -315,7 +342,7 @@ async def _one_run(
             out.print(printable(prefix + line), markup=False, highlight=False, soft_wrap=True)
 
     try:
-        result = await profile(plan, say=say, view=view, console=out)
+        result = await profile(plan, say=say, view=view, console=out, stop=stop, signals=False)
     except InstallerAuthError as error:
         raise Stop(error, USAGE) from None
     except InstallFailed as error:
@@ -335,7 +362,24 @@ async def _one_run(
         out.print(
             f"{prefix}report: {printable(report)}", markup=False, highlight=False, soft_wrap=True
         )
-    return session.path, session.record.status, report
+    leaks = _leaks(plan, session.path, warn)
+    for line in leaks.lines() if leaks is not None else ():
+        out.print(prefix + line, markup=False, highlight=False, soft_wrap=True)
+    found = bool(leaks.leaks) if leaks is not None else False
+    return session.path, session.record.status, report, found
+
+
+def _leaks(plan: ProfilePlan, session: Path, warn: Callable[[str], None]) -> LeakReport | None:
+    """With a scenario that repeats steps (``iterations``): the run's leak verdicts."""
+    steps = plan.scenario.steps if plan.scenario is not None else ()
+    if not any(isinstance(step, Iterations) for step in steps):
+        return None
+    try:
+        report = leak_report(session)
+    except (OSError, LeakCheckError) as error:
+        warn(f"cannot judge leaks in {session}: {error}")
+        return None
+    return report if report.groups or report.notes else None
 
 
 def _judge(
