@@ -6,14 +6,13 @@ from __future__ import annotations
 from rokuprof.exit_status import FAILED, OK, UNDECIDED
 from rokuprof.export.aggregate import AnyInput
 from rokuprof.verdict.judge import REGRESSED, UNKNOWN, Judgement
-
-#: ``profile --baseline`` compares per second of run when the two runs' lengths differ by more
-#: than this share of the longer (a scenario replayed twice lasts the same to within a tick).
-LENGTH_TOLERANCE = 0.02
+from rokuprof.verdict.series import LENGTH_TOLERANCE
 
 
 def lengths_differ(a: AnyInput, b: AnyInput) -> bool:
-    """True when the runs' lengths differ by more than :data:`LENGTH_TOLERANCE`."""
+    """True when the runs' lengths differ by more than the verdicts'
+    :data:`~rokuprof.verdict.series.LENGTH_TOLERANCE` (then the one-against-one table of
+    ``profile --baseline`` is per second of run, as the verdicts are)."""
     la, lb = a.run.duration, b.run.duration
     longer = max(la, lb)
     return longer > 0 and abs(la - lb) > LENGTH_TOLERANCE * longer
