@@ -66,6 +66,18 @@ def test_no_verdict_without_a_gate(screens):
     assert "--fail-over" not in visible(screens["none"]["screen"])
 
 
+def test_the_verdicts_show_with_or_without_a_gate(screens):
+    # every function judged per figure, right under the gate's line: on every page
+    for name in ("failed", "passed", "none"):
+        text = visible(screens[name]["screen"])
+        assert "Verdicts" in text, text[:2000]
+        verdicts = text.split("Verdicts", 1)[1].split("Top regressions", 1)[0]
+        if name == "passed":  # --min-share 100: no function judged
+            assert "passed: 1 run vs 1 baseline run; nothing judged" in verdicts, verdicts
+        else:
+            assert "parseString" in verdicts and "regressed" in verdicts, verdicts
+
+
 def test_the_title_names_the_captures_not_their_paths(screens):
     for name, run in screens.items():
         title = run["screen"]["title"]

@@ -28,7 +28,7 @@ from rokuprof.cli.root import app
 from rokuprof.export_names import SORT_KEYS
 from rokuprof.store.files import follow_umask
 from rokuprof.store.writable import output_file_problem
-from rokuprof.verdict.judge import DEFAULT_RULES, Rules
+from rokuprof.verdict.rules import DEFAULT_RULES, Rules
 from rokuprof.views.text import printable
 
 if TYPE_CHECKING:
@@ -66,7 +66,8 @@ figures `cpu`, `wall`; `"leak_sites"`: per call path that left memory live at th
 `"verdicts"`; `"fail_over"` with `--fail-over`.
 
 `--html FILE` writes an A/B page (the report's page, one self-contained file): first the
-`--fail-over` verdict and the top regressions and improvements, then per function, line and
+`--fail-over` verdict, the verdicts (each not `same`, with both sides' spread across runs)
+and the top regressions and improvements, then per function, line and
 leak site A, B, Δ and Δ% (the figures `--json` prints, per second with `--per-second`), a call
 tree of both runs, and B's flame graph coloured by how each frame's total changed (new, grown,
 shrunk, on a scale); its title names both captures.
@@ -75,7 +76,8 @@ Then the verdicts, per function and figure (CPU operations, self wall time, allo
 live bytes): `regressed`, `improved`, `same` or `unknown`, each explained in one line (see
 docs/verdicts.md). A or B may also be a directory of sessions (a series, such as `profile
 --repeat` writes): each run is decoded, the spread across runs printed and the two
-distributions judged (`--html` draws two captures only). `--json` adds `"verdicts"` per device
+distributions judged (`--html` draws the run of each series whose total self wall is its
+median, and shows the verdicts of every run). `--json` adds `"verdicts"` per device
 model; `--summary FILE` appends them as Markdown, `--junit FILE` writes JUnit XML.
 
 Exit status: 0 compared (with `--fail-over`: no verdict regressed or unknown); 1 with
@@ -166,7 +168,9 @@ def diff_command(
         exits.fail(stop, stop.status)
     outputs = _Outputs(as_json, html, summary, junit, top or None)
     if len(sides[0]) > 1 or len(sides[1]) > 1:
-        status = _diff_series(a, b, rules, fail_over is not None, outputs, wall_unit.value)
+        status = _diff_series(
+            a, b, rules, fail_over is not None, outputs, wall_unit.value, per_second, sort.value
+        )
     else:
         status = _diff_two(
             a, b, rules, fail_over is not None, outputs, wall_unit.value, per_second, sort.value
@@ -247,7 +251,10 @@ def _diff_two(
 
         verdict = _page_verdict(judgements, rules) if enforce else None
         trace = None if traces is None else {**traces.to_json(trace_over), "lines": traces.lines()}
-        page = diff_page(inputs[0], inputs[1], comparison, labels, verdict, trace)
+        page = diff_page(
+            inputs[0], inputs[1], comparison, labels, verdict, trace,
+            judgements={model: j.to_json() for model, j in judgements.items()},
+        )  # fmt: skip
         _write_html(outputs.html, page)
         err.print(f"A/B page: {printable(outputs.html)}", markup=False, soft_wrap=True)
     for source, inp in zip(sources, inputs, strict=True):
@@ -265,9 +272,18 @@ def _diff_two(
 
 
 def _diff_series(
-    a: str, b: str, rules: Rules, enforce: bool, outputs: _Outputs, wall_unit: str
+    a: str,
+    b: str,
+    rules: Rules,
+    enforce: bool,
+    outputs: _Outputs,
+    wall_unit: str,
+    per_second: bool = False,
+    sort: str = "change",
 ) -> int:
-    """A series on either side: each run decoded, the spreads and the verdicts."""
+    """A series on either side: each run decoded, the spreads and the verdicts; with ``--html``
+    the A/B page of one representative run of each side (:func:`_representative`) with the
+    verdicts of every run."""
     from rokuprof.verdict.judge import judge_models
     from rokuprof.views.verdict_view import say_judgements, say_spread
     from rokuprof.workflows.errors import Stop
@@ -275,8 +291,6 @@ def _diff_series(
     from rokuprof.workflows.series_load import load_series
     from rokuprof.workflows.series_record import series_json
 
-    if outputs.html is not None:
-        exits.fail("--html compares two captures; for a series, compare one run of each")
     load = _series_loader(wall_unit)
     try:
         series_a, series_b = load_series(a, load), load_series(b, load)
@@ -301,7 +315,77 @@ def _diff_series(
                 out.print("")
         say_judgements(out, judgements, enforce=enforce, fail_over=rules.fail_over)
     _ci_files(outputs, judgements)
+    if outputs.html is not None:
+        _series_page(
+            (a, b), (series_a, series_b), judgements, rules, enforce, outputs.html, wall_unit,
+            per_second, sort,
+        )  # fmt: skip
     return gate_status(judgements) if enforce else exits.OK
+
+
+def _representative(series) -> int:
+    """The run a series' page is drawn from: the one whose total self wall is the series'
+    median (of an even count, the first in run order of the two middle runs)."""
+    from rokuprof.verdict.stats import median
+
+    totals = series.totals("self_wall")
+    middle = median(totals)
+    return min(range(len(totals)), key=lambda i: (abs(totals[i] - middle), i))
+
+
+def _series_page(
+    args: tuple[str, str],
+    sides: tuple,
+    judgements: dict,
+    rules: Rules,
+    enforce: bool,
+    html: Path,
+    wall_unit: str,
+    per_second: bool,
+    sort: str,
+) -> None:
+    """``--html`` with a series on a side: the A/B page drawn from one run of each side (the
+    run of the median total self wall, :func:`_representative`), its verdicts those of every
+    run; the page's subtitle and a line on stderr say which runs."""
+    from rokuprof.cli.layout import load_capture
+    from rokuprof.export.diff import compare
+    from rokuprof.export.report.diff_model import diff_page
+    from rokuprof.workflows.series_load import series_paths
+
+    err = stderr_console()
+    inputs, labels, drawn = [], [], []
+    for arg, series in zip(args, sides, strict=True):
+        index = _representative(series)
+        name = series_paths(arg)[index]  # the runs are loaded in this order
+        try:
+            source = open_capture(name)
+        except CaptureInputError as exc:
+            exits.fail(exc)
+        inputs.append(load_capture(source, err, wall_unit))
+        labels.append(source.label)
+        n = len(series.runs)
+        drawn.append(
+            None if n < 2 else {"input": arg, "run": source.label, "index": index + 1, "runs": n}
+        )
+    comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort)
+    page = diff_page(
+        inputs[0], inputs[1], comparison, (labels[0], labels[1]),
+        _page_verdict(judgements, rules) if enforce else None,
+        judgements={model: j.to_json() for model, j in judgements.items()},
+        series=(drawn[0], drawn[1]),
+    )  # fmt: skip
+    _write_html(html, page)
+    which = "; ".join(
+        f"{side} drawn from run {s['run']} ({s['index']} of {s['runs']}, the median total self "
+        "wall)"
+        for side, s in zip("AB", drawn, strict=True)
+        if s is not None
+    )
+    err.print(
+        f"A/B page: {printable(html)} ({printable(which)}; the verdicts judge every run)",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _series_loader(wall_unit: str):

@@ -241,13 +241,25 @@ def diff_page(
     labels: tuple[str, str],
     verdict: dict | None = None,
     trace: dict | None = None,
+    judgements: dict[str, dict] | None = None,
+    series: tuple[dict | None, dict | None] | None = None,
 ) -> bytes:
     """The diff page: B's report page with ``model["diff"]`` (see the module docstring);
     ``verdict`` is the gate's result as the command decided it (``--fail-over``), shown first;
+    ``judgements`` every verdict, per device model as
+    :meth:`~rokuprof.verdict.judge.Judgement.to_json` writes it, shown next (``verdicts``);
     ``trace`` the two sessions' app-trace figures (their ``lines`` as the command says them,
-    and which ``failed`` the gate), shown after it."""
+    and which ``failed`` the gate), shown after it. With a series on a side, ``a`` or ``b`` is
+    the run it is drawn from and ``series`` says, per side, which: ``{"input": the series,
+    "run": the run, "index": its place from 1, "runs": how many}`` (``None``: one capture);
+    the title then names the series."""
     model = build_model(b)
     model["diff"] = diff_model(model, a, b, comparison, labels)
     model["diff"]["verdict"] = verdict
     model["diff"]["trace"] = trace
+    model["diff"]["verdicts"] = judgements
+    model["diff"]["series"] = None if series is None else list(series)
+    if series is not None:
+        names = [labels[k] if side is None else side["input"] for k, side in enumerate(series)]
+        model["diff"]["label"] = f"{short_name(names[0])} → {short_name(names[1])}"
     return render_html(model).encode()

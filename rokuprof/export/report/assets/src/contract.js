@@ -149,6 +149,47 @@
  */
 
 /**
+ * A figure across a side's runs (verdict/series.py Spread.to_json).
+ * @typedef {{median: number, q1: number, q3: number, min: number, max: number, runs: number}} DiffSpread
+ */
+
+/**
+ * One function's verdict on one figure (verdict/judge.py Verdict.to_json): `line` is the
+ * command's one-line explanation; `change_pct` null from 0 (new).
+ * @typedef {object} DiffVerdict
+ * @property {string} module
+ * @property {string} function
+ * @property {string} file
+ * @property {"self_cpu" | "self_wall" | "self_alloc_bytes" | "self_live_bytes"} metric
+ * @property {"counter" | "clock"} kind
+ * @property {"regressed" | "improved" | "same" | "unknown"} verdict
+ * @property {number | null} change_pct
+ * @property {number} p
+ * @property {number | null} [effect_iqr]
+ * @property {DiffSpread} a
+ * @property {DiffSpread} b
+ * @property {string} line
+ */
+
+/**
+ * Every verdict on one device model (verdict/judge.py Judgement.to_json), regressions first.
+ * @typedef {object} DiffJudgement
+ * @property {"regressed" | "unknown" | "passed"} outcome
+ * @property {number} runs
+ * @property {number} baseline_runs
+ * @property {boolean} per_second
+ * @property {Object<string, number>} [rules]
+ * @property {{regressed: number, unknown: number, improved: number, same: number}} counts
+ * @property {DiffVerdict[]} verdicts
+ */
+
+/**
+ * Which run of a side's series the page is drawn from (the one whose total self wall is the
+ * series' median): the series as named, the run, its place from 1 and the series' run count.
+ * @typedef {{input: string, run: string, index: number, runs: number}} DiffSeriesRun
+ */
+
+/**
  * The A/B page's data (diff_model.py): B's model carries it.
  * @typedef {object} ReportDiff
  * @property {string | null} warning
@@ -167,6 +208,8 @@
  * @property {number[]} flame per node of B's model, its node of the merged tree
  * @property {{passed: boolean, text: string} | null} [verdict]
  * @property {{per_second: boolean, lines: string[], failed?: string[]} | null} [trace] the app traces' figures (two sessions with traces)
+ * @property {Object<string, DiffJudgement> | null} [verdicts] every verdict, per device model
+ * @property {[DiffSeriesRun | null, DiffSeriesRun | null] | null} [series] a side's series: the run drawn (null: one capture)
  */
 
 /**

@@ -7,7 +7,8 @@ import { SESSION, VITALS, fnName, heapEnd, heapPeak, marks, threadName } from ".
 import { state } from "./state.js";
 import { el, text } from "./dom.js";
 import { SRC } from "./links.js";
-import { abTrace, abVerdict, abWarning, diffBasis, sideFacts } from "./abfacts.js";
+import { seriesSubtitle } from "./verdictrows.js";
+import { abTrace, abVerdict, abVerdicts, abWarning, diffBasis, sideFacts } from "./abfacts.js";
 
 const app = document.getElementById("app");
 // The heading names the app, its version and the capture, as the page's <title> does
@@ -22,6 +23,7 @@ const header = el(
   { class: "top" },
   el("h1", { id: "heading" }, text(`${title} `), el("span", { class: "capture", id: "capture", title: captureName, text: captureName })),
   el("span", { class: "sub", text: [device && `on ${device}`, facts.firmware && `firmware ${facts.firmware}`].filter(Boolean).join(", ") }),
+  DF && DF.series && seriesSubtitle(DF.series) ? el("span", { class: "sub", id: "ab-runs", text: seriesSubtitle(DF.series) }) : null,
   DF ? null : el("span", { class: "sub", text: `${fmtSeconds(facts.duration)} run` }),
   DF ? null : el("span", { class: `badge ${facts.status}`, id: "status", text: STATUS_TEXT[facts.status] || facts.status }),
   el("span", { class: "brand", text: `rokuprof ${facts.rokuprof}` }),
@@ -31,7 +33,9 @@ app.append(header);
 if (DF && DF.verdict) app.append(abVerdict(DF.verdict));
 if (DF && DF.trace) app.append(abTrace(DF.trace));
 if (DF && DF.warning) app.append(abWarning(DF.warning));
-const abTop = DF ? el("section", { class: "ab-top", id: "ab-top", "aria-label": "Top regressions and improvements" }) : null;
+const abTop = DF ? el("section", { class: "ab-top", id: "ab-top", "aria-label": "Verdicts, top regressions and improvements" }) : null;
+// The verdicts first in it (abfacts.js): a row of their own, or only a headline beside the lists.
+if (DF && DF.verdicts) abTop.append(abVerdicts(DF.verdicts));
 if (DF) app.append(abTop);
 if (DF) app.append(el("div", { class: "ab", id: "ab-sides" }, sideFacts(DF.sides[0], "A"), sideFacts(DF.sides[1], "B"), el("p", { class: "basis", id: "ab-basis", text: `${diffBasis()} Timeline, flame graph (coloured by change), stack chart and bottom-up show B.` })));
 if (facts.problem) app.append(el("p", { class: `problem ${facts.status}`, id: "problem", text: `This capture is ${facts.status}: ${facts.problem}. The report shows everything read before that.` }));
