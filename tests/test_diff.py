@@ -31,9 +31,11 @@ from rokuprof.export.diff import (
     SELF_METRICS,
     compare,
     function_figures,
-    regressions,
 )
 from rokuprof.profile.functions import aggregate_functions
+from rokuprof.verdict.judge import judge
+from rokuprof.verdict.rules import Rules
+from rokuprof.verdict.series import Series, run_of
 from rokuprof.views.text import printable
 
 
@@ -140,14 +142,22 @@ def test_per_second_without_a_footer_uses_the_busiest_threads_time() -> None:
     assert all(d.status == SAME for d in comparison.functions)
 
 
-def test_regressions_honour_the_threshold_and_the_floor(planted: tuple[Path, Path]) -> None:
-    comparison = compare(*(input_from_bytes(p.read_bytes()) for p in planted))
-    assert [d.key for d in regressions(comparison, 50)] == [ADDED_FN, SLOWER]  # new: unbounded
-    assert [d.key for d in regressions(comparison, 100)] == [ADDED_FN]  # +100% is not > 100
+def test_verdicts_honour_the_floor_and_the_share(planted: tuple[Path, Path]) -> None:
+    """parseString (twice as slow: CPU and wall doubled) regresses on its operation count even
+    one run against one; the new function is under 5 % of the run: --min-share skips it."""
+    a, b = (input_from_bytes(p.read_bytes()) for p in planted)
+    runs = Series("a", (run_of(a, "a"),)), Series("b", (run_of(b, "b"),))
+    judged = judge(*runs, Rules(fail_over=50, counter_over=50))
+    regressed = {v.key for v in judged.of("regressed")}
+    assert SLOWER in regressed and ADDED_FN in regressed  # new: from nothing
+    assert next(v for v in judged.verdicts if v.key == ADDED_FN).change() == "new"
+    assert SLOWER not in {v.key for v in judge(*runs, Rules(counter_over=150)).of("regressed")}
+    comparison = compare(a, b)
     added = next(d for d in comparison.functions if d.key == ADDED_FN)
     added_share = 100 * added.after("self_wall") / comparison.b.totals.self_wall
     assert 0 < added_share < 5
-    assert [d.key for d in regressions(comparison, 50, min_share_pct=added_share + 0.1)] == [SLOWER]
+    floor = Rules(fail_over=50, counter_over=50, min_share=5)
+    assert ADDED_FN not in {v.key for v in judge(*runs, floor).verdicts}
     assert math.isinf(added.growth())
 
 

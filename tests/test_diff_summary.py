@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rokuprof.export.diff import SELF_METRICS, Comparison, Figures, FunctionDiff, RunSide
-from rokuprof.export.diff_summary import apps_warning, top_changes, verdict_text
+from rokuprof.export.diff_summary import apps_warning, top_changes
 
 
 def side(app: str | None = "Café TV", wall_unit: str = "us") -> RunSide:
@@ -28,33 +28,6 @@ def fn(name: str, a: float | None, b: float | None, lead: str = "self_wall") -> 
     fa = None if a is None else Figures(self_wall=a)
     fb = None if b is None else Figures(self_wall=b)
     return FunctionDiff(("HomeScene", name, f"pkg:/{name}.brs"), "changed", fa, fb, 0.5, lead)
-
-
-def test_the_verdict_names_each_failed_function_with_its_growth_and_its_time() -> None:
-    grown = fn("renderTile", 630_000, 2_840_000)  # µs: +350.8 %, +2.21 s
-    added = fn("loadSubtitles", None, 450_000)
-    text = verdict_text(comparison([grown, added]), [grown, added], 20)
-    assert text == (
-        "--fail-over 20 %: failed: renderTile +350.8 % (+2.21 s), "
-        "loadSubtitles new in B (+450.0 ms)"
-    )
-
-
-def test_per_second_the_time_is_a_rate_and_a_unit_is_the_captures() -> None:
-    grown = fn("renderTile", 30, 120)  # ms per second of run
-    text = verdict_text(comparison([grown], per_second=True, wall_unit="ms"), [grown], 50.5)
-    assert text == "--fail-over 50.5 %: failed: renderTile +300.0 % (+90.0 ms/s)"
-    from_zero = fn("idle", 0, 2_000_000_000)  # ns
-    said = verdict_text(comparison([from_zero], wall_unit="ns"), [from_zero], 5)
-    assert said == "--fail-over 5 %: failed: idle from 0 (+2.00 s)"
-
-
-def test_a_passed_gate_says_so_and_per_second_says_how() -> None:
-    assert verdict_text(comparison([]), [], 20) == (
-        "--fail-over 20 %: passed: no function's self wall grew by more than 20 %"
-    )
-    said = verdict_text(comparison([], per_second=True), [], 5)
-    assert "self wall per second of run grew" in said
 
 
 def test_two_apps_are_warned_of_only_when_both_say_and_differ() -> None:

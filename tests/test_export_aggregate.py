@@ -19,12 +19,15 @@ from typer.testing import CliRunner
 from rokuprof.bsprof.grammar import build_stream
 from rokuprof.bsprof.model import CPU, Footer
 from rokuprof.cli import app
-from rokuprof.cli.diff_cmd import EXIT_REGRESSION
 from rokuprof.cli.root import EXIT_INCOMPLETE, EXIT_OK
 from rokuprof.export import METRICS, export, input_from_bytes
 from rokuprof.export.aggregate import AggregateInput, aggregates_from_bytes
-from rokuprof.export.diff import compare, regressions
+from rokuprof.export.diff import compare
 from rokuprof.sentry.settings import ChunkSettings
+from rokuprof.verdict.judge import judge, judge_models
+from rokuprof.verdict.rules import Rules
+from rokuprof.verdict.series import Series, run_of
+from rokuprof.workflows.gate import gate_status
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.bsprof"))
@@ -41,8 +44,8 @@ def outputs(inp) -> dict[str, object]:
 
 def diff_json(a, b, per_second: bool) -> str:
     comparison = compare(a, b, per_second=per_second)
-    failed = regressions(comparison, 5.0, 0.5)
-    return json.dumps([comparison.to_json(None), [d.key for d in failed]])
+    judged = judge(Series("a", (run_of(a, "a"),)), Series("b", (run_of(b, "b"),)))
+    return json.dumps([comparison.to_json(None), judged.to_json()])
 
 
 def assert_same(data: bytes, wall_unit: str = "us") -> None:
@@ -138,6 +141,12 @@ def test_diff_command_json_and_gate_are_the_timeline_paths():
         assert got[side] == {**want[side], "input": str(a if side == "a" else b)}
     assert got["functions"] == want["functions"]
     assert got["lines"] == want["lines"] and got["leak_sites"] == want["leak_sites"]
-    failed = [list(d.key) for d in regressions(comparison, 1, 1.0)]
-    assert [[f["module"], f["function"], f["file"]] for f in got["fail_over"]["failed"]] == failed
-    assert result.exit_code == (EXIT_REGRESSION if failed else EXIT_OK)
+    # the verdicts (and the gate) judge the same figures the timeline path counts
+    ia, ib = input_from_bytes(a.read_bytes()), input_from_bytes(b.read_bytes())
+    judgements = judge_models(
+        Series("a", (run_of(ia, str(a)),)), Series("b", (run_of(ib, str(b)),)), Rules(fail_over=1)
+    )
+    assert got["verdicts"] == {model: j.to_json() for model, j in judgements.items()}
+    failed = list(dict.fromkeys(v.key for j in judgements.values() for v in j.of("regressed")))
+    assert [(f["module"], f["function"], f["file"]) for f in got["fail_over"]["failed"]] == failed
+    assert result.exit_code == gate_status(judgements)

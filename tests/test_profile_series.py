@@ -19,22 +19,28 @@ from tests.profile_helpers import device, profile
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_APP = ROOT / "samples" / "app"
 
-#: About a second of run: the same presses every time.
+#: About two seconds of run: the same presses every time.
 SCENARIO = """
 [[steps]]
 wait = 0.3
 
 [[steps]]
 press = "Down"
-repeat = 2
-interval = 0.3
+repeat = 3
+interval = 0.4
 
 [[steps]]
 press = "Select"
 
 [[steps]]
-wait = 0.4
+wait = 0.9
 """
+
+#: The floors the "same build" runs are judged with. The sample app keeps working between key
+#: presses, as a real one does: a run's tail (the exit after the last step) stretches with the
+#: test machine's load, and in two-second runs one more background walk is a tenth of a small
+#: function's count. A lab's runs last minutes, where that tail is noise.
+SAME_BUILD_FLOORS = ("--fail-over", "25", "--counter-over", "15")
 
 #: samples/app's ContentTask.brs: the function a "slower" build spends more in.
 SLOW = "describe"
@@ -74,7 +80,7 @@ async def test_a_series_then_a_build_judged_against_it(tmp_path: Path, app: Path
 
     # The same build again, judged against the whole series: nothing moved.
     ci = ("--summary", "summary.md", "--junit", "verdicts.xml", "--json")
-    gate = ("--baseline", str(series), "--fail-over", "10", *ci)
+    gate = ("--baseline", str(series), *SAME_BUILD_FLOORS, *ci)
     async with SimulatedDevice(device()) as dev:
         status, out, err = await profile(
             dev, tmp_path, str(app), "--scenario", "s.toml", "--repeat", "2", "-o", "same", *gate
@@ -85,7 +91,7 @@ async def test_a_series_then_a_build_judged_against_it(tmp_path: Path, app: Path
     [(model, judgement)] = doc["verdicts"].items()
     assert judgement["baseline_runs"] == 3 and judgement["runs"] == 2
     assert judgement["counts"]["regressed"] == 0
-    assert "--fail-over 10 %: passed: no verdict regressed or unknown" in err
+    assert "--fail-over 25 %: passed: no verdict regressed or unknown" in err
     assert f"### {model}: ✅ passed" in (tmp_path / "summary.md").read_text()
     suites = ET.parse(tmp_path / "verdicts.xml").getroot()
     assert suites.get("failures") == "0" and int(suites.get("tests")) > 0

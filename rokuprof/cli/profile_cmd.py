@@ -41,7 +41,7 @@ from rokuprof.device.hosts import plain_host
 from rokuprof.export_names import FORMATS
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.writable import output_dir_problem, output_file_problem
-from rokuprof.verdict.judge import DEFAULT_RULES, Rules
+from rokuprof.verdict.rules import DEFAULT_RULES, Rules
 
 #: At most this many runs a device in one series (``--repeat``, ``--max-repeat``).
 MAX_REPEAT = 100

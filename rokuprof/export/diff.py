@@ -14,8 +14,8 @@ puts the function itself first. ``per_second`` divides each capture's figures by
 thread's busy time when there is no usable footer, the rule the Sentry conversion uses), for
 runs of different lengths.
 
-:func:`regressions` is the ``--fail-over`` check (:mod:`rokuprof.export.diff_summary` says its
-verdict in words). Pure: no I/O, no clock.
+The ``--fail-over`` gate judges the same per-function figures across runs
+(:mod:`rokuprof.verdict.judge`). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -311,28 +311,3 @@ def _rates(figures: dict, seconds: float) -> dict:
         return figures
     factor = per_second_factor(seconds)
     return {k: tuple(v * factor for v in values) for k, values in figures.items()}
-
-
-def regressions(
-    comparison: Comparison, over_pct: float, min_share_pct: float = 0.0
-) -> list[FunctionDiff]:
-    """Functions whose self wall grew by more than ``over_pct`` percent (a function only in B
-    counts as grown without bound), among those whose self wall is at least ``min_share_pct``
-    percent of its run's self wall in A or in B (so that noise in tiny functions does not
-    count); largest growth first."""
-    total_a = comparison.a.totals.self_wall
-    total_b = comparison.b.totals.self_wall
-
-    def share(d: FunctionDiff) -> float:
-        return max(
-            100.0 * d.before("self_wall") / total_a if total_a else 0.0,
-            100.0 * d.after("self_wall") / total_b if total_b else 0.0,
-        )
-
-    found = []
-    for d in comparison.functions:
-        growth = d.growth("self_wall")
-        if growth is not None and growth > over_pct and share(d) >= min_share_pct:
-            found.append(d)
-    found.sort(key=lambda d: (-(d.growth("self_wall") or 0.0), d.key))
-    return found

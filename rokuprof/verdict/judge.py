@@ -11,8 +11,9 @@ distributions of one value a run; the verdict follows from
   change inside what the runs already scatter over is no change). A smaller change is
   ``same``;
 * for a **counter** (CPU operations: the device counts BrightScript operations, the same on
-  every run and every device model), the size alone: ``regressed`` or ``improved``, even with one
-  run a side;
+  every run and every device model), the size, and the median past every baseline run (a
+  counter that scatters is not read by its median alone): ``regressed`` or ``improved``, even
+  with one run a side;
 * for a **clock** or a byte figure, also the evidence that the two distributions differ: the
   smaller of the Mann-Whitney U and Kolmogorov-Smirnov p-values (Chromium Pinpoint's rule: the
   first misses changes of spread, the second is weak with discrete values) must be below
@@ -33,45 +34,12 @@ from dataclasses import dataclass, field
 from rokuprof.bsprof.wall_unit import WALL_UNITS
 from rokuprof.export.diff import FunctionKey
 from rokuprof.units import seconds, size
+from rokuprof.verdict.rules import DEFAULT_RULES, JUDGED, Rules
 from rokuprof.verdict.series import Series, lengths_differ, spread
 from rokuprof.verdict.stats import difference_p, separation
 
 REGRESSED, IMPROVED, SAME, UNKNOWN = "regressed", "improved", "same", "unknown"
 OUTCOMES = (REGRESSED, UNKNOWN, IMPROVED, SAME)  # the order verdicts are listed in
-
-#: The figures judged, their words, and whether each is a counter (judged by size alone).
-JUDGED: dict[str, tuple[str, bool]] = {
-    "self_cpu": ("CPU operations", True),
-    "self_wall": ("self wall time", False),
-    "self_alloc_bytes": ("allocated bytes", False),
-    "self_live_bytes": ("live bytes", False),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Rules:
-    """The gate's floors. Percentages are of the baseline's median."""
-
-    fail_over: float = 10.0  # % change a clock or byte figure must exceed
-    counter_over: float = 2.0  # % change a counter must exceed
-    min_effect: float = 1.0  # the change in multiples of the noise (the larger IQR)
-    alpha: float = 0.01  # a clock's p-value must be below this
-    min_share: float = 1.0  # % of the run's total a function must hold to be judged
-
-    def floor(self, metric: str) -> float:
-        return self.counter_over if JUDGED[metric][1] else self.fail_over
-
-    def to_json(self) -> dict[str, float]:
-        return {
-            "fail_over_pct": self.fail_over,
-            "counter_over_pct": self.counter_over,
-            "min_effect_iqr": self.min_effect,
-            "alpha": self.alpha,
-            "min_share_pct": self.min_share,
-        }
-
-
-DEFAULT_RULES = Rules()
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +187,7 @@ class Judgement:
 def judge(baseline: Series, judged: Series, rules: Rules | None = None) -> Judgement:
     """Every function's verdict on every figure of :data:`JUDGED` (see the module docstring);
     regressions first, then unknown, improved and same, each by size of change."""
-    rules = rules or Rules()
+    rules = rules or DEFAULT_RULES
     per_second = lengths_differ(baseline, judged)
     verdicts: list[tuple[float, Verdict]] = []
     keys = sorted(baseline.functions() | judged.functions())
@@ -275,6 +243,8 @@ def _verdict(
         outcome, reason = SAME, f"inside the {floor:g} % floor"
     elif effect < rules.min_effect:
         outcome, reason = SAME, f"inside the runs' noise: {effect:.2g} IQR"
+    elif counter and not (sb.median > sa.high if diff > 0 else sb.median < sa.low):
+        outcome, reason = SAME, "inside the baseline runs' range"
     elif counter or p < rules.alpha:
         outcome, reason = direction, ""
     else:

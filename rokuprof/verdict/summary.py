@@ -13,7 +13,8 @@ import re
 
 from rokuprof.bsprof.wall_unit import WALL_UNITS
 from rokuprof.units import seconds
-from rokuprof.verdict.judge import IMPROVED, JUDGED, REGRESSED, SAME, UNKNOWN, Judgement
+from rokuprof.verdict.judge import IMPROVED, REGRESSED, SAME, UNKNOWN, Judgement
+from rokuprof.verdict.rules import JUDGED
 from rokuprof.verdict.series import Series, spread
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")

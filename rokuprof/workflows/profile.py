@@ -36,7 +36,8 @@ from rokuprof.scenario.model import Iterations, ScenarioError, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
 from rokuprof.store.files import append_text, write_atomic
 from rokuprof.units import size
-from rokuprof.verdict.judge import UNKNOWN, Judgement, Rules, judge_models
+from rokuprof.verdict.judge import UNKNOWN, Judgement, judge_models
+from rokuprof.verdict.rules import Rules
 from rokuprof.verdict.series import Run, Series, run_of
 from rokuprof.verdict.summary import junit, markdown, spread_markdown
 from rokuprof.views.diff_view import render_diff
@@ -293,6 +294,7 @@ class DeviceRuns:
     models: dict[str, str] = field(default_factory=dict)  # host -> the header's model
     reports: list[Path] = field(default_factory=list)
     leaked: bool = False  # a run's iterations found a leak
+    first: tuple[AnyInput, str] | None = None  # the first run decoded, and its label
     _runs: dict[Path, Run] = field(default_factory=dict)
 
     def add(self, host: str, session: Path, status: str) -> None:
@@ -309,6 +311,8 @@ class DeviceRuns:
                 if path not in self._runs:
                     inp, label = load(str(path), True)
                     self._runs[path] = run_of(inp, label)
+                    if not self._runs.keys() - {path}:  # the first run: a diff table's side
+                        self.first = (inp, label)
                     self.models.setdefault(host, self._runs[path].model)
         return Series("this build", tuple(self._runs[p] for p in self.all()))
 
@@ -357,12 +361,15 @@ async def _one_run(
         raise Stop(result.summary.failure, EXIT_FAILED)
     session = result.summary.sessions[0]
     wall_unit = plan.capture.chunk_settings.wall_unit
-    report = _write_report(session.path, wall_unit, prepared.app_path, editor_url, warn)
+    # In a worker thread: another device of the series may be streaming meanwhile.
+    report = await asyncio.to_thread(
+        _write_report, session.path, wall_unit, prepared.app_path, editor_url, warn
+    )
     if report is not None:
         out.print(
             f"{prefix}report: {printable(report)}", markup=False, highlight=False, soft_wrap=True
         )
-    leaks = _leaks(plan, session.path, warn)
+    leaks = await asyncio.to_thread(_leaks, plan, session.path, warn)
     for line in leaks.lines() if leaks is not None else ():
         out.print(prefix + line, markup=False, highlight=False, soft_wrap=True)
     found = bool(leaks.leaks) if leaks is not None else False
@@ -409,7 +416,7 @@ def _say_verdicts(
     sessions = runs.all()
     out.print("")
     if prepared.baseline_input is not None and len(sessions) == 1:
-        run, label = load(str(sessions[0]), True)
+        run, label = runs.first or load(str(sessions[0]), True)
         comparison = compare(
             prepared.baseline_input, run, per_second=lengths_differ(prepared.baseline_input, run)
         )

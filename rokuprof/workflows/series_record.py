@@ -10,7 +10,8 @@ from pathlib import Path
 
 from rokuprof.store.files import make_dirs, write_atomic
 from rokuprof.store.layout import SERIES_RECORD, series_name
-from rokuprof.verdict.judge import JUDGED, Judgement, Rules
+from rokuprof.verdict.judge import Judgement
+from rokuprof.verdict.rules import JUDGED, Rules
 from rokuprof.verdict.series import Series, spread
 
 SERIES_FORMAT = 1
