@@ -106,9 +106,11 @@ class DeviceConfig:
     pause_on_start: bool = False  # bsprof_pause_on_start=1
     sample_ratio: float = 1.0  # bsprof_sample_ratio (the header's requested ratio)
     run_as_process: bool = True  # run_as_process=1: chanperf has the app's CPU and memory
-    #: each launch plays another run (seed + run index); False: every launch the same run (an
-    #: installed app: the same build driven the same way gives the same profile)
-    vary_runs: bool = True
+    #: False (the default): every launch does the same work, as an app launched and driven
+    #: the same way does on a device: the same operation counts, calls and allocations, only
+    #: the clocks differ (``clock_noise``); True: each launch plays another run (seed + run
+    #: index), other content, other work
+    vary_runs: bool = False
     #: AppConfig.slower: another build of the app, with these functions (name, factor) slower
     app_slower: tuple[tuple[str, float], ...] = ()
     #: AppConfig.heavier: another build, these functions' CPU operation counts times the
