@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -25,32 +26,29 @@ from rokuprof.capture.config import DeviceAddress, capture_config
 from rokuprof.capture.exports import export_formats
 from rokuprof.capture.record import FAILED, TRUNCATED
 from rokuprof.capture.signals import StopRequest, stop_on_signals
-from rokuprof.device.errors import DeviceError
-from rokuprof.device.installer import InstallerAuthError, InstallFailed, read_password
+from rokuprof.device.installer import read_password
 from rokuprof.exit_status import FAILED as EXIT_FAILED
-from rokuprof.exit_status import INCOMPLETE, USAGE
+from rokuprof.exit_status import INCOMPLETE
 from rokuprof.exit_status import OK as EXIT_OK
 from rokuprof.export.aggregate import AnyInput
 from rokuprof.export.diff import compare
-from rokuprof.scenario.model import Iterations, ScenarioError, load_scenario
+from rokuprof.scenario.model import ScenarioError, load_scenario
 from rokuprof.sentry.settings import ChunkSettings
-from rokuprof.store.files import append_text, write_atomic
 from rokuprof.units import size
 from rokuprof.verdict.judge import UNKNOWN, Judgement, judge_models
 from rokuprof.verdict.rules import Rules
-from rokuprof.verdict.series import Run, Series, run_of
-from rokuprof.verdict.summary import junit, markdown, spread_markdown
+from rokuprof.verdict.series import Series
 from rokuprof.views.diff_view import render_diff
 from rokuprof.views.text import printable
 from rokuprof.views.verdict_view import say_judgements, say_spread
 from rokuprof.workflows.errors import Stop
 from rokuprof.workflows.gate import gate_status, lengths_differ
-from rokuprof.workflows.leak_check import LeakCheckError, LeakReport, leak_report
-from rokuprof.workflows.profile_run import ProfileFailed, ProfilePlan, profile
-from rokuprof.workflows.series_load import is_session, load_runs
-from rokuprof.workflows.series_record import new_series_dir, series_json, write_series_record
+from rokuprof.workflows.profile_once import one_run
+from rokuprof.workflows.profile_run import ProfilePlan
+from rokuprof.workflows.series_load import LoadOne, is_session, load_runs
+from rokuprof.workflows.series_record import new_series_dir, write_series_record
+from rokuprof.workflows.series_runs import NO_CI, CiOutputs, DeviceRuns, ci_outputs
 from rokuprof.workflows.trace_gate import compare_sessions, say_trace
-from rokuprof.workflows.watch import summary_lines
 
 
 @dataclass(frozen=True)
@@ -83,20 +81,10 @@ class Repeats:
         return self.max_repeat > 1
 
 
-@dataclass(frozen=True)
-class CiOutputs:
-    """What CI reads: the verdicts as JSON on stdout, a Markdown summary appended to a file,
-    JUnit XML written to a file."""
-
-    json: Callable[[object], None] | None = None  # prints the series' document
-    summary: Path | None = None
-    junit: Path | None = None
-
-
 #: Opens a capture given by name (a ``.bsprof`` file or a session directory) and lays it out:
 #: ``(capture, how messages name it)``; ``quiet``: no progress shown. Raises :class:`Stop` when
 #: the input cannot be read as a capture.
-Load = Callable[[str, bool], tuple[AnyInput, str]]
+Load = LoadOne
 
 
 def prepare(
@@ -192,7 +180,7 @@ async def run_profile(
     load: Load,
     warn: Callable[[str], None],
     repeats: Repeats = Repeats(),
-    ci: CiOutputs = CiOutputs(),
+    ci: CiOutputs = NO_CI,
     open_report: Callable[[Path], None] | None = None,
     editor_url: str | None = None,
 ) -> int:
@@ -218,8 +206,8 @@ async def run_profile(
             if stop.requested:
                 return
             n = len(runs.sessions.get(plan.capture.host, [])) + 1
-            session, status, report, leaked = await _one_run(
-                plan, prepared, out, view=shown, warn=warn, editor_url=editor_url,
+            session, status, report, leaked = await one_run(
+                plan, prepared.app_path, out, view=shown, warn=warn, editor_url=editor_url,
                 label=_run_label(plan, n, repeats, several), stop=stop,
             )  # fmt: skip
             runs.add(plan.capture.host, session, status)
@@ -230,10 +218,8 @@ async def run_profile(
     out.print(printable(packaged_line(plans[0].app)), markup=False, highlight=False)
     with stop_on_signals(stop.request):
         await asyncio.gather(*(run_on(plan, repeats.repeat) for plan in plans))
-        judgements = _judge(prepared, runs, rules, load)
-        rejudge = lambda: _judge(prepared, runs, rules, load)  # noqa: E731
-        await _more_runs(plans, runs, judgements, repeats, out, run_on, stop, rejudge)
-        judgements = _judge(prepared, runs, rules, load)
+        rejudge = partial(_judge, prepared, runs, rules, load)
+        judgements = await _more_runs(plans, runs, rejudge(), repeats, out, run_on, stop, rejudge)
     judged = runs.series(load)
     if len(judged.runs) > 1:
         say_spread(out, judged)
@@ -244,7 +230,7 @@ async def run_profile(
         trace_failed = _say_verdicts(prepared, runs, judgements, out, enforce, load, rules)
     if series_dir is not None:
         write_series_record(series_dir, judged, judgements, rules, runs.all())
-    _ci_outputs(ci, rules, judged, judgements, series_dir, runs, warn)
+    ci_outputs(ci, rules, judged, judgements, series_dir, runs, warn)
     if enforce and (runs.leaked or trace_failed):
         return EXIT_FAILED
     if enforce and judgements is not None and (status := gate_status(judgements)) != EXIT_OK:
@@ -263,9 +249,10 @@ async def _more_runs(
     run_on: Callable[[ProfilePlan, int], Awaitable[None]],
     stop: StopRequest,
     rejudge: Callable[[], dict[str, Judgement] | None],
-) -> None:
+) -> dict[str, Judgement] | None:
     """``--max-repeat``: one more run on each device whose model has an unknown verdict, then
-    judge again, until none has or each has made ``max_repeat`` runs (or Ctrl-C)."""
+    judge again, until none has or each has made ``max_repeat`` runs (or Ctrl-C); the last
+    judgements."""
     while judgements is not None and repeats.series and not stop.requested:
         undecided = [
             plan
@@ -274,7 +261,7 @@ async def _more_runs(
             and _unknown_on(judgements, runs.models.get(plan.capture.host, ""))
         ]
         if not undecided:
-            return
+            break
         out.print(
             f"verdict unknown: one more run on {len(undecided)} device(s) "
             f"(at most {repeats.max_repeat} each)",
@@ -283,38 +270,7 @@ async def _more_runs(
         )
         await asyncio.gather(*(run_on(plan, 1) for plan in undecided))
         judgements = rejudge()
-
-
-@dataclass
-class DeviceRuns:
-    """The sessions each device made, in order, and what is known of them."""
-
-    sessions: dict[str, list[Path]] = field(default_factory=dict)
-    statuses: list[str] = field(default_factory=list)
-    models: dict[str, str] = field(default_factory=dict)  # host -> the header's model
-    reports: list[Path] = field(default_factory=list)
-    leaked: bool = False  # a run's iterations found a leak
-    first: tuple[AnyInput, str] | None = None  # the first run decoded, and its label
-    _runs: dict[Path, Run] = field(default_factory=dict)
-
-    def add(self, host: str, session: Path, status: str) -> None:
-        self.sessions.setdefault(host, []).append(session)
-        self.statuses.append(status)
-
-    def all(self) -> list[Path]:
-        return [p for paths in self.sessions.values() for p in paths]
-
-    def series(self, load: Load) -> Series:
-        """The runs made so far, each decoded once."""
-        for host, paths in self.sessions.items():
-            for path in paths:
-                if path not in self._runs:
-                    inp, label = load(str(path), True)
-                    self._runs[path] = run_of(inp, label)
-                    if not self._runs.keys() - {path}:  # the first run: a diff table's side
-                        self.first = (inp, label)
-                    self.models.setdefault(host, self._runs[path].model)
-        return Series("this build", tuple(self._runs[p] for p in self.all()))
+    return judgements
 
 
 def _run_label(plan: ProfilePlan, n: int, repeats: Repeats, several: bool) -> str:
@@ -324,69 +280,6 @@ def _run_label(plan: ProfilePlan, n: int, repeats: Repeats, several: bool) -> st
     if repeats.series:
         parts.append(f"run {n}")
     return " ".join(parts)
-
-
-async def _one_run(
-    plan: ProfilePlan,
-    prepared: Prepared,
-    out: Console,
-    *,
-    view: str,
-    warn: Callable[[str], None],
-    editor_url: str | None,
-    label: str,
-    stop: StopRequest,
-) -> tuple[Path, str, Path | None, bool]:
-    """One install, run, report and (with iterations) leak check; the session, its status,
-    its report and whether a leak was found (:class:`Stop` when the run could not be made)."""
-    prefix = f"[{label}] " if label else ""
-
-    def say(line: str) -> None:
-        if view != "quiet":
-            out.print(printable(prefix + line), markup=False, highlight=False, soft_wrap=True)
-
-    try:
-        result = await profile(plan, say=say, view=view, console=out, stop=stop, signals=False)
-    except InstallerAuthError as error:
-        raise Stop(error, USAGE) from None
-    except InstallFailed as error:
-        raise Stop(error, EXIT_FAILED) from None  # names the installer, quotes the device
-    except ProfileFailed as error:
-        raise Stop(error, USAGE if error.usage else EXIT_FAILED) from None
-    except DeviceError as error:
-        raise Stop(error, EXIT_FAILED) from None
-    for line in summary_lines(result.summary):
-        out.print(printable(prefix + line), markup=False, highlight=False, soft_wrap=True)
-    if result.summary.failure:
-        raise Stop(result.summary.failure, EXIT_FAILED)
-    session = result.summary.sessions[0]
-    wall_unit = plan.capture.chunk_settings.wall_unit
-    # In a worker thread: another device of the series may be streaming meanwhile.
-    report = await asyncio.to_thread(
-        _write_report, session.path, wall_unit, prepared.app_path, editor_url, warn
-    )
-    if report is not None:
-        out.print(
-            f"{prefix}report: {printable(report)}", markup=False, highlight=False, soft_wrap=True
-        )
-    leaks = await asyncio.to_thread(_leaks, plan, session.path, warn)
-    for line in leaks.lines() if leaks is not None else ():
-        out.print(prefix + line, markup=False, highlight=False, soft_wrap=True)
-    found = bool(leaks.leaks) if leaks is not None else False
-    return session.path, session.record.status, report, found
-
-
-def _leaks(plan: ProfilePlan, session: Path, warn: Callable[[str], None]) -> LeakReport | None:
-    """With a scenario that repeats steps (``iterations``): the run's leak verdicts."""
-    steps = plan.scenario.steps if plan.scenario is not None else ()
-    if not any(isinstance(step, Iterations) for step in steps):
-        return None
-    try:
-        report = leak_report(session)
-    except (OSError, LeakCheckError) as error:
-        warn(f"cannot judge leaks in {session}: {error}")
-        return None
-    return report if report.groups or report.notes else None
 
 
 def _judge(
@@ -428,54 +321,3 @@ def _say_verdicts(
     traces = compare_sessions(prepared.baseline_session, sessions[0])
     failed = say_trace(out, traces, rules.fail_over if enforce else None) if traces else []
     return bool(failed)
-
-
-def _ci_outputs(
-    ci: CiOutputs,
-    rules: Rules,
-    judged: Series,
-    judgements: dict[str, Judgement] | None,
-    series_dir: Path | None,
-    runs: DeviceRuns,
-    warn: Callable[[str], None],
-) -> None:
-    if ci.json is not None:
-        ci.json(series_json(judged, judgements, series_dir, runs.all(), rules))
-    found = judgements or {}
-    if ci.summary is not None:
-        text = markdown(found) if found else spread_markdown(judged)
-        try:
-            append_text(ci.summary, text + "\n")
-        except OSError as error:
-            warn(f"cannot write the summary {ci.summary}: {error.strerror or error}")
-    if ci.junit is not None:
-        try:
-            write_atomic(ci.junit, junit(found).encode())
-        except OSError as error:
-            warn(f"cannot write {ci.junit}: {error.strerror or error}")
-
-
-def _write_report(
-    session: Path,
-    wall_unit: str,
-    app_path: Path | None,
-    editor_url: str | None,
-    warn: Callable[[str], None],
-) -> Path | None:
-    """The session's report, with the app's source (the one packaged) when it can be read."""
-    from rokuprof.app.source import SourceError, open_source
-    from rokuprof.export.report.session import write_session_report
-
-    source = None
-    if app_path is not None:
-        try:
-            source = open_source(app_path)
-        except SourceError as error:
-            warn(f"the report shows no source: {error}")
-    try:
-        return write_session_report(
-            session, wall_unit=wall_unit, source=source, editor_url=editor_url
-        )
-    except OSError as error:
-        warn(f"cannot write the report into {session}: {error.strerror or error}")
-        return None
