@@ -17,9 +17,9 @@ import jsonschema
 import pytest
 from diff_helpers import BUILD_A, BUILD_B, diff_in, stream
 
-from rokuprof.cli.diff_cmd import _representative
 from rokuprof.export import input_from_bytes
-from rokuprof.verdict.series import Series, run_of
+from rokuprof.export.diff import Figures
+from rokuprof.verdict.series import Run, Series, run_of
 from tests.viewers import REPO, VIEWERS
 from tests.viewers.report import model, open_reports, problems
 
@@ -110,13 +110,10 @@ def test_a_page_of_two_captures_has_the_verdicts_and_no_series(planted):
     assert any(v["verdict"] == "regressed" for v in judgement["verdicts"])
 
 
-class _Totals:
-    def __init__(self, totals: list[float]) -> None:
-        self._totals = totals
-
-    def totals(self, metric: str) -> list[float]:
-        assert metric == "self_wall"
-        return self._totals
+def series_with_totals(totals: list[float]) -> Series:
+    """A series whose runs' total self wall are ``totals``, in run order."""
+    key = ("m", "f", "f.brs")
+    return Series("s", tuple(Run("r", {key: Figures(self_wall=t)}, 1.0) for t in totals))
 
 
 @pytest.mark.parametrize(
@@ -125,7 +122,7 @@ class _Totals:
 )
 def test_the_representative_run_is_the_median_total_self_wall(totals, index):
     # of an even count, the first in run order of the two middle ones
-    assert _representative(_Totals(totals)) == index
+    assert series_with_totals(totals).representative() == index
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -202,6 +201,7 @@ def _diff_two(
     from rokuprof.export.diff import compare
     from rokuprof.verdict.judge import judge_models
     from rokuprof.verdict.series import Series, run_of
+    from rokuprof.verdict.summary import fail_over_json, page_verdict
     from rokuprof.views.diff_view import render_diff
     from rokuprof.views.verdict_view import say_judgements
     from rokuprof.workflows.gate import gate_status
@@ -234,7 +234,7 @@ def _diff_two(
         report["a"]["input"], report["b"]["input"] = labels
         report["verdicts"] = {model: j.to_json() for model, j in judgements.items()}
         if enforce:
-            report["fail_over"] = _fail_over_json(rules, judgements)
+            report["fail_over"] = fail_over_json(rules, judgements)
         if traces is not None:
             report["trace"] = traces.to_json(trace_over)
         print_json(report)
@@ -249,7 +249,7 @@ def _diff_two(
     if outputs.html is not None:
         from rokuprof.export.report.diff_model import diff_page
 
-        verdict = _page_verdict(judgements, rules) if enforce else None
+        verdict = page_verdict(judgements, rules) if enforce else None
         trace = None if traces is None else {**traces.to_json(trace_over), "lines": traces.lines()}
         page = diff_page(
             inputs[0], inputs[1], comparison, labels, verdict, trace,
@@ -282,9 +282,10 @@ def _diff_series(
     sort: str = "change",
 ) -> int:
     """A series on either side: each run decoded, the spreads and the verdicts; with ``--html``
-    the A/B page of one representative run of each side (:func:`_representative`) with the
+    the A/B page of one representative run of each side (``Series.representative``) with the
     verdicts of every run."""
     from rokuprof.verdict.judge import judge_models
+    from rokuprof.verdict.summary import fail_over_json
     from rokuprof.views.verdict_view import say_judgements, say_spread
     from rokuprof.workflows.errors import Stop
     from rokuprof.workflows.gate import gate_status
@@ -303,7 +304,7 @@ def _diff_series(
                 "a": series_json(series_a, None, None, []),
                 "b": series_json(series_b, None, None, []),
                 "verdicts": {model: j.to_json() for model, j in judgements.items()},
-                **({"fail_over": _fail_over_json(rules, judgements)} if enforce else {}),
+                **({"fail_over": fail_over_json(rules, judgements)} if enforce else {}),
             }
         )
     else:
@@ -323,16 +324,6 @@ def _diff_series(
     return gate_status(judgements) if enforce else exits.OK
 
 
-def _representative(series) -> int:
-    """The run a series' page is drawn from: the one whose total self wall is the series'
-    median (of an even count, the first in run order of the two middle runs)."""
-    from rokuprof.verdict.stats import median
-
-    totals = series.totals("self_wall")
-    middle = median(totals)
-    return min(range(len(totals)), key=lambda i: (abs(totals[i] - middle), i))
-
-
 def _series_page(
     args: tuple[str, str],
     sides: tuple,
@@ -345,17 +336,18 @@ def _series_page(
     sort: str,
 ) -> None:
     """``--html`` with a series on a side: the A/B page drawn from one run of each side (the
-    run of the median total self wall, :func:`_representative`), its verdicts those of every
+    run of the median total self wall, ``Series.representative``), its verdicts those of every
     run; the page's subtitle and a line on stderr say which runs."""
     from rokuprof.cli.layout import load_capture
     from rokuprof.export.diff import compare
     from rokuprof.export.report.diff_model import diff_page
+    from rokuprof.verdict.summary import page_verdict
     from rokuprof.workflows.series_load import series_paths
 
     err = stderr_console()
     inputs, labels, drawn = [], [], []
     for arg, series in zip(args, sides, strict=True):
-        index = _representative(series)
+        index = series.representative()
         name = series_paths(arg)[index]  # the runs are loaded in this order
         try:
             source = open_capture(name)
@@ -370,7 +362,7 @@ def _series_page(
     comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort)
     page = diff_page(
         inputs[0], inputs[1], comparison, (labels[0], labels[1]),
-        _page_verdict(judgements, rules) if enforce else None,
+        page_verdict(judgements, rules) if enforce else None,
         judgements={model: j.to_json() for model, j in judgements.items()},
         series=(drawn[0], drawn[1]),
     )  # fmt: skip
@@ -402,37 +394,6 @@ def _series_loader(wall_unit: str):
         return load_aggregates(source, err, wall_unit), source.label
 
     return load
-
-
-def _fail_over_json(rules: Rules, judgements: dict) -> dict[str, object]:
-    """``"fail_over"`` of ``--json``: the floors, and each function a regressed verdict names."""
-    failed = {}
-    for j in judgements.values():
-        for v in j.of("regressed"):
-            failed[v.key] = {"module": v.key[0], "function": v.key[1], "file": v.key[2]}
-    return {
-        "pct": rules.fail_over,
-        "min_share_pct": rules.min_share,
-        "failed": list(failed.values()),
-    }
-
-
-def _page_verdict(judgements: dict, rules: Rules) -> dict[str, object]:
-    """The verdict as the A/B page holds it: the floor, whether it passed, the gate's line
-    (the one the command prints) and each regressed function as ``[function, file, change in
-    percent]``."""
-    from rokuprof.verdict.judge import gate_line
-
-    regressed = [v for j in judgements.values() for v in j.of("regressed")]
-    return {
-        "pct": rules.fail_over,
-        "passed": not regressed,
-        "text": gate_line(judgements, rules.fail_over),
-        "failed": [
-            [v.function, v.key[2], None if math.isinf(v.change_pct) else round(v.change_pct, 1)]
-            for v in regressed
-        ],
-    }
 
 
 def _ci_files(outputs: _Outputs, judgements: dict) -> None:

@@ -117,6 +117,14 @@ class Series:
             out.append(total / run.seconds if per_second and run.seconds > 0 else total)
         return out
 
+    def representative(self) -> int:
+        """The run that stands for the series where one must be drawn (the A/B page): the one
+        whose total self wall is the series' median (of an even count, the first in run order
+        of the two middle runs)."""
+        totals = self.totals("self_wall")
+        middle = median(totals)
+        return min(range(len(totals)), key=lambda i: (abs(totals[i] - middle), i))
+
     def models(self) -> list[str]:
         """The device models of the runs, in first-seen order."""
         return list(dict.fromkeys(run.model for run in self.runs))

@@ -9,12 +9,13 @@ return) are replaced by U+FFFD, so a hostile name never breaks either document.
 
 from __future__ import annotations
 
+import math
 import re
 
 from rokuprof.bsprof.wall_unit import WALL_UNITS
 from rokuprof.units import seconds
-from rokuprof.verdict.judge import IMPROVED, REGRESSED, SAME, UNKNOWN, Judgement
-from rokuprof.verdict.rules import JUDGED
+from rokuprof.verdict.judge import IMPROVED, REGRESSED, SAME, UNKNOWN, Judgement, gate_line
+from rokuprof.verdict.rules import JUDGED, Rules
 from rokuprof.verdict.series import Series, spread
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
@@ -145,3 +146,33 @@ def _attr(text: str) -> str:
 
 def _text(text: str) -> str:
     return _XML_SPECIAL.sub(lambda m: _XML_ESCAPES[m.group()], _clean(text))
+
+
+def fail_over_json(rules: Rules, judgements: dict[str, Judgement]) -> dict[str, object]:
+    """``"fail_over"`` of ``diff --json``: the floors, and each function a regressed verdict
+    names (once, in the verdicts' order)."""
+    failed: dict[tuple[str, str, str], dict[str, str]] = {}
+    for j in judgements.values():
+        for v in j.of(REGRESSED):
+            failed[v.key] = {"module": v.key[0], "function": v.key[1], "file": v.key[2]}
+    return {
+        "pct": rules.fail_over,
+        "min_share_pct": rules.min_share,
+        "failed": list(failed.values()),
+    }
+
+
+def page_verdict(judgements: dict[str, Judgement], rules: Rules) -> dict[str, object]:
+    """The gate as the A/B page holds it: the floor, whether it passed, the gate's line (the
+    one the command prints, :func:`~rokuprof.verdict.judge.gate_line`) and each regressed
+    verdict as ``[function, file, change in percent]`` (``None``: new)."""
+    regressed = [v for j in judgements.values() for v in j.of(REGRESSED)]
+    return {
+        "pct": rules.fail_over,
+        "passed": not regressed,
+        "text": gate_line(judgements, rules.fail_over),
+        "failed": [
+            [v.function, v.key[2], None if math.isinf(v.change_pct) else round(v.change_pct, 1)]
+            for v in regressed
+        ],
+    }
