@@ -50,7 +50,7 @@ class Build(DeviceConfig):
         return replace(super().app_config(run_index), leaking=self.leaking)
 
 
-async def run(tmp: Path, out: str, leaking: tuple[str, ...]) -> Path:
+async def run(tmp: Path, out: str, leaking: tuple[str, ...]) -> tuple[Path, str]:
     config = Build(
         host="127.0.0.1",
         auto_launch=False,
@@ -66,14 +66,14 @@ async def run(tmp: Path, out: str, leaking: tuple[str, ...]) -> Path:
         )
     assert status == 0, stdout + stderr
     [session] = [p.parent for p in (tmp / out).glob("*/*/session.json")]
-    return session
+    return session, stdout
 
 
 async def test_a_leak_per_iteration_is_found_on_its_call_path_and_not_without_it(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "scenario.toml").write_text(SCENARIO)
-    leaky, clean = await asyncio.gather(
+    (leaky, said_leaky), (clean, said_clean) = await asyncio.gather(
         run(tmp_path, "leaky", ("describe",)), run(tmp_path, "clean", ())
     )
 
@@ -87,9 +87,14 @@ async def test_a_leak_per_iteration_is_found_on_its_call_path_and_not_without_it
     assert line.startswith("leak: describe (pkg:/components/ContentTask.brs) keeps +")
     assert 'per iteration of "open details" (6 iterations, 2 warm-up, growth in 4 of 4' in line
 
+    assert line in said_leaky.splitlines()  # profile says it after the run
+
     calm = leak_report(clean)
     assert calm.leaks == [] and len(calm.groups) == 1
     assert calm.lines()[0].startswith('no leak: "open details" (6 iterations, 2 warm-up)')
+    assert calm.lines()[0] in said_clean.splitlines() and "leak: " not in said_clean.replace(
+        "no leak: ", ""
+    )
 
     shown = subprocess.run(
         [sys.executable, "-m", "rokuprof", "inspect", str(leaky), "--leaks", "--json"],
