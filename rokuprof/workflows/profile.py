@@ -206,12 +206,13 @@ async def run_profile(
             if stop.requested:
                 return
             n = len(runs.sessions.get(plan.capture.host, [])) + 1
-            session, status, report, leaked = await one_run(
+            session, status, report, leaks = await one_run(
                 plan, prepared.app_path, out, view=shown, warn=warn, editor_url=editor_url,
                 label=_run_label(plan, n, repeats, several), stop=stop,
             )  # fmt: skip
             runs.add(plan.capture.host, session, status)
-            runs.leaked = runs.leaked or leaked
+            if leaks is not None:
+                runs.leaks[session] = leaks
             if report is not None:
                 runs.reports.append(report)
 
@@ -229,9 +230,9 @@ async def run_profile(
     if judgements is not None:
         trace_failed = _say_verdicts(prepared, runs, judgements, out, enforce, load, rules)
     if series_dir is not None:
-        write_series_record(series_dir, judged, judgements, rules, runs.all())
+        write_series_record(series_dir, judged, judgements, rules, runs.all(), runs.leaks)
     ci_outputs(ci, rules, judged, judgements, series_dir, runs, warn)
-    if enforce and (runs.leaked or trace_failed):
+    if enforce and (runs.leaked() or trace_failed):
         return EXIT_FAILED
     if enforce and judgements is not None and (status := gate_status(judgements)) != EXIT_OK:
         return status

@@ -32,9 +32,9 @@ async def one_run(
     editor_url: str | None,
     label: str,
     stop: StopRequest,
-) -> tuple[Path, str, Path | None, bool]:
+) -> tuple[Path, str, Path | None, LeakReport | None]:
     """One install, run, report and (with iterations) leak check; the session, its status,
-    its report and whether a leak was found (:class:`Stop` when the run could not be made)."""
+    its report and its leak verdicts (:class:`Stop` when the run could not be made)."""
     prefix = f"[{label}] " if label else ""
 
     def say(line: str) -> None:
@@ -68,8 +68,7 @@ async def one_run(
     leaks = await asyncio.to_thread(_leaks, plan, session.path, warn)
     for line in leaks.lines() if leaks is not None else ():
         out.print(prefix + line, markup=False, highlight=False, soft_wrap=True)
-    found = bool(leaks.leaks) if leaks is not None else False
-    return session.path, session.record.status, report, found
+    return session.path, session.record.status, report, leaks
 
 
 def _leaks(plan: ProfilePlan, session: Path, warn: Callable[[str], None]) -> LeakReport | None:

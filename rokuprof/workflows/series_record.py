@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rokuprof.store.files import make_dirs, write_atomic
 from rokuprof.store.layout import SERIES_RECORD, series_name
 from rokuprof.verdict.judge import Judgement
 from rokuprof.verdict.rules import JUDGED, Rules
 from rokuprof.verdict.series import Series, spread
+
+if TYPE_CHECKING:  # only named: the leak check shows text for a terminal
+    from rokuprof.workflows.leak_check import LeakReport
 
 SERIES_FORMAT = 1
 
@@ -30,9 +35,12 @@ def series_json(
     series_dir: Path | None,
     sessions: list[Path],
     rules: Rules | None = None,
+    leaks: Mapping[Path, LeakReport] | None = None,
 ) -> dict[str, object]:
-    """The series as data: its runs (session, model, length), per function the spread of each
-    judged figure, and the verdicts per device model (``null`` without a baseline)."""
+    """The series as data: its runs (session, model, length, and the leak verdicts of a run
+    whose scenario repeats steps), per function the spread of each judged figure, and the
+    verdicts per device model (``null`` without a baseline)."""
+    leaks = leaks or {}
     functions = []
     for key in sorted(judged.functions()):
         module, function, file = key
@@ -50,7 +58,12 @@ def series_json(
         "series": str(series_dir) if series_dir is not None else None,
         "wall_unit": judged.wall_unit,
         "runs": [
-            {"session": str(path), "model": run.model, "seconds": round(run.seconds, 6)}
+            {
+                "session": str(path),
+                "model": run.model,
+                "seconds": round(run.seconds, 6),
+                **({"leaks": leaks[path].to_json()} if path in leaks else {}),
+            }
             for path, run in zip(sessions, judged.runs, strict=False)
         ],
         "rules": rules.to_json() if rules is not None else None,
@@ -68,9 +81,10 @@ def write_series_record(
     judgements: dict[str, Judgement] | None,
     rules: Rules,
     sessions: list[Path],
+    leaks: Mapping[Path, LeakReport] | None = None,
 ) -> Path:
     """``series.json`` in the series directory, written atomically."""
-    data = series_json(judged, judgements, series_dir, sessions, rules)
+    data = series_json(judged, judgements, series_dir, sessions, rules, leaks)
     return write_atomic(series_dir / SERIES_RECORD, json.dumps(data, indent=1) + "\n")
 
 

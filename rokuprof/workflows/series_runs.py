@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rokuprof.export.aggregate import AnyInput
 from rokuprof.store.files import append_text, write_atomic
@@ -16,6 +17,9 @@ from rokuprof.verdict.series import Run, Series, run_of
 from rokuprof.verdict.summary import junit, markdown, spread_markdown
 from rokuprof.workflows.series_load import LoadOne
 from rokuprof.workflows.series_record import series_json
+
+if TYPE_CHECKING:  # only named: the leak check shows text for a terminal
+    from rokuprof.workflows.leak_check import LeakReport
 
 
 @dataclass(frozen=True)
@@ -39,13 +43,17 @@ class DeviceRuns:
     statuses: list[str] = field(default_factory=list)
     models: dict[str, str] = field(default_factory=dict)  # host -> the header's model
     reports: list[Path] = field(default_factory=list)
-    leaked: bool = False  # a run's iterations found a leak
+    leaks: dict[Path, LeakReport] = field(default_factory=dict)  # runs with iterations
     first: tuple[AnyInput, str] | None = None  # the first run decoded, and its label
     _runs: dict[Path, Run] = field(default_factory=dict)
 
     def add(self, host: str, session: Path, status: str) -> None:
         self.sessions.setdefault(host, []).append(session)
         self.statuses.append(status)
+
+    def leaked(self) -> bool:
+        """Whether a run's iterations found a leak."""
+        return any(report.leaks for report in self.leaks.values())
 
     def all(self) -> list[Path]:
         return [p for paths in self.sessions.values() for p in paths]
@@ -73,7 +81,7 @@ def ci_outputs(
     warn: Callable[[str], None],
 ) -> None:
     if ci.json is not None:
-        ci.json(series_json(judged, judgements, series_dir, runs.all(), rules))
+        ci.json(series_json(judged, judgements, series_dir, runs.all(), rules, runs.leaks))
     found = judgements or {}
     if ci.summary is not None:
         text = markdown(found) if found else spread_markdown(judged)
