@@ -178,6 +178,12 @@ def test_each_device_model_is_judged_against_its_own_baseline_runs() -> None:
     assert list(judgements) == ["4800X", "3930X"]
     assert judgements["4800X"].outcome == "passed"
     assert verdict(judgements["3930X"], "self_cpu").outcome == REGRESSED
+    assert "3 run(s) vs 3 baseline run(s)" in judgements["3930X"].headline()
+    # a model the baseline never ran on is judged against all of it, and says so
+    other = Series("new", series(2, 50_000, 1e6, seed=25, model="4670X").runs)
+    [(model, alone)] = judge_models(base, other).items()
+    assert model == "4670X" and len(alone.baseline.runs) == 6
+    assert alone.headline().endswith("; no baseline run on 4670X: judged against every model's)")
 
 
 def test_the_gate_line_says_failed_undecided_or_passed() -> None:

@@ -29,7 +29,7 @@ verdicts.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rokuprof.bsprof.wall_unit import WALL_UNITS
 from rokuprof.export.diff import FunctionKey
@@ -148,6 +148,8 @@ class Judgement:
     rules: Rules
     per_second: bool
     verdicts: list[Verdict] = field(default_factory=list)
+    #: said after the headline's counts: e.g. that the baseline has no run on this model
+    note: str = ""
 
     def of(self, outcome: str) -> list[Verdict]:
         return [v for v in self.verdicts if v.outcome == outcome]
@@ -166,7 +168,9 @@ class Judgement:
         )
         runs = f"{len(self.judged.runs)} run(s) vs {len(self.baseline.runs)} baseline run(s)"
         how = ", per second of run" if self.per_second else ""
-        return f"verdict: {self.outcome} ({runs}{how}; {counts or 'every judged figure the same'})"
+        note = f"; {self.note}" if self.note else ""
+        said = counts or "every judged figure the same"
+        return f"verdict: {self.outcome} ({runs}{how}; {said}{note})"
 
     def lines(self, *, same: bool = False) -> list[str]:
         """The verdict lines (with ``same``, those that found no change too)."""
@@ -217,7 +221,13 @@ def judge_models(
     for model in judged.models():
         runs = judged.of_model(model)
         assert runs is not None
-        out[model] = judge(baseline.of_model(model) or baseline, runs, rules)
+        same_model = baseline.of_model(model)
+        if same_model is not None:
+            out[model] = judge(same_model, runs, rules)
+        else:
+            whole = judge(baseline, runs, rules)
+            note = f"no baseline run on {model or 'this model'}: judged against every model's"
+            out[model] = replace(whole, note=note)
     return out
 
 
