@@ -184,6 +184,7 @@ class Judgement:
             "per_second": self.per_second,
             "rules": self.rules.to_json(),
             "counts": {o: len(self.of(o)) for o in OUTCOMES},
+            "headline": self.headline(),
             "verdicts": [v.to_json() for v in self.verdicts],
         }
 
