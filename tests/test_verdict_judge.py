@@ -25,7 +25,7 @@ from rokuprof.verdict.judge import (
 )
 from rokuprof.verdict.rules import Rules
 from rokuprof.verdict.series import Run, Series
-from rokuprof.verdict.summary import junit, markdown
+from rokuprof.verdict.summary import junit, markdown, spread_markdown
 
 WORK = ("app", "work", "pkg:/source/work.brs")
 REST = ("app", "rest", "pkg:/source/rest.brs")
@@ -282,3 +282,15 @@ def test_markdown_shows_names_literally() -> None:
     for row in (line for line in md.splitlines() if line.startswith("| ")):
         cells = re.split(r"(?<!\\)\|", row)
         assert len(cells) == 8, row
+
+
+def test_a_series_without_baseline_summarises_its_busiest_functions() -> None:
+    runs = series(4, 50_000, 1_000_000, seed=26).runs
+    hostile = Run("r", {**runs[0].figures, HOSTILE: Figures(self_cpu=9, self_wall=9e6)}, 30.0)
+    md = spread_markdown(Series("s", (*runs[1:], hostile)))
+    rows = [line for line in md.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[0].startswith("| function |")
+    # by median self wall: rest (4 s) first, then work (~1 s); the hostile name, in one run of
+    # four, has a median of 0 and comes last, escaped
+    assert [r.split(" | ")[0] for r in rows[1:3]] == ["| rest", "| work"]
+    assert "\\<b\\>" in rows[-1] and "\x1b" not in md

@@ -117,6 +117,16 @@ class Series:
             out.append(total / run.seconds if per_second and run.seconds > 0 else total)
         return out
 
+    def busiest(self, top: int) -> list[tuple[FunctionKey, Spread, Spread]]:
+        """The ``top`` functions by median self wall (then by key): each with the spread of
+        its self wall and of its CPU operations across the runs."""
+        rows = []
+        for key in self.functions():
+            wall = spread(self.values(key, "self_wall"))
+            rows.append((-wall.median, key, wall, spread(self.values(key, "self_cpu"))))
+        rows.sort(key=lambda r: (r[0], r[1]))
+        return [(key, wall, cpu) for _, key, wall, cpu in rows[:top]]
+
     def representative(self) -> int:
         """The run that stands for the series where one must be drawn (the A/B page): the one
         whose total self wall is the series' median (of an even count, the first in run order

@@ -16,7 +16,7 @@ from rokuprof.bsprof.wall_unit import WALL_UNITS
 from rokuprof.units import seconds
 from rokuprof.verdict.judge import IMPROVED, REGRESSED, SAME, UNKNOWN, Judgement, gate_line
 from rokuprof.verdict.rules import JUDGED, Rules
-from rokuprof.verdict.series import Series, spread
+from rokuprof.verdict.series import Series
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -73,12 +73,6 @@ def spread_markdown(series: Series, title: str = "rokuprof series", top: int = 1
     """A series without a baseline: per busy function (by median self wall), the median and
     interquartile range of its CPU operations and self wall across the runs."""
     unit = WALL_UNITS[series.wall_unit]
-    rows = []
-    for key in series.functions():
-        wall = spread(series.values(key, "self_wall"))
-        cpu = spread(series.values(key, "self_cpu"))
-        rows.append((-wall.median, key, wall, cpu))
-    rows.sort()
     lines = [
         f"## {md_text(title)}",
         "",
@@ -87,7 +81,7 @@ def spread_markdown(series: Series, title: str = "rokuprof series", top: int = 1
         "| function | CPU operations | self wall | file |",
         "|---|---|---|---|",
     ]
-    for _, key, wall, cpu in rows[:top]:
+    for key, wall, cpu in series.busiest(top):
         lines.append(
             f"| {md_text(key[1])} | {cpu.median:,.0f} ({cpu.iqr:,.0f}) | "
             f"{md_text(seconds(wall.median / unit))} ({md_text(seconds(wall.iqr / unit))}) | "

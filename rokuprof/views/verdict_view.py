@@ -9,7 +9,7 @@ from rich.table import Table
 from rokuprof.bsprof.wall_unit import WALL_UNITS
 from rokuprof.units import seconds
 from rokuprof.verdict.judge import IMPROVED, REGRESSED, UNKNOWN, Judgement, gate_line
-from rokuprof.verdict.series import Series, spread
+from rokuprof.verdict.series import Series
 from rokuprof.views.format import count
 from rokuprof.views.text import printable, text
 
@@ -38,20 +38,14 @@ def say_judgements(
         if same:
             _say(out, f"  {same} other judged figure(s) the same (inside their floor or noise)")
     if enforce:
-        line = gate_line(judgements, fail_over)
-        _say(out, line, "bold red" if "failed" in line.split(":", 2)[1] else "bold")
+        failed = any(j.of(REGRESSED) for j in judgements.values())
+        _say(out, gate_line(judgements, fail_over), "bold red" if failed else "bold")
 
 
 def say_spread(out: Console, series: Series, top: int = 15) -> None:
     """The busiest functions of a series (by median self wall): the median and the
     interquartile range of their self wall and CPU operations across the runs."""
     unit = WALL_UNITS[series.wall_unit]
-    rows = []
-    for key in series.functions():
-        wall = spread(series.values(key, "self_wall"))
-        cpu = spread(series.values(key, "self_cpu"))
-        rows.append((wall.median, key, wall, cpu))
-    rows.sort(key=lambda r: (-r[0], r[1]))
     table = Table(
         title=f"{len(series.runs)} runs: median and spread (IQR) per function",
         title_justify="left",
@@ -67,7 +61,7 @@ def say_spread(out: Console, series: Series, top: int = 15) -> None:
         ("file", "left"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for _, key, wall, cpu in rows[:top]:
+    for key, wall, cpu in series.busiest(top):
         table.add_row(
             text(key[1]),
             seconds(wall.median / unit),
