@@ -256,13 +256,7 @@ def profile_command(
             trace=trace,
         )
         shown = "quiet" if quiet else View(view).value
-        rules = Rules(
-            fail_over=DEFAULT_RULES.fail_over if fail_over is None else fail_over,
-            counter_over=counter_over,
-            min_effect=min_effect,
-            alpha=alpha,
-            min_share=min_share,
-        )
+        rules = Rules.from_options(fail_over, counter_over, min_effect, alpha, min_share)
         status = asyncio.run(
             run_profile(
                 prepared,
