@@ -10,6 +10,7 @@ import random
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +26,7 @@ from rokuprof.verdict.judge import (
 )
 from rokuprof.verdict.rules import Rules
 from rokuprof.verdict.series import Run, Series
-from rokuprof.verdict.summary import junit, markdown, spread_markdown
+from rokuprof.verdict.summary import junit, markdown, md_text, spread_markdown
 
 WORK = ("app", "work", "pkg:/source/work.brs")
 REST = ("app", "rest", "pkg:/source/rest.brs")
@@ -294,3 +295,18 @@ def test_a_series_without_baseline_summarises_its_busiest_functions() -> None:
     # four, has a median of 0 and comes last, escaped
     assert [r.split(" | ")[0] for r in rows[1:3]] == ["| rest", "| work"]
     assert "\\<b\\>" in rows[-1] and "\x1b" not in md
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("describe: +6.0 % (1 vs 2)", "describe: +6.0 % (1 vs 2)"),  # words stay as written
+        ("# title", "\\# title"),
+        ("1. item", "1\\. item"),
+        ("12) item", "12\\) item"),
+        ("- item", "\\- item"),
+        ("a_b*c`d[e](f)", "a\\_b\\*c\\`d\\[e\\](f)"),
+    ],
+)
+def test_markdown_escapes_what_would_start_markup(name: str, shown: str) -> None:
+    assert md_text(name) == shown

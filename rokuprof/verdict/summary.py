@@ -18,7 +18,12 @@ from rokuprof.verdict.judge import IMPROVED, REGRESSED, SAME, UNKNOWN, Judgement
 from rokuprof.verdict.rules import JUDGED, Rules
 from rokuprof.verdict.series import Series
 
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
+#: What could start markup anywhere in a line (emphasis, code, links, HTML, tables, entities)
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>|~&])")
+#: What starts a block only at the head of a text: a heading, a list item, a rule, a setext
+#: underline; and an ordered list's ``1.`` / ``1)`` (its punctuation is what is escaped)
+_LEADING = re.compile(r"^([#+\-=])")
+_ORDERED = re.compile(r"^(\d+)([.)])")
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
@@ -26,8 +31,10 @@ ICONS = {REGRESSED: "❌", UNKNOWN: "❔", IMPROVED: "✅", SAME: "✔️", "pas
 
 
 def md_text(text: str) -> str:
-    """Device text as literal Markdown: controls (newlines too) shown as U+FFFD, markup escaped."""
-    return _MARKDOWN.sub(r"\\\1", _CONTROL.sub("\ufffd", text))
+    """Device text as literal Markdown: controls (newlines too) shown as U+FFFD, markup escaped
+    (what starts a block only at the text's head, so the words stay readable as written)."""
+    escaped = _MARKDOWN.sub(r"\\\1", _CONTROL.sub("\ufffd", text))
+    return _ORDERED.sub(r"\1\\\2", _LEADING.sub(r"\\\1", escaped, count=1), count=1)
 
 
 def markdown(judgements: dict[str, Judgement], title: str = "rokuprof verdict") -> str:
