@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -28,15 +27,13 @@ from rokuprof.export_names import SORT_KEYS
 from rokuprof.store.files import follow_umask
 from rokuprof.store.writable import output_file_problem
 from rokuprof.verdict.rules import DEFAULT_RULES, Rules
-from rokuprof.views.text import printable
 
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Sequence
+
+    from rokuprof.workflows.diff import LoadAll, Loaded
 
 SortKey = StrEnum("SortKey", {key: key for key in SORT_KEYS})
-
-#: ``--fail-over`` found a function whose self wall grew more than allowed (for CI).
-EXIT_REGRESSION = exits.FAILED
 
 HELP = """Compare two captures of the same app (two runs, two builds), function by function.
 
@@ -145,8 +142,8 @@ def diff_command(
     wall_unit: WallUnitOption = DEFAULT_UNIT,
 ) -> None:
     """Compare two captures (see HELP)."""
+    from rokuprof.workflows.diff import Judging, Loaders, Outputs, Printers, run_diff
     from rokuprof.workflows.errors import Stop
-    from rokuprof.workflows.series_load import series_paths
 
     follow_umask()  # a command-line tool's files: the user's umask decides
     if a == STDIN and b == STDIN:
@@ -161,263 +158,36 @@ def diff_command(
         alpha=alpha,
         min_share=min_share,
     )
+    judging = Judging(rules, fail_over is not None, per_second, sort.value)
+    outputs = Outputs(as_json, html, summary, junit, top or None)
+    loaders = Loaders(_loader(wall_unit.value, False), _loader(wall_unit.value, True))
+    printers = Printers(stdout_console(), stderr_console(), print_json, exits.warn)
     try:
-        sides = [series_paths(a), series_paths(b)]
+        status = run_diff(a, b, judging, outputs, loaders, printers)
     except Stop as stop:
         exits.fail(stop, stop.status)
-    outputs = _Outputs(as_json, html, summary, junit, top or None)
-    if len(sides[0]) > 1 or len(sides[1]) > 1:
-        status = _diff_series(
-            a, b, rules, fail_over is not None, outputs, wall_unit.value, per_second, sort.value
-        )
-    else:
-        status = _diff_two(
-            a, b, rules, fail_over is not None, outputs, wall_unit.value, per_second, sort.value
-        )
     raise typer.Exit(status)
 
 
-@dataclass(frozen=True)
-class _Outputs:
-    as_json: bool
-    html: Path | None
-    summary: Path | None
-    junit: Path | None
-    top: int | None
+def _loader(wall_unit: str, laid_out: bool) -> LoadAll:
+    """How ``diff`` opens the captures it is given by name: every one opened (the magic
+    checked) before any is decoded, the tables only or (``laid_out``, for the page) with the
+    timeline, with progress on a terminal."""
 
+    def load(names: Sequence[str]) -> list[Loaded]:
+        from rokuprof.cli.layout import load_aggregates, load_capture
+        from rokuprof.workflows.errors import Stop
 
-def _diff_two(
-    a: str,
-    b: str,
-    rules: Rules,
-    enforce: bool,
-    outputs: _Outputs,
-    wall_unit: str,
-    per_second: bool,
-    sort: str,
-) -> int:
-    """One capture against one: the table of every figure's change, then the verdicts."""
-    from rokuprof.cli.layout import load_aggregates, load_capture
-    from rokuprof.export.diff import compare
-    from rokuprof.verdict.judge import judge_models
-    from rokuprof.verdict.series import Series, run_of
-    from rokuprof.verdict.summary import fail_over_json, page_verdict
-    from rokuprof.views.diff_view import render_diff
-    from rokuprof.views.verdict_view import say_judgements
-    from rokuprof.workflows.gate import gate_status
-    from rokuprof.workflows.trace_gate import compare_sessions, say_trace
-
-    err = stderr_console()
-    sources: list[CaptureSource] = []
-    for arg in (a, b):
-        try:
-            sources.append(open_capture(arg))
-        except CaptureInputError as exc:
-            for opened in sources:
-                opened.stream.close()
-            exits.fail(exc)
-    load = load_aggregates if outputs.html is None else load_capture  # only the page draws
-    inputs = [load(source, err, wall_unit) for source in sources]
-    labels = (sources[0].label, sources[1].label)
-    comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort)
-    judgements = judge_models(
-        Series(labels[0], (run_of(inputs[0], labels[0]),)),
-        Series(labels[1], (run_of(inputs[1], labels[1]),)),
-        rules,
-    )
-    traces = compare_sessions(sources[0].session, sources[1].session)
-    trace_over = rules.fail_over if enforce else None
-    failed_trace = traces.regressions(trace_over) if traces and trace_over is not None else []
-
-    if outputs.as_json:
-        report = comparison.to_json(outputs.top)
-        report["a"]["input"], report["b"]["input"] = labels
-        report["verdicts"] = {model: j.to_json() for model, j in judgements.items()}
-        if enforce:
-            report["fail_over"] = fail_over_json(rules, judgements)
-        if traces is not None:
-            report["trace"] = traces.to_json(trace_over)
-        print_json(report)
-    else:
-        out = stdout_console()
-        render_diff(comparison, out, labels=labels, top=outputs.top)
-        out.print("")
-        say_judgements(out, judgements, enforce=enforce, fail_over=rules.fail_over)
-        if traces is not None:
-            say_trace(out, traces, trace_over)
-    _ci_files(outputs, judgements)
-    if outputs.html is not None:
-        from rokuprof.export.report.diff_model import diff_page
-
-        verdict = page_verdict(judgements, rules) if enforce else None
-        trace = None if traces is None else {**traces.to_json(trace_over), "lines": traces.lines()}
-        page = diff_page(
-            inputs[0], inputs[1], comparison, labels, verdict, trace,
-            judgements={model: j.to_json() for model, j in judgements.items()},
-        )  # fmt: skip
-        _write_html(outputs.html, page)
-        err.print(f"A/B page: {printable(outputs.html)}", markup=False, soft_wrap=True)
-    for source, inp in zip(sources, inputs, strict=True):
-        if inp.run.problem:
-            exits.warn(f"{source.label}: {inp.run.problem}; compared what was read")
-    if enforce:
-        status = gate_status(judgements)
-        if status == exits.OK and failed_trace:
-            status = EXIT_REGRESSION
-        if status != exits.OK:
-            return status
-    if any(inp.run.problem for inp in inputs):
-        return exits.INCOMPLETE
-    return exits.OK
-
-
-def _diff_series(
-    a: str,
-    b: str,
-    rules: Rules,
-    enforce: bool,
-    outputs: _Outputs,
-    wall_unit: str,
-    per_second: bool = False,
-    sort: str = "change",
-) -> int:
-    """A series on either side: each run decoded, the spreads and the verdicts; with ``--html``
-    the A/B page of one representative run of each side (``Series.representative``) with the
-    verdicts of every run."""
-    from rokuprof.verdict.judge import judge_models
-    from rokuprof.verdict.summary import fail_over_json
-    from rokuprof.views.verdict_view import say_judgements, say_spread
-    from rokuprof.workflows.errors import Stop
-    from rokuprof.workflows.gate import gate_status
-    from rokuprof.workflows.series_load import load_series
-    from rokuprof.workflows.series_record import series_json
-
-    load = _series_loader(wall_unit)
-    try:
-        series_a, series_b = load_series(a, load), load_series(b, load)
-    except Stop as stop:
-        exits.fail(stop, stop.status)
-    judgements = judge_models(series_a, series_b, rules)
-    if outputs.as_json:
-        print_json(
-            {
-                "a": series_json(series_a, None, None, []),
-                "b": series_json(series_b, None, None, []),
-                "verdicts": {model: j.to_json() for model, j in judgements.items()},
-                **({"fail_over": fail_over_json(rules, judgements)} if enforce else {}),
-            }
-        )
-    else:
-        out = stdout_console()
-        for label, series in ((a, series_a), (b, series_b)):
-            if len(series.runs) > 1:
-                out.print(f"{printable(label)}:", markup=False, highlight=False)
-                say_spread(out, series)
-                out.print("")
-        say_judgements(out, judgements, enforce=enforce, fail_over=rules.fail_over)
-    _ci_files(outputs, judgements)
-    if outputs.html is not None:
-        _series_page(
-            (a, b), (series_a, series_b), judgements, rules, enforce, outputs.html, wall_unit,
-            per_second, sort,
-        )  # fmt: skip
-    return gate_status(judgements) if enforce else exits.OK
-
-
-def _series_page(
-    args: tuple[str, str],
-    sides: tuple,
-    judgements: dict,
-    rules: Rules,
-    enforce: bool,
-    html: Path,
-    wall_unit: str,
-    per_second: bool,
-    sort: str,
-) -> None:
-    """``--html`` with a series on a side: the A/B page drawn from one run of each side (the
-    run of the median total self wall, ``Series.representative``), its verdicts those of every
-    run; the page's subtitle and a line on stderr say which runs."""
-    from rokuprof.cli.layout import load_capture
-    from rokuprof.export.diff import compare
-    from rokuprof.export.report.diff_model import diff_page
-    from rokuprof.verdict.summary import page_verdict
-    from rokuprof.workflows.series_load import series_paths
-
-    err = stderr_console()
-    inputs, labels, drawn = [], [], []
-    for arg, series in zip(args, sides, strict=True):
-        index = series.representative()
-        name = series_paths(arg)[index]  # the runs are loaded in this order
-        try:
-            source = open_capture(name)
-        except CaptureInputError as exc:
-            exits.fail(exc)
-        inputs.append(load_capture(source, err, wall_unit))
-        labels.append(source.label)
-        n = len(series.runs)
-        drawn.append(
-            None if n < 2 else {"input": arg, "run": source.label, "index": index + 1, "runs": n}
-        )
-    comparison = compare(inputs[0], inputs[1], per_second=per_second, sort=sort)
-    page = diff_page(
-        inputs[0], inputs[1], comparison, (labels[0], labels[1]),
-        page_verdict(judgements, rules) if enforce else None,
-        judgements={model: j.to_json() for model, j in judgements.items()},
-        series=(drawn[0], drawn[1]),
-    )  # fmt: skip
-    _write_html(html, page)
-    which = "; ".join(
-        f"{side} drawn from run {s['run']} ({s['index']} of {s['runs']}, the median total self "
-        "wall)"
-        for side, s in zip("AB", drawn, strict=True)
-        if s is not None
-    )
-    err.print(
-        f"A/B page: {printable(html)} ({printable(which)}; the verdicts judge every run)",
-        markup=False,
-        soft_wrap=True,
-    )
-
-
-def _series_loader(wall_unit: str):
-    from rokuprof.cli.layout import load_aggregates
-    from rokuprof.workflows.errors import Stop
-
-    err = stderr_console()
-
-    def load(name: str, quiet: bool):
-        try:
-            source = open_capture(name)
-        except CaptureInputError as error:
-            raise Stop(error) from None
-        return load_aggregates(source, err, wall_unit), source.label
+        sources: list[CaptureSource] = []
+        for name in names:
+            try:
+                sources.append(open_capture(name))
+            except CaptureInputError as exc:
+                for opened in sources:
+                    opened.stream.close()
+                raise Stop(exc) from None
+        read = load_capture if laid_out else load_aggregates
+        err = stderr_console()
+        return [(read(source, err, wall_unit), source.label, source.session) for source in sources]
 
     return load
-
-
-def _ci_files(outputs: _Outputs, judgements: dict) -> None:
-    from rokuprof.store.files import append_text, write_atomic
-    from rokuprof.verdict.summary import junit, markdown
-
-    if outputs.summary is not None:
-        try:
-            append_text(outputs.summary, markdown(judgements) + "\n")
-        except OSError as exc:
-            exits.fail(
-                f"cannot write {outputs.summary}: {exc.strerror or exc}", status=exits.FAILED
-            )
-    if outputs.junit is not None:
-        try:
-            write_atomic(outputs.junit, junit(judgements))
-        except OSError as exc:
-            exits.fail(f"cannot write {outputs.junit}: {exc.strerror or exc}", status=exits.FAILED)
-
-
-def _write_html(path: Path, page: bytes) -> None:
-    from rokuprof.store.files import write_atomic
-
-    try:
-        write_atomic(path, page)
-    except OSError as exc:
-        exits.fail(f"cannot write {path}: {exc.strerror or exc}", status=exits.FAILED)
