@@ -151,13 +151,7 @@ def diff_command(
     for path in (html, summary, junit):
         if path is not None and (problem := output_file_problem(path)) is not None:
             exits.fail(problem)
-    rules = Rules(
-        fail_over=DEFAULT_RULES.fail_over if fail_over is None else fail_over,
-        counter_over=counter_over,
-        min_effect=min_effect,
-        alpha=alpha,
-        min_share=min_share,
-    )
+    rules = Rules.from_options(fail_over, counter_over, min_effect, alpha, min_share)
     judging = Judging(rules, fail_over is not None, per_second, sort.value)
     outputs = Outputs(as_json, html, summary, junit, top or None)
     loaders = Loaders(_loader(wall_unit.value, False), _loader(wall_unit.value, True))
