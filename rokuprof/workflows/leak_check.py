@@ -116,12 +116,3 @@ def leak_report(
     if not report.groups:
         report.notes.append(NO_ITERATIONS)
     return report
-
-
-def leak_lines(session_dir: Path, inp: ExportInput | None = None) -> list[str]:
-    """The lines ``profile`` prints after a run with a scenario (nothing when the scenario has
-    no iterations), with the default :class:`LeakParams`."""
-    report = leak_report(session_dir, inp=inp)
-    if not report.groups:
-        return []
-    return report.lines()

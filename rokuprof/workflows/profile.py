@@ -206,15 +206,11 @@ async def run_profile(
             if stop.requested:
                 return
             n = len(runs.sessions.get(plan.capture.host, [])) + 1
-            session, status, report, leaks = await one_run(
+            outcome = await one_run(
                 plan, prepared.app_path, out, view=shown, warn=warn, editor_url=editor_url,
                 label=_run_label(plan, n, repeats, several), stop=stop,
             )  # fmt: skip
-            runs.add(plan.capture.host, session, status)
-            if leaks is not None:
-                runs.leaks[session] = leaks
-            if report is not None:
-                runs.reports.append(report)
+            runs.add(plan.capture.host, outcome)
 
     out.print(printable(packaged_line(plans[0].app)), markup=False, highlight=False)
     with stop_on_signals(stop.request):

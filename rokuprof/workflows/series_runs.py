@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from rokuprof.export.aggregate import AnyInput
 from rokuprof.store.files import append_text, write_atomic
+from rokuprof.store.layout import SessionDir
 from rokuprof.verdict.judge import Judgement
 from rokuprof.verdict.rules import Rules
 from rokuprof.verdict.series import Run, Series, run_of
@@ -18,8 +19,9 @@ from rokuprof.verdict.summary import junit, markdown, spread_markdown
 from rokuprof.workflows.series_load import LoadOne
 from rokuprof.workflows.series_record import series_json
 
-if TYPE_CHECKING:  # only named: the leak check shows text for a terminal
+if TYPE_CHECKING:  # only named: the leak check and a run show text for a terminal
     from rokuprof.workflows.leak_check import LeakReport
+    from rokuprof.workflows.profile_once import RunOutcome
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,18 @@ class DeviceRuns:
     first: tuple[AnyInput, str] | None = None  # the first run decoded, and its label
     _runs: dict[Path, Run] = field(default_factory=dict)
 
-    def add(self, host: str, session: Path, status: str) -> None:
+    def add(self, host: str, outcome: RunOutcome) -> None:
+        """A run made on ``host``: its figures taken from the capture its report read (the
+        series decodes it only when that could not be read)."""
+        session = outcome.session
         self.sessions.setdefault(host, []).append(session)
-        self.statuses.append(status)
+        self.statuses.append(outcome.status)
+        if outcome.report is not None:
+            self.reports.append(outcome.report)
+        if outcome.leaks is not None:
+            self.leaks[session] = outcome.leaks
+        if outcome.capture is not None:
+            self._keep(host, session, outcome.capture, str(SessionDir(session).archive))
 
     def leaked(self) -> bool:
         """Whether a run's iterations found a leak."""
@@ -63,12 +74,15 @@ class DeviceRuns:
         for host, paths in self.sessions.items():
             for path in paths:
                 if path not in self._runs:
-                    inp, label = load(str(path), True)
-                    self._runs[path] = run_of(inp, label)
-                    if not self._runs.keys() - {path}:  # the first run: a diff table's side
-                        self.first = (inp, label)
-                    self.models.setdefault(host, self._runs[path].model)
+                    self._keep(host, path, *load(str(path), True))
         return Series("this build", tuple(self._runs[p] for p in self.all()))
+
+    def _keep(self, host: str, session: Path, inp: AnyInput, label: str) -> None:
+        """A run's figures (and the first run's capture itself: a diff table's side)."""
+        self._runs[session] = run_of(inp, label)
+        if not self._runs.keys() - {session}:
+            self.first = (inp, label)
+        self.models.setdefault(host, self._runs[session].model)
 
 
 def ci_outputs(

@@ -244,11 +244,14 @@ def write_session_report(
     wall_unit: str = DEFAULT_WALL_UNIT,
     source: AppSource | None = None,
     editor_url: str | None = None,
+    inp: ExportInput | None = None,
 ) -> Path:
     """Write ``<session_dir>/report.html`` (atomically) from the session's capture, marks and
-    vitals (and with ``source``, the app's: see :func:`report_page`); return its path. Raises
-    ``OSError`` when the capture cannot be read or the page cannot be written."""
+    vitals (and with ``source``, the app's: see :func:`report_page`); return its path. ``inp``:
+    the capture already read (:func:`load_session_capture`). Raises ``OSError`` when the
+    capture cannot be read or the page cannot be written."""
     session_dir = Path(session_dir)
-    inp = load_session_capture(session_dir, wall_unit)
+    if inp is None:
+        inp = load_session_capture(session_dir, wall_unit)
     page = report_page(inp, session_dir, source=source, editor_url=editor_url)
     return write_atomic(session_dir / REPORT_FILE, page)
