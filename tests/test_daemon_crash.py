@@ -48,6 +48,10 @@ def sent_so_far(sims: list[SimulatedDevice]) -> int:
     return sum(run.bytes_sent for dev in sims for run in dev.runs)
 
 
+#: How many times the proof kills the daemon before the last one finishes.
+KILLS = 3
+
+
 @pytest.mark.slow
 async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     rng = random.Random(99)
@@ -64,7 +68,7 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
         proc = None
         try:
             write_config_file(config, out, sims, sentry.dsn, chunk_seconds=1)
-            for _ in range(3):
+            for _ in range(KILLS):
                 since = log_size(log)
                 proc = await start_daemon(config, log)
                 # A random moment of the capture, not of the start-up (seconds under load): once
@@ -109,8 +113,10 @@ async def test_kill_9_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     for path in chunk_files(out):
         on_disk.add(json.loads(path.read_bytes())["chunk_id"])  # every chunk file whole
     assert len(on_disk) >= 8 and set(sentry.chunk_ids()) == on_disk
-    # a duplicate is only ever a re-send of the same chunk
-    assert len(sentry.chunk_ids()) - len(on_disk) <= 3
+    # A duplicate is only ever a re-send of the same chunk: a kill between Sentry's 2xx and the
+    # delivered marker re-sends that upload, and the uploader has at most one in flight per
+    # session, so a kill re-sends at most one chunk per device capturing.
+    assert len(sentry.chunk_ids()) - len(on_disk) <= KILLS * len(sims)
 
 
 # -- recovery converts crashed sessions ----------------------------------------------------------
